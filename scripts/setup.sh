@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# setup.sh installs what nfbo needs on a Debian machine that has Go:
+#   - Debian packages: RDKit for the objective worker (python3-rdkit,
+#     rdkit-data for the SA score, python3-numpy) and python3-onnx for the
+#     ONNX checker used by the export tests;
+#   - the ONNX Runtime CPU library 1.30.0, taken from the npm package
+#     onnxruntime-node@1.30.0 and checked against its sha256;
+#   - the Go modules.
+# It is idempotent and prints nothing when everything is already there.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(python3-rdkit rdkit-data python3-numpy python3-onnx)
+ORT_VERSION=1.30.0
+ORT_DIR=third_party/onnxruntime/lib
+ORT_LIB=$ORT_DIR/libonnxruntime.so.1
+ORT_SHA256=ffb75a925ba05e47b235bb66e3e3911714a80b328a9c9425539feb204aa32a23
+
+log() { echo "setup: $*" >&2; }
+
+sudo_if_needed() {
+	if [ "$(id -u)" -eq 0 ]; then
+		"$@"
+	elif command -v sudo >/dev/null; then
+		sudo "$@"
+	else
+		log "need root to run: $*"
+		return 1
+	fi
+}
+
+install_apt() {
+	local missing=()
+	for p in "${APT_PACKAGES[@]}"; do
+		if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+			missing+=("$p")
+		fi
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	log "installing ${missing[*]} with apt-get"
+	# apt can fail transiently (a mirror hiccup, dpkg losing its archive):
+	# one retry, after a fresh update.
+	local try
+	for try in 1 2; do
+		if sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null &&
+			sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+				"${missing[@]}" >/dev/null; then
+			return 0
+		fi
+		log "apt-get failed (try $try)"
+		sleep 3
+	done
+	log "could not install ${missing[*]}; run: apt-get install ${missing[*]}"
+	return 1
+}
+
+install_ort() {
+	if [ -f "$ORT_LIB" ] && echo "$ORT_SHA256  $ORT_LIB" | sha256sum -c --quiet - 2>/dev/null; then
+		return 0
+	fi
+	if ! command -v npm >/dev/null; then
+		log "npm not found: cannot fetch ONNX Runtime; install nodejs/npm (apt-get install npm) or set NFBO_ORT_LIB"
+		return 1
+	fi
+	log "fetching ONNX Runtime $ORT_VERSION (npm package onnxruntime-node@$ORT_VERSION)"
+	local tmp
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' RETURN
+	local try ok=0
+	for try in 1 2; do
+		if (cd "$tmp" && npm pack --silent "onnxruntime-node@$ORT_VERSION" >/dev/null 2>&1); then
+			ok=1
+			break
+		fi
+		log "npm pack failed (try $try)"
+		sleep 3
+	done
+	[ $ok -eq 1 ] || { log "could not fetch onnxruntime-node@$ORT_VERSION"; return 1; }
+	tar -xzf "$tmp"/onnxruntime-node-"$ORT_VERSION".tgz -C "$tmp" package/bin/napi-v6/linux/x64/libonnxruntime.so.1
+	mkdir -p "$ORT_DIR"
+	cp "$tmp"/package/bin/napi-v6/linux/x64/libonnxruntime.so.1 "$ORT_LIB.tmp"
+	if ! echo "$ORT_SHA256  $ORT_LIB.tmp" | sha256sum -c --quiet -; then
+		rm -f "$ORT_LIB.tmp"
+		log "sha256 mismatch for libonnxruntime.so.1 from onnxruntime-node@$ORT_VERSION"
+		return 1
+	fi
+	mv "$ORT_LIB.tmp" "$ORT_LIB"
+}
+
+install_go_modules() {
+	go mod download
+}
+
+install_apt
+install_ort
+install_go_modules
