@@ -1,0 +1,42 @@
+// Package baseline holds the optimisers that NF-BO is compared against in the
+// same harness: a genetic algorithm on SELFIES symbols (in the spirit of
+// STONED and SELFIES-GA, PMO baselines with published figures) and random
+// sampling from the flow's prior. Each reads the same initial data and spends
+// the same budget through the same budget-accounting objective.
+package baseline
+
+import "context"
+
+// Objective is the budgeted objective as the baselines see it: the same
+// interface the NF-BO loop spends its budget through.
+type Objective interface {
+	// Evaluate scores a batch of SMILES. A molecule seen before is answered
+	// from the cache and costs nothing; new reports which ones were paid for.
+	Evaluate(ctx context.Context, smiles []string) (scores []float64, isNew []bool, err error)
+	// Calls returns the number of paid evaluations so far.
+	Calls() int
+}
+
+// Codec converts between SELFIES and SMILES (selfies 2.0.0 semantics).
+type Codec interface {
+	Decode(selfies string) (smiles string, err error)
+	Encode(smiles string) (selfies string, err error)
+	// Split returns the symbols of a SELFIES string.
+	Split(selfies string) ([]string, error)
+}
+
+// Recorder receives one line of progress per generation or batch.
+type Recorder interface {
+	Record(p Progress)
+}
+
+// Progress is a snapshot after one generation (GA) or batch (prior).
+type Progress struct {
+	Iteration int     // generation or batch, from 1
+	Calls     int     // paid evaluations so far
+	Best      float64 // best score so far
+	Proposed  int     // candidates proposed in this iteration
+	New       int     // of them, paid for
+	Invalid   int     // of them, not decodable or empty
+	Duplicate int     // of them, already evaluated
+}

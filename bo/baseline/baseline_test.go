@@ -1,0 +1,151 @@
+package baseline
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// toyCodec treats a SELFIES string as its own SMILES; the empty string is
+// invalid, as an empty molecule is.
+type toyCodec struct{}
+
+func (toyCodec) Decode(s string) (string, error) {
+	if s == "" {
+		return "", errors.New("empty")
+	}
+	return s, nil
+}
+func (toyCodec) Encode(s string) (string, error) { return s, nil }
+func (toyCodec) Split(s string) ([]string, error) {
+	var out []string
+	for _, p := range strings.SplitAfter(s, "]") {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// toyObjective rewards [O] symbols and charges budget once per molecule.
+type toyObjective struct {
+	seen  map[string]float64
+	calls int
+}
+
+func (o *toyObjective) Evaluate(_ context.Context, smiles []string) ([]float64, []bool, error) {
+	scores, isNew := make([]float64, len(smiles)), make([]bool, len(smiles))
+	for i, s := range smiles {
+		if v, ok := o.seen[s]; ok {
+			scores[i] = v
+			continue
+		}
+		v := float64(strings.Count(s, "[O]")) / float64(1+strings.Count(s, "["))
+		o.seen[s], scores[i], isNew[i] = v, v, true
+		o.calls++
+	}
+	return scores, isNew, nil
+}
+func (o *toyObjective) Calls() int { return o.calls }
+
+func TestGAImprovesAndSpendsExactBudget(t *testing.T) {
+	init := []Scored{{SELFIES: "[C][C][C]", SMILES: "[C][C][C]"}, {SELFIES: "[C][N]", SMILES: "[C][N]"}}
+	obj := &toyObjective{seen: map[string]float64{}}
+	ga := &GA{
+		Config:   GAConfig{Population: 10, Offspring: 7},
+		Alphabet: []string{"[C]", "[N]", "[O]"},
+		Codec:    toyCodec{},
+		Rand:     rand.New(rand.NewPCG(1, 2)),
+	}
+	const budget = 200
+	pool, err := ga.Run(context.Background(), obj, init, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj.Calls() != budget {
+		t.Fatalf("spent %d calls, want exactly %d", obj.Calls(), budget)
+	}
+	if len(pool) != budget+len(init) {
+		t.Fatalf("pool holds %d molecules, want %d (no duplicates evaluated)", len(pool), budget+len(init))
+	}
+	if pool[0].Score < 0.5 {
+		t.Fatalf("best score %.3f after %d calls; GA should find mostly-[O] strings (>= 0.5)", pool[0].Score, budget)
+	}
+}
+
+func TestGADeterministic(t *testing.T) {
+	run := func() string {
+		obj := &toyObjective{seen: map[string]float64{}}
+		ga := &GA{Alphabet: []string{"[C]", "[O]"}, Codec: toyCodec{}, Rand: rand.New(rand.NewPCG(3, 4)),
+			Config: GAConfig{Offspring: 5}}
+		pool, err := ga.Run(context.Background(), obj, []Scored{{SELFIES: "[C]", SMILES: "[C]"}}, 30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, m := range pool {
+			b.WriteString(m.SELFIES + " ")
+		}
+		return b.String()
+	}
+	if a, b := run(), run(); a != b {
+		t.Fatalf("same seed, different runs:\n%s\n%s", a, b)
+	}
+}
+
+type toySampler struct{ r *rand.Rand }
+
+func (s toySampler) SamplePrior(_ context.Context, n int) ([]string, error) {
+	out := make([]string, n)
+	for i := range out {
+		var b strings.Builder
+		for j := 0; j < 1+s.r.IntN(6); j++ {
+			b.WriteString([]string{"[C]", "[N]", "[O]"}[s.r.IntN(3)])
+		}
+		out[i] = b.String()
+	}
+	return out, nil
+}
+
+func TestPriorSpendsExactBudget(t *testing.T) {
+	obj := &toyObjective{seen: map[string]float64{}}
+	p := &Prior{Sampler: toySampler{rand.New(rand.NewPCG(5, 6))}, Codec: toyCodec{}, Batch: 16}
+	pool, err := p.Run(context.Background(), obj, nil, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj.Calls() != 100 || len(pool) != 100 {
+		t.Fatalf("calls %d, pool %d: want 100 each", obj.Calls(), len(pool))
+	}
+	for i := 1; i < len(pool); i++ {
+		if pool[i].Score > pool[i-1].Score {
+			t.Fatal("pool not sorted best first")
+		}
+	}
+}
+
+// A sampler that only ever proposes one molecule must stop with
+// ErrNoProgress rather than loop forever.
+type stuckSampler struct{}
+
+func (stuckSampler) SamplePrior(_ context.Context, n int) ([]string, error) {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "[C]"
+	}
+	return out, nil
+}
+
+func TestPriorStopsWhenStuck(t *testing.T) {
+	obj := &toyObjective{seen: map[string]float64{}}
+	p := &Prior{Sampler: stuckSampler{}, Codec: toyCodec{}, Batch: 4, MaxEmpty: 3}
+	_, err := p.Run(context.Background(), obj, nil, 10)
+	if !errors.Is(err, ErrNoProgress) {
+		t.Fatalf("err %v, want ErrNoProgress", err)
+	}
+	if obj.Calls() != 1 {
+		t.Fatalf("calls %d, want 1", obj.Calls())
+	}
+}

@@ -1,0 +1,223 @@
+package baseline
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+)
+
+// GAConfig sets the genetic algorithm. A zero field takes the default named
+// in its comment.
+type GAConfig struct {
+	// Population is the number of best molecules kept as parents (default 100).
+	Population int
+	// Offspring is the number of new molecules evaluated per generation
+	// (default 100).
+	Offspring int
+	// CrossoverRate is the probability that a child starts as a one-point
+	// crossover of two parents rather than a copy of one (default 0.5).
+	CrossoverRate float64
+	// Mutations is the number of symbol mutations applied to each child
+	// (default 1). Each is a replacement, insertion or deletion, chosen
+	// uniformly, as in STONED.
+	Mutations int
+	// MaxAttempts bounds the children tried per generation to fill Offspring
+	// with new valid molecules (default 50 × Offspring).
+	MaxAttempts int
+}
+
+func (c GAConfig) withDefaults() GAConfig {
+	if c.Population == 0 {
+		c.Population = 100
+	}
+	if c.Offspring == 0 {
+		c.Offspring = 100
+	}
+	if c.CrossoverRate == 0 {
+		c.CrossoverRate = 0.5
+	}
+	if c.Mutations == 0 {
+		c.Mutations = 1
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = 50 * c.Offspring
+	}
+	return c
+}
+
+// Scored is a molecule with its score.
+type Scored struct {
+	SELFIES string
+	SMILES  string
+	Score   float64
+}
+
+// GA is a genetic algorithm on SELFIES symbol sequences. Parents are drawn
+// with probability proportional to 1/(rank+1) from the best Population
+// molecules; children are one-point crossovers (with a cut in each parent)
+// or copies, then mutated over Alphabet. Every child is decoded and
+// re-encoded, so two children are the same molecule exactly when their
+// canonical SELFIES agree, and only children never seen before are sent to
+// the objective.
+type GA struct {
+	Config   GAConfig
+	Alphabet []string // symbols for mutation, e.g. the semantic-robust alphabet
+	Codec    Codec
+	Rand     *rand.Rand
+	Recorder Recorder // may be nil
+}
+
+// ErrNoProgress is returned when a generation cannot propose a single new
+// valid molecule within MaxAttempts.
+var ErrNoProgress = errors.New("baseline: no new molecule found")
+
+// Run optimises from the scored initial molecules until obj has made budget
+// paid calls or ctx ends, and returns every molecule it evaluated with its
+// score, best first.
+func (g *GA) Run(ctx context.Context, obj Objective, init []Scored, budget int) ([]Scored, error) {
+	if len(g.Alphabet) == 0 {
+		return nil, errors.New("baseline: GA needs a mutation alphabet")
+	}
+	cfg := g.Config.withDefaults()
+	seen := make(map[string]bool, len(init)+budget)
+	pool := make([]Scored, 0, len(init)+budget)
+	for _, m := range init {
+		can, err := g.canonical(m.SELFIES)
+		if err != nil || seen[can] {
+			continue
+		}
+		seen[can] = true
+		pool = append(pool, Scored{SELFIES: can, SMILES: m.SMILES, Score: m.Score})
+	}
+	if len(pool) == 0 {
+		return nil, errors.New("baseline: GA needs at least one valid initial molecule")
+	}
+	byScore := func(a, b Scored) int { return cmp.Compare(b.Score, a.Score) }
+	slices.SortStableFunc(pool, byScore)
+	for gen := 1; obj.Calls() < budget; gen++ {
+		if err := ctx.Err(); err != nil {
+			return pool, err
+		}
+		parents := pool[:min(cfg.Population, len(pool))]
+		want := min(cfg.Offspring, budget-obj.Calls())
+		var kids []Scored
+		prog := Progress{Iteration: gen}
+		for try := 0; len(kids) < want && try < cfg.MaxAttempts; try++ {
+			child := g.child(parents, cfg)
+			prog.Proposed++
+			smi, err := g.Codec.Decode(child)
+			if err != nil || smi == "" {
+				prog.Invalid++
+				continue
+			}
+			can, err := g.Codec.Encode(smi)
+			if err != nil || can == "" {
+				prog.Invalid++
+				continue
+			}
+			if seen[can] {
+				prog.Duplicate++
+				continue
+			}
+			seen[can] = true
+			kids = append(kids, Scored{SELFIES: can, SMILES: smi})
+		}
+		if len(kids) == 0 {
+			return pool, fmt.Errorf("generation %d: %w in %d attempts", gen, ErrNoProgress, cfg.MaxAttempts)
+		}
+		smiles := make([]string, len(kids))
+		for i, k := range kids {
+			smiles[i] = k.SMILES
+		}
+		scores, isNew, err := obj.Evaluate(ctx, smiles)
+		if err != nil {
+			return pool, fmt.Errorf("generation %d: %w", gen, err)
+		}
+		for i := range kids {
+			kids[i].Score = scores[i]
+			if isNew[i] {
+				prog.New++
+			}
+		}
+		pool = append(pool, kids...)
+		slices.SortStableFunc(pool, byScore)
+		prog.Calls, prog.Best = obj.Calls(), pool[0].Score
+		if g.Recorder != nil {
+			g.Recorder.Record(prog)
+		}
+	}
+	return pool, nil
+}
+
+// canonical returns the SELFIES of the molecule s decodes to.
+func (g *GA) canonical(s string) (string, error) {
+	smi, err := g.Codec.Decode(s)
+	if err != nil {
+		return "", err
+	}
+	return g.Codec.Encode(smi)
+}
+
+// child draws parents by rank weight and returns a mutated child.
+func (g *GA) child(parents []Scored, cfg GAConfig) string {
+	a := g.symbols(parents[g.rankPick(len(parents))].SELFIES)
+	var kid []string
+	if len(parents) > 1 && g.Rand.Float64() < cfg.CrossoverRate {
+		b := g.symbols(parents[g.rankPick(len(parents))].SELFIES)
+		i, j := g.Rand.IntN(len(a)+1), g.Rand.IntN(len(b)+1)
+		kid = append(append(kid, a[:i]...), b[j:]...)
+	} else {
+		kid = slices.Clone(a)
+	}
+	for m := 0; m < cfg.Mutations; m++ {
+		kid = g.mutate(kid)
+	}
+	return strings.Join(kid, "")
+}
+
+func (g *GA) symbols(s string) []string {
+	sym, err := g.Codec.Split(s)
+	if err != nil {
+		return nil // a parent that cannot split mutates from empty
+	}
+	return sym
+}
+
+// mutate replaces, inserts or deletes one symbol (STONED's three moves).
+func (g *GA) mutate(s []string) []string {
+	sym := g.Alphabet[g.Rand.IntN(len(g.Alphabet))]
+	op := g.Rand.IntN(3)
+	if len(s) == 0 {
+		op = 1
+	}
+	switch op {
+	case 0:
+		s[g.Rand.IntN(len(s))] = sym
+	case 1:
+		s = slices.Insert(s, g.Rand.IntN(len(s)+1), sym)
+	case 2:
+		i := g.Rand.IntN(len(s))
+		s = slices.Delete(s, i, i+1)
+	}
+	return s
+}
+
+// rankPick draws an index in [0, n) with probability ∝ 1/(i+1).
+func (g *GA) rankPick(n int) int {
+	var total float64
+	for i := 0; i < n; i++ {
+		total += 1 / float64(i+1)
+	}
+	u := g.Rand.Float64() * total
+	for i := 0; i < n; i++ {
+		u -= 1 / float64(i+1)
+		if u < 0 {
+			return i
+		}
+	}
+	return n - 1
+}

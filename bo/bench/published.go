@@ -1,0 +1,46 @@
+package bench
+
+// Published NF-BO figures (Lee et al., ICLR 2025), mean of 5 runs as printed
+// in the paper; the source table is ../shared/reference/published.md.
+
+// PublishedPMO holds NF-BO's PMO figures at 1,000 initial ZINC molecules +
+// 9,000 calls, per TDC task name: Top-1, Top-10, Top-100, AUC Top-1, AUC
+// Top-10, AUC Top-100.
+var PublishedPMO = map[string][6]float64{
+	"albuterol_similarity":     {1.000, 0.967, 0.847, 0.862, 0.817, 0.708},
+	"amlodipine_mpo":           {0.802, 0.798, 0.788, 0.688, 0.672, 0.642},
+	"celecoxib_rediscovery":    {0.799, 0.699, 0.634, 0.605, 0.546, 0.481},
+	"deco_hop":                 {0.725, 0.724, 0.724, 0.685, 0.675, 0.662},
+	"drd2":                     {1.000, 1.000, 0.999, 0.932, 0.875, 0.788},
+	"fexofenadine_mpo":         {0.854, 0.854, 0.852, 0.797, 0.784, 0.756},
+	"gsk3b":                    {0.990, 0.952, 0.903, 0.820, 0.754, 0.664},
+	"isomers_c7h8n2o2":         {1.000, 0.841, 0.619, 0.916, 0.748, 0.525},
+	"isomers_c9h10n2o2pf2cl":   {0.946, 0.935, 0.933, 0.881, 0.842, 0.757},
+	"jnk3":                     {0.894, 0.884, 0.866, 0.709, 0.649, 0.574},
+	"median1":                  {0.422, 0.419, 0.409, 0.352, 0.340, 0.307},
+	"median2":                  {0.313, 0.311, 0.305, 0.269, 0.260, 0.244},
+	"mestranol_similarity":     {0.758, 0.758, 0.758, 0.629, 0.607, 0.570},
+	"osimertinib_mpo":          {0.880, 0.878, 0.872, 0.838, 0.828, 0.788},
+	"perindopril_mpo":          {0.678, 0.678, 0.677, 0.598, 0.586, 0.560},
+	"qed":                      {0.948, 0.948, 0.948, 0.943, 0.941, 0.931},
+	"ranolazine_mpo":           {0.844, 0.843, 0.838, 0.723, 0.698, 0.647},
+	"scaffold_hop":             {0.769, 0.767, 0.733, 0.646, 0.629, 0.608},
+	"sitagliptin_mpo":          {0.764, 0.757, 0.722, 0.578, 0.516, 0.427},
+	"thiothixene_rediscovery":  {0.639, 0.623, 0.602, 0.524, 0.496, 0.459},
+	"troglitazone_rediscovery": {0.476, 0.475, 0.473, 0.386, 0.375, 0.352},
+	"valsartan_smarts":         {0.998, 0.996, 0.974, 0.633, 0.594, 0.514},
+	"zaleplon_mpo":             {0.593, 0.584, 0.561, 0.524, 0.504, 0.460},
+}
+
+// PublishedGuacaMol10k holds NF-BO's best score found (TACS, tau 400) at
+// 10,000 initial + 10,000 calls, per NF-BO task id, with its standard
+// deviation over 5 runs.
+var PublishedGuacaMol10k = map[string][2]float64{
+	"adip": {0.809, 0.059},
+	"med2": {0.380, 0.014},
+	"osmb": {0.897, 0.016},
+	"pdop": {0.759, 0.023},
+	"rano": {0.941, 0.006},
+	"valt": {0.995, 0.004},
+	"zale": {0.760, 0.012},
+}

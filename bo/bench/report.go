@@ -1,0 +1,269 @@
+// Package bench runs suites of (task, method, seed) optimisation runs under
+// one harness and reports them: Markdown tables of Top-k and AUC Top-k per
+// task beside the published NF-BO figures, and plots of the best score
+// against objective calls.
+//
+// A suite directory holds one run directory per run, at
+// TASK/METHOD/seedN/, each with the evaluation log (evaluations.jsonl) and
+// run.json (RunInfo). Reports are regenerated from these files alone.
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/chem/objective/metrics"
+)
+
+// Files of a run directory that the report reads.
+const (
+	RunInfoFile = "run.json"
+	EvalLogFile = "evaluations.jsonl"
+)
+
+// RunInfo describes one run; the harness writes it when the run starts and
+// again when it ends.
+type RunInfo struct {
+	Suite    string  `json:"suite"`
+	Setting  string  `json:"setting"` // e.g. "100+500"
+	Task     string  `json:"task"`
+	Method   string  `json:"method"`
+	Seed     int     `json:"seed"`
+	Budget   int     `json:"budget"`   // paid calls allowed
+	Initial  int     `json:"initial"`  // initial molecules, scored before the budget
+	Finished bool    `json:"finished"` // the run spent its budget or stopped for good
+	Seconds  float64 `json:"seconds"`  // wall time of the run so far
+	Error    string  `json:"error,omitempty"`
+	// InitialScores are the scores of the initial molecules when they were
+	// not paid for through the evaluation log (GuacaMol's 100 + 500 setting
+	// reads them from the data file); they count toward Top-k, not calls.
+	InitialScores []float64 `json:"initial_scores,omitempty"`
+}
+
+// Run is one run's record for the report.
+type Run struct {
+	Info   RunInfo
+	Dir    string
+	Scores []float64 // paid evaluations in call order
+}
+
+// LoadRuns reads every run under dir (any directory holding run.json).
+func LoadRuns(dir string) ([]Run, error) {
+	var runs []Run
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || d.Name() != RunInfoFile {
+			return nil
+		}
+		r, err := LoadRun(filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		runs = append(runs, r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bench: load runs under %s: %w", dir, err)
+	}
+	sort.Slice(runs, func(i, j int) bool {
+		a, b := runs[i].Info, runs[j].Info
+		return fmt.Sprintf("%s\x00%s\x00%s\x00%09d", a.Setting, a.Task, a.Method, a.Seed) <
+			fmt.Sprintf("%s\x00%s\x00%s\x00%09d", b.Setting, b.Task, b.Method, b.Seed)
+	})
+	return runs, nil
+}
+
+// LoadRun reads one run directory.
+func LoadRun(dir string) (Run, error) {
+	b, err := os.ReadFile(filepath.Join(dir, RunInfoFile))
+	if err != nil {
+		return Run{}, err
+	}
+	var info RunInfo
+	if err := json.Unmarshal(b, &info); err != nil {
+		return Run{}, fmt.Errorf("%s: %w", filepath.Join(dir, RunInfoFile), err)
+	}
+	r := Run{Info: info, Dir: dir}
+	recs, _, _, err := objective.ReadLog(filepath.Join(dir, EvalLogFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return Run{}, err
+	}
+	slices.SortFunc(recs, func(a, b objective.Record) int { return a.Call - b.Call })
+	for _, rec := range recs {
+		r.Scores = append(r.Scores, rec.Score)
+	}
+	return r, nil
+}
+
+// Figures are one run's headline numbers.
+type Figures struct {
+	Top    [3]float64 // Top-1, Top-10, Top-100 over initial + paid scores
+	AUC    [3]float64 // AUC Top-1, Top-10, Top-100 over paid calls (PMO)
+	Calls  int
+	Budget int
+}
+
+var topKs = [3]int{1, 10, 100}
+
+// Figures computes the run's Top-k over everything it knows (initial scores
+// included) and PMO's AUC Top-k over its paid calls.
+func (r Run) Figures() Figures {
+	all := append(slices.Clone(r.Info.InitialScores), r.Scores...)
+	var f Figures
+	f.Calls, f.Budget = len(r.Scores), r.Info.Budget
+	budget := max(r.Info.Budget, len(r.Scores))
+	for i, k := range topKs {
+		f.Top[i] = metrics.TopK(all, k)
+		f.AUC[i] = metrics.AUCTopK(r.Scores, k, metrics.DefaultFreq, budget, r.Info.Finished)
+	}
+	return f
+}
+
+// BestCurve returns the best score after each paid call, starting from the
+// best initial score (0 when there is none): element i is after i calls.
+func (r Run) BestCurve() []float64 {
+	best := 0.0
+	for _, s := range r.Info.InitialScores {
+		best = math.Max(best, s)
+	}
+	out := make([]float64, len(r.Scores)+1)
+	out[0] = best
+	for i, s := range r.Scores {
+		best = math.Max(best, s)
+		out[i+1] = best
+	}
+	return out
+}
+
+// meanStd returns the mean and the sample standard deviation (0 for one value).
+func meanStd(xs []float64) (mean, std float64) {
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if len(xs) == 1 {
+		return mean, 0
+	}
+	for _, x := range xs {
+		std += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(std / float64(len(xs)-1))
+}
+
+type groupKey struct{ setting, task, method string }
+
+// WriteMarkdown writes one table per setting: per task and method, the mean
+// ± standard deviation over seeds of Top-1/10/100 and AUC Top-1/10/100,
+// the number of seeds and mean wall time, the published NF-BO figure where
+// one exists, and per method the sum over tasks.
+func WriteMarkdown(w io.Writer, runs []Run) error {
+	groups := map[groupKey][]Run{}
+	settings := map[string]bool{}
+	for _, r := range runs {
+		k := groupKey{r.Info.Setting, r.Info.Task, r.Info.Method}
+		groups[k] = append(groups[k], r)
+		settings[r.Info.Setting] = true
+	}
+	var b strings.Builder
+	for _, setting := range sortedKeys(settings) {
+		fmt.Fprintf(&b, "### Setting %s\n\n", setting)
+		b.WriteString("| task | method | seeds | calls | Top-1 | Top-10 | Top-100 | AUC Top-1 | AUC Top-10 | AUC Top-100 | s/run | published NF-BO |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		sums := map[string]*[6]float64{}
+		sumTasks := map[string]int{}
+		tasks, methods := map[string]bool{}, map[string]bool{}
+		for k := range groups {
+			if k.setting == setting {
+				tasks[k.task], methods[k.method] = true, true
+			}
+		}
+		for _, task := range sortedKeys(tasks) {
+			for _, method := range sortedKeys(methods) {
+				rs := groups[groupKey{setting, task, method}]
+				if len(rs) == 0 {
+					continue
+				}
+				var cols [6][]float64
+				var secs []float64
+				calls := 0
+				for _, r := range rs {
+					f := r.Figures()
+					for i := 0; i < 3; i++ {
+						cols[i] = append(cols[i], f.Top[i])
+						cols[3+i] = append(cols[3+i], f.AUC[i])
+					}
+					secs = append(secs, r.Info.Seconds)
+					calls += f.Calls
+				}
+				fmt.Fprintf(&b, "| %s | %s | %d | %d |", task, method, len(rs), calls/len(rs))
+				if sums[method] == nil {
+					sums[method] = new([6]float64)
+				}
+				for i := range cols {
+					m, s := meanStd(cols[i])
+					sums[method][i] += m
+					fmt.Fprintf(&b, " %.3f ± %.3f |", m, s)
+				}
+				sumTasks[method]++
+				ms, _ := meanStd(secs)
+				fmt.Fprintf(&b, " %.0f | %s |\n", ms, published(task, setting, method))
+			}
+		}
+		b.WriteString("\nSum over tasks (mean over seeds per task, then summed):\n\n")
+		b.WriteString("| method | tasks | Top-1 | Top-10 | Top-100 | AUC Top-1 | AUC Top-10 | AUC Top-100 |\n|---|---|---|---|---|---|---|---|\n")
+		for _, method := range sortedKeys(methods) {
+			s := sums[method]
+			if s == nil {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", method, sumTasks[method], s[0], s[1], s[2], s[3], s[4], s[5])
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// published returns the published NF-BO figure for a task and setting, or
+// "—": AUC Top-10 for PMO's 1000+9000 setting, the best score for
+// GuacaMol's 10000+10000 setting.
+func published(task, setting, method string) string {
+	if !strings.HasPrefix(method, "nfbo") {
+		return "—"
+	}
+	switch setting {
+	case "1000+9000":
+		if p, ok := PublishedPMO[task]; ok {
+			return fmt.Sprintf("AUC Top-10 %.3f (Top-1 %.3f)", p[4], p[0])
+		}
+	case "10000+10000":
+		if p, ok := PublishedGuacaMol10k[task]; ok {
+			return fmt.Sprintf("best %.3f ± %.3f", p[0], p[1])
+		}
+	}
+	return "—"
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,94 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nfbo/nfbo/chem/objective"
+)
+
+// writeRun writes a run directory with the given paid scores.
+func writeRun(t *testing.T, dir string, info RunInfo, scores []float64) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(info)
+	if err := os.WriteFile(filepath.Join(dir, RunInfoFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	for i, s := range scores {
+		rec := objective.Record{Call: i + 1, SMILES: fmt.Sprintf("C%d", i), Canonical: fmt.Sprintf("C%d", i),
+			Score: s, Time: time.Unix(0, 0).UTC(), Task: info.Task}
+		line, _ := json.Marshal(rec)
+		log.Write(append(line, '\n'))
+	}
+	if err := os.WriteFile(filepath.Join(dir, EvalLogFile), log.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReportFromLogs(t *testing.T) {
+	dir := t.TempDir()
+	for seed := 1; seed <= 2; seed++ {
+		scores := make([]float64, 300)
+		for i := range scores {
+			scores[i] = float64(i%50) / 100 // best 0.49
+		}
+		scores[10] = 0.5 + 0.1*float64(seed) // best 0.6 or 0.7
+		writeRun(t, filepath.Join(dir, "qed", "nfbo", fmt.Sprintf("seed%d", seed)),
+			RunInfo{Setting: "1000+9000", Task: "qed", Method: "nfbo", Seed: seed, Budget: 300, Finished: true, Seconds: 10}, scores)
+		writeRun(t, filepath.Join(dir, "qed", "prior", fmt.Sprintf("seed%d", seed)),
+			RunInfo{Setting: "1000+9000", Task: "qed", Method: "prior", Seed: seed, Budget: 300, Finished: true,
+				InitialScores: []float64{0.2}}, []float64{0.1, 0.15})
+	}
+	runs, err := LoadRuns(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 4 {
+		t.Fatalf("loaded %d runs, want 4", len(runs))
+	}
+	f := runs[0].Figures()
+	if runs[0].Info.Method != "nfbo" || f.Top[0] != 0.6 || f.Calls != 300 {
+		t.Fatalf("first run %s: Top-1 %v, calls %d; want nfbo, 0.6, 300", runs[0].Info.Method, f.Top[0], f.Calls)
+	}
+	// Top-10 of the prior run counts its initial score and the missing 7 as 0.
+	if got := runs[2].Figures().Top[1]; math.Abs(got-(0.2+0.1+0.15)/10) > 1e-15 {
+		t.Fatalf("prior Top-10 = %v, want 0.045", got)
+	}
+	curve := runs[2].BestCurve()
+	if len(curve) != 3 || curve[0] != 0.2 || curve[2] != 0.2 {
+		t.Fatalf("prior best curve %v, want [0.2 0.2 0.2]", curve)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, runs); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	for _, want := range []string{"### Setting 1000+9000", "| qed | nfbo | 2 | 300 | 0.650 ± 0.071 |", "AUC Top-10 0.941", "| prior | 1 |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	files, err := WritePlots(filepath.Join(dir, "img"), runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 {
+		t.Fatalf("plots %v, want one PNG and one SVG", files)
+	}
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || st.Size() < 1000 {
+			t.Fatalf("plot %s missing or tiny: %v", f, err)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package bo
+
+import (
+	"fmt"
+
+	"github.com/nfbo/nfbo/bo/gp"
+)
+
+// SurrogateUpdate says when the surrogate is trained.
+type SurrogateUpdate int
+
+const (
+	// UpdateOnce trains the surrogate once, before the loop, as the reference code does.
+	UpdateOnce SurrogateUpdate = iota
+	// UpdateEveryIteration also trains it for UpdateEpochs after every iteration on the newest batch plus the
+	// top TopK points, re-encoded with the current flow (the paper's Algorithm 1).
+	UpdateEveryIteration
+)
+
+// PointKind selects the unit-cube points that fill the trust-region box.
+type PointKind int
+
+const (
+	// PointsSobol uses a scrambled Sobol sequence, freshly scrambled at every iteration (the reference).
+	PointsSobol PointKind = iota
+	// PointsUniform uses independent uniform points.
+	PointsUniform
+)
+
+// Config holds the optimiser's settings. Zero fields take the documented defaults, which are the reference's
+// settings on its README command lines (10k budget). See Preset for the named settings of the paper.
+type Config struct {
+	Budget      int     // new objective calls; required
+	Anchors     int     // N, trust regions per iteration; if 0, the default is 10
+	Queries     int     // q, proposals per anchor; if 0, the default is 100
+	Candidates  int     // C, candidates per anchor; if 0, the default is min(50000, max(2000, 200·D))/N
+	Temperature float64 // anchor softmax temperature on min-max scaled y; if 0, the default is 0.01; negative: greedy
+
+	PerturbProb float64    // base per-dimension perturbation probability; if 0, the default is 0.1
+	TACS        TACSConfig // TACS settings; TACS.Tau 0 turns it off (reference and paper use 400)
+	Points      PointKind  // Sobol (default) or uniform points in the box
+	TRRule      TRRule     // trust-region rule: novelty (default, reference) or TuRBO
+
+	TrainEvery     int // fine-tune the flow every TrainEvery new calls; if 0, the default is 200; negative: never
+	FineTuneNewest int // newest points in the fine-tuning set; if 0, the default is 10
+	TopK           int // best points in the fine-tuning (and update) set; if 0, the default is 1000
+
+	GP           gp.Config       // surrogate model settings
+	Sampler      SamplerKind     // Thompson sampler: exact (default) or pathwise
+	Update       SurrogateUpdate // UpdateOnce (default, reference code) or UpdateEveryIteration (paper)
+	InitEpochs   int             // epochs of the initial surrogate fit; if 0, the default is 100
+	UpdateEpochs int             // epochs per iteration with UpdateEveryIteration; if 0, the default is 1
+	BatchSize    int             // surrogate minibatch; if 0, the default is 128
+
+	MaxStale int    // stop (StatusConverged) after this many iterations without a new molecule; if 0, 50
+	RunDir   string // if not empty, checkpoints go here and an existing checkpoint is resumed
+}
+
+// Preset is a named experimental setting of the paper.
+type Preset struct {
+	Name          string
+	InitialPoints int // initial labelled points (first rows of the data file)
+	Config        Config
+}
+
+// Presets returns the paper's settings: guacamol-500 (100 initial + 500 calls, 5 anchors × 10 queries,
+// fine-tune every 10 calls), guacamol-10k (10,000 + 10,000, 10 × 100, every 200) and pmo (1,000 initial from
+// ZINC + 9,000 calls, 10 × 100, every 200).
+func Presets() []Preset {
+	tacs := TACSConfig{Tau: 400}
+	return []Preset{
+		{"guacamol-500", 100, Config{Budget: 500, Anchors: 5, Queries: 10, TrainEvery: 10, TACS: tacs}},
+		{"guacamol-10k", 10000, Config{Budget: 10000, Anchors: 10, Queries: 100, TrainEvery: 200, TACS: tacs}},
+		{"pmo", 1000, Config{Budget: 9000, Anchors: 10, Queries: 100, TrainEvery: 200, TACS: tacs}},
+	}
+}
+
+// PresetByName returns the preset called name.
+func PresetByName(name string) (Preset, error) {
+	for _, p := range Presets() {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	return Preset{}, fmt.Errorf("bo: unknown preset %q (want guacamol-500, guacamol-10k or pmo)", name)
+}
+
+// resolved fills defaults for latent size d and checks the settings.
+func (c Config) resolved(d int) (Config, error) {
+	if c.Budget <= 0 {
+		return c, fmt.Errorf("bo: config: Budget = %d, want > 0", c.Budget)
+	}
+	def := func(v *int, x int) {
+		if *v == 0 {
+			*v = x
+		}
+	}
+	def(&c.Anchors, 10)
+	def(&c.Queries, 100)
+	def(&c.Candidates, min(50000, max(2000, 200*d))/c.Anchors)
+	def(&c.TrainEvery, 200)
+	def(&c.FineTuneNewest, 10)
+	def(&c.TopK, 1000)
+	def(&c.InitEpochs, 100)
+	def(&c.UpdateEpochs, 1)
+	def(&c.BatchSize, 128)
+	def(&c.MaxStale, 50)
+	if c.Temperature == 0 {
+		c.Temperature = 0.01
+	}
+	if c.PerturbProb == 0 {
+		c.PerturbProb = 0.1
+	}
+	switch {
+	case c.Anchors < 0 || c.Queries < 0 || c.Candidates < 0:
+		return c, fmt.Errorf("bo: config: negative Anchors, Queries or Candidates")
+	case c.Queries > c.Candidates:
+		return c, fmt.Errorf("bo: config: Queries = %d > Candidates = %d per anchor", c.Queries, c.Candidates)
+	case c.PerturbProb < 0 || c.PerturbProb > 1:
+		return c, fmt.Errorf("bo: config: PerturbProb = %v outside [0, 1]", c.PerturbProb)
+	case c.TACS.Tau < 0:
+		return c, fmt.Errorf("bo: config: TACS.Tau = %v < 0", c.TACS.Tau)
+	}
+	return c, nil
+}

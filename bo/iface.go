@@ -1,0 +1,57 @@
+package bo
+
+import (
+	"context"
+	"encoding"
+	"math/rand/v2"
+)
+
+// Flow is the generative model: an invertible map between token sequences of length T and latents of size
+// D = T·F. Implementations must be deterministic given their state and the rng passed in.
+type Flow interface {
+	// Shape returns T (positions) and F (latent features per position).
+	Shape() (t, f int)
+	// Encode writes the latents of B = len(tokens)/T sequences (tokens B×T) into dst (B×D).
+	Encode(ctx context.Context, dst []float64, tokens []int) error
+	// Decode writes the decoded token sequences of B = len(latents)/D latents (B×D) into dst (B×T).
+	Decode(ctx context.Context, dst []int, latents []float64) error
+	// FineTune trains the flow for one epoch on B = len(tokens)/T sequences (B×T), drawing all its randomness
+	// (shuffling, dequantisation noise) from rng.
+	FineTune(ctx context.Context, tokens []int, rng *rand.Rand) error
+}
+
+// Checkpointer is a Flow whose state can be saved and restored. A run with a run directory requires it.
+type Checkpointer interface {
+	encoding.BinaryMarshaler
+	encoding.BinaryUnmarshaler
+}
+
+// Codec turns token sequences into molecules.
+type Codec interface {
+	// Canonical writes the canonical form of one length-T token sequence into dst (length T) and returns the
+	// molecule's key (canonical SMILES), or ok = false when the sequence is not a valid molecule.
+	Canonical(dst, tokens []int) (smiles string, ok bool)
+}
+
+// Objective scores molecules. It must persist each evaluation it pays for before returning it.
+type Objective interface {
+	// Evaluate returns the score of each molecule (higher is better) and, per molecule, whether this call paid
+	// for it rather than replaying an earlier evaluation (after a resume). It has the signature of
+	// baseline.Objective's Evaluate, so one budgeted objective serves NF-BO and the baselines.
+	Evaluate(ctx context.Context, smiles []string) (scores []float64, paid []bool, err error)
+}
+
+// Surrogate is the model of the objective over latents.
+type Surrogate interface {
+	// Fit trains the model for epochs passes over z (B×D) and y (B).
+	Fit(ctx context.Context, z, y []float64, epochs int, rng *rand.Rand) error
+	// Sample writes S = len(dst)/C joint posterior samples of y at C = len(z)/D points z (C×D) into dst (S×C).
+	Sample(dst, z []float64, nSamples int, rng *rand.Rand) error
+	encoding.BinaryMarshaler
+	encoding.BinaryUnmarshaler
+}
+
+// Recorder receives progress once per iteration. An error stops the run.
+type Recorder interface {
+	Record(Progress) error
+}

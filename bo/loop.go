@@ -1,0 +1,495 @@
+package bo
+
+import (
+	"context"
+	"encoding"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/nfbo/nfbo/bo/sobol"
+)
+
+// Status says why a run ended.
+type Status int
+
+const (
+	// StatusBudgetSpent: the budget of new objective calls is used up.
+	StatusBudgetSpent Status = iota + 1
+	// StatusCancelled: the context was cancelled; the last checkpoint can be resumed.
+	StatusCancelled
+	// StatusConverged: MaxStale iterations in a row proposed no new molecule.
+	StatusConverged
+	// StatusFailed: an error stopped the run.
+	StatusFailed
+)
+
+// String returns the status in words.
+func (s Status) String() string {
+	switch s {
+	case StatusBudgetSpent:
+		return "budget spent"
+	case StatusCancelled:
+		return "cancelled"
+	case StatusConverged:
+		return "converged (no new molecules)"
+	case StatusFailed:
+		return "failed"
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// Initial is the labelled data a run starts from.
+type Initial struct {
+	Tokens []int     // N×T canonical token sequences
+	Y      []float64 // N scores
+	SMILES []string  // N molecule keys, as Codec.Canonical returns them
+}
+
+// Problem gathers the optimiser's collaborators.
+type Problem struct {
+	Flow      Flow
+	Codec     Codec
+	Objective Objective
+	Initial   Initial
+	// Surrogate is the model to use; if nil, a GPSurrogate with Config.GP, Config.Sampler and Config.BatchSize.
+	Surrogate Surrogate
+}
+
+// Progress is reported to the Recorder after every iteration.
+type Progress struct {
+	Iteration  int     // iterations completed
+	Calls      int     // new molecules evaluated so far (the budget counts these)
+	Budget     int     // total budget
+	Proposed   int     // N·q proposals this iteration
+	New        int     // new valid molecules evaluated this iteration
+	Replayed   int     // of New, scores replayed from the evaluation log after a resume
+	Best       float64 // best score so far, initial data included
+	BestSMILES string  // its molecule
+	TRLength   float64 // trust-region length after the update
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	Status     Status
+	Iterations int
+	Calls      int
+	Best       float64
+	BestSMILES string
+}
+
+// state is everything that changes during a run; with the RNG, the surrogate and the flow it is the checkpoint.
+type state struct {
+	Iter    int
+	T, F    int
+	Tokens  []int     // all data, initial first (n×T)
+	Y       []float64 // n
+	SMILES  []string  // n
+	NInit   int
+	Counter int // new calls since the last fine-tune, minus TrainEvery
+	Stale   int // iterations in a row without a new molecule
+	TR      TrustRegion
+	Fitted  bool // initial surrogate fit done
+}
+
+// Optimizer runs NF-BO. Create it with NewOptimizer; it is not safe for concurrent use.
+type Optimizer struct {
+	cfg     Config
+	prob    Problem
+	src     rand.Source
+	rng     *rand.Rand
+	rec     Recorder
+	surr    Surrogate
+	st      state
+	pending *batch            // batch found in PendingFile on resume, evaluated by the next iteration
+	dirs    *sobol.Directions // Sobol direction numbers for D, computed once
+	seen    map[string]struct{}
+	t, f, d int
+}
+
+// NewOptimizer checks the configuration and the initial data. All randomness comes from src; with a RunDir, src
+// must also implement encoding.BinaryMarshaler and BinaryUnmarshaler (rand.PCG and rand.ChaCha8 do) and the flow
+// must implement Checkpointer. rec may be nil.
+func NewOptimizer(cfg Config, prob Problem, src rand.Source, rec Recorder) (*Optimizer, error) {
+	if prob.Flow == nil || prob.Codec == nil || prob.Objective == nil {
+		return nil, errors.New("bo: Problem needs a Flow, a Codec and an Objective")
+	}
+	t, f := prob.Flow.Shape()
+	d := t * f
+	cfg, err := cfg.resolved(d)
+	if err != nil {
+		return nil, err
+	}
+	in := prob.Initial
+	n := len(in.Y)
+	if n == 0 || len(in.Tokens) != n*t || len(in.SMILES) != n {
+		return nil, fmt.Errorf("bo: initial data: %d scores, %d tokens (want %d×T=%d), %d SMILES",
+			n, len(in.Tokens), n, t, len(in.SMILES))
+	}
+	if cfg.Anchors > n {
+		return nil, fmt.Errorf("bo: config: %d anchors but only %d initial points", cfg.Anchors, n)
+	}
+	if cfg.RunDir != "" {
+		if _, ok := src.(encoding.BinaryMarshaler); !ok {
+			return nil, errors.New("bo: a run directory needs a rand.Source that implements encoding.BinaryMarshaler")
+		}
+		if _, ok := prob.Flow.(Checkpointer); !ok {
+			return nil, errors.New("bo: a run directory needs a Flow that implements bo.Checkpointer")
+		}
+	}
+	if prob.Surrogate == nil {
+		prob.Surrogate = &GPSurrogate{Config: cfg.GP, D: d, Sampler: cfg.Sampler, BatchSize: cfg.BatchSize}
+	}
+	o := &Optimizer{cfg: cfg, prob: prob, src: src, rng: rand.New(src), rec: rec, surr: prob.Surrogate, t: t, f: f, d: d}
+	o.st = state{
+		T: t, F: f, NInit: n,
+		Tokens: append([]int(nil), in.Tokens...), Y: append([]float64(nil), in.Y...),
+		SMILES:  append([]string(nil), in.SMILES...),
+		Counter: -cfg.TrainEvery,
+		TR:      NewTrustRegion(maxOf(in.Y)),
+	}
+	o.rebuildSeen()
+	return o, nil
+}
+
+func maxOf(y []float64) float64 {
+	m := math.Inf(-1)
+	for _, v := range y {
+		m = max(m, v)
+	}
+	return m
+}
+
+func (o *Optimizer) rebuildSeen() {
+	o.seen = make(map[string]struct{}, len(o.st.SMILES))
+	for _, s := range o.st.SMILES {
+		o.seen[s] = struct{}{}
+	}
+}
+
+// Calls returns the number of new molecules evaluated so far.
+func (o *Optimizer) Calls() int { return len(o.st.Y) - o.st.NInit }
+
+// Data returns the run's data so far (initial first): tokens (n×T), scores and molecules. The slices alias the
+// optimiser's state and must not be modified.
+func (o *Optimizer) Data() (tokens []int, y []float64, smiles []string) {
+	return o.st.Tokens, o.st.Y, o.st.SMILES
+}
+
+func (o *Optimizer) result(s Status) Result {
+	r := Result{Status: s, Iterations: o.st.Iter, Calls: o.Calls(), Best: math.Inf(-1)}
+	for i, v := range o.st.Y {
+		if v > r.Best {
+			r.Best, r.BestSMILES = v, o.st.SMILES[i]
+		}
+	}
+	return r
+}
+
+// Run optimises until the budget is spent, ctx is cancelled, no new molecules come for MaxStale iterations, or an
+// error occurs. With a RunDir it first resumes the checkpoint there, if any, and writes one after the initial
+// surrogate fit and after every iteration.
+func (o *Optimizer) Run(ctx context.Context) (Result, error) {
+	fail := func(err error) (Result, error) {
+		if ctx.Err() != nil {
+			return o.result(StatusCancelled), ctx.Err()
+		}
+		return o.result(StatusFailed), err
+	}
+	if o.cfg.RunDir != "" {
+		if err := o.open(); err != nil {
+			return fail(err)
+		}
+	}
+	if !o.st.Fitted {
+		if err := o.fitInitial(ctx); err != nil {
+			return fail(err)
+		}
+	}
+	for {
+		switch {
+		case o.Calls() >= o.cfg.Budget:
+			return o.result(StatusBudgetSpent), nil
+		case o.st.Stale >= o.cfg.MaxStale:
+			return o.result(StatusConverged), nil
+		case ctx.Err() != nil:
+			return o.result(StatusCancelled), ctx.Err()
+		}
+		if err := o.iterate(ctx); err != nil {
+			return fail(err)
+		}
+	}
+}
+
+// fitInitial encodes the initial data and trains the surrogate on it (reference: 100 epochs).
+func (o *Optimizer) fitInitial(ctx context.Context) error {
+	z := make([]float64, len(o.st.Y)*o.d)
+	if err := o.prob.Flow.Encode(ctx, z, o.st.Tokens); err != nil {
+		return fmt.Errorf("bo: encode initial data: %w", err)
+	}
+	if err := o.surr.Fit(ctx, z, o.st.Y, o.cfg.InitEpochs, o.rng); err != nil {
+		return fmt.Errorf("bo: initial surrogate fit: %w", err)
+	}
+	o.st.Fitted = true
+	return o.checkpoint()
+}
+
+// batch is an iteration's filtered proposals. With a RunDir it is written to PendingFile before the objective is
+// called, so that a resumed run evaluates exactly this batch (replayed from the evaluation log) even if the flow
+// or the surrogate were not bit-reproducible.
+type batch struct {
+	Iter     int
+	Proposed int      // N·q proposals before filtering
+	Tokens   []int    // B×T canonical sequences of the new molecules
+	SMILES   []string // B molecule keys
+	RNG      []byte   // random state after proposing (RunDir only)
+}
+
+// iterate is one iteration of Algorithm 1: propose a batch, then evaluate it and update the state.
+func (o *Optimizer) iterate(ctx context.Context) error {
+	b := o.pending
+	o.pending = nil
+	if b != nil {
+		if err := o.restoreRNG(b.RNG); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if b, err = o.proposeBatch(ctx); err != nil {
+			return err
+		}
+		if err := o.savePending(b); err != nil {
+			return err
+		}
+	}
+	return o.complete(ctx, b)
+}
+
+// proposeBatch selects anchors, re-encodes them, computes the perturbation probabilities (TACS or flat),
+// proposes N·q latents by Thompson sampling, decodes them and keeps the new valid molecules.
+func (o *Optimizer) proposeBatch(ctx context.Context) (*batch, error) {
+	cfg, t, d := o.cfg, o.t, o.d
+	anchors := make([]int, cfg.Anchors)
+	SelectAnchors(anchors, o.st.Y, max(cfg.Temperature, 0), o.rng)
+	anchorTok := o.gather(anchors)
+	centres := make([]float64, len(anchors)*d)
+	if err := o.prob.Flow.Encode(ctx, centres, anchorTok); err != nil {
+		return nil, fmt.Errorf("bo: encode anchors: %w", err)
+	}
+	probs := make([]float64, len(anchors)*t)
+	if cfg.TACS.Tau > 0 {
+		if err := TACSProbabilities(ctx, probs, o.prob.Flow, o.prob.Codec, anchorTok, centres, cfg.TACS, cfg.PerturbProb, o.rng); err != nil {
+			return nil, err
+		}
+	} else {
+		for i := range probs {
+			probs[i] = cfg.PerturbProb
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	latents, err := o.propose(ctx, centres, probs)
+	if err != nil {
+		return nil, err
+	}
+	decoded := make([]int, len(latents)/d*t)
+	if err := o.prob.Flow.Decode(ctx, decoded, latents); err != nil {
+		return nil, fmt.Errorf("bo: decode proposals: %w", err)
+	}
+	tokens, smiles := o.filter(decoded)
+	return &batch{Iter: o.st.Iter, Proposed: len(latents) / d, Tokens: tokens, SMILES: smiles}, nil
+}
+
+// complete evaluates the batch, adds it to the data, updates the trust region, fine-tunes the flow every
+// TrainEvery new calls, optionally updates the surrogate, and writes a checkpoint.
+func (o *Optimizer) complete(ctx context.Context, b *batch) error {
+	cfg := o.cfg
+	var scores []float64
+	var paid []bool
+	if len(b.SMILES) > 0 {
+		var err error
+		scores, paid, err = o.prob.Objective.Evaluate(ctx, b.SMILES)
+		if err != nil {
+			return fmt.Errorf("bo: objective: %w", err)
+		}
+		if len(scores) != len(b.SMILES) || len(paid) != len(b.SMILES) {
+			return fmt.Errorf("bo: objective returned %d scores and %d flags for %d molecules", len(scores), len(paid), len(b.SMILES))
+		}
+	}
+	// The evaluations are on disk: update the state.
+	o.st.Tokens = append(o.st.Tokens, b.Tokens...)
+	o.st.Y = append(o.st.Y, scores...)
+	o.st.SMILES = append(o.st.SMILES, b.SMILES...)
+	for _, s := range b.SMILES {
+		o.seen[s] = struct{}{}
+	}
+	fresh := len(b.SMILES)
+	o.st.Counter += fresh
+	o.st.Stale++
+	if fresh > 0 {
+		o.st.Stale = 0
+	}
+	o.st.TR = UpdateTrustRegion(o.st.TR, cfg.TRRule, Outcome{Proposed: b.Proposed, New: fresh, BestNew: maxOf(scores), D: o.d})
+	// The reference fine-tunes at the start of the iteration after the counter reaches 0; doing it here is the
+	// same sequence, and keeps the flow fixed between a checkpoint and the next batch.
+	if cfg.TrainEvery > 0 && o.st.Counter >= 0 {
+		if err := o.prob.Flow.FineTune(ctx, o.gather(o.fineTuneSet(0)), o.rng); err != nil {
+			return fmt.Errorf("bo: fine-tune flow: %w", err)
+		}
+		o.st.Counter -= cfg.TrainEvery
+	}
+	if cfg.Update == UpdateEveryIteration && fresh > 0 {
+		if err := o.updateSurrogate(ctx, fresh); err != nil {
+			return err
+		}
+	}
+	o.st.Iter++
+	if err := o.checkpoint(); err != nil {
+		return err
+	}
+	return o.record(b.Proposed, fresh, countTrue(paid))
+}
+
+// propose returns N·q latents (N·q×D): per anchor, C candidates in its box and q Thompson picks among them.
+func (o *Optimizer) propose(ctx context.Context, centres, probs []float64) ([]float64, error) {
+	cfg, d, t := o.cfg, o.d, o.t
+	c, q := cfg.Candidates, cfg.Queries
+	n := len(centres) / d
+	var draw func(dst []float64, k int)
+	if cfg.Points == PointsUniform {
+		draw = func(dst []float64, _ int) {
+			for i := range dst {
+				dst[i] = o.rng.Float64()
+			}
+		}
+	} else {
+		if o.dirs == nil {
+			o.dirs = sobol.NewDirections(d)
+		}
+		s := sobol.NewFrom(o.dirs, rand.NewPCG(o.rng.Uint64(), o.rng.Uint64())) // one scrambled engine per iteration
+		draw = s.Draw
+	}
+	unit := make([]float64, c*d)
+	cand := make([]float64, c*d)
+	samples := make([]float64, q*c)
+	pick := make([]int, q)
+	out := make([]float64, n*q*d)
+	half := 8 * o.st.TR.Length / 2
+	for a := range n {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		draw(unit, c)
+		Perturb(cand, centres[a*d:(a+1)*d], half, probs[a*t:(a+1)*t], o.f, unit, o.rng)
+		if err := o.surr.Sample(samples, cand, q, o.rng); err != nil {
+			return nil, fmt.Errorf("bo: Thompson sampling, anchor %d: %w", a, err)
+		}
+		ThompsonSelect(pick, samples, c)
+		for k, i := range pick {
+			copy(out[(a*q+k)*d:(a*q+k+1)*d], cand[i*d:(i+1)*d])
+		}
+	}
+	return out, nil
+}
+
+// filter canonicalises decoded sequences (B×T) and keeps valid molecules that are new to the data and to this
+// batch, at most the budget left, in proposal order.
+func (o *Optimizer) filter(decoded []int) (tokens []int, smiles []string) {
+	t := o.t
+	left := o.cfg.Budget - o.Calls()
+	canon := make([]int, t)
+	batch := make(map[string]struct{})
+	for i := 0; i < len(decoded)/t && len(smiles) < left; i++ {
+		s, ok := o.prob.Codec.Canonical(canon, decoded[i*t:(i+1)*t])
+		if !ok {
+			continue
+		}
+		if _, dup := o.seen[s]; dup {
+			continue
+		}
+		if _, dup := batch[s]; dup {
+			continue
+		}
+		batch[s] = struct{}{}
+		tokens = append(tokens, canon...)
+		smiles = append(smiles, s)
+	}
+	return tokens, smiles
+}
+
+// topK returns the indices of the k best points, best first (ties to the lower index).
+func (o *Optimizer) topK(k int) []int {
+	idx := make([]int, len(o.st.Y))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return o.st.Y[idx[a]] > o.st.Y[idx[b]] })
+	return idx[:min(k, len(idx))]
+}
+
+// fineTuneSet returns the newest max(newest, FineTuneNewest) points followed by the top TopK (the reference
+// concatenates the two sets, so a point may appear twice).
+func (o *Optimizer) fineTuneSet(newest int) []int {
+	n := len(o.st.Y)
+	k := min(max(newest, o.cfg.FineTuneNewest), n)
+	idx := make([]int, 0, k+o.cfg.TopK)
+	for i := n - k; i < n; i++ {
+		idx = append(idx, i)
+	}
+	return append(idx, o.topK(o.cfg.TopK)...)
+}
+
+func (o *Optimizer) gather(idx []int) []int {
+	t := o.t
+	out := make([]int, len(idx)*t)
+	for k, i := range idx {
+		copy(out[k*t:(k+1)*t], o.st.Tokens[i*t:(i+1)*t])
+	}
+	return out
+}
+
+// updateSurrogate trains the surrogate on the newest batch plus the top TopK, re-encoded with the current flow.
+func (o *Optimizer) updateSurrogate(ctx context.Context, newest int) error {
+	n := len(o.st.Y)
+	idx := make([]int, 0, newest+o.cfg.TopK)
+	for i := n - newest; i < n; i++ {
+		idx = append(idx, i)
+	}
+	idx = append(idx, o.topK(o.cfg.TopK)...)
+	z := make([]float64, len(idx)*o.d)
+	if err := o.prob.Flow.Encode(ctx, z, o.gather(idx)); err != nil {
+		return fmt.Errorf("bo: encode surrogate update set: %w", err)
+	}
+	y := make([]float64, len(idx))
+	for k, i := range idx {
+		y[k] = o.st.Y[i]
+	}
+	if err := o.surr.Fit(ctx, z, y, o.cfg.UpdateEpochs, o.rng); err != nil {
+		return fmt.Errorf("bo: surrogate update: %w", err)
+	}
+	return nil
+}
+
+func (o *Optimizer) record(proposed, fresh, paid int) error {
+	if o.rec == nil {
+		return nil
+	}
+	r := o.result(0)
+	return o.rec.Record(Progress{
+		Iteration: o.st.Iter, Calls: r.Calls, Budget: o.cfg.Budget, Proposed: proposed, New: fresh,
+		Replayed: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES, TRLength: o.st.TR.Length,
+	})
+}
+
+func countTrue(b []bool) int {
+	n := 0
+	for _, v := range b {
+		if v {
+			n++
+		}
+	}
+	return n
+}

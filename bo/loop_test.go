@@ -1,0 +1,248 @@
+package bo
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/nfbo/nfbo/bo/gp"
+)
+
+const toyT, toyV = 6, 8
+
+func toyConfig(dir string) Config {
+	return Config{
+		Budget: 60, Anchors: 3, Queries: 4, Candidates: 64, TrainEvery: 10, TopK: 20,
+		InitEpochs: 3, BatchSize: 16, TACS: TACSConfig{Tau: 400},
+		GP:     gp.Config{Hidden: 8, MaxInducing: 16},
+		RunDir: dir,
+	}
+}
+
+type recorder struct {
+	log    []Progress
+	cancel func()
+	after  int
+}
+
+func (r *recorder) Record(p Progress) error {
+	r.log = append(r.log, p)
+	if r.cancel != nil && p.Iteration == r.after {
+		r.cancel()
+	}
+	return nil
+}
+
+func runToy(t *testing.T, cfg Config, obj Objective, seed uint64, rec Recorder, ctx context.Context) (*Optimizer, Result, error) {
+	t.Helper()
+	return runToyFlow(t, cfg, obj, seed, rec, ctx, &toyFlow{t: toyT, v: toyV})
+}
+
+func runToyFlow(t *testing.T, cfg Config, obj Objective, seed uint64, rec Recorder, ctx context.Context, flow *toyFlow) (*Optimizer, Result, error) {
+	t.Helper()
+	init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
+	prob := Problem{Flow: flow, Codec: toyCodec{}, Objective: obj, Initial: init}
+	o, err := NewOptimizer(cfg, prob, rand.NewPCG(seed, seed), rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := o.Run(ctx)
+	return o, res, err
+}
+
+func TestLoopEndToEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+	}{
+		{"reference", func(*Config) {}},
+		{"paper-update+pathwise+turbo+uniform", func(c *Config) {
+			c.Update, c.Sampler, c.TRRule, c.Points, c.TACS.Tau = UpdateEveryIteration, SamplerPathwise, TRTuRBO, PointsUniform, 0
+		}},
+		{"greedy", func(c *Config) { c.Temperature = -1 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := toyConfig("")
+			tc.mod(&cfg)
+			sc := &toyScorer{}
+			rec := &recorder{}
+			o, res, err := runToy(t, cfg, memObjective{sc}, 1, rec, context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != StatusBudgetSpent || res.Calls != cfg.Budget || sc.calls != cfg.Budget {
+				t.Fatalf("status %v, calls %d, scorer calls %d; want budget spent and %d", res.Status, res.Calls, sc.calls, cfg.Budget)
+			}
+			for m, k := range sc.seen {
+				if k != 1 {
+					t.Errorf("molecule %s evaluated %d times", m, k)
+				}
+			}
+			_, y, smiles := o.Data()
+			init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
+			seen := map[string]bool{}
+			for _, s := range smiles {
+				if seen[s] {
+					t.Errorf("molecule %s twice in the data", s)
+				}
+				seen[s] = true
+			}
+			if res.Best < slices.Max(init.Y) || res.Best != slices.Max(y) {
+				t.Errorf("best %v, initial best %v, data max %v", res.Best, slices.Max(init.Y), slices.Max(y))
+			}
+			t.Logf("%d iterations, best %.3f (initial %.3f), TR length %.3f", res.Iterations, res.Best,
+				slices.Max(init.Y), rec.log[len(rec.log)-1].TRLength)
+		})
+	}
+}
+
+func TestLoopDeterministic(t *testing.T) {
+	run := func(seed uint64) []float64 {
+		o, _, err := runToy(t, toyConfig(""), memObjective{&toyScorer{}}, seed, nil, context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, y, _ := o.Data()
+		return y
+	}
+	a, b, c := run(7), run(7), run(8)
+	if !slices.Equal(a, b) {
+		t.Error("same seed gave different runs")
+	}
+	if slices.Equal(a, c) {
+		t.Error("different seeds gave identical runs")
+	}
+}
+
+// crashing fails after the log has persisted the evaluations of iteration `at`, as a kill -9 between the
+// evaluation and the checkpoint would.
+type crashing struct {
+	log  *EvalLog
+	iter *int
+	at   int
+}
+
+func (c crashing) Evaluate(ctx context.Context, smiles []string) ([]float64, []bool, error) {
+	scores, paid, err := c.log.Evaluate(ctx, smiles)
+	if err != nil {
+		return nil, nil, err
+	}
+	*c.iter++
+	if *c.iter == c.at {
+		return nil, nil, errors.New("simulated crash")
+	}
+	return scores, paid, nil
+}
+
+func TestResume(t *testing.T) {
+	// Reference: one uninterrupted run with a run directory.
+	refDir := t.TempDir()
+	refSc := &toyScorer{}
+	refLog, err := OpenEvalLog(filepath.Join(refDir, EvalLogFile), refSc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, refRes, err := runToy(t, toyConfig(refDir), refLog, 3, nil, context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	refLog.Close()
+	_, refY, refS := ref.Data()
+
+	// Interrupted twice: cancelled after iteration 2, then a crash after paying in iteration 5, then resumed.
+	dir := t.TempDir()
+	sc := &toyScorer{}
+	l1, _ := OpenEvalLog(filepath.Join(dir, EvalLogFile), sc)
+	ctx, cancel := context.WithCancel(context.Background())
+	_, res, err := runToy(t, toyConfig(dir), l1, 3, &recorder{cancel: cancel, after: 2}, ctx)
+	cancel()
+	if res.Status != StatusCancelled || !errors.Is(err, context.Canceled) {
+		t.Fatalf("first leg: status %v err %v, want cancelled", res.Status, err)
+	}
+	l1.Close()
+	l2, _ := OpenEvalLog(filepath.Join(dir, EvalLogFile), sc)
+	iter := 0
+	_, res, err = runToy(t, toyConfig(dir), crashing{l2, &iter, 3}, 12345, nil, context.Background())
+	if res.Status != StatusFailed || err == nil {
+		t.Fatalf("second leg: status %v err %v, want the simulated crash", res.Status, err)
+	}
+	l2.Close()
+	paidBefore := sc.calls
+	l3, _ := OpenEvalLog(filepath.Join(dir, EvalLogFile), sc)
+	rec := &recorder{}
+	o, res, err := runToy(t, toyConfig(dir), l3, 777, rec, context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l3.Close()
+	if p := rec.log[0]; p.Replayed == 0 || p.Replayed != p.New {
+		t.Errorf("the iteration after the crash replayed %d of its %d molecules, want all", p.Replayed, p.New)
+	}
+	_, y, s := o.Data()
+	if !slices.Equal(y, refY) || !slices.Equal(s, refS) || res.Best != refRes.Best {
+		t.Errorf("resumed run differs from the uninterrupted one:\n got %v\nwant %v", s[30:], refS[30:])
+	}
+	if sc.calls != refSc.calls || sc.calls != toyConfig("").Budget {
+		t.Errorf("scorer called %d times (%d before the last leg), uninterrupted %d, budget %d",
+			sc.calls, paidBefore, refSc.calls, toyConfig("").Budget)
+	}
+	for m, k := range sc.seen {
+		if k != 1 {
+			t.Errorf("molecule %s paid %d times", m, k)
+		}
+	}
+}
+
+// TestResumePendingBatch crashes after paying for a batch and resumes with a flow that decodes differently: the
+// resumed iteration must evaluate exactly the pending batch (all replayed, nothing paid twice).
+func TestResumePendingBatch(t *testing.T) {
+	dir := t.TempDir()
+	sc := &toyScorer{}
+	l1, _ := OpenEvalLog(filepath.Join(dir, EvalLogFile), sc)
+	iter := 0
+	if _, res, err := runToy(t, toyConfig(dir), crashing{l1, &iter, 2}, 3, nil, context.Background()); res.Status != StatusFailed || err == nil {
+		t.Fatalf("first leg: %v %v, want the simulated crash", res.Status, err)
+	}
+	l1.Close()
+	logged := readLog(t, filepath.Join(dir, EvalLogFile))
+	l2, _ := OpenEvalLog(filepath.Join(dir, EvalLogFile), sc)
+	defer l2.Close()
+	rec := &recorder{}
+	o, res, err := runToyFlow(t, toyConfig(dir), l2, 3, rec, context.Background(), &toyFlow{t: toyT, v: toyV, shift: 1})
+	if err != nil || res.Status != StatusBudgetSpent {
+		t.Fatalf("resume: %v %v", res.Status, err)
+	}
+	if p := rec.log[0]; p.Replayed == 0 || p.Replayed != p.New {
+		t.Errorf("first resumed iteration replayed %d of %d, want all of the pending batch", p.Replayed, p.New)
+	}
+	_, _, smiles := o.Data()
+	inData := map[string]bool{}
+	for _, s := range smiles {
+		inData[s] = true
+	}
+	for _, s := range logged {
+		if !inData[s] {
+			t.Errorf("paid molecule %s lost", s)
+		}
+	}
+	for m, k := range sc.seen {
+		if k != 1 {
+			t.Errorf("molecule %s paid %d times", m, k)
+		}
+	}
+}
+
+func TestResumeConfigMismatch(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	runToy(t, toyConfig(dir), memObjective{&toyScorer{}}, 1, &recorder{cancel: cancel, after: 1}, ctx)
+	cancel()
+	cfg := toyConfig(dir)
+	cfg.Queries = 5
+	if _, _, err := runToy(t, cfg, memObjective{&toyScorer{}}, 1, nil, context.Background()); err == nil {
+		t.Error("resuming with a different configuration did not fail")
+	}
+}
