@@ -1,0 +1,170 @@
+package train
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/nfbo/nfbo/model"
+)
+
+// Adam defaults, PyTorch's torch.optim.Adam, and the reference's gradient
+// clipping (nfbo_reference.md b: Adam lr 1e-3, clip 1.0).
+const (
+	DefaultLearnRate = 1e-3
+	DefaultBeta1     = 0.9
+	DefaultBeta2     = 0.999
+	DefaultEpsilon   = 1e-8
+	DefaultClipNorm  = 1.0
+)
+
+// Adam is PyTorch's Adam (no weight decay, no AMSGrad) over a fixed list of
+// float32 tensors, preceded by clipping of the global gradient norm as
+// torch.nn.utils.clip_grad_norm_ does. Its state (step count and both
+// moments) round-trips through MarshalBinary for checkpoints.
+//
+// The zero value is not usable; call NewAdam.
+type Adam struct {
+	// LR is the learning rate (default 1e-3).
+	LR float64
+	// Beta1 and Beta2 are the moment decay rates (defaults 0.9, 0.999).
+	Beta1, Beta2 float64
+	// Eps is added to the denominator (default 1e-8).
+	Eps float64
+	// ClipNorm is the maximum global L2 norm of the gradient; ≤ 0 disables
+	// clipping (default 1).
+	ClipNorm float64
+
+	step int64
+	m, v [][]float32 // per tensor, same lengths as the parameters
+}
+
+// NewAdam returns an Adam with the defaults and zero moments shaped like
+// tensors (in that order, the order of model.Params.Tensors).
+func NewAdam(tensors []*model.Tensor) *Adam {
+	a := &Adam{LR: DefaultLearnRate, Beta1: DefaultBeta1, Beta2: DefaultBeta2,
+		Eps: DefaultEpsilon, ClipNorm: DefaultClipNorm}
+	for _, t := range tensors {
+		a.m = append(a.m, make([]float32, t.Len()))
+		a.v = append(a.v, make([]float32, t.Len()))
+	}
+	return a
+}
+
+// Steps returns the number of updates applied.
+func (a *Adam) Steps() int64 { return a.step }
+
+// GradNorm returns the global L2 norm of grads, accumulated in float64 in
+// tensor order.
+func GradNorm(grads [][]float32) float64 {
+	var s float64
+	for _, g := range grads {
+		for _, x := range g {
+			s += float64(x) * float64(x)
+		}
+	}
+	return math.Sqrt(s)
+}
+
+// Step clips grads in place (when their global norm exceeds ClipNorm, all
+// are scaled by ClipNorm/(norm + 1e-6), as PyTorch does) and applies one
+// Adam update to params. grads[i] must have the length of params[i].Data.
+// It returns the norm before clipping.
+func (a *Adam) Step(params []*model.Tensor, grads [][]float32) float64 {
+	if len(params) != len(a.m) || len(grads) != len(a.m) {
+		panic(fmt.Sprintf("train: Adam has %d tensors, got %d params and %d grads", len(a.m), len(params), len(grads)))
+	}
+	norm := GradNorm(grads)
+	scale := 1.0
+	if a.ClipNorm > 0 {
+		if c := a.ClipNorm / (norm + 1e-6); c < 1 {
+			scale = c
+		}
+	}
+	a.step++
+	bc1 := 1 - math.Pow(a.Beta1, float64(a.step))
+	bc2 := 1 - math.Pow(a.Beta2, float64(a.step))
+	stepSize := a.LR / bc1
+	bc2Sqrt := math.Sqrt(bc2)
+	for i, p := range params {
+		g, m, v := grads[i], a.m[i], a.v[i]
+		if len(g) != len(p.Data) || len(m) != len(p.Data) {
+			panic(fmt.Sprintf("train: Adam tensor %d (%s): %d params, %d grads, %d moments", i, p.Name, len(p.Data), len(g), len(m)))
+		}
+		for j := range p.Data {
+			gj := float64(g[j]) * scale
+			mj := a.Beta1*float64(m[j]) + (1-a.Beta1)*gj
+			vj := a.Beta2*float64(v[j]) + (1-a.Beta2)*gj*gj
+			m[j], v[j] = float32(mj), float32(vj)
+			denom := math.Sqrt(float64(v[j]))/bc2Sqrt + a.Eps
+			p.Data[j] = float32(float64(p.Data[j]) - stepSize*float64(m[j])/denom)
+		}
+	}
+	return norm
+}
+
+// adamMagic starts an encoded Adam state.
+const adamMagic = "NFBOADAM1"
+
+// MarshalBinary encodes the hyperparameters, the step count and both
+// moments, little-endian: magic, LR, Beta1, Beta2, Eps, ClipNorm (float64),
+// step (int64), tensor count (uint32), then per tensor its length (uint32),
+// m and v (float32s).
+func (a *Adam) MarshalBinary() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(adamMagic)
+	w := func(v any) { binary.Write(&buf, binary.LittleEndian, v) } // bytes.Buffer writes cannot fail
+	w([]float64{a.LR, a.Beta1, a.Beta2, a.Eps, a.ClipNorm})
+	w(a.step)
+	w(uint32(len(a.m)))
+	for i := range a.m {
+		w(uint32(len(a.m[i])))
+		w(a.m[i])
+		w(a.v[i])
+	}
+	return buf.Bytes(), nil
+}
+
+// UnmarshalBinary restores a state written by MarshalBinary. The receiver
+// must have been created by NewAdam for tensors of the same sizes; a
+// mismatch is an error naming the tensor.
+func (a *Adam) UnmarshalBinary(data []byte) error {
+	r := bytes.NewReader(data)
+	magic := make([]byte, len(adamMagic))
+	if _, err := r.Read(magic); err != nil || string(magic) != adamMagic {
+		return errors.New("train: Adam state: bad magic")
+	}
+	var hp [5]float64
+	var step int64
+	var n uint32
+	rd := func(v any) error { return binary.Read(r, binary.LittleEndian, v) }
+	if err := errors.Join(rd(&hp), rd(&step), rd(&n)); err != nil {
+		return fmt.Errorf("train: Adam state header: %w", err)
+	}
+	if int(n) != len(a.m) {
+		return fmt.Errorf("train: Adam state has %d tensors, model has %d", n, len(a.m))
+	}
+	m := make([][]float32, n)
+	v := make([][]float32, n)
+	for i := range m {
+		var l uint32
+		if err := rd(&l); err != nil {
+			return fmt.Errorf("train: Adam state tensor %d: %w", i, err)
+		}
+		if int(l) != len(a.m[i]) {
+			return fmt.Errorf("train: Adam state tensor %d has %d entries, model has %d", i, l, len(a.m[i]))
+		}
+		m[i], v[i] = make([]float32, l), make([]float32, l)
+		if err := errors.Join(rd(m[i]), rd(v[i])); err != nil {
+			return fmt.Errorf("train: Adam state tensor %d: %w", i, err)
+		}
+	}
+	if r.Len() != 0 {
+		return fmt.Errorf("train: Adam state: %d trailing bytes", r.Len())
+	}
+	a.LR, a.Beta1, a.Beta2, a.Eps, a.ClipNorm = hp[0], hp[1], hp[2], hp[3], hp[4]
+	a.step, a.m, a.v = step, m, v
+	return nil
+}

@@ -1,0 +1,238 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/nfbo/nfbo/model"
+)
+
+// maxRejectRounds is the number of noise draws per position before the
+// last draw is kept even though its nearest embedding is not the true token
+// (nfbo_reference.md b.3).
+const maxRejectRounds = 100
+
+// batchInputs are the per-batch inputs of a flowGraph in float64 staging
+// buffers (row r = t·B + b, see flowGraph).
+type batchInputs struct {
+	tok, neg []float64 // [N, V]
+	eps      []float64 // [N, F]
+	wt       []float64 // [N]
+	real     int       // number of real (unpadded) sequences
+	rejected int       // positions still wrong after maxRejectRounds draws
+}
+
+// normalisedEmbeddings returns E/‖E‖ row by row in float64, [V, F].
+func normalisedEmbeddings(p *model.Params) []float64 {
+	V, F := p.Config.V, p.Config.F
+	out := make([]float64, V*F)
+	for v := range V {
+		row := p.Embed.Data[v*F : (v+1)*F]
+		var s float64
+		for _, x := range row {
+			s += float64(x) * float64(x)
+		}
+		n := math.Sqrt(s)
+		for i, x := range row {
+			out[v*F+i] = float64(x) / n
+		}
+	}
+	return out
+}
+
+// checkSeqs reports the first sequence of the wrong length or with a token
+// outside [0, V).
+func checkSeqs(cfg model.Config, seqs [][]int) error {
+	for i, s := range seqs {
+		if len(s) != cfg.T {
+			return fmt.Errorf("train: sequence %d has %d tokens, want seq_len %d", i, len(s), cfg.T)
+		}
+		for t, x := range s {
+			if x < 0 || x >= cfg.V {
+				return fmt.Errorf("train: sequence %d position %d: token %d outside vocabulary [0, %d)", i, t, x, cfg.V)
+			}
+		}
+	}
+	return nil
+}
+
+// prepareBatch fills the inputs for seqs (1 ≤ len(seqs) ≤ B, each of length
+// T) padded to B sequences. Padding rows repeat sequence 0 with zero noise
+// and weight 0: they must stay finite, since 0·NaN is NaN.
+//
+// With rng nil the noise is zero and the negative token is the true one (no
+// similarity penalty); otherwise rng draws, in this order, one negative per
+// real row and then rejection-sampled noise σ·n per real row, so that a
+// resumed run consumes the stream exactly as an uninterrupted one.
+func prepareBatch(p *model.Params, seqs [][]int, B int, sigma float64, rng *rand.Rand) *batchInputs {
+	cfg := p.Config
+	T, F, V := cfg.T, cfg.F, cfg.V
+	N := T * B
+	in := &batchInputs{
+		tok: make([]float64, N*V), neg: make([]float64, N*V),
+		eps: make([]float64, N*F), wt: make([]float64, N), real: len(seqs),
+	}
+	w := 1 / float64(len(seqs))
+	seqAt := func(b int) []int {
+		if b < len(seqs) {
+			return seqs[b]
+		}
+		return seqs[0]
+	}
+	for b := range B {
+		s := seqAt(b)
+		for t := range T {
+			r := t*B + b
+			in.tok[r*V+s[t]] = 1
+			if b < len(seqs) {
+				in.wt[r] = w
+			}
+		}
+	}
+	if rng == nil {
+		return in
+	}
+	for t := range T {
+		for b := range len(seqs) {
+			r := t*B + b
+			if j := rng.IntN(V); j != seqs[b][t] {
+				in.neg[r*V+j] = 1
+			}
+		}
+	}
+	en := normalisedEmbeddings(p)
+	vhat := make([]float64, F)
+	for t := range T {
+		for b := range len(seqs) {
+			r := t*B + b
+			x := seqs[b][t]
+			v := en[x*F : (x+1)*F]
+			e := in.eps[r*F : (r+1)*F]
+			ok := false
+			for round := 0; round < maxRejectRounds && !ok; round++ {
+				for i := range e {
+					e[i] = sigma * rng.NormFloat64()
+					vhat[i] = v[i] + e[i]
+				}
+				ok = nearest(en, vhat, F) == x
+			}
+			if !ok {
+				in.rejected++
+			}
+		}
+	}
+	return in
+}
+
+// nearest returns argmax_j cos(v, en_j) for unit rows en [V, F]; since every
+// row is a unit vector this is the largest dot product.
+func nearest(en, v []float64, F int) int {
+	best, arg := math.Inf(-1), 0
+	for j := 0; j*F < len(en); j++ {
+		var d float64
+		for i, x := range en[j*F : (j+1)*F] {
+			d += x * v[i]
+		}
+		if d > best {
+			best, arg = d, j
+		}
+	}
+	return arg
+}
+
+// fillDropout draws inverted-dropout masks (entries 0 or 1/(1−p)) for every
+// mask input of g from rng, in a fixed order.
+func fillDropout(g *flowGraph, p float64, rng *rand.Rand) {
+	if !g.dropout {
+		return
+	}
+	keep := 1 / (1 - p)
+	draw := func(f *feed) {
+		n := f.val.Shape().TotalSize()
+		buf := make([]float64, n)
+		for i := range buf {
+			if rng.Float64() >= p {
+				buf[i] = keep
+			}
+		}
+		f.set(buf)
+	}
+	for k := range g.interMask {
+		for l := range g.interMask[k] {
+			for t := range g.interMask[k][l] {
+				draw(&g.interMask[k][l][t])
+			}
+		}
+	}
+	for k := range g.ctxMask {
+		draw(&g.ctxMask[k])
+	}
+}
+
+// run feeds in (and, for training graphs, dropout masks from rng) and runs
+// the graph once.
+func (g *flowGraph) run(in *batchInputs, dropRate float64, rng *rand.Rand) error {
+	g.tok.set(in.tok)
+	g.neg.set(in.neg)
+	g.eps.set(in.eps)
+	g.wt.set(in.wt)
+	if rng != nil {
+		fillDropout(g, dropRate, rng)
+	} else if g.dropout {
+		// No rng: dropout off (masks of ones), e.g. for gradient checks.
+		for k := range g.interMask {
+			for l := range g.interMask[k] {
+				for t := range g.interMask[k][l] {
+					setOnes(&g.interMask[k][l][t])
+				}
+			}
+		}
+		for k := range g.ctxMask {
+			setOnes(&g.ctxMask[k])
+		}
+	}
+	g.vm.Reset()
+	if err := g.vm.RunAll(); err != nil {
+		return fmt.Errorf("train: running graph (B=%d, T=%d): %w", g.B, g.cfg.T, err)
+	}
+	return nil
+}
+
+func setOnes(f *feed) {
+	for i := range f.val.Shape().TotalSize() {
+		f.set1(i, 1)
+	}
+}
+
+// scalarOf returns a scalar node's value as float64.
+func valueFloat(v any) float64 {
+	switch x := v.(type) {
+	case float32:
+		return float64(x)
+	case float64:
+		return x
+	}
+	return math.NaN()
+}
+
+// rowValues returns the values of an [N] node as float64.
+func (g *flowGraph) rowValues(which int) []float64 {
+	v := g.nllVal
+	if which == 1 {
+		v = g.simVal
+	}
+	out := make([]float64, g.N)
+	switch d := v.Data().(type) {
+	case []float32:
+		for i, v := range d {
+			out[i] = float64(v)
+		}
+	case []float64:
+		copy(out, d)
+	}
+	return out
+}
+
+// lossValue returns the loss of the last run.
+func (g *flowGraph) lossValue() float64 { return valueFloat(g.loss.Value().Data()) }

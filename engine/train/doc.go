@@ -1,0 +1,61 @@
+// Package train pretrains and fine-tunes a SeqFlow (model.Params) with
+// gorgonia on the CPU in float32: the training loss of the reference
+// (github.com/mlvlab/NFBO, lstm_flow.py, AFPrior.forward), a hand-written
+// Adam with global gradient-norm clipping whose state is checkpointed, and a
+// trainer that resumes bit for bit.
+//
+// # Loss
+//
+// For a batch of B token sequences of length T the loss is
+//
+//	(1/B) Σ_b Σ_t [ −log p(v̂_{b,t} | v̂_{b,<t}) + λ·S_{b,t} ]
+//
+// with v̂ = E[x]/‖E[x]‖ + σ·n, n ~ N(0, I_F) redrawn (up to 100 times, in Go,
+// before the graph runs) until the cosine-nearest embedding of v̂ is the true
+// token, the log density through all blocks and couplings as in
+// model.Flow.LogDensityTo, and the similarity loss
+// S = (1 − cos(v̂, e_x)) + max(0, cos(v̂, e_j)) for one uniformly drawn token
+// j (0 when j = x). The noise enters the graph as an input, so the gradient
+// reaches E through E[x]/‖E[x]‖. λ = Config.SimCoef, σ = Config.Noise.
+// Dropout (Config.Dropout) applies, in training only, between LSTM layers
+// and to the LSTM outputs used as coupling context; its masks are drawn in
+// Go from the trainer's random source, as inputs, so runs are reproducible.
+//
+// # Graphs
+//
+// gorgonia graphs have fixed shapes, so the trainer compiles one graph and
+// tape machine per batch size (T is the config's) and reuses it; a short
+// batch is padded with rows of weight 0. Gradients are symbolic nodes
+// (gorgonia.Grad) read after each run, and evaluation uses a separate
+// forward-only graph. Every weight node shares its float32 memory with the
+// model.Params, so Adam's in-place updates are the graph's weights.
+//
+// Each LSTM layer is one gorgonia op over all T−1 steps (lstmop.go): one
+// [(T−1)·B, In]·[In, 4H] product for the inputs, one [B, H]·[H, 4H] product
+// per step for the recurrence (gates fused, order i, f, g, o), and a
+// hand-written backward pass that accumulates the weight gradients in one
+// product over all steps. Options.UnrolledLSTM selects the alternative of
+// per-step gorgonia nodes (fused gates sliced into i, f, g, o), which gives
+// the same loss and gradients but compiles ~20× slower and keeps a weight-
+// gradient copy per step. The positional half of layer 0's input is a
+// one-hot code, so its contribution c_{t+1}·Wih[F:] is computed for all
+// steps in one [T−1, P]·[P, 4H] product and one row is added per step,
+// instead of a dense [B, F+P] input per step.
+//
+// gorgonia v0.9.18 merges slice nodes of one parent whose bounds agree
+// modulo 256 (it hashes them as bytes), silently; slices here are built so
+// that no two of one node can collide (see builder.pick).
+//
+// # Checkpoints
+//
+// Trainer.MarshalState holds the step count, the data position, the random
+// source's state and the Adam state; Trainer.Checkpoint stores it in the
+// model.Checkpoint's optimiser section under OptimKey, and Restore resumes
+// from it. Pretraining N steps, checkpointing and resuming for N more gives
+// the same weights, bit for bit, as 2N steps in one run.
+//
+// # BLAS
+//
+// Pure-Go gonum BLAS by default; build with -tags openblas and
+// CGO_LDFLAGS=-lopenblas to run gorgonia's products on OpenBLAS.
+package train

@@ -1,0 +1,244 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/nfbo/nfbo/model"
+	"gorgonia.org/tensor"
+)
+
+// tinyConfig is small enough for finite differences over every tensor and
+// still has 2 blocks (both coupling orders), 2 LSTM layers (inter-layer
+// path) and deep coupling nets.
+func tinyConfig(tr model.Transform) model.Config {
+	return model.Config{V: 7, F: 4, T: 4, MaxT: 5, Blocks: 2, LSTMLayers: 2, H: 3,
+		Couplings: 3, U: 5, CouplingDepth: 2, Transform: tr,
+		Dropout: 0.2, Noise: 0.1, SimCoef: 1}
+}
+
+// tinyParams returns random parameters whose couplings are far from the
+// identity (the reference initialisation makes the NLSq terms tiny).
+func tinyParams(t testing.TB, cfg model.Config, seed uint64) *model.Params {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	p, err := model.NewParams(cfg, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range p.Blocks {
+		for _, c := range b.Couplings {
+			for _, d := range c.Layers {
+				sd := 1 / math.Sqrt(float64(d.In()))
+				for i := range d.W.Data {
+					d.W.Data[i] = float32(rng.NormFloat64() * sd)
+				}
+				for i := range d.B.Data {
+					d.B.Data[i] = float32(rng.NormFloat64() * 0.3)
+				}
+			}
+		}
+	}
+	return p
+}
+
+func randomSeqs(cfg model.Config, n int, rng *rand.Rand) [][]int {
+	out := make([][]int, n)
+	for i := range out {
+		out[i] = make([]int, cfg.T)
+		for t := range out[i] {
+			out[i][t] = rng.IntN(cfg.V)
+		}
+	}
+	return out
+}
+
+// The graph's loss and per-row NLL equal the float64 loop reference, in
+// float64 (to 1e-10) and float32 (to rel 1e-5), with a padded batch.
+func TestGraphMatchesReference(t *testing.T) {
+	for _, opts := range []graphOpts{{}, {lstmOp: true}} {
+		for _, tr := range []model.Transform{model.NLSq, model.Affine} {
+			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+				t.Run(fmt.Sprintf("%s/%v/%v", variant(opts), tr, dt), func(t *testing.T) {
+					checkReference(t, tr, dt, opts)
+				})
+			}
+		}
+	}
+}
+
+func variant(o graphOpts) string {
+	if o.lstmOp {
+		return "lstmop"
+	}
+	return "unrolled"
+}
+
+func checkReference(t *testing.T, tr model.Transform, dt tensor.Dtype, opts graphOpts) {
+	{
+		{
+			{
+				cfg := tinyConfig(tr)
+				p := tinyParams(t, cfg, 3)
+				rng := rand.New(rand.NewPCG(5, 5))
+				const B = 3
+				seqs := randomSeqs(cfg, 2, rng) // one padding row
+				in := prepareBatch(p, seqs, B, cfg.Noise, rng)
+				g, err := buildGraphOpts(p, B, dt, kindEval, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := g.run(in, 0, nil); err != nil {
+					t.Fatal(err)
+				}
+				want, wantNLL := refLoss(p, in, B)
+				tol := 1e-10
+				if dt == tensor.Float32 {
+					tol = 1e-5
+				}
+				got := g.lossValue()
+				if !close(got, want, tol) {
+					t.Errorf("loss %.10g, reference %.10g", got, want)
+				}
+				nll := g.rowValues(0)
+				for r := range nll {
+					if in.wt[r] == 0 {
+						continue
+					}
+					if !close(nll[r], wantNLL[r], tol) {
+						t.Errorf("row %d: nll %.10g, reference %.10g", r, nll[r], wantNLL[r])
+					}
+				}
+			}
+		}
+	}
+}
+
+// close reports |a−b| ≤ tol·(1+|b|).
+func close(a, b, tol float64) bool { return math.Abs(a-b) <= tol*(1+math.Abs(b)) }
+
+// runFixed runs g on in without touching its dropout masks.
+func runFixed(g *flowGraph, in *batchInputs) error {
+	g.tok.set(in.tok)
+	g.neg.set(in.neg)
+	g.eps.set(in.eps)
+	g.wt.set(in.wt)
+	g.vm.Reset()
+	return g.vm.RunAll()
+}
+
+// Central finite differences of the whole float64 loss (fixed noise,
+// negatives and dropout masks) against gorgonia's gradient, on up to 6
+// entries of every parameter slot: both transforms with dropout off (masks
+// of ones), and NLSq with random dropout masks.
+func TestGradientCheck(t *testing.T) {
+	for _, tc := range []struct {
+		tr      model.Transform
+		dropout bool
+		opts    graphOpts
+	}{{model.NLSq, false, graphOpts{}}, {model.Affine, false, graphOpts{}}, {model.NLSq, true, graphOpts{}},
+		{model.NLSq, false, graphOpts{lstmOp: true}}, {model.Affine, true, graphOpts{lstmOp: true}}} {
+		name := variant(tc.opts) + "/" + tc.tr.String()
+		if tc.dropout {
+			name += "+dropout"
+		}
+		t.Run(name, func(t *testing.T) {
+			cfg := tinyConfig(tc.tr)
+			p := tinyParams(t, cfg, 11)
+			rng := rand.New(rand.NewPCG(2, 9))
+			const B = 3
+			in := prepareBatch(p, randomSeqs(cfg, 2, rng), B, cfg.Noise, rng)
+			g, err := buildGraphOpts(p, B, tensor.Float64, kindTrain, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := g.run(in, 0, nil); err != nil { // masks of ones
+				t.Fatal(err)
+			}
+			if tc.dropout {
+				fillDropout(g, 0.3, rng)
+				if err := runFixed(g, in); err != nil {
+					t.Fatal(err)
+				}
+			}
+			analytic := make([][]float64, len(g.slots))
+			for i, s := range g.slots {
+				analytic[i] = append([]float64(nil), s.grad.Value().Data().([]float64)...)
+			}
+			const h = 1e-5
+			var maxErr float64
+			var worst string
+			for i, s := range g.slots {
+				data := s.val.Data().([]float64)
+				idx := rng.Perm(len(data))
+				if len(idx) > 6 {
+					idx = idx[:6]
+				}
+				for _, j := range idx {
+					orig := data[j]
+					data[j] = orig + h
+					if err := runFixed(g, in); err != nil {
+						t.Fatal(err)
+					}
+					up := g.lossValue()
+					data[j] = orig - h
+					if err := runFixed(g, in); err != nil {
+						t.Fatal(err)
+					}
+					down := g.lossValue()
+					data[j] = orig
+					num := (up - down) / (2 * h)
+					a := analytic[i][j]
+					e := math.Abs(a-num) / math.Max(1e-3, math.Abs(num))
+					if e > maxErr {
+						maxErr, worst = e, fmt.Sprintf("%s[%d]: analytic %.9g, numeric %.9g", s.node.Name(), j, a, num)
+					}
+					if math.Abs(a-num) > 1e-6+1e-4*math.Abs(num) {
+						t.Errorf("%s[%d]: analytic %.9g, numeric %.9g", s.node.Name(), j, a, num)
+					}
+				}
+			}
+			t.Logf("%d slots, max rel err %.2e (%s)", len(g.slots), maxErr, worst)
+		})
+	}
+}
+
+// The dense positional input (PyTorch's form) and the row gather give the
+// same loss and gradients.
+func TestPositionalGatherMatchesDense(t *testing.T) {
+	cfg := tinyConfig(model.NLSq)
+	p := tinyParams(t, cfg, 4)
+	rng := rand.New(rand.NewPCG(1, 3))
+	const B = 2
+	in := prepareBatch(p, randomSeqs(cfg, B, rng), B, cfg.Noise, rng)
+	var losses [2]float64
+	var grads [2][]float64 // gradient of block 0's layer-0 Wih, F+P rows
+	for i, dense := range []bool{false, true} {
+		g, err := buildGraphOpts(p, B, tensor.Float64, kindTrain, graphOpts{posDense: dense})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.run(in, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		losses[i] = g.lossValue()
+		for _, s := range g.slots {
+			if s.t == p.Blocks[0].LSTM[0].Wih {
+				grads[i] = append(grads[i], s.grad.Value().Data().([]float64)...)
+			}
+		}
+	}
+	if !close(losses[0], losses[1], 1e-12) {
+		t.Errorf("loss: gather %.15g, dense %.15g", losses[0], losses[1])
+	}
+	if len(grads[0]) != len(grads[1]) {
+		t.Fatalf("gradient lengths %d and %d", len(grads[0]), len(grads[1]))
+	}
+	for i := range grads[0] {
+		if !close(grads[0][i], grads[1][i], 1e-12) {
+			t.Fatalf("dWih[%d]: gather %.15g, dense %.15g", i, grads[0][i], grads[1][i])
+		}
+	}
+}

@@ -1,0 +1,331 @@
+package train
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"math"
+
+	"github.com/chewxy/hm"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// This file is a whole LSTM layer over S steps as three gorgonia ops, an
+// alternative to unrolling it into per-step nodes (graphOpts.lstmOp).
+// Unrolled, gorgonia keeps one weight-gradient partial per step (S copies of
+// [H, 4H]) plus an add chain, and compiles tens of nodes per step; here the
+// backward pass accumulates dW in one product over all steps, and the graph
+// has three nodes per layer.
+//
+// Rows are step-major: row s·B + b is step s of sequence b.
+
+// lstmSeq holds one layer's sizes and the state the forward op saves for the
+// backward op. Each graph owns its own lstmSeq values and runs forward
+// before backward, so the sharing is safe.
+type lstmSeq[T float32 | float64] struct {
+	S, B, In, H int
+	// perStepBias: the bias input is [S, 4H] (layer 0, positional part
+	// included), else [1, 4H].
+	perStepBias bool
+	name        string // unique in the graph, for hashing and printing
+
+	act   []T // [S·B, 4H]: σ(i), σ(f), tanh(g), σ(o)
+	c     []T // [S·B, H] cell states
+	tc    []T // [S·B, H] tanh(c)
+	hprev []T // [S·B, H] h before each step (h0 for step 0)
+
+	dWih, dWhh, dBias, dh0, dc0 []T // from the last backward pass
+}
+
+func newLSTMSeq[T float32 | float64](name string, S, B, in, H int, perStepBias bool) *lstmSeq[T] {
+	return &lstmSeq[T]{S: S, B: B, In: in, H: H, perStepBias: perStepBias, name: name,
+		act: make([]T, S*B*4*H), c: make([]T, S*B*H), tc: make([]T, S*B*H), hprev: make([]T, S*B*H)}
+}
+
+func (q *lstmSeq[T]) biasRows() int {
+	if q.perStepBias {
+		return q.S
+	}
+	return 1
+}
+
+// gemm computes C = alpha·op(A)·op(B) + beta·C for row-major A (ar×ac),
+// B (br×bc) and C, with gonum's current BLAS (OpenBLAS under the openblas
+// tag).
+func gemm[T float32 | float64](tA, tB bool, alpha T, a []T, ar, ac int, b []T, br, bc int, beta T, c []T) {
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if tA {
+		ta = blas.Trans
+	}
+	if tB {
+		tb = blas.Trans
+	}
+	m, n := ar, bc
+	if tA {
+		m = ac
+	}
+	if tB {
+		n = br
+	}
+	switch a := any(a).(type) {
+	case []float32:
+		blas32.Gemm(ta, tb, float32(alpha),
+			blas32.General{Rows: ar, Cols: ac, Stride: ac, Data: a},
+			blas32.General{Rows: br, Cols: bc, Stride: bc, Data: any(b).([]float32)},
+			float32(beta), blas32.General{Rows: m, Cols: n, Stride: n, Data: any(c).([]float32)})
+	case []float64:
+		blas64.Gemm(ta, tb, float64(alpha),
+			blas64.General{Rows: ar, Cols: ac, Stride: ac, Data: a},
+			blas64.General{Rows: br, Cols: bc, Stride: bc, Data: any(b).([]float64)},
+			float64(beta), blas64.General{Rows: m, Cols: n, Stride: n, Data: any(c).([]float64)})
+	}
+}
+
+func sigmoid[T float32 | float64](x T) T { return T(1 / (1 + math.Exp(-float64(x)))) }
+func tanhT[T float32 | float64](x T) T   { return T(math.Tanh(float64(x))) }
+
+func dataOf[T float32 | float64](v G.Value) []T { return v.Data().([]T) }
+
+func newDense[T float32 | float64](data []T, shape ...int) *tensor.Dense {
+	return tensor.New(tensor.WithBacking(data), tensor.WithShape(shape...))
+}
+
+// forward runs the layer: inputs X [S·B, In], Wih [In, 4H], Whh [H, 4H],
+// bias [S or 1, 4H], h0 and c0 [B, H]; it returns the outputs [S·B, H].
+func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
+	S, B, H := q.S, q.B, q.H
+	H4 := 4 * H
+	gemm(false, false, 1, X, S*B, q.In, Wih, q.In, H4, 0, q.act)
+	out := make([]T, S*B*H)
+	h := append([]T(nil), h0...)
+	c := append([]T(nil), c0...)
+	for s := range S {
+		copy(q.hprev[s*B*H:(s+1)*B*H], h)
+		g := q.act[s*B*H4 : (s+1)*B*H4]
+		gemm(false, false, 1, h, B, H, Whh, H, H4, 1, g)
+		brow := bias[:H4]
+		if q.perStepBias {
+			brow = bias[s*H4 : (s+1)*H4]
+		}
+		for b := range B {
+			gb := g[b*H4 : (b+1)*H4]
+			r := (s*B + b) * H
+			for u := range H {
+				i := sigmoid(gb[u] + brow[u])
+				f := sigmoid(gb[H+u] + brow[H+u])
+				gg := tanhT(gb[2*H+u] + brow[2*H+u])
+				o := sigmoid(gb[3*H+u] + brow[3*H+u])
+				gb[u], gb[H+u], gb[2*H+u], gb[3*H+u] = i, f, gg, o
+				cn := f*c[b*H+u] + i*gg
+				tc := tanhT(cn)
+				c[b*H+u] = cn
+				h[b*H+u] = o * tc
+				q.c[r+u], q.tc[r+u] = cn, tc
+				out[r+u] = o * tc
+			}
+		}
+	}
+	return out
+}
+
+// backward returns dX [S·B, In] for the output gradient dOut [S·B, H] and
+// stores the other gradients in q.
+func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dOut []T) []T {
+	S, B, H, In := q.S, q.B, q.H, q.In
+	H4 := 4 * H
+	dG := make([]T, S*B*H4)
+	dh := make([]T, B*H)  // dL/dh entering the step from later steps
+	dcn := make([]T, B*H) // dL/dc from later steps
+	for s := S - 1; s >= 0; s-- {
+		for b := range B {
+			r := (s*B + b) * H
+			a := q.act[(s*B+b)*H4 : (s*B+b+1)*H4]
+			dg := dG[(s*B+b)*H4 : (s*B+b+1)*H4]
+			for u := range H {
+				i, f, gg, o := a[u], a[H+u], a[2*H+u], a[3*H+u]
+				tc := q.tc[r+u]
+				var cp T
+				if s > 0 {
+					cp = q.c[r-B*H+u]
+				} else {
+					cp = c0[b*H+u]
+				}
+				dht := dOut[r+u] + dh[b*H+u]
+				dc := dht*o*(1-tc*tc) + dcn[b*H+u]
+				dg[u] = dc * gg * i * (1 - i)
+				dg[H+u] = dc * cp * f * (1 - f)
+				dg[2*H+u] = dc * i * (1 - gg*gg)
+				dg[3*H+u] = dht * tc * o * (1 - o)
+				dcn[b*H+u] = dc * f
+			}
+		}
+		// dh for step s−1: dG_s·Whhᵀ.
+		gemm(false, true, 1, dG[s*B*H4:(s+1)*B*H4], B, H4, Whh, H, H4, 0, dh)
+	}
+	q.dh0, q.dc0 = dh, dcn
+	dX := make([]T, S*B*In)
+	gemm(false, true, 1, dG, S*B, H4, Wih, In, H4, 0, dX)
+	q.dWih = make([]T, In*H4)
+	gemm(true, false, 1, X, S*B, In, dG, S*B, H4, 0, q.dWih)
+	q.dWhh = make([]T, H*H4)
+	gemm(true, false, 1, q.hprev, S*B, H, dG, S*B, H4, 0, q.dWhh)
+	q.dBias = make([]T, q.biasRows()*H4)
+	for s := range S {
+		dst := q.dBias[:H4]
+		if q.perStepBias {
+			dst = q.dBias[s*H4 : (s+1)*H4]
+		}
+		for b := range B {
+			for j, v := range dG[(s*B+b)*H4 : (s*B+b+1)*H4] {
+				dst[j] += v
+			}
+		}
+	}
+	return dX
+}
+
+// lstmFwdOp: (X, Wih, Whh, bias, h0, c0) → outputs [S·B, H].
+type lstmFwdOp[T float32 | float64] struct{ q *lstmSeq[T] }
+
+func (op lstmFwdOp[T]) Arity() int { return 6 }
+func (op lstmFwdOp[T]) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a, a, a, a, a, a)
+}
+func (op lstmFwdOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.q.S * op.q.B, op.q.H}, nil
+}
+func (op lstmFwdOp[T]) Do(v ...G.Value) (G.Value, error) {
+	if len(v) != 6 {
+		return nil, fmt.Errorf("train: LSTM layer %s: %d inputs, want 6", op.q.name, len(v))
+	}
+	out := op.q.forward(dataOf[T](v[0]), dataOf[T](v[1]), dataOf[T](v[2]), dataOf[T](v[3]), dataOf[T](v[4]), dataOf[T](v[5]))
+	return newDense(out, op.q.S*op.q.B, op.q.H), nil
+}
+func (op lstmFwdOp[T]) ReturnsPtr() bool      { return false }
+func (op lstmFwdOp[T]) CallsExtern() bool     { return false }
+func (op lstmFwdOp[T]) OverwritesInput() int  { return -1 }
+func (op lstmFwdOp[T]) WriteHash(h hash.Hash) { fmt.Fprintf(h, "lstm.fwd(%s)", op.q.name) }
+func (op lstmFwdOp[T]) Hashcode() uint32      { return hashOf(op) }
+func (op lstmFwdOp[T]) String() string        { return "LSTM(" + op.q.name + ")" }
+func (op lstmFwdOp[T]) DiffWRT(int) []bool    { return []bool{true, true, true, true, true, true} }
+
+// SymDiff returns the gradients of the six inputs: a backward node that
+// computes all of them (returning dX) and five nodes that read the others.
+func (op lstmFwdOp[T]) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	bw, err := G.ApplyOp(lstmBwdOp[T](op), in[0], in[1], in[2], in[5], grad)
+	if err != nil {
+		return nil, err
+	}
+	res := G.Nodes{bw}
+	for which := 1; which <= 5; which++ {
+		n, err := G.ApplyOp(lstmPickOp[T]{q: op.q, which: which}, bw)
+		if err != nil {
+			return nil, err
+		}
+		res = append(res, n)
+	}
+	return res, nil
+}
+
+// lstmBwdOp: (X, Wih, Whh, c0, dOut) → dX [S·B, In]; stores the other
+// gradients for lstmPickOp.
+type lstmBwdOp[T float32 | float64] struct{ q *lstmSeq[T] }
+
+func (op lstmBwdOp[T]) Arity() int { return 5 }
+func (op lstmBwdOp[T]) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a, a, a, a, a)
+}
+func (op lstmBwdOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.q.S * op.q.B, op.q.In}, nil
+}
+func (op lstmBwdOp[T]) Do(v ...G.Value) (G.Value, error) {
+	if len(v) != 5 {
+		return nil, fmt.Errorf("train: LSTM layer %s backward: %d inputs, want 5", op.q.name, len(v))
+	}
+	dX := op.q.backward(dataOf[T](v[0]), dataOf[T](v[1]), dataOf[T](v[2]), dataOf[T](v[3]), dataOf[T](v[4]))
+	return newDense(dX, op.q.S*op.q.B, op.q.In), nil
+}
+func (op lstmBwdOp[T]) ReturnsPtr() bool      { return false }
+func (op lstmBwdOp[T]) CallsExtern() bool     { return false }
+func (op lstmBwdOp[T]) OverwritesInput() int  { return -1 }
+func (op lstmBwdOp[T]) WriteHash(h hash.Hash) { fmt.Fprintf(h, "lstm.bwd(%s)", op.q.name) }
+func (op lstmBwdOp[T]) Hashcode() uint32      { return hashOf(op) }
+func (op lstmBwdOp[T]) String() string        { return "LSTMGrad(" + op.q.name + ")" }
+
+// lstmPickOp returns one of the gradients stored by the backward op whose
+// node is its input (which also orders it after that op): 1 dWih, 2 dWhh,
+// 3 dBias, 4 dh0, 5 dc0.
+type lstmPickOp[T float32 | float64] struct {
+	q     *lstmSeq[T]
+	which int
+}
+
+func (op lstmPickOp[T]) Arity() int { return 1 }
+func (op lstmPickOp[T]) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a)
+}
+func (op lstmPickOp[T]) shape() tensor.Shape {
+	q := op.q
+	switch op.which {
+	case 1:
+		return tensor.Shape{q.In, 4 * q.H}
+	case 2:
+		return tensor.Shape{q.H, 4 * q.H}
+	case 3:
+		return tensor.Shape{q.biasRows(), 4 * q.H}
+	}
+	return tensor.Shape{q.B, q.H}
+}
+func (op lstmPickOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) { return op.shape(), nil }
+func (op lstmPickOp[T]) Do(...G.Value) (G.Value, error) {
+	var src []T
+	switch op.which {
+	case 1:
+		src = op.q.dWih
+	case 2:
+		src = op.q.dWhh
+	case 3:
+		src = op.q.dBias
+	case 4:
+		src = op.q.dh0
+	default:
+		src = op.q.dc0
+	}
+	// A copy: gorgonia may write into values it is handed (gradient sums).
+	return newDense(append([]T(nil), src...), op.shape()...), nil
+}
+func (op lstmPickOp[T]) ReturnsPtr() bool     { return false }
+func (op lstmPickOp[T]) CallsExtern() bool    { return false }
+func (op lstmPickOp[T]) OverwritesInput() int { return -1 }
+func (op lstmPickOp[T]) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "lstm.pick%d(%s)", op.which, op.q.name)
+}
+func (op lstmPickOp[T]) Hashcode() uint32 { return hashOf(op) }
+func (op lstmPickOp[T]) String() string {
+	return fmt.Sprintf("LSTMGrad%d(%s)", op.which, op.q.name)
+}
+
+func hashOf(op interface{ WriteHash(hash.Hash) }) uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+// lstmLayer adds one LSTM layer over S steps as a single op to the graph.
+func (b *builder) lstmLayer(name string, S, B, in, H int, X, wih, whh, bias, h0, c0 *G.Node) *G.Node {
+	perStep := bias != nil && bias.Shape()[0] == S && S != 1
+	var op G.Op
+	if b.dt == tensor.Float32 {
+		op = lstmFwdOp[float32]{newLSTMSeq[float32](name, S, B, in, H, perStep)}
+	} else {
+		op = lstmFwdOp[float64]{newLSTMSeq[float64](name, S, B, in, H, perStep)}
+	}
+	return b.do("lstm layer", func() (*G.Node, error) { return G.ApplyOp(op, X, wih, whh, bias, h0, c0) })
+}

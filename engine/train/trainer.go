@@ -1,0 +1,585 @@
+package train
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/nfbo/nfbo/model"
+	"gorgonia.org/tensor"
+)
+
+// Defaults of Options, from the reference (nfbo_reference.md c and h).
+const (
+	// DefaultBatch is the pretraining batch size.
+	DefaultBatch = 128
+	// DefaultFineTuneBatch is the batch size of the BO loop's fine-tuning.
+	DefaultFineTuneBatch = 32
+)
+
+// valSeed seeds the noise of validation passes, so that successive
+// validations of one run see the same dequantisation noise and are
+// comparable, and so that validation never touches the training stream.
+const valSeed = 0x5eed_f10e
+
+// ErrNonFinite reports a loss or gradient that is NaN or ±Inf; the step
+// that produced it was not applied.
+var ErrNonFinite = errors.New("train: non-finite loss or gradient")
+
+// Options configure a Trainer. The zero value gives the reference's
+// settings.
+type Options struct {
+	// Batch is the number of sequences per pretraining step (default 128).
+	Batch int
+	// FineTuneBatch is the number of sequences per fine-tuning step
+	// (default 32).
+	FineTuneBatch int
+	// EvalBatch is the number of sequences per evaluation pass (default Batch).
+	EvalBatch int
+	// LearnRate is Adam's learning rate (default 1e-3).
+	LearnRate float64
+	// ClipNorm is the global gradient-norm bound (default 1; negative: off).
+	ClipNorm float64
+	// UnrolledLSTM builds each LSTM layer from per-step gorgonia nodes
+	// (fused gates, sliced) instead of the default single op per layer over
+	// all steps (lstmop.go). Both give the same loss and gradients; the
+	// unrolled form compiles ~20× slower and holds per-step weight-gradient
+	// copies (BENCHMARKS.md).
+	UnrolledLSTM bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.Batch <= 0 {
+		o.Batch = DefaultBatch
+	}
+	if o.FineTuneBatch <= 0 {
+		o.FineTuneBatch = DefaultFineTuneBatch
+	}
+	if o.EvalBatch <= 0 {
+		o.EvalBatch = o.Batch
+	}
+	if o.LearnRate <= 0 {
+		o.LearnRate = DefaultLearnRate
+	}
+	if o.ClipNorm == 0 {
+		o.ClipNorm = DefaultClipNorm
+	}
+	return o
+}
+
+// Trainer trains a SeqFlow's parameters in place with gorgonia (float32,
+// CPU). It caches one compiled training graph per batch size (and one
+// forward-only graph for evaluation), whose weight tensors share memory with
+// the model.Params it was created with, so the parameters are always
+// current. A Trainer is not safe for concurrent use.
+type Trainer struct {
+	p    *model.Params
+	opts Options
+	adam *Adam
+	src  *rand.PCG
+	rng  *rand.Rand
+
+	tensors []*model.Tensor
+	index   map[*model.Tensor]int
+	grads   [][]float32
+
+	trainG map[int]*flowGraph
+	evalG  map[int]*flowGraph
+
+	// Position in the pretraining data: epoch e visits the training set in
+	// the order rand.New(rand.NewPCG(shuffleSeed, e)).Perm(n).
+	step        int64
+	epoch       int64
+	cursor      int64
+	shuffleSeed uint64
+}
+
+// NewTrainer returns a trainer of p (trained in place) whose noise, negative
+// tokens, dropout masks and data order come from src. src is owned by the
+// trainer from then on; its state is part of MarshalState.
+func NewTrainer(p *model.Params, src *rand.PCG, opts Options) (*Trainer, error) {
+	if err := p.Config.Validate(); err != nil {
+		return nil, err
+	}
+	if p.Config.T < 2 {
+		return nil, fmt.Errorf("train: seq_len %d must be at least 2", p.Config.T)
+	}
+	opts = opts.withDefaults()
+	tr := &Trainer{p: p, opts: opts, src: src, rng: rand.New(src),
+		tensors: p.Tensors(), index: map[*model.Tensor]int{},
+		trainG: map[int]*flowGraph{}, evalG: map[int]*flowGraph{}}
+	for i, t := range tr.tensors {
+		tr.index[t] = i
+		tr.grads = append(tr.grads, make([]float32, t.Len()))
+	}
+	tr.adam = NewAdam(tr.tensors)
+	tr.adam.LR = opts.LearnRate
+	tr.adam.ClipNorm = opts.ClipNorm
+	tr.shuffleSeed = tr.rng.Uint64()
+	return tr, nil
+}
+
+// Params returns the parameters being trained (shared, not a copy).
+func (tr *Trainer) Params() *model.Params { return tr.p }
+
+// Adam returns the optimiser, e.g. to inspect its step count.
+func (tr *Trainer) Adam() *Adam { return tr.adam }
+
+// Steps returns the number of optimiser steps taken by Pretrain and Step.
+func (tr *Trainer) Steps() int64 { return tr.step }
+
+func (tr *Trainer) graph(B int, kind graphKind) (*flowGraph, error) {
+	cache := tr.trainG
+	if kind == kindEval {
+		cache = tr.evalG
+	}
+	if g, ok := cache[B]; ok {
+		return g, nil
+	}
+	g, err := buildGraphOpts(tr.p, B, tensor.Float32, kind, graphOpts{lstmOp: !tr.opts.UnrolledLSTM})
+	if err != nil {
+		return nil, err
+	}
+	cache[B] = g
+	return g, nil
+}
+
+// Prepare compiles the training graph for batches of B sequences and the
+// evaluation graph for Options.EvalBatch ahead of time, so that the first
+// step's timing is the step's. Compilation cannot be interrupted and takes
+// seconds for the small preset and about 1.5 minutes for the paper preset
+// (BENCHMARKS.md); ctx is checked before each graph.
+func (tr *Trainer) Prepare(ctx context.Context, B int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := tr.graph(B, kindTrain); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	_, err := tr.graph(tr.opts.EvalBatch, kindEval)
+	return err
+}
+
+// StepStats describe one optimiser step.
+type StepStats struct {
+	// Loss is the batch's training loss (mean over sequences of the sum over
+	// positions of nll + λ·sim).
+	Loss float64
+	// NLL is the mean negative log density per token (nats).
+	NLL float64
+	// Sim is the mean similarity loss per token.
+	Sim float64
+	// GradNorm is the global gradient norm before clipping.
+	GradNorm float64
+	// Rejected counts positions whose noise still changed the nearest token
+	// after 100 draws.
+	Rejected int
+	// Seqs is the number of sequences in the batch.
+	Seqs int
+}
+
+// trainStep runs one optimiser step on seqs (1 ≤ len(seqs) ≤ B, already
+// checked) with the training graph for batch size B.
+func (tr *Trainer) trainStep(seqs [][]int, B int) (StepStats, error) {
+	g, err := tr.graph(B, kindTrain)
+	if err != nil {
+		return StepStats{}, err
+	}
+	in := prepareBatch(tr.p, seqs, B, tr.p.Config.Noise, tr.rng)
+	if err := g.run(in, tr.p.Config.Dropout, tr.rng); err != nil {
+		return StepStats{}, err
+	}
+	st := tr.stats(g, in)
+	for _, s := range g.slots {
+		dst := tr.grads[tr.index[s.t]][s.off : s.off+s.size()]
+		copy(dst, s.grad.Value().Data().([]float32))
+	}
+	norm := GradNorm(tr.grads)
+	if math.IsNaN(st.Loss) || math.IsInf(st.Loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return st, fmt.Errorf("%w: loss %g, gradient norm %g", ErrNonFinite, st.Loss, norm)
+	}
+	st.GradNorm = tr.adam.Step(tr.tensors, tr.grads)
+	return st, nil
+}
+
+func (tr *Trainer) stats(g *flowGraph, in *batchInputs) StepStats {
+	nll, sim := g.rowValues(0), g.rowValues(1)
+	st := StepStats{Loss: g.lossValue(), Rejected: in.rejected, Seqs: in.real}
+	var n float64
+	for r, w := range in.wt {
+		if w != 0 {
+			st.NLL += nll[r]
+			st.Sim += sim[r]
+			n++
+		}
+	}
+	st.NLL /= n
+	st.Sim /= n
+	return st
+}
+
+// Step takes one optimiser step on seqs (at most Options.Batch sequences of
+// length T, padded internally) and returns its statistics.
+func (tr *Trainer) Step(ctx context.Context, seqs [][]int) (StepStats, error) {
+	if err := ctx.Err(); err != nil {
+		return StepStats{}, err
+	}
+	if len(seqs) == 0 || len(seqs) > tr.opts.Batch {
+		return StepStats{}, fmt.Errorf("train: step on %d sequences, want 1..%d", len(seqs), tr.opts.Batch)
+	}
+	if err := checkSeqs(tr.p.Config, seqs); err != nil {
+		return StepStats{}, err
+	}
+	st, err := tr.trainStep(seqs, tr.opts.Batch)
+	if err == nil {
+		tr.step++
+	}
+	return st, err
+}
+
+// EvalStats summarise a forward pass over a set of sequences.
+type EvalStats struct {
+	// NLL is the mean negative log density per token (nats) of the
+	// dequantised embeddings.
+	NLL float64
+	// Sim is the mean similarity loss per token.
+	Sim float64
+	// Seqs is the number of sequences evaluated.
+	Seqs int
+}
+
+// Evaluate returns the NLL and similarity loss per token of seqs on the
+// forward-only graph, dropout off, with dequantisation noise drawn from a
+// fixed seed (so repeated evaluations are comparable and the training
+// random stream is untouched).
+func (tr *Trainer) Evaluate(ctx context.Context, seqs [][]int) (EvalStats, error) {
+	if err := checkSeqs(tr.p.Config, seqs); err != nil {
+		return EvalStats{}, err
+	}
+	B := tr.opts.EvalBatch
+	g, err := tr.graph(B, kindEval)
+	if err != nil {
+		return EvalStats{}, err
+	}
+	rng := rand.New(rand.NewPCG(valSeed, 0))
+	var es EvalStats
+	for i := 0; i < len(seqs); i += B {
+		if err := ctx.Err(); err != nil {
+			return EvalStats{}, err
+		}
+		part := seqs[i:min(i+B, len(seqs))]
+		in := prepareBatch(tr.p, part, B, tr.p.Config.Noise, rng)
+		if err := g.run(in, 0, nil); err != nil {
+			return EvalStats{}, err
+		}
+		st := tr.stats(g, in)
+		es.NLL += st.NLL * float64(len(part))
+		es.Sim += st.Sim * float64(len(part))
+		es.Seqs += len(part)
+	}
+	if es.Seqs > 0 {
+		es.NLL /= float64(es.Seqs)
+		es.Sim /= float64(es.Seqs)
+	}
+	return es, nil
+}
+
+// LogDensity returns log p(v) of each sequence of seqs, v the normalised
+// embeddings without noise, summed over positions (nats), from the
+// forward-only float32 graph. It is the training graph's view of the
+// density, for comparison with model's pure-Go LogProb.
+func (tr *Trainer) LogDensity(ctx context.Context, seqs [][]int) ([]float64, error) {
+	if err := checkSeqs(tr.p.Config, seqs); err != nil {
+		return nil, err
+	}
+	B := tr.opts.EvalBatch
+	g, err := tr.graph(B, kindEval)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, 0, len(seqs))
+	for i := 0; i < len(seqs); i += B {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		part := seqs[i:min(i+B, len(seqs))]
+		in := prepareBatch(tr.p, part, B, 0, nil)
+		if err := g.run(in, 0, nil); err != nil {
+			return nil, err
+		}
+		nll := g.rowValues(0)
+		for b := range part {
+			var s float64
+			for t := range tr.p.Config.T {
+				s -= nll[t*B+b]
+			}
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// Progress is one report of Pretrain to its Recorder.
+type Progress struct {
+	// Step is the number of optimiser steps done; TotalSteps the target.
+	Step, TotalSteps int64
+	// Epoch is the current pass over the training set (from 0).
+	Epoch int64
+	// StepStats are the last step's statistics.
+	StepStats
+	// SeqPerSec is the training throughput since this Pretrain call began.
+	SeqPerSec float64
+	// Elapsed is the time since this Pretrain call began; Remaining the
+	// estimate for the steps left at the average step time so far.
+	Elapsed, Remaining time.Duration
+	// Val is the validation result when this step ran one, else nil.
+	Val *EvalStats
+	// Checkpoint is true when a checkpoint was written after this step.
+	Checkpoint bool
+}
+
+// A Recorder receives Pretrain's progress after every step. An error stops
+// training and is returned by Pretrain.
+type Recorder interface {
+	Record(Progress) error
+}
+
+// RecorderFunc adapts a function to Recorder.
+type RecorderFunc func(Progress) error
+
+// Record calls f.
+func (f RecorderFunc) Record(p Progress) error { return f(p) }
+
+// PretrainConfig says how long Pretrain runs and what it reports.
+type PretrainConfig struct {
+	// Steps is the total number of optimiser steps to reach, counting steps
+	// done before a resume.
+	Steps int64
+	// Val is the held-out set evaluated every ValEvery steps and at the end
+	// (nil: no validation).
+	Val [][]int
+	// ValEvery is the validation interval in steps (0: only at the end).
+	ValEvery int64
+	// CheckpointEvery is the checkpoint interval in steps (0: only at the
+	// end); Checkpoint is called then and after the last step.
+	CheckpointEvery int64
+	// Checkpoint persists the trainer (weights and MarshalState); nil: none.
+	Checkpoint func(ctx context.Context, tr *Trainer) error
+	// Recorder receives progress after every step (nil: none).
+	Recorder Recorder
+}
+
+// Pretrain trains on train (token sequences of length T) until
+// cfg.Steps optimiser steps are done, in batches of Options.Batch visited in
+// a fresh random order each epoch; the last batch of an epoch is partial.
+// It continues from the trainer's position, so a trainer restored with
+// UnmarshalState resumes exactly where the checkpointed one stopped. It
+// returns ctx's error if cancelled (the last checkpoint stays valid).
+func (tr *Trainer) Pretrain(ctx context.Context, train [][]int, cfg PretrainConfig) error {
+	if len(train) == 0 {
+		return errors.New("train: empty training set")
+	}
+	if err := checkSeqs(tr.p.Config, train); err != nil {
+		return fmt.Errorf("training set: %w", err)
+	}
+	if err := checkSeqs(tr.p.Config, cfg.Val); err != nil {
+		return fmt.Errorf("validation set: %w", err)
+	}
+	B := tr.opts.Batch
+	n := int64(len(train))
+	var perm []int
+	permEpoch := int64(-1)
+	start := time.Now()
+	startStep := tr.step
+	var seqsDone int64
+	batch := make([][]int, 0, B)
+	for tr.step < cfg.Steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if tr.cursor >= n {
+			tr.epoch++
+			tr.cursor = 0
+		}
+		if permEpoch != tr.epoch {
+			perm = rand.New(rand.NewPCG(tr.shuffleSeed, uint64(tr.epoch))).Perm(int(n))
+			permEpoch = tr.epoch
+		}
+		end := min(tr.cursor+int64(B), n)
+		batch = batch[:0]
+		for _, i := range perm[tr.cursor:end] {
+			batch = append(batch, train[i])
+		}
+		st, err := tr.trainStep(batch, B)
+		if err != nil {
+			return fmt.Errorf("train: step %d: %w", tr.step+1, err)
+		}
+		tr.step++
+		tr.cursor = end
+		seqsDone += int64(len(batch))
+
+		pr := Progress{Step: tr.step, TotalSteps: cfg.Steps, Epoch: tr.epoch, StepStats: st}
+		last := tr.step == cfg.Steps
+		if len(cfg.Val) > 0 && (last || (cfg.ValEvery > 0 && tr.step%cfg.ValEvery == 0)) {
+			es, err := tr.Evaluate(ctx, cfg.Val)
+			if err != nil {
+				return fmt.Errorf("train: validation at step %d: %w", tr.step, err)
+			}
+			pr.Val = &es
+		}
+		if cfg.Checkpoint != nil && (last || (cfg.CheckpointEvery > 0 && tr.step%cfg.CheckpointEvery == 0)) {
+			if err := cfg.Checkpoint(ctx, tr); err != nil {
+				return fmt.Errorf("train: checkpoint at step %d: %w", tr.step, err)
+			}
+			pr.Checkpoint = true
+		}
+		pr.Elapsed = time.Since(start)
+		pr.SeqPerSec = float64(seqsDone) / pr.Elapsed.Seconds()
+		per := pr.Elapsed / time.Duration(tr.step-startStep)
+		pr.Remaining = per * time.Duration(cfg.Steps-tr.step)
+		if cfg.Recorder != nil {
+			if err := cfg.Recorder.Record(pr); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// FineTune trains p for one epoch over seqs in a random order, in batches of
+// Options.FineTuneBatch with dropout on, continuing the trainer's Adam state
+// (the reference creates its optimiser once per BO run). This is the BO
+// loop's flow update (nfbo_reference.md c.2). p must have the trainer's
+// config; when it is not the trainer's own Params its weights are copied in
+// before and out after. It does not move the pretraining data position. The
+// result averages Loss, NLL and Sim over the epoch's sequences, sums
+// Rejected and Seqs, and gives the last step's GradNorm.
+func (tr *Trainer) FineTune(ctx context.Context, p *model.Params, seqs [][]int) (StepStats, error) {
+	if p.Config != tr.p.Config {
+		return StepStats{}, fmt.Errorf("train: fine-tune params config %+v differs from the trainer's %+v", p.Config, tr.p.Config)
+	}
+	if err := checkSeqs(tr.p.Config, seqs); err != nil {
+		return StepStats{}, fmt.Errorf("fine-tune set: %w", err)
+	}
+	if p != tr.p {
+		copyParams(tr.p, p)
+		defer copyParams(p, tr.p)
+	}
+	B := tr.opts.FineTuneBatch
+	perm := tr.rng.Perm(len(seqs))
+	var total StepStats
+	batch := make([][]int, 0, B)
+	for i := 0; i < len(perm); i += B {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		batch = batch[:0]
+		for _, j := range perm[i:min(i+B, len(perm))] {
+			batch = append(batch, seqs[j])
+		}
+		st, err := tr.trainStep(batch, B)
+		if err != nil {
+			return total, fmt.Errorf("train: fine-tune batch %d: %w", i/B+1, err)
+		}
+		w := float64(len(batch))
+		total.Loss += st.Loss * w
+		total.NLL += st.NLL * w
+		total.Sim += st.Sim * w
+		total.GradNorm = st.GradNorm
+		total.Rejected += st.Rejected
+		total.Seqs += len(batch)
+	}
+	if total.Seqs > 0 {
+		n := float64(total.Seqs)
+		total.Loss /= n
+		total.NLL /= n
+		total.Sim /= n
+	}
+	return total, nil
+}
+
+func copyParams(dst, src *model.Params) {
+	d, s := dst.Tensors(), src.Tensors()
+	for i := range d {
+		copy(d[i].Data, s[i].Data)
+	}
+}
+
+// stateMagic starts an encoded trainer state.
+const stateMagic = "NFBOTRAIN1"
+
+// MarshalState encodes everything a resumed run needs besides the weights:
+// step count, data position (epoch, cursor, shuffle seed), the random
+// source's state and the Adam state. Layout, little-endian: magic, step,
+// epoch, cursor (int64), shuffle seed (uint64), then the PCG state and the
+// Adam state (see Adam.MarshalBinary), each preceded by its length (uint32).
+// It is the optimiser-state section of a model checkpoint.
+func (tr *Trainer) MarshalState() ([]byte, error) {
+	rs, err := tr.src.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("train: random state: %w", err)
+	}
+	as, err := tr.adam.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.WriteString(stateMagic)
+	w := func(v any) { binary.Write(&buf, binary.LittleEndian, v) }
+	w([]int64{tr.step, tr.epoch, tr.cursor})
+	w(tr.shuffleSeed)
+	w(uint32(len(rs)))
+	buf.Write(rs)
+	w(uint32(len(as)))
+	buf.Write(as)
+	return buf.Bytes(), nil
+}
+
+// UnmarshalState restores a state written by MarshalState into a trainer
+// of the same configuration (the weights are restored separately, into the
+// trainer's Params).
+func (tr *Trainer) UnmarshalState(data []byte) error {
+	if !bytes.HasPrefix(data, []byte(stateMagic)) {
+		return errors.New("train: trainer state: bad magic")
+	}
+	r := bytes.NewReader(data[len(stateMagic):])
+	rd := func(v any) error { return binary.Read(r, binary.LittleEndian, v) }
+	var pos [3]int64
+	var seed uint64
+	var nr uint32
+	if err := errors.Join(rd(&pos), rd(&seed), rd(&nr)); err != nil {
+		return fmt.Errorf("train: trainer state header: %w", err)
+	}
+	rs := make([]byte, nr)
+	if _, err := r.Read(rs); err != nil && nr > 0 {
+		return fmt.Errorf("train: trainer state random source: %w", err)
+	}
+	var na uint32
+	if err := rd(&na); err != nil {
+		return fmt.Errorf("train: trainer state: %w", err)
+	}
+	as := make([]byte, na)
+	if n, _ := r.Read(as); n != int(na) {
+		return fmt.Errorf("train: trainer state: Adam section has %d of %d bytes", n, na)
+	}
+	var src rand.PCG
+	if err := src.UnmarshalBinary(rs); err != nil {
+		return fmt.Errorf("train: trainer state random source: %w", err)
+	}
+	adam := NewAdam(tr.tensors)
+	if err := adam.UnmarshalBinary(as); err != nil {
+		return err
+	}
+	*tr.src = src
+	tr.adam = adam
+	tr.step, tr.epoch, tr.cursor, tr.shuffleSeed = pos[0], pos[1], pos[2], seed
+	return nil
+}

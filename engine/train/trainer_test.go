@@ -1,0 +1,192 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/nfbo/nfbo/model"
+)
+
+// Adam's first step moves every coordinate by lr·g/(|g| + eps) (the bias
+// corrections cancel), and clipping scales the whole gradient.
+func TestAdamFirstStepAndClip(t *testing.T) {
+	p := &model.Tensor{Name: "x", Shape: []int{3}, Data: []float32{1, 2, 3}}
+	a := NewAdam([]*model.Tensor{p})
+	g := [][]float32{{3, -4, 0}} // norm 5 > 1: clipped to norm ≈ 1
+	norm := a.Step([]*model.Tensor{p}, g)
+	if norm != 5 {
+		t.Fatalf("norm %g, want 5", norm)
+	}
+	want := []float64{1 - 1e-3, 2 + 1e-3, 3}
+	for i, w := range want {
+		if math.Abs(float64(p.Data[i])-w) > 1e-6 {
+			t.Errorf("param %d = %.8f, want %.8f", i, p.Data[i], w)
+		}
+	}
+	b, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2 := NewAdam([]*model.Tensor{p})
+	if err := a2.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if a2.Steps() != 1 || a2.m[0][1] != a.m[0][1] || a2.v[0][0] != a.v[0][0] {
+		t.Errorf("state did not round-trip: %+v vs %+v", a2, a)
+	}
+	bad := NewAdam([]*model.Tensor{{Name: "y", Shape: []int{2}, Data: make([]float32, 2)}})
+	if err := bad.UnmarshalBinary(b); err == nil {
+		t.Error("state of a 3-vector loaded into a 2-vector")
+	}
+}
+
+func smallTrainConfig() model.Config {
+	cfg := tinyConfig(model.NLSq)
+	cfg.T, cfg.MaxT, cfg.H, cfg.F, cfg.V = 6, 8, 8, 6, 9
+	return cfg
+}
+
+// Training 2N steps straight gives bit-identical weights to N steps, a
+// checkpoint file (model.SaveCheckpoint with the trainer state), a fresh
+// trainer restored from it and N more steps. N is chosen to stop mid-epoch, with a partial last batch.
+func TestResumeIsExact(t *testing.T) {
+	for _, unrolled := range []bool{false, true} {
+		t.Run(fmt.Sprintf("unrolled=%v", unrolled), func(t *testing.T) { testResume(t, unrolled) })
+	}
+}
+
+func testResume(t *testing.T, unrolled bool) {
+	cfg := smallTrainConfig()
+	data := randomSeqs(cfg, 7, rand.New(rand.NewPCG(4, 4)))
+	val := randomSeqs(cfg, 2, rand.New(rand.NewPCG(5, 4)))
+	init := tinyParams(t, cfg, 21)
+	opts := Options{Batch: 3, EvalBatch: 2, UnrolledLSTM: unrolled}
+	const N = 4 // batches of 3, 3, 1, then 3 of the next epoch
+	ctx := context.Background()
+
+	straight := init.Clone()
+	trA, err := NewTrainer(straight, rand.NewPCG(1, 2), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var losses []float64
+	rec := RecorderFunc(func(p Progress) error { losses = append(losses, p.Loss); return nil })
+	if err := trA.Pretrain(ctx, data, PretrainConfig{Steps: 2 * N, Val: val, ValEvery: 3, Recorder: rec}); err != nil {
+		t.Fatal(err)
+	}
+
+	first := init.Clone()
+	trB, err := NewTrainer(first, rand.NewPCG(1, 2), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), model.CheckpointName)
+	vocab := []string{"<start>", "<stop>", "a", "b", "c", "d", "e", "f", "g"}
+	save := func(_ context.Context, tr *Trainer) error {
+		ck, err := tr.Checkpoint(vocab, map[string][]byte{"cli": []byte("x")})
+		if err != nil {
+			return err
+		}
+		return model.SaveCheckpoint(path, ck)
+	}
+	if err := trB.Pretrain(ctx, data, PretrainConfig{Steps: N, Val: val, ValEvery: 3, Checkpoint: save, CheckpointEvery: 2}); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := model.LoadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trC, err := Restore(ck, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckW := trC.Params()
+	if err := trC.Pretrain(ctx, data, PretrainConfig{Steps: 2 * N, Val: val, ValEvery: 3}); err != nil {
+		t.Fatal(err)
+	}
+	a, c := straight.Tensors(), ckW.Tensors()
+	for i := range a {
+		for j := range a[i].Data {
+			if math.Float32bits(a[i].Data[j]) != math.Float32bits(c[i].Data[j]) {
+				t.Fatalf("%s[%d]: straight %v, resumed %v", a[i].Name, j, a[i].Data[j], c[i].Data[j])
+			}
+		}
+	}
+	if trC.Steps() != 2*N || trC.Adam().Steps() != 2*N {
+		t.Errorf("resumed trainer at step %d (Adam %d), want %d", trC.Steps(), trC.Adam().Steps(), 2*N)
+	}
+	t.Logf("losses %v", losses)
+}
+
+// A few hundred steps on a tiny set lower the loss, and FineTune runs one
+// epoch on another Params value (copied in and out).
+func TestTrainingLowersLossAndFineTune(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains 150 steps")
+	}
+	cfg := smallTrainConfig()
+	data := randomSeqs(cfg, 4, rand.New(rand.NewPCG(8, 8)))
+	p := tinyParams(t, cfg, 5)
+	tr, err := NewTrainer(p, rand.NewPCG(3, 3), Options{Batch: 4, FineTuneBatch: 3, LearnRate: 1e-2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	before, err := tr.Evaluate(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Pretrain(ctx, data, PretrainConfig{Steps: 150}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := tr.Evaluate(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("NLL/token %.4f → %.4f, sim %.4f → %.4f", before.NLL, after.NLL, before.Sim, after.Sim)
+	if !(after.NLL < before.NLL-0.5) {
+		t.Errorf("NLL per token %.4f → %.4f after 150 steps", before.NLL, after.NLL)
+	}
+
+	other := tr.Params().Clone()
+	snapshot := tr.Params().Clone()
+	st, err := tr.FineTune(ctx, other, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Seqs != len(data) {
+		t.Errorf("fine-tune saw %d sequences, want %d", st.Seqs, len(data))
+	}
+	if other.Embed.Data[0] == snapshot.Embed.Data[0] {
+		t.Error("fine-tune did not update the given params")
+	}
+	if tr.Adam().Steps() != 150+2 {
+		t.Errorf("Adam at %d steps, want 152 (4 sequences in batches of 3)", tr.Adam().Steps())
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	cfg := smallTrainConfig()
+	tr, err := NewTrainer(tinyParams(t, cfg, 1), rand.NewPCG(1, 1), Options{Batch: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := tr.Step(ctx, [][]int{{1, 2, 3}}); err == nil {
+		t.Error("short sequence accepted")
+	}
+	if _, err := tr.Step(ctx, [][]int{{1, 2, 3, 4, 5, 99}}); err == nil {
+		t.Error("token 99 accepted")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	err = tr.Pretrain(cctx, randomSeqs(cfg, 3, rand.New(rand.NewPCG(1, 1))), PretrainConfig{Steps: 5})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled Pretrain returned %v", err)
+	}
+}
