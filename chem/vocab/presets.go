@@ -38,9 +38,27 @@ func LOLBO() (*Vocab, error) {
 	return Parse(bytes.NewReader(b), "lolbo_selfies_vocab.txt")
 }
 
-// Named returns the vocabulary called name: "guacamol", "zinc" or "lolbo".
+// Combined returns NFBOGuacaMol followed by the tokens of NFBOZinc it lacks
+// (ZINC's stereo tokens), so one model covers both corpora and every
+// GuacaMol id keeps its meaning. It is the shipped model's vocabulary.
+func Combined() (*Vocab, error) {
+	g, err := NFBOGuacaMol()
+	if err != nil {
+		return nil, err
+	}
+	z, err := NFBOZinc()
+	if err != nil {
+		return nil, err
+	}
+	return Union(g, z), nil
+}
+
+// Named returns the vocabulary called name: "guacamol", "zinc",
+// "guacamol+zinc" (Combined) or "lolbo".
 func Named(name string) (*Vocab, error) {
 	switch name {
+	case "guacamol+zinc":
+		return Combined()
 	case "guacamol":
 		return NFBOGuacaMol()
 	case "zinc":
@@ -48,7 +66,7 @@ func Named(name string) (*Vocab, error) {
 	case "lolbo":
 		return LOLBO()
 	}
-	return nil, fmt.Errorf("vocab: unknown vocabulary %q (want guacamol, zinc or lolbo)", name)
+	return nil, fmt.Errorf("vocab: unknown vocabulary %q (want guacamol, zinc, guacamol+zinc or lolbo)", name)
 }
 
 func nfbo(baseName, tailName string) (*Vocab, error) {

@@ -165,3 +165,23 @@ func readSelfiesColumn(t *testing.T, path string) []string {
 	}
 	return out
 }
+
+func TestCombinedCoversBothCorpora(t *testing.T) {
+	c, err := Combined()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := NFBOGuacaMol()
+	z, _ := NFBOZinc()
+	for i := 0; i < g.Len(); i++ {
+		if c.Token(i) != g.Token(i) {
+			t.Fatalf("id %d: combined %q, guacamol %q", i, c.Token(i), g.Token(i))
+		}
+	}
+	for _, tok := range z.Tokens() {
+		if !c.Contains(tok) {
+			t.Errorf("combined lacks ZINC token %s", tok)
+		}
+	}
+	t.Logf("combined vocabulary: %d tokens", c.Len())
+}

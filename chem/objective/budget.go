@@ -1,0 +1,390 @@
+package objective
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Status says how a molecule in a batch was answered by a Budget.
+type Status int
+
+const (
+	// NotScored: the molecule was not evaluated, because the budget ran
+	// out or the objective failed first. It has no score.
+	NotScored Status = iota
+	// Paid: the objective evaluated the molecule now, for one call of the
+	// budget, and the evaluation is in the log.
+	Paid
+	// Cached: the molecule (by canonical SMILES) was evaluated before, in
+	// this run, an earlier one or earlier in the same batch; the answer
+	// is free.
+	Cached
+	// Invalid: RDKit cannot parse the SMILES, so it has no canonical form.
+	// It scores 0 and costs nothing (PMO's rule).
+	Invalid
+)
+
+// String returns the status in words, e.g. "cached".
+func (s Status) String() string {
+	switch s {
+	case NotScored:
+		return "not scored"
+	case Paid:
+		return "paid"
+	case Cached:
+		return "cached"
+	case Invalid:
+		return "invalid"
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// Evaluation is a Budget's answer for one molecule.
+type Evaluation struct {
+	// SMILES is the input.
+	SMILES string
+	// Canonical is its RDKit canonical SMILES; empty when Invalid.
+	Canonical string
+	// Score is the objective value; 0 when Reason is set or not scored.
+	Score float64
+	// Reason says why Score is 0 (invalid SMILES, objective's reason).
+	Reason string
+	// Status says whether the molecule was paid for, cached, invalid or
+	// not scored.
+	Status Status
+	// Call is the 1-based index of the paid call that produced the score
+	// (for Paid and Cached); 0 otherwise.
+	Call int
+}
+
+// ErrBudgetExhausted is returned (wrapped) by Evaluate when the budget ran
+// out before every new molecule of the batch was evaluated; those
+// molecules have Status NotScored.
+var ErrBudgetExhausted = errors.New("objective: evaluation budget exhausted")
+
+// BudgetOptions configures OpenBudget. The zero value means no limit and
+// no task check.
+type BudgetOptions struct {
+	// Limit is the number of paid calls allowed, counting those already in
+	// the log. If 0, there is no limit.
+	Limit int
+	// Task names the objective. It is written in every record, and
+	// OpenBudget refuses a log whose records name another task.
+	Task string
+	// Warnf is told about a torn last line dropped from the log. If nil,
+	// warnings go to os.Stderr.
+	Warnf func(format string, args ...any)
+}
+
+// Budget is an Objective's evaluation budget with PMO's accounting: a
+// molecule is identified by its canonical SMILES; a molecule seen before
+// is answered from the cache for free; every paid evaluation is appended
+// to a JSON-lines log (see Record) and synced to disk before its score is
+// returned, so that no evaluation is ever lost or paid for twice.
+// Reopening the log with OpenBudget restores the cache and the call count
+// exactly. A Budget is safe for concurrent use; evaluations are serialised.
+type Budget struct {
+	obj   Objective
+	canon Canonicalizer
+	opts  BudgetOptions
+	path  string
+
+	mu    sync.Mutex
+	f     *os.File
+	recs  []Record
+	cache map[string]int // canonical SMILES -> index in recs
+	err   error          // sticky: set when the log could not be written
+}
+
+// OpenBudget opens the evaluation log at path, creating it if needed, and
+// replays it: every complete record becomes a cache entry and a paid call.
+// A torn last line (a record cut short by a crash, without its newline) is
+// truncated away with a warning; any other damage is a *LogError. obj
+// scores new molecules and canon canonicalises them (an RDKit pool is
+// both).
+func OpenBudget(path string, obj Objective, canon Canonicalizer, opts BudgetOptions) (*Budget, error) {
+	if obj == nil || canon == nil {
+		return nil, errors.New("objective: OpenBudget needs an objective and a canonicalizer")
+	}
+	_, statErr := os.Stat(path)
+	created := errors.Is(statErr, os.ErrNotExist)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("objective: opening evaluation log: %w", err)
+	}
+	b := &Budget{obj: obj, canon: canon, opts: opts, path: path, f: f, cache: make(map[string]int)}
+	if err := b.replay(created); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *Budget) warnf(format string, args ...any) {
+	if b.opts.Warnf != nil {
+		b.opts.Warnf(format, args...)
+		return
+	}
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+}
+
+func (b *Budget) replay(created bool) error {
+	recs, end, torn, err := ReadLog(b.path)
+	if err != nil {
+		return err
+	}
+	if torn > 0 {
+		b.warnf("objective: evaluation log %s: dropping a torn last line (%d bytes after record %d, cut short by a crash)",
+			b.path, torn, len(recs))
+		if err := b.f.Truncate(end); err != nil {
+			return fmt.Errorf("objective: truncating the torn line of %s: %w", b.path, err)
+		}
+		if err := b.f.Sync(); err != nil {
+			return fmt.Errorf("objective: syncing %s: %w", b.path, err)
+		}
+	}
+	for i, r := range recs {
+		if b.opts.Task != "" && r.Task != "" && r.Task != b.opts.Task {
+			return &LogError{Path: b.path, Line: i + 1,
+				Err: fmt.Errorf("record is for task %q, not %q", r.Task, b.opts.Task)}
+		}
+		if _, dup := b.cache[r.Canonical]; dup {
+			return &LogError{Path: b.path, Line: i + 1, Err: fmt.Errorf("molecule %s paid for twice", r.Canonical)}
+		}
+		b.cache[r.Canonical] = i
+	}
+	b.recs = recs
+	if _, err := b.f.Seek(end, 0); err != nil {
+		return fmt.Errorf("objective: seeking in %s: %w", b.path, err)
+	}
+	if created {
+		// The new file's directory entry must survive a crash too.
+		if d, err := os.Open(filepath.Dir(b.path)); err == nil {
+			_ = d.Sync()
+			d.Close()
+		}
+	}
+	return nil
+}
+
+// Calls returns the number of paid calls so far, those replayed from the
+// log included.
+func (b *Budget) Calls() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.recs)
+}
+
+// Remaining returns the number of paid calls left, or -1 with no limit.
+func (b *Budget) Remaining() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.opts.Limit <= 0 {
+		return -1
+	}
+	return max(b.opts.Limit-len(b.recs), 0)
+}
+
+// Records returns a copy of the log's records in call order.
+func (b *Budget) Records() []Record {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]Record(nil), b.recs...)
+}
+
+// Lookup returns the record of a canonical SMILES, if it was paid for.
+func (b *Budget) Lookup(canonical string) (Record, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i, ok := b.cache[canonical]
+	if !ok {
+		return Record{}, false
+	}
+	return b.recs[i], true
+}
+
+// Evaluate answers a batch. Each molecule is canonicalised; an invalid one
+// scores 0 for free, one seen before is answered from the cache for free,
+// and the new ones are scored by the objective, in order, while the budget
+// lasts. Each paid evaluation is written to the log and synced before
+// Evaluate returns. The result has one Evaluation per input, in order.
+//
+// When the budget runs out the remaining new molecules are NotScored and
+// the error wraps ErrBudgetExhausted. When the objective fails, the
+// molecules it did score are still paid, logged and returned, the others
+// are NotScored, and the error is the objective's. A failure to write the
+// log is permanent: every later call returns it.
+func (b *Budget) Evaluate(ctx context.Context, smiles []string) ([]Evaluation, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err != nil {
+		return nil, b.err
+	}
+	canon, err := b.canon.Canonicalize(ctx, smiles, true)
+	if err != nil {
+		return nil, fmt.Errorf("objective: budget: %w", err)
+	}
+	if len(canon) != len(smiles) {
+		return nil, fmt.Errorf("objective: budget: canonicaliser returned %d results for %d molecules", len(canon), len(smiles))
+	}
+	out := make([]Evaluation, len(smiles))
+	var (
+		newIdx    []int              // inputs to score, in order
+		firstOf   = map[string]int{} // canonical -> first input index this batch
+		exhausted bool
+	)
+	for i, s := range smiles {
+		c := canon[i]
+		out[i] = Evaluation{SMILES: s, Canonical: c.SMILES}
+		switch {
+		case c.SMILES == "":
+			out[i].Status = Invalid
+			out[i].Reason = c.Reason
+		case b.hit(c.SMILES, &out[i]):
+		default:
+			if _, seen := firstOf[c.SMILES]; seen {
+				continue // filled from the first occurrence below
+			}
+			if b.opts.Limit > 0 && len(b.recs)+len(newIdx) >= b.opts.Limit {
+				exhausted = true
+				continue
+			}
+			firstOf[c.SMILES] = i
+			newIdx = append(newIdx, i)
+		}
+	}
+
+	var objErr error
+	if len(newIdx) > 0 {
+		batch := make([]string, len(newIdx))
+		for j, i := range newIdx {
+			batch[j] = smiles[i]
+		}
+		res, err := b.obj.Score(ctx, batch)
+		objErr = err
+		if err == nil && len(res) != len(batch) {
+			objErr = fmt.Errorf("objective returned %d results for %d molecules", len(res), len(batch))
+			res = nil
+		}
+		if err := b.pay(newIdx, res, out); err != nil {
+			return nil, err
+		}
+	}
+	// Later duplicates within the batch share the first occurrence's answer.
+	for i := range out {
+		if out[i].Status != NotScored || out[i].Canonical == "" {
+			continue
+		}
+		if j, ok := firstOf[out[i].Canonical]; ok && j != i && out[j].Status == Paid {
+			out[i].Score, out[i].Reason, out[i].Call = out[j].Score, out[j].Reason, out[j].Call
+			out[i].Status = Cached
+		}
+	}
+	switch {
+	case objErr != nil:
+		return out, fmt.Errorf("objective: budget: %w", objErr)
+	case exhausted:
+		return out, fmt.Errorf("%w after %d calls", ErrBudgetExhausted, len(b.recs))
+	}
+	return out, nil
+}
+
+// hit fills ev from the cache and reports whether the molecule was there.
+func (b *Budget) hit(canonical string, ev *Evaluation) bool {
+	j, ok := b.cache[canonical]
+	if !ok {
+		return false
+	}
+	r := b.recs[j]
+	ev.Score, ev.Reason, ev.Call, ev.Status = r.Score, r.Error, r.Call, Cached
+	return true
+}
+
+// pay appends the done results to the log, syncs it, and only then
+// updates the cache, the count and out.
+func (b *Budget) pay(idx []int, res []Result, out []Evaluation) error {
+	var buf bytes.Buffer
+	var recs []Record
+	now := time.Now().UTC()
+	for j, i := range idx {
+		if res == nil || !res[j].Done {
+			continue
+		}
+		r := Record{
+			Call:      len(b.recs) + len(recs) + 1,
+			SMILES:    out[i].SMILES,
+			Canonical: out[i].Canonical,
+			Score:     res[j].Score,
+			Error:     res[j].Reason,
+			Time:      now,
+			Task:      b.opts.Task,
+		}
+		if r.Error != "" {
+			r.Score = 0
+		}
+		line, err := json.Marshal(r)
+		if err != nil {
+			b.err = fmt.Errorf("objective: encoding record %d: %w", r.Call, err)
+			return b.err
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+		recs = append(recs, r)
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	if _, err := b.f.Write(buf.Bytes()); err != nil {
+		b.err = fmt.Errorf("objective: appending to evaluation log %s: %w", b.path, err)
+		return b.err
+	}
+	if err := b.f.Sync(); err != nil {
+		b.err = fmt.Errorf("objective: syncing evaluation log %s: %w", b.path, err)
+		return b.err
+	}
+	k := 0
+	for j, i := range idx {
+		if res == nil || !res[j].Done {
+			continue
+		}
+		r := recs[k]
+		k++
+		b.cache[r.Canonical] = len(b.recs)
+		b.recs = append(b.recs, r)
+		out[i].Score, out[i].Reason, out[i].Call, out[i].Status = r.Score, r.Error, r.Call, Paid
+	}
+	return nil
+}
+
+// Close closes the log. Every paid evaluation is already synced.
+func (b *Budget) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.f == nil {
+		return nil
+	}
+	err := b.f.Close()
+	b.f = nil
+	if b.err == nil {
+		b.err = errors.New("objective: budget is closed")
+	}
+	if err != nil {
+		return fmt.Errorf("objective: closing evaluation log: %w", err)
+	}
+	return nil
+}
+
+// Scores returns the scores of the paid calls in call order, the input of
+// the metrics package.
+func (b *Budget) Scores() []float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return RecordScores(b.recs)
+}

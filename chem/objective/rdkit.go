@@ -1,0 +1,156 @@
+package objective
+
+import (
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+)
+
+// workerSource is the RDKit worker, embedded so that the nfbo binary works
+// from any directory; workerScript writes it to a private cache file.
+//
+//go:embed rdkitworker/worker.py
+var workerSource []byte
+
+// DefaultPython is the interpreter that sees Debian's python3-rdkit. The
+// pyenv or venv python3 that may come first on PATH usually does not.
+const DefaultPython = "/usr/bin/python3"
+
+// DefaultMaxSMILESLen is the worker's default limit on SMILES length.
+// RDKit's parser slows roughly cubically on long chains (a 2,000-atom chain
+// takes about 11 s), so longer strings score 0 with a reason instead of
+// hanging a worker.
+const DefaultMaxSMILESLen = 1000
+
+// RDKitOptions configures NewRDKit.
+type RDKitOptions struct {
+	PoolOptions
+	// Python is the interpreter. If empty, the default is DefaultPython.
+	// It runs in isolated mode (-I): PYTHONPATH and the user's
+	// site-packages are ignored, so point Python at an interpreter whose
+	// own installation has RDKit (e.g. a conda environment's python).
+	Python string
+	// MaxSMILESLen is the longest SMILES the worker parses. If 0, the
+	// default is DefaultMaxSMILESLen; negative means no limit.
+	MaxSMILESLen int
+}
+
+// NewRDKit returns a pool of RDKit workers. The workers start on first use;
+// call Start to start them at once and learn whether RDKit is installed
+// (the error then wraps ErrRDKitMissing, whose message names the apt
+// command).
+func NewRDKit(opts RDKitOptions) (*Pool, error) {
+	python := opts.Python
+	if python == "" {
+		python = DefaultPython
+	}
+	if _, err := exec.LookPath(python); err != nil {
+		return nil, fmt.Errorf("%w (interpreter %s: %v)", ErrRDKitMissing, python, err)
+	}
+	script, err := workerScript()
+	if err != nil {
+		return nil, err
+	}
+	maxLen := opts.MaxSMILESLen
+	switch {
+	case maxLen == 0:
+		maxLen = DefaultMaxSMILESLen
+	case maxLen < 0:
+		maxLen = 0
+	}
+	po := opts.PoolOptions
+	// -I: isolated mode, so PYTHONPATH and the user's site-packages cannot
+	// shadow Debian's RDKit or numpy. -u: unbuffered stderr.
+	po.command = []string{python, "-I", "-u", script, "--max-smiles-len", strconv.Itoa(maxLen)}
+	po.handshake = true
+	return newPool(po), nil
+}
+
+// workerScript writes the embedded worker to the user's cache directory
+// (or the temporary directory) under a name derived from its content, so
+// that binaries of different versions never share a file, and returns its
+// path. The file is written to a temporary name and renamed, so a
+// concurrent nfbo never runs a half-written worker.
+func workerScript() (string, error) {
+	sum := sha256.Sum256(workerSource)
+	name := "nfbo-rdkit-worker-" + hex.EncodeToString(sum[:8]) + ".py"
+	dir, err := os.UserCacheDir()
+	if err == nil {
+		dir = filepath.Join(dir, "nfbo")
+		err = os.MkdirAll(dir, 0o700)
+	}
+	if err != nil {
+		dir = os.TempDir()
+	}
+	path := filepath.Join(dir, name)
+	if b, err := os.ReadFile(path); err == nil && string(b) == string(workerSource) {
+		return path, nil
+	}
+	f, err := os.CreateTemp(dir, name+".tmp*")
+	if err != nil {
+		return "", fmt.Errorf("objective: writing the RDKit worker: %w", err)
+	}
+	_, werr := f.Write(workerSource)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("objective: writing the RDKit worker: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("objective: writing the RDKit worker: %w", err)
+	}
+	return path, nil
+}
+
+// Version describes the worker's software.
+type Version struct {
+	Protocol int
+	RDKit    string
+	Numpy    string
+	Python   string
+}
+
+// Version asks one worker for its protocol, RDKit, numpy and Python versions.
+func (pl *Pool) Version(ctx context.Context) (Version, error) {
+	resp, err := pl.single(ctx, &request{Op: "hello"})
+	if err != nil {
+		return Version{}, fmt.Errorf("objective: version: %w", err)
+	}
+	return Version{Protocol: resp.Protocol, RDKit: resp.RDKit, Numpy: resp.Numpy, Python: resp.Python}, nil
+}
+
+// Tasks asks one worker for the tasks it implements.
+func (pl *Pool) Tasks(ctx context.Context) ([]TaskInfo, error) {
+	resp, err := pl.single(ctx, &request{Op: "tasks"})
+	if err != nil {
+		return nil, fmt.Errorf("objective: listing tasks: %w", err)
+	}
+	return resp.Tasks, nil
+}
+
+// single sends one request to one worker, retrying on a fresh worker.
+func (pl *Pool) single(ctx context.Context, req *request) (*response, error) {
+	var resp *response
+	fn := func(ctx context.Context, s *slot, lo, hi int) error {
+		r, err := pl.do(ctx, s, req, 0)
+		resp = r
+		return err
+	}
+	var lastErr error
+	poison := func(_ int, err error) { lastErr = err }
+	if _, err := pl.run(ctx, 1, fn, poison); err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		return nil, lastErr
+	}
+	return resp, nil
+}
