@@ -1,0 +1,187 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// randRaw draws five raw NLSq outputs with scale s; s = 8 reaches the
+// saturated corners (b, d up to e^±3.2, tanh(0.3·o2) at ±1).
+func randRaw(rng *rand.Rand, s float64) []float32 {
+	raw := make([]float32, NLSqParams)
+	for i := range raw {
+		raw[i] = float32(s * rng.NormFloat64())
+	}
+	return raw
+}
+
+// The float64 scalar pair must invert each other to near machine precision
+// over typical and extreme parameters, including the saturated c = ±c_max
+// corners where du/dw comes closest to 0.
+func TestNLSqInverse64RoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const tol = 1e-9 // absolute + relative, see below
+	worst := 0.0
+	for iter := 0; iter < 200000; iter++ {
+		scale := []float64{0.1, 1, 3, 8}[iter%4]
+		raw := randRaw(rng, scale)
+		if iter%7 == 0 {
+			raw[2] = float32(math.Copysign(40, rng.NormFloat64())) // tanh saturates
+		}
+		a, b, c, d, f := NLSqPseudo(raw)
+		w := []float64{rng.NormFloat64(), 10 * rng.NormFloat64(), 100 * rng.NormFloat64()}[iter%3]
+		u, ld := NLSqForward64(w, a, b, c, d, f)
+		got, ld2 := NLSqInverse64(u, a, b, c, d, f)
+		// The error a perfect solver makes is about eps·|u|/(du/dw).
+		scaleErr := (1 + math.Abs(u)) / math.Exp(ld)
+		err := math.Abs(got-w) / scaleErr
+		if err > worst {
+			worst = err
+		}
+		if !(err <= tol) || math.Abs(ld-ld2) > 1e-6*(1+math.Abs(ld)) {
+			t.Fatalf("iter %d raw %v (a=%g b=%g c=%g d=%g f=%g): w=%.17g u=%.17g inverse %.17g (err %.3g in units of |u|/u'), logdet %g vs %g",
+				iter, raw, a, b, c, d, f, w, u, got, err, ld, ld2)
+		}
+	}
+	t.Logf("worst |w'−w|·u'/(1+|u|) = %.3g", worst)
+}
+
+// The float32 slice kernels round u and w to float32, so the round trip is
+// exact to a few float32 ulps of u divided by du/dw.
+func TestNLSqSliceRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	for _, n := range []int{1, 3, 20, 257} {
+		w := make([]float32, n)
+		raw := make([]float32, n*NLSqParams)
+		for i := range w {
+			w[i] = float32(3 * rng.NormFloat64())
+		}
+		for i := range raw {
+			raw[i] = float32(2 * rng.NormFloat64())
+		}
+		wIn := append([]float32(nil), w...)
+		rawIn := append([]float32(nil), raw...)
+		u := make([]float32, n)
+		ldF := NLSqForwardTo(u, w, raw, n)
+		back := make([]float32, n)
+		ldI := NLSqInverseTo(back, u, raw, n)
+		for i := range w {
+			a, b, c, d, f := NLSqPseudo(raw[i*5 : i*5+5])
+			_, ld := NLSqForward64(float64(w[i]), a, b, c, d, f)
+			tol := 4 * 6e-8 * (1 + math.Abs(float64(u[i]))) / math.Exp(ld)
+			if diff := math.Abs(float64(back[i] - w[i])); diff > tol {
+				t.Fatalf("n=%d i=%d: w=%g u=%g back=%g, diff %g > tol %g", n, i, w[i], u[i], back[i], diff, tol)
+			}
+		}
+		if math.Abs(ldF-ldI) > 1e-4*(1+math.Abs(ldF)) {
+			t.Fatalf("n=%d: forward logdet %g, inverse logdet %g", n, ldF, ldI)
+		}
+		for i := range w {
+			if w[i] != wIn[i] {
+				t.Fatal("NLSqForwardTo modified its input w")
+			}
+		}
+		for i := range raw {
+			if raw[i] != rawIn[i] {
+				t.Fatal("NLSq kernels modified raw")
+			}
+		}
+		// In place.
+		inPlace := append([]float32(nil), u...)
+		NLSqInverseTo(inPlace, inPlace, raw, n)
+		for i := range back {
+			if inPlace[i] != back[i] {
+				t.Fatalf("in-place inverse differs at %d: %g vs %g", i, inPlace[i], back[i])
+			}
+		}
+	}
+}
+
+// log(du/dw) must match a central finite difference of the forward map.
+func TestNLSqLogDetFiniteDiff(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for iter := 0; iter < 20000; iter++ {
+		a, b, c, d, f := NLSqPseudo(randRaw(rng, []float64{0.5, 2, 5}[iter%3]))
+		w := 3 * rng.NormFloat64()
+		_, ld := NLSqForward64(w, a, b, c, d, f)
+		h := 1e-6 * (1 + math.Abs(w))
+		up, _ := NLSqForward64(w+h, a, b, c, d, f)
+		um, _ := NLSqForward64(w-h, a, b, c, d, f)
+		fd := (up - um) / (2 * h)
+		deriv := math.Exp(ld)
+		// Central differences are accurate to O(h²·u''') plus rounding
+		// eps·|u|/h; both are far below the tolerance for these scales.
+		if diff := math.Abs(fd - deriv); diff > 1e-6*(1+math.Abs(deriv))+1e-9*(1+math.Abs(up))/h {
+			t.Fatalf("iter %d (a=%g b=%g c=%g d=%g f=%g, w=%g): du/dw = %.12g, finite difference %.12g",
+				iter, a, b, c, d, f, w, deriv, fd)
+		}
+		if deriv <= 0 {
+			t.Fatalf("iter %d: du/dw = %g is not positive; the map must be monotone", iter, deriv)
+		}
+	}
+}
+
+// The q = 0 and p = 0 corners of the cubic must not produce NaN.
+func TestNLSqInverseCorners(t *testing.T) {
+	// c = 0 makes the map affine: u = a + b·w.
+	w, _ := NLSqInverse64(5, 1, 2, 0, 1, 0)
+	if math.Abs(w-2) > 1e-12 {
+		t.Fatalf("affine case: w = %g, want 2", w)
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	for i := 0; i < 1000; i++ {
+		a, b, c, d, f := NLSqPseudo(randRaw(rng, 1))
+		// u such that the solution is exactly at the inflection −f/d.
+		w0 := -f / d
+		u, _ := NLSqForward64(w0, a, b, c, d, f)
+		got, ld := NLSqInverse64(u, a, b, c, d, f)
+		if math.IsNaN(got) || math.IsNaN(ld) || math.Abs(got-w0) > 1e-6*(1+math.Abs(w0)) {
+			t.Fatalf("inflection point: got %g want %g (ld %g)", got, w0, ld)
+		}
+	}
+}
+
+func TestAffineRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	n := 33
+	w := make([]float32, n)
+	raw := make([]float32, n*AffineParams)
+	for i := range w {
+		w[i] = float32(rng.NormFloat64())
+	}
+	for i := range raw {
+		raw[i] = float32(rng.NormFloat64())
+	}
+	u := make([]float32, n)
+	ld := AffineForwardTo(u, w, raw, n)
+	back := make([]float32, n)
+	ld2 := AffineInverseTo(back, u, raw, n)
+	if ld != ld2 {
+		t.Fatalf("logdet %g vs %g", ld, ld2)
+	}
+	for i := range w {
+		if d := math.Abs(float64(back[i] - w[i])); d > 1e-6*(1+math.Abs(float64(w[i]))) {
+			t.Fatalf("i=%d: %g vs %g", i, back[i], w[i])
+		}
+	}
+}
+
+func BenchmarkNLSqInverse(b *testing.B) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	const n = 1000
+	u := make([]float32, n)
+	raw := make([]float32, n*NLSqParams)
+	for i := range u {
+		u[i] = float32(rng.NormFloat64())
+	}
+	for i := range raw {
+		raw[i] = float32(rng.NormFloat64())
+	}
+	dst := make([]float32, n)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		NLSqInverseTo(dst, u, raw, n)
+	}
+}
