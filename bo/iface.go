@@ -36,9 +36,18 @@ type Codec interface {
 // Objective scores molecules. It must persist each evaluation it pays for before returning it.
 type Objective interface {
 	// Evaluate returns the score of each molecule (higher is better) and, per molecule, whether this call paid
-	// for it rather than replaying an earlier evaluation (after a resume). It has the signature of
+	// for it rather than replaying an earlier evaluation (after a resume) or answering from a cache. It has the signature of
 	// baseline.Objective's Evaluate, so one budgeted objective serves NF-BO and the baselines.
 	Evaluate(ctx context.Context, smiles []string) (scores []float64, paid []bool, err error)
+}
+
+// CallCounter is an Objective that counts the calls it pays for itself, for an accounting finer than bo's
+// "one call per new token sequence": with PMO's, two sequences that are the same molecule under another
+// canonical form (RDKit's) cost one call. The optimiser then stops when Calls reaches Config.Budget, and a batch
+// holds at most Budget − Calls molecules, so the objective's log ends with exactly the budget.
+type CallCounter interface {
+	// Calls returns the number of calls paid since the optimiser's first iteration, across resumes.
+	Calls() int
 }
 
 // Surrogate is the model of the objective over latents.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"time"
 
 	"github.com/nfbo/nfbo/bo/sobol"
 )
@@ -65,10 +66,34 @@ type Progress struct {
 	Budget     int     // total budget
 	Proposed   int     // N·q proposals this iteration
 	New        int     // new valid molecules evaluated this iteration
+	Duplicate  int     // valid proposals already in the data or earlier in this batch
+	Invalid    int     // proposals that decode to no valid molecule (Codec.Canonical's ok = false)
 	Replayed   int     // of New, scores replayed from the evaluation log after a resume
 	Best       float64 // best score so far, initial data included
 	BestSMILES string  // its molecule
 	TRLength   float64 // trust-region length after the update
+	Times      Phases  // wall time of this iteration, by phase
+}
+
+// Phases is the wall time of one iteration split by phase. Proposals past the end of the budget are not
+// examined, so New + Duplicate + Invalid may be less than Proposed in the last iteration. An iteration that
+// replays a pending batch after a resume spends no time on the proposal phases.
+type Phases struct {
+	Encode     time.Duration // re-encoding the anchors with the current flow
+	TACS       time.Duration // token-level perturbation probabilities
+	Candidates time.Duration // Sobol or uniform points and perturbation in the trust-region boxes
+	Thompson   time.Duration // joint posterior samples and Thompson selection
+	Decode     time.Duration // decoding the chosen latents and canonicalising the molecules
+	Objective  time.Duration // the objective, including the log's sync
+	FineTune   time.Duration // fine-tuning the flow
+	Surrogate  time.Duration // surrogate update (only with Config.Update = UpdateEveryIteration)
+	Checkpoint time.Duration // writing the run directory's checkpoint (flow, surrogate, state)
+}
+
+// Total returns the sum of the phases.
+func (p Phases) Total() time.Duration {
+	return p.Encode + p.TACS + p.Candidates + p.Thompson + p.Decode + p.Objective + p.FineTune + p.Surrogate +
+		p.Checkpoint
 }
 
 // Result is the outcome of Run.
@@ -106,6 +131,7 @@ type Optimizer struct {
 	pending *batch            // batch found in PendingFile on resume, evaluated by the next iteration
 	dirs    *sobol.Directions // Sobol direction numbers for D, computed once
 	seen    map[string]struct{}
+	times   Phases // of the current iteration
 	t, f, d int
 }
 
@@ -169,8 +195,14 @@ func (o *Optimizer) rebuildSeen() {
 	}
 }
 
-// Calls returns the number of new molecules evaluated so far.
-func (o *Optimizer) Calls() int { return len(o.st.Y) - o.st.NInit }
+// Calls returns the number of objective calls spent so far: the Objective's count if it is a CallCounter, else
+// the number of new molecules evaluated.
+func (o *Optimizer) Calls() int {
+	if cc, ok := o.prob.Objective.(CallCounter); ok {
+		return cc.Calls()
+	}
+	return len(o.st.Y) - o.st.NInit
+}
 
 // Data returns the run's data so far (initial first): tokens (n×T), scores and molecules. The slices alias the
 // optimiser's state and must not be modified.
@@ -210,6 +242,9 @@ func (o *Optimizer) Run(ctx context.Context) (Result, error) {
 	}
 	for {
 		switch {
+		case o.pending != nil:
+			// A batch proposed before an interruption is completed first: its evaluations may be in the
+			// objective's log (and count as calls) already.
 		case o.Calls() >= o.cfg.Budget:
 			return o.result(StatusBudgetSpent), nil
 		case o.st.Stale >= o.cfg.MaxStale:
@@ -240,17 +275,20 @@ func (o *Optimizer) fitInitial(ctx context.Context) error {
 // called, so that a resumed run evaluates exactly this batch (replayed from the evaluation log) even if the flow
 // or the surrogate were not bit-reproducible.
 type batch struct {
-	Iter     int
-	Proposed int      // N·q proposals before filtering
-	Tokens   []int    // B×T canonical sequences of the new molecules
-	SMILES   []string // B molecule keys
-	RNG      []byte   // random state after proposing (RunDir only)
+	Iter      int
+	Proposed  int      // N·q proposals before filtering
+	Duplicate int      // valid proposals dropped as already seen
+	Invalid   int      // proposals that are not valid molecules
+	Tokens    []int    // B×T canonical sequences of the new molecules
+	SMILES    []string // B molecule keys
+	RNG       []byte   // random state after proposing (RunDir only)
 }
 
 // iterate is one iteration of Algorithm 1: propose a batch, then evaluate it and update the state.
 func (o *Optimizer) iterate(ctx context.Context) error {
 	b := o.pending
 	o.pending = nil
+	o.times = Phases{}
 	if b != nil {
 		if err := o.restoreRNG(b.RNG); err != nil {
 			return err
@@ -275,14 +313,18 @@ func (o *Optimizer) proposeBatch(ctx context.Context) (*batch, error) {
 	SelectAnchors(anchors, o.st.Y, max(cfg.Temperature, 0), o.rng)
 	anchorTok := o.gather(anchors)
 	centres := make([]float64, len(anchors)*d)
+	start := time.Now()
 	if err := o.prob.Flow.Encode(ctx, centres, anchorTok); err != nil {
 		return nil, fmt.Errorf("bo: encode anchors: %w", err)
 	}
+	o.times.Encode += time.Since(start)
 	probs := make([]float64, len(anchors)*t)
 	if cfg.TACS.Tau > 0 {
+		start = time.Now()
 		if err := TACSProbabilities(ctx, probs, o.prob.Flow, o.prob.Codec, anchorTok, centres, cfg.TACS, cfg.PerturbProb, o.rng); err != nil {
 			return nil, err
 		}
+		o.times.TACS += time.Since(start)
 	} else {
 		for i := range probs {
 			probs[i] = cfg.PerturbProb
@@ -296,11 +338,14 @@ func (o *Optimizer) proposeBatch(ctx context.Context) (*batch, error) {
 		return nil, err
 	}
 	decoded := make([]int, len(latents)/d*t)
+	start = time.Now()
 	if err := o.prob.Flow.Decode(ctx, decoded, latents); err != nil {
 		return nil, fmt.Errorf("bo: decode proposals: %w", err)
 	}
-	tokens, smiles := o.filter(decoded)
-	return &batch{Iter: o.st.Iter, Proposed: len(latents) / d, Tokens: tokens, SMILES: smiles}, nil
+	b := o.filter(decoded)
+	b.Iter, b.Proposed = o.st.Iter, len(latents)/d
+	o.times.Decode += time.Since(start)
+	return b, nil
 }
 
 // complete evaluates the batch, adds it to the data, updates the trust region, fine-tunes the flow every
@@ -311,7 +356,9 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	var paid []bool
 	if len(b.SMILES) > 0 {
 		var err error
+		start := time.Now()
 		scores, paid, err = o.prob.Objective.Evaluate(ctx, b.SMILES)
+		o.times.Objective += time.Since(start)
 		if err != nil {
 			return fmt.Errorf("bo: objective: %w", err)
 		}
@@ -336,21 +383,27 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	// The reference fine-tunes at the start of the iteration after the counter reaches 0; doing it here is the
 	// same sequence, and keeps the flow fixed between a checkpoint and the next batch.
 	if cfg.TrainEvery > 0 && o.st.Counter >= 0 {
+		start := time.Now()
 		if err := o.prob.Flow.FineTune(ctx, o.gather(o.fineTuneSet(0)), o.rng); err != nil {
 			return fmt.Errorf("bo: fine-tune flow: %w", err)
 		}
 		o.st.Counter -= cfg.TrainEvery
+		o.times.FineTune += time.Since(start)
 	}
 	if cfg.Update == UpdateEveryIteration && fresh > 0 {
+		start := time.Now()
 		if err := o.updateSurrogate(ctx, fresh); err != nil {
 			return err
 		}
+		o.times.Surrogate += time.Since(start)
 	}
 	o.st.Iter++
+	start := time.Now()
 	if err := o.checkpoint(); err != nil {
 		return err
 	}
-	return o.record(b.Proposed, fresh, countTrue(paid))
+	o.times.Checkpoint += time.Since(start)
+	return o.record(b, countTrue(paid))
 }
 
 // propose returns N·q latents (N·q×D): per anchor, C candidates in its box and q Thompson picks among them.
@@ -382,12 +435,16 @@ func (o *Optimizer) propose(ctx context.Context, centres, probs []float64) ([]fl
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		start := time.Now()
 		draw(unit, c)
 		Perturb(cand, centres[a*d:(a+1)*d], half, probs[a*t:(a+1)*t], o.f, unit, o.rng)
+		o.times.Candidates += time.Since(start)
+		start = time.Now()
 		if err := o.surr.Sample(samples, cand, q, o.rng); err != nil {
 			return nil, fmt.Errorf("bo: Thompson sampling, anchor %d: %w", a, err)
 		}
 		ThompsonSelect(pick, samples, c)
+		o.times.Thompson += time.Since(start)
 		for k, i := range pick {
 			copy(out[(a*q+k)*d:(a*q+k+1)*d], cand[i*d:(i+1)*d])
 		}
@@ -396,28 +453,32 @@ func (o *Optimizer) propose(ctx context.Context, centres, probs []float64) ([]fl
 }
 
 // filter canonicalises decoded sequences (B×T) and keeps valid molecules that are new to the data and to this
-// batch, at most the budget left, in proposal order.
-func (o *Optimizer) filter(decoded []int) (tokens []int, smiles []string) {
+// batch, at most the budget left, in proposal order. It counts the invalid and duplicate proposals it examined.
+func (o *Optimizer) filter(decoded []int) *batch {
 	t := o.t
 	left := o.cfg.Budget - o.Calls()
 	canon := make([]int, t)
-	batch := make(map[string]struct{})
-	for i := 0; i < len(decoded)/t && len(smiles) < left; i++ {
+	inBatch := make(map[string]struct{})
+	b := &batch{}
+	for i := 0; i < len(decoded)/t && len(b.SMILES) < left; i++ {
 		s, ok := o.prob.Codec.Canonical(canon, decoded[i*t:(i+1)*t])
 		if !ok {
+			b.Invalid++
 			continue
 		}
 		if _, dup := o.seen[s]; dup {
+			b.Duplicate++
 			continue
 		}
-		if _, dup := batch[s]; dup {
+		if _, dup := inBatch[s]; dup {
+			b.Duplicate++
 			continue
 		}
-		batch[s] = struct{}{}
-		tokens = append(tokens, canon...)
-		smiles = append(smiles, s)
+		inBatch[s] = struct{}{}
+		b.Tokens = append(b.Tokens, canon...)
+		b.SMILES = append(b.SMILES, s)
 	}
-	return tokens, smiles
+	return b
 }
 
 // topK returns the indices of the k best points, best first (ties to the lower index).
@@ -473,14 +534,16 @@ func (o *Optimizer) updateSurrogate(ctx context.Context, newest int) error {
 	return nil
 }
 
-func (o *Optimizer) record(proposed, fresh, paid int) error {
+func (o *Optimizer) record(b *batch, paid int) error {
 	if o.rec == nil {
 		return nil
 	}
 	r := o.result(0)
+	fresh := len(b.SMILES)
 	return o.rec.Record(Progress{
-		Iteration: o.st.Iter, Calls: r.Calls, Budget: o.cfg.Budget, Proposed: proposed, New: fresh,
-		Replayed: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES, TRLength: o.st.TR.Length,
+		Iteration: o.st.Iter, Calls: r.Calls, Budget: o.cfg.Budget, Proposed: b.Proposed, New: fresh,
+		Duplicate: b.Duplicate, Invalid: b.Invalid, Replayed: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES,
+		TRLength: o.st.TR.Length, Times: o.times,
 	})
 }
 

@@ -1,0 +1,109 @@
+// Package molseq turns molecules into the fixed-length token sequences that the flow reads and back, with NF-BO's
+// canonicalisation (github.com/mlvlab/NFBO, objective/guacamol/utils/mol_utils/data.py, class SELFIESDataset):
+//
+//	ids -> SELFIES (up to the first <stop>, <start> dropped) -> selfies.Decode -> SMILES
+//	    -> selfies.Encode -> SELFIES -> ids of length T
+//
+// The round trip is the selfies library's own (2.0.0), not RDKit's canonical SMILES. A sequence is invalid when
+// the SELFIES does not decode, decodes to an empty SMILES, re-encodes with a symbol outside the vocabulary, or
+// re-encodes to more than T−1 symbols (the reference keeps only rows whose position T−1 is <stop>).
+//
+// A molecule's key is the SMILES that the canonical SELFIES decodes to: what the reference scores, and a function
+// of the canonical sequence alone, so two proposals with equal keys have equal sequences.
+package molseq
+
+import (
+	"fmt"
+
+	"github.com/nfbo/nfbo/chem/selfies"
+	"github.com/nfbo/nfbo/chem/vocab"
+)
+
+// Codec canonicalises token sequences of length T over a vocabulary. It keeps selfies scratch state, so it is not
+// safe for concurrent use; use one Codec per goroutine.
+type Codec struct {
+	voc *vocab.Vocab
+	t   int
+	enc *selfies.Encoder
+	dec *selfies.Decoder
+}
+
+// New returns a codec for sequences of length t (t ≥ 2) over v, with selfies' default constraints.
+func New(v *vocab.Vocab, t int) (*Codec, error) {
+	if t < 2 {
+		return nil, fmt.Errorf("molseq: sequence length T = %d, want at least 2", t)
+	}
+	c := selfies.DefaultConstraints()
+	return &Codec{voc: v, t: t, enc: selfies.NewEncoder(c), dec: selfies.NewDecoder(c)}, nil
+}
+
+// T returns the sequence length.
+func (c *Codec) T() int { return c.t }
+
+// Vocab returns the vocabulary.
+func (c *Codec) Vocab() *vocab.Vocab { return c.voc }
+
+// Canonical writes the canonical form of the length-T sequence tokens into dst (length T) and returns the
+// molecule's key, or ok = false when the sequence is not a valid molecule (dst is then unspecified). It
+// implements bo.Codec.
+func (c *Codec) Canonical(dst, tokens []int) (smiles string, ok bool) {
+	if len(dst) != c.t || len(tokens) != c.t {
+		panic(fmt.Sprintf("molseq: Canonical: len(dst) = %d, len(tokens) = %d, want T = %d", len(dst), len(tokens), c.t))
+	}
+	for _, id := range tokens {
+		if id < 0 || id >= c.voc.Len() {
+			return "", false
+		}
+	}
+	smi, err := c.dec.Decode(c.voc.DecodeString(tokens))
+	if err != nil || smi == "" {
+		return "", false
+	}
+	key, err := c.fromSMILES(dst, smi)
+	if err != nil {
+		return "", false
+	}
+	return key, true
+}
+
+// FromSMILES encodes a SMILES string into dst (length T), canonicalised as Canonical does, and returns the
+// molecule's key. The error is a *vocab.EncodeError for a symbol outside the vocabulary or a molecule of more
+// than T−1 symbols, or the selfies package's error for a SMILES it cannot encode.
+func (c *Codec) FromSMILES(dst []int, smiles string) (key string, err error) {
+	if len(dst) != c.t {
+		panic(fmt.Sprintf("molseq: FromSMILES: len(dst) = %d, want T = %d", len(dst), c.t))
+	}
+	sf, err := c.enc.Encode(smiles)
+	if err != nil {
+		return "", err
+	}
+	smi, err := c.dec.Decode(sf)
+	if err != nil {
+		return "", err
+	}
+	if smi == "" {
+		return "", fmt.Errorf("molseq: %q decodes to an empty molecule", smiles)
+	}
+	return c.fromSMILES(dst, smi)
+}
+
+// fromSMILES encodes smi (a decoder's output) into dst and returns the key: the decoded canonical SELFIES.
+func (c *Codec) fromSMILES(dst []int, smi string) (string, error) {
+	sf, err := c.enc.Encode(smi)
+	if err != nil {
+		return "", err
+	}
+	symbols, err := selfies.Split(sf)
+	if err != nil {
+		return "", err
+	}
+	if _, err := c.voc.Encode(dst, symbols, c.t); err != nil {
+		if e, ok := err.(*vocab.EncodeError); ok {
+			e.Molecule = sf
+		}
+		return "", err
+	}
+	// The canonical SELFIES decodes to the key. Decoding it rather than reusing smi makes the key a function of
+	// the canonical sequence alone, as bo's de-duplication requires.
+	return c.dec.Decode(sf)
+}

@@ -1,0 +1,124 @@
+package molseq
+
+import (
+	"encoding/csv"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/nfbo/nfbo/chem/selfies"
+	"github.com/nfbo/nfbo/chem/vocab"
+)
+
+func shipped(t *testing.T) *vocab.Vocab {
+	t.Helper()
+	v, err := vocab.Named("guacamol+zinc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func ids(t *testing.T, v *vocab.Vocab, sf string, n int) []int {
+	t.Helper()
+	sym, err := selfies.Split(sf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := v.Encode(nil, sym, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestCanonicalGuacaMol checks NF-BO's canonicalisation on the 100 GuacaMol initial molecules: the CSV's SELFIES
+// (selfies.encoder of its SMILES) canonicalise to what FromSMILES gives for the SMILES, canonical sequences are
+// fixed points, and the key decodes from the canonical sequence.
+func TestCanonicalGuacaMol(t *testing.T) {
+	f, err := os.Open("../../data/guacamol/guacamol_train_data_first_100.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := shipped(t)
+	const T = 200
+	c, err := New(v, T)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := 0
+	for i, r := range rows[1:] {
+		sf, smi := r[1], r[2]
+		raw := ids(t, v, sf, T)
+		canon := make([]int, T)
+		key, ok := c.Canonical(canon, raw)
+		if !ok {
+			t.Errorf("row %d: %s not valid", i+1, sf)
+			continue
+		}
+		if !slices.Equal(canon, raw) {
+			changed++
+		}
+		fromSMILES := make([]int, T)
+		key2, err := c.FromSMILES(fromSMILES, smi)
+		if err != nil || key2 != key || !slices.Equal(fromSMILES, canon) {
+			t.Errorf("row %d: FromSMILES(%s) = %q, %v; Canonical of its SELFIES gives %q", i+1, smi, key2, err, key)
+		}
+		again := make([]int, T)
+		if key3, ok := c.Canonical(again, canon); !ok || key3 != key || !slices.Equal(again, canon) {
+			t.Errorf("row %d: canonical sequence is not a fixed point: %q vs %q", i+1, key3, key)
+		}
+		want, err := selfies.Decode(v.DecodeString(canon))
+		if err != nil || want != key {
+			t.Errorf("row %d: key %q, canonical SELFIES decodes to %q (%v)", i+1, key, want, err)
+		}
+	}
+	t.Logf("%d of %d initial sequences changed by canonicalisation", changed, len(rows)-1)
+}
+
+func TestCanonicalRules(t *testing.T) {
+	v := shipped(t)
+	c, err := New(v, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]int, 6)
+	// The decoder's constraints turn O=C after C-O into a single bond: [C][O][=C] canonicalises to [C][O][C].
+	key, ok := c.Canonical(dst, ids(t, v, "[C][O][=C]", 6))
+	if !ok || key != "COC" || !slices.Equal(dst, ids(t, v, "[C][O][C]", 6)) {
+		t.Errorf("[C][O][=C]: %q %v %v, want COC and [C][O][C]", key, ok, v.Decode(dst))
+	}
+	// Nothing before <stop>: the empty molecule is invalid.
+	if _, ok := c.Canonical(dst, []int{vocab.Stop, vocab.Stop, vocab.Stop, vocab.Stop, vocab.Stop, vocab.Stop}); ok {
+		t.Error("empty sequence accepted")
+	}
+	// Five symbols fit in T = 6; six do not.
+	if _, ok := c.Canonical(dst, ids(t, v, "[C][C][C][C][C]", 6)); !ok {
+		t.Error("5 symbols rejected at T = 6")
+	}
+	if _, err := c.FromSMILES(dst, "CCCCCC"); err == nil {
+		t.Error("6 symbols accepted at T = 6")
+	}
+	// An id outside the vocabulary is invalid, not a panic.
+	if _, ok := c.Canonical(dst, []int{v.Len(), 1, 1, 1, 1, 1}); ok {
+		t.Error("id V accepted")
+	}
+	// A symbol that the re-encoding produces but the vocabulary lacks makes the sequence invalid: [O][O][=C]
+	// decodes to OOC (the second O has one bond left), which encodes to [O][O][C].
+	small, err := vocab.New([]string{vocab.StartToken, vocab.StopToken, "[O]", "[=C]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := New(small, 6)
+	if key, ok := cs.Canonical(dst, []int{2, 2, 3, 1, 1, 1}); ok {
+		t.Errorf("[O][O][=C] valid (%q) over a vocabulary without [C]", key)
+	}
+	if _, err := cs.FromSMILES(dst, "OO"); err != nil {
+		t.Errorf("FromSMILES(OO): %v", err)
+	}
+}

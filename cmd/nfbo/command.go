@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// A Command is one nfbo subcommand, in the manner of cmd/go's base.Command:
+// the value carries its usage, help text, flags and run function, and main
+// only registers and dispatches.
+type Command struct {
+	// UsageLine is the one-line usage, starting with the command path
+	// without "nfbo", e.g. "selfies encode [file...]".
+	UsageLine string
+	// Short is the one-line description shown in command lists.
+	Short string
+	// Long is the help text shown by "nfbo help CMD".
+	Long string
+	// Flag holds the command's flags; Run sees the arguments left after parsing.
+	Flag *flag.FlagSet
+	// Run executes the command. A *UsageError makes main exit 2; any other
+	// error exits 1. Nil Run means the command only groups Commands.
+	Run func(ctx context.Context, cmd *Command, args []string) error
+	// Commands are the subcommands, for a group such as "selfies".
+	Commands []*Command
+	// Stdin, Stdout and Stderr are the command's streams; main sets them to
+	// the process's, tests to buffers.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
+// Name returns the command's last word, e.g. "encode" for "selfies encode".
+func (c *Command) Name() string {
+	words := strings.Fields(c.Path())
+	if len(words) == 0 {
+		return ""
+	}
+	return words[len(words)-1]
+}
+
+// Path returns the command's words before its arguments, e.g. "selfies
+// encode" for "selfies encode [file...]": the words up to the first one that
+// starts with '[', '<' or '-', or is written in capitals (FILE).
+func (c *Command) Path() string {
+	var words []string
+	for _, f := range strings.Fields(c.UsageLine) {
+		if strings.ContainsAny(f[:1], "[<-") || strings.ToUpper(f) == f {
+			break
+		}
+		words = append(words, f)
+	}
+	return strings.Join(words, " ")
+}
+
+// errPrefix is "PATH: " for a subcommand group and empty for the root,
+// whose messages main already prefixes with "nfbo: ".
+func (c *Command) errPrefix() string {
+	if p := c.Path(); p != "" {
+		return p + ": "
+	}
+	return ""
+}
+
+// UsageError reports a misuse of a command's arguments or flags; main exits 2.
+type UsageError struct {
+	Cmd *Command
+	Err error
+}
+
+func (e *UsageError) Error() string {
+	if e.Cmd == nil {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("%v\nusage: nfbo %s", e.Err, e.Cmd.UsageLine)
+}
+
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef returns a *UsageError for cmd with a formatted message.
+func Usagef(cmd *Command, format string, args ...any) error {
+	return &UsageError{Cmd: cmd, Err: fmt.Errorf(format, args...)}
+}
+
+// ExitError carries an exit status for a command that has already reported
+// its failures (e.g. "some lines failed" → 1) and needs no further message.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// exitCode maps a command's error to the process exit status: 0 for nil,
+// 2 for usage errors, the carried code for *ExitError, 1 otherwise.
+func exitCode(err error) int {
+	var ue *UsageError
+	var ee *ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		return 2
+	case errors.As(err, &ee):
+		return ee.Code
+	}
+	return 1
+}
+
+// setStreams gives cmd and its subcommands the given streams where unset.
+func (c *Command) setStreams(stdin io.Reader, stdout, stderr io.Writer) {
+	if c.Stdin == nil {
+		c.Stdin = stdin
+	}
+	if c.Stdout == nil {
+		c.Stdout = stdout
+	}
+	if c.Stderr == nil {
+		c.Stderr = stderr
+	}
+	for _, sub := range c.Commands {
+		sub.setStreams(c.Stdin, c.Stdout, c.Stderr)
+	}
+}
+
+// Execute finds the subcommand named by args, parses its flags and runs it.
+func (c *Command) Execute(ctx context.Context, args []string) error {
+	if len(c.Commands) > 0 || c.Run == nil {
+		if len(args) == 0 {
+			c.printCommands(c.Stderr)
+			return &UsageError{Err: fmt.Errorf("%smissing command", c.errPrefix())}
+		}
+		if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+			return c.help(args[1:])
+		}
+		for _, sub := range c.Commands {
+			if sub.Name() == args[0] {
+				return sub.Execute(ctx, args[1:])
+			}
+		}
+		c.printCommands(c.Stderr)
+		return &UsageError{Err: fmt.Errorf("%sunknown command %q", c.errPrefix(), args[0])}
+	}
+	fs := c.Flag
+	if fs == nil {
+		fs = flag.NewFlagSet(c.Path(), flag.ContinueOnError)
+	}
+	fs.SetOutput(c.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(c.Stderr, "usage: nfbo %s\n", c.UsageLine)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &UsageError{Cmd: c, Err: err}
+	}
+	return c.Run(ctx, c, fs.Args())
+}
+
+func (c *Command) help(args []string) error {
+	cur := c
+	for _, a := range args {
+		var next *Command
+		for _, sub := range cur.Commands {
+			if sub.Name() == a {
+				next = sub
+			}
+		}
+		if next == nil {
+			return &UsageError{Err: fmt.Errorf("nfbo help: unknown topic %q", strings.Join(args, " "))}
+		}
+		cur = next
+	}
+	if len(cur.Commands) > 0 {
+		if cur.Long != "" {
+			fmt.Fprintln(c.Stdout, strings.TrimSpace(cur.Long))
+			fmt.Fprintln(c.Stdout)
+		}
+		cur.printCommands(c.Stdout)
+		return nil
+	}
+	fmt.Fprintf(c.Stdout, "usage: nfbo %s\n\n%s\n", cur.UsageLine, strings.TrimSpace(cur.Long))
+	if cur.Flag != nil {
+		fmt.Fprintln(c.Stdout, "\nFlags:")
+		cur.Flag.SetOutput(c.Stdout)
+		cur.Flag.PrintDefaults()
+	}
+	return nil
+}
+
+func (c *Command) printCommands(w io.Writer) {
+	path := c.Path()
+	if path != "" {
+		path += " "
+	}
+	fmt.Fprintf(w, "usage: nfbo %s<command> [arguments]\n\nCommands:\n", path)
+	for _, sub := range c.Commands {
+		fmt.Fprintf(w, "  %-16s %s\n", sub.Name(), sub.Short)
+	}
+	fmt.Fprintf(w, "\nRun \"nfbo %shelp <command>\" for more.\n", path)
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+)
+
+// run executes the command tree on args with the given stdin and returns
+// stdout, stderr and the exit status main would use.
+func run(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd := root()
+	cmd.setStreams(strings.NewReader(stdin), &out, &errb)
+	err := cmd.Execute(context.Background(), args)
+	if err != nil {
+		if _, ok := err.(*ExitError); !ok {
+			errb.WriteString(err.Error())
+		}
+	}
+	return out.String(), errb.String(), exitCode(err)
+}
+
+// Every leaf command's usage line is documented in README.md's CLI section,
+// so the README cannot drift from the binary.
+func TestREADMEListsEveryCommand(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(c *Command)
+	walk = func(c *Command) {
+		for _, sub := range c.Commands {
+			if len(sub.Commands) > 0 {
+				walk(sub)
+				continue
+			}
+			if !bytes.Contains(readme, []byte("nfbo "+sub.UsageLine)) {
+				t.Errorf("README.md does not show %q", "nfbo "+sub.UsageLine)
+			}
+			if sub.Short == "" || sub.Long == "" {
+				t.Errorf("%s: missing Short or Long help", sub.UsageLine)
+			}
+		}
+	}
+	walk(root())
+}
+
+func TestUnknownCommandExits2(t *testing.T) {
+	if _, _, code := run(t, "", "frobnicate"); code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	if _, _, code := run(t, ""); code != 2 {
+		t.Fatalf("no command: exit %d, want 2", code)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	out, _, code := run(t, "", "help", "selfies", "encode")
+	if code != 0 || !strings.Contains(out, "usage: nfbo selfies encode") {
+		t.Fatalf("help: exit %d, output %q", code, out)
+	}
+}
+
+func TestSelfiesEncodeDecodeLines(t *testing.T) {
+	// One output line per input line; the bad line gives an empty line, a
+	// message naming its line, and exit status 1.
+	out, errs, code := run(t, "CCO\nC1CC\nc1ccccc1\n", "selfies", "encode")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 3 || lines[0] != "[C][C][O]" || lines[1] != "" || lines[2] != "[C][=C][C][=C][C][=C][Ring1][=Branch1]" {
+		t.Fatalf("encode output %q", out)
+	}
+	if code != 1 || !strings.Contains(errs, "stdin:2:") {
+		t.Fatalf("encode: exit %d, stderr %q; want 1 and a message for stdin:2", code, errs)
+	}
+	out, errs, code = run(t, "[C][C][O]\n[C][=C][C][=C][C][=C][Ring1][=Branch1]\n", "selfies", "decode")
+	if code != 0 || out != "CCO\nC1=CC=CC=C1\n" {
+		t.Fatalf("decode: exit %d, output %q, stderr %q", code, out, errs)
+	}
+}

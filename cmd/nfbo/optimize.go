@@ -1,0 +1,469 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nfbo/nfbo/bo"
+	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/chem/molseq"
+	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/chem/vocab"
+	"github.com/nfbo/nfbo/engine/seqflow"
+	"github.com/nfbo/nfbo/model"
+)
+
+// optimizeArgs are the flags of "nfbo optimize".
+type optimizeArgs struct {
+	Task, Init, Preset, Model, Out string
+	ObjectiveCmd, Python, Sampler  string
+	Update                         string
+	InitCount, Budget, Workers     int
+	Candidates, Queries, Anchors   int
+	Seed                           uint64
+	Resume, NoTACS                 bool
+	Timeout                        time.Duration
+}
+
+func newOptimizeCmd() *Command {
+	fs := flag.NewFlagSet("optimize", flag.ContinueOnError)
+	var a optimizeArgs
+	fs.StringVar(&a.Task, "task", "", "task name or alias (see \"nfbo tasks\"); passed through to -objective-cmd (required)")
+	fs.StringVar(&a.Init, "init", "", "initial molecules: a CSV `file` with a smiles (or smile) column, or one SMILES per line (required)")
+	fs.IntVar(&a.InitCount, "init-count", 0, "use the first `N` initial molecules; 0 means the preset's count")
+	fs.IntVar(&a.Budget, "budget", 0, "objective calls (distinct new molecules); 0 means the preset's")
+	fs.StringVar(&a.Preset, "preset", "guacamol-500", "optimiser setting: guacamol-500, guacamol-10k or pmo")
+	fs.StringVar(&a.Model, "model", "", "model directory or checkpoint `file` (required)")
+	fs.Uint64Var(&a.Seed, "seed", 1, "random seed; a run is reproducible given seed, data, model and flags")
+	fs.StringVar(&a.Out, "out", "", "run `directory` (required); it receives the evaluation log and checkpoints")
+	fs.BoolVar(&a.Resume, "resume", false, "continue the run in -out (same flags) after an interruption")
+	fs.StringVar(&a.ObjectiveCmd, "objective-cmd", "", "external objective program speaking docs/objective-protocol.md, "+
+		"e.g. \"python3 oracle.py\" (split at spaces, no shell)")
+	fs.IntVar(&a.Workers, "workers", 1, "objective worker processes")
+	fs.StringVar(&a.Python, "python", objective.DefaultPython, "Python interpreter that can import RDKit")
+	fs.DurationVar(&a.Timeout, "timeout", 5*time.Minute, "longest one request to an objective worker may take")
+	fs.StringVar(&a.Sampler, "sampler", "exact", "Thompson sampler: exact (Cholesky, the reference) or pathwise (approximate, faster)")
+	fs.BoolVar(&a.NoTACS, "no-tacs", false, "perturb every latent dimension with probability 0.1 instead of TACS")
+	fs.StringVar(&a.Update, "update", "once", "surrogate training: once (before the loop, the reference code) or every (each iteration, the paper)")
+	fs.IntVar(&a.Candidates, "candidates", 0, "candidates per trust region; 0 means min(50000, max(2000, 200·D))/anchors")
+	fs.IntVar(&a.Anchors, "anchors", 0, "trust regions per iteration; 0 means the preset's")
+	fs.IntVar(&a.Queries, "queries", 0, "Thompson-sampled proposals per trust region; 0 means the preset's")
+	cmd := &Command{
+		UsageLine: "optimize -task NAME -init FILE -model DIR -out DIR [-budget N] [-preset NAME] [-seed N] [-resume] [-objective-cmd CMD]",
+		Short:     "find molecules with high scores by NF-BO",
+		Long: `Optimize runs NF-BO: Bayesian optimisation in the latent space of the SeqFlow
+in -model, starting from the molecules of -init, until -budget objective
+calls (distinct new molecules) are spent.
+
+-init is either a CSV file with a header that has a "smiles" or "smile"
+column, or a file with one SMILES per line (first whitespace-separated
+field). When the CSV also has a column named like the task (GuacaMol's
+data/guacamol/guacamol_train_data_first_100.csv has med1, adip, ...), those
+scores are used as they are and cost nothing. Otherwise the initial molecules
+are scored through the objective first and, as in PMO, count as calls: they
+are the first lines of the evaluation log and come out of -budget.
+-init-count N takes the first N rows (default: the preset's, 100 for
+guacamol-500). Molecules that cannot be tokenised with the model's
+vocabulary are skipped with a message naming the file and line. The run's
+sequence length T is 1 + the longest initial SELFIES (at most the model's
+max_seq_len).
+
+-preset picks the paper's setting (guacamol-500: 5 trust regions × 10
+proposals, flow fine-tuned every 10 calls; guacamol-10k and pmo: 10 × 100,
+every 200); -budget, -anchors, -queries, -candidates, -sampler, -no-tacs and
+-update change it.
+
+The objective is the RDKit worker pool (task names: "nfbo tasks") or, with
+-objective-cmd, an external program (docs/objective-protocol.md). Molecules
+are identified by RDKit canonical SMILES (by their SELFIES-canonical SMILES
+when RDKit is missing), and each is paid for once.
+
+The run directory -out holds evaluations.jsonl (one line per paid call,
+synced before the optimiser sees the score), checkpoint.gob (state, flow and
+surrogate after the last iteration), pending.gob (the batch being
+evaluated), config.json and run.json. After an interruption (Ctrl-C, kill -9,
+a crash) run the same command with -resume: the run continues from the last
+checkpoint, replays the evaluations already paid for from the log, and ends
+as an uninterrupted run with the same seed would.
+
+One line per iteration reports the calls used, the best score, the
+trust-region length, the new, duplicate and invalid proposals and the seconds
+spent per phase. At the end the best molecules and Top-1/10/100 and AUC
+Top-10 (PMO) of the evaluation log are printed.`,
+		Flag: fs,
+	}
+	cmd.Run = func(ctx context.Context, cmd *Command, args []string) error {
+		if len(args) != 0 {
+			return Usagef(cmd, "optimize: unexpected arguments %q", args)
+		}
+		switch {
+		case a.Task == "":
+			return Usagef(cmd, "optimize: -task is required")
+		case a.Init == "":
+			return Usagef(cmd, "optimize: -init is required")
+		case a.Model == "":
+			return Usagef(cmd, "optimize: -model is required")
+		case a.Out == "":
+			return Usagef(cmd, "optimize: -out is required")
+		case a.Workers < 1:
+			return Usagef(cmd, "optimize: -workers must be at least 1, not %d", a.Workers)
+		case a.Budget < 0 || a.InitCount < 0 || a.Candidates < 0 || a.Anchors < 0 || a.Queries < 0:
+			return Usagef(cmd, "optimize: -budget, -init-count, -candidates, -anchors and -queries must not be negative")
+		case a.Sampler != "exact" && a.Sampler != "pathwise":
+			return Usagef(cmd, "optimize: -sampler %q: want exact or pathwise", a.Sampler)
+		case a.Update != "once" && a.Update != "every":
+			return Usagef(cmd, "optimize: -update %q: want once or every", a.Update)
+		}
+		preset, err := bo.PresetByName(a.Preset)
+		if err != nil {
+			return Usagef(cmd, "optimize: %v", err)
+		}
+		return runOptimize(ctx, cmd, a, preset)
+	}
+	return cmd
+}
+
+// initMol is one initial molecule after canonicalisation.
+type initMol struct {
+	line  int    // 1-based line in the init file
+	key   string // the codec's key (SMILES of the canonical SELFIES)
+	ids   []int  // canonical ids, padded to the model's MaxT
+	n     int    // number of symbols
+	score float64
+}
+
+func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Preset) error {
+	start := time.Now()
+	warnf := func(format string, args ...any) { fmt.Fprintf(cmd.Stderr, "nfbo optimize: "+format+"\n", args...) }
+	total := a.Budget
+	if total == 0 {
+		total = preset.Config.Budget
+	}
+	count := a.InitCount
+	if count == 0 {
+		count = preset.InitialPoints
+	}
+
+	ck, err := model.LoadModelDir(a.Model)
+	if err != nil {
+		return err
+	}
+	voc, err := vocab.New(ck.Vocab)
+	if err != nil {
+		return fmt.Errorf("optimize: vocabulary of %s: %w", a.Model, err)
+	}
+	rows, hasScores, err := readInit(a.Init, a.Task, count)
+	if err != nil {
+		return err
+	}
+	mols, t, err := canonicalInit(cmd.Stderr, a.Init, rows, voc, ck.Params.Config.MaxT)
+	if err != nil {
+		return err
+	}
+
+	// The model and the initial molecules are checked before the run directory is touched.
+	info, err := prepareRunDir(a, fmt.Sprintf("%d+%d", count, total), total)
+	if err != nil {
+		return err
+	}
+	// run.json marks the directory as a run before anything else is written to it, so that a run killed at any
+	// moment can be resumed.
+	if err := writeRunInfo(a.Out, info); err != nil {
+		return err
+	}
+
+	obj, canon, closeObj, err := openObjective(ctx, cmd, a, warnf)
+	if err != nil {
+		return err
+	}
+	defer closeObj()
+	budget, err := objective.OpenBudget(filepath.Join(a.Out, bo.EvalLogFile), obj, canon,
+		objective.BudgetOptions{Limit: total, Task: a.Task, Warnf: warnf})
+	if err != nil {
+		return err
+	}
+	defer budget.Close()
+
+	// Initial molecules without scores are paid for first (PMO's accounting); after a resume they replay.
+	initCalls := 0
+	if !hasScores {
+		keys := make([]string, len(mols))
+		for i, m := range mols {
+			keys[i] = m.key
+		}
+		evs, err := budget.Evaluate(ctx, keys)
+		if err != nil {
+			return fmt.Errorf("optimize: scoring the %d initial molecules of %s (budget %d): %w", len(mols), a.Init, total, err)
+		}
+		calls := map[int]bool{}
+		for i, e := range evs {
+			mols[i].score = e.Score
+			if e.Call > 0 {
+				calls[e.Call] = true
+			}
+		}
+		initCalls = len(calls)
+	}
+	cfg := preset.Config
+	cfg.Budget = total - initCalls
+	if cfg.Budget <= 0 {
+		return fmt.Errorf("optimize: the %d initial molecules used the whole budget of %d calls", initCalls, total)
+	}
+	cfg.RunDir = a.Out
+	if a.Candidates > 0 {
+		cfg.Candidates = a.Candidates
+	}
+	if a.Anchors > 0 {
+		cfg.Anchors = a.Anchors
+	}
+	if a.Queries > 0 {
+		cfg.Queries = a.Queries
+	}
+	if a.Sampler == "pathwise" {
+		cfg.Sampler = bo.SamplerPathwise
+	}
+	if a.NoTACS {
+		cfg.TACS.Tau = 0
+	}
+	if a.Update == "every" {
+		cfg.Update = bo.UpdateEveryIteration
+	}
+
+	flow, err := seqflow.New(ck, t, seqflow.Options{})
+	if err != nil {
+		return fmt.Errorf("optimize: model %s: %w", a.Model, err)
+	}
+	codec, err := molseq.New(voc, t)
+	if err != nil {
+		return err
+	}
+	init := bo.Initial{Tokens: make([]int, 0, len(mols)*t)}
+	for _, m := range mols {
+		init.Tokens = append(init.Tokens, m.ids[:t]...)
+		init.Y = append(init.Y, m.score)
+		init.SMILES = append(init.SMILES, m.key)
+	}
+	rec := &progressPrinter{w: cmd.Stdout}
+	opt, err := bo.NewOptimizer(cfg, bo.Problem{Flow: flow, Codec: codec, Objective: budgetObjective{budget, initCalls}, Initial: init},
+		rand.NewPCG(a.Seed, 0x6e66626f), rec)
+	if err != nil {
+		return fmt.Errorf("optimize: %w", err)
+	}
+
+	info.Initial = len(mols)
+	info.InitialScores = nil
+	if hasScores {
+		info.InitialScores = init.Y
+	}
+	if err := writeRunInfo(a.Out, info); err != nil {
+		return err
+	}
+	mc := ck.Params.Config
+	fmt.Fprintf(cmd.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters), "+
+		"preset %s: %d anchors × %d queries, budget %d new calls (%d in all), seed %d, run directory %s\n",
+		a.Task, len(mols), map[bool]string{true: "scores from the file", false: "scored by the objective"}[hasScores],
+		t, t*mc.F, a.Model, ck.Params.NumParams(), a.Preset, max(cfg.Anchors, 0), max(cfg.Queries, 0), cfg.Budget, total,
+		a.Seed, a.Out)
+
+	res, runErr := opt.Run(ctx)
+	info.Seconds += time.Since(start).Seconds()
+	info.Finished = res.Status == bo.StatusBudgetSpent || res.Status == bo.StatusConverged
+	info.Error = ""
+	if runErr != nil && res.Status != bo.StatusCancelled {
+		info.Error = runErr.Error()
+	}
+	if err := writeRunInfo(a.Out, info); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if res.Status == bo.StatusCancelled {
+		fmt.Fprintf(cmd.Stderr, "nfbo optimize: interrupted after %d calls; continue with the same command and -resume\n", res.Calls)
+		return runErr
+	}
+	if runErr != nil {
+		return fmt.Errorf("optimize: %w (the run directory %s can be resumed with -resume)", runErr, a.Out)
+	}
+	return printResults(cmd.Stdout, a.Out, opt, res, initCalls)
+}
+
+// prepareRunDir checks -out against -resume and returns the run's RunInfo (the saved one when resuming).
+func prepareRunDir(a optimizeArgs, setting string, total int) (bench.RunInfo, error) {
+	info := bench.RunInfo{Setting: setting, Task: a.Task, Method: "nfbo", Seed: int(a.Seed), Budget: total}
+	path := filepath.Join(a.Out, bench.RunInfoFile)
+	b, err := os.ReadFile(path)
+	if err == nil && !a.Resume && !exists(filepath.Join(a.Out, bo.EvalLogFile)) && !exists(filepath.Join(a.Out, bo.CheckpointFile)) {
+		// A run that stopped before its first evaluation (a wrong task name, say) holds nothing to keep.
+		err = fs.ErrNotExist
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if a.Resume {
+			return info, fmt.Errorf("optimize: -resume: %s holds no run (no %s)", a.Out, bench.RunInfoFile)
+		}
+		// A directory without run.json may still hold a log or checkpoint written by something else.
+		for _, name := range []string{bo.EvalLogFile, bo.CheckpointFile} {
+			if exists(filepath.Join(a.Out, name)) {
+				return info, fmt.Errorf("optimize: %s already holds %s; choose another -out", a.Out, name)
+			}
+		}
+		return info, os.MkdirAll(a.Out, 0o755)
+	case err != nil:
+		return info, fmt.Errorf("optimize: %w", err)
+	}
+	if !a.Resume {
+		return info, fmt.Errorf("optimize: %s already holds a run; pass -resume to continue it or choose another -out", a.Out)
+	}
+	var saved bench.RunInfo
+	if err := json.Unmarshal(b, &saved); err != nil {
+		return info, fmt.Errorf("optimize: %s: %w", path, err)
+	}
+	if saved.Task != a.Task || saved.Seed != int(a.Seed) || saved.Setting != setting || saved.Budget != total {
+		return info, fmt.Errorf("optimize: -resume: %s was started with -task %s -seed %d, setting %s (initial+budget), budget %d; "+
+			"resume with the same flags", path, saved.Task, saved.Seed, saved.Setting, saved.Budget)
+	}
+	return saved, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// writeRunInfo writes run.json atomically.
+func writeRunInfo(dir string, info bench.RunInfo) error {
+	b, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return err
+	}
+	return bo.WriteFileAtomic(filepath.Join(dir, bench.RunInfoFile), append(b, '\n'))
+}
+
+// openObjective returns the objective and the canonicaliser of the budget, and a function that stops their
+// worker processes.
+func openObjective(ctx context.Context, cmd *Command, a optimizeArgs, warnf func(string, ...any)) (objective.Objective, objective.Canonicalizer, func(), error) {
+	stderr := &lockedWriter{w: cmd.Stderr}
+	popts := objective.PoolOptions{Workers: a.Workers, Timeout: a.Timeout, Stderr: stderr, Warnf: warnf}
+	ropts := objective.RDKitOptions{PoolOptions: popts, Python: a.Python}
+	if a.ObjectiveCmd == "" {
+		pool, err := objective.NewRDKit(ropts)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if err := checkTasks(ctx, cmd, pool, []string{a.Task}); err != nil {
+			pool.Close()
+			return nil, nil, nil, err
+		}
+		return pool.Objective(a.Task), pool, func() { pool.Close() }, nil
+	}
+	argv := objective.SplitCommand(a.ObjectiveCmd)
+	if len(argv) == 0 {
+		return nil, nil, nil, Usagef(cmd, "optimize: -objective-cmd is empty")
+	}
+	pool, err := objective.NewCommand(argv, popts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// Molecules are identified by RDKit canonical SMILES when RDKit is there, as with the RDKit objective.
+	ropts.Workers = 1
+	rd, err := objective.NewRDKit(ropts)
+	if err == nil {
+		err = rd.Start(ctx)
+	}
+	switch {
+	case err == nil:
+		return pool.Objective(a.Task), rd, func() { pool.Close(); rd.Close() }, nil
+	case errors.Is(err, objective.ErrRDKitMissing):
+		if rd != nil {
+			rd.Close()
+		}
+		warnf("RDKit is missing: molecules are identified by their SELFIES-canonical SMILES")
+		return pool.Objective(a.Task), keyCanonicalizer{}, func() { pool.Close() }, nil
+	default:
+		pool.Close()
+		if rd != nil {
+			rd.Close()
+		}
+		return nil, nil, nil, err
+	}
+}
+
+// progressPrinter prints one line per iteration.
+type progressPrinter struct{ w io.Writer }
+
+// Record implements bo.Recorder.
+func (p *progressPrinter) Record(g bo.Progress) error {
+	t := g.Times
+	s := func(d time.Duration) float64 { return d.Seconds() }
+	line := fmt.Sprintf("iter %d calls %d/%d best %.4f tr %.3g new %d dup %d invalid %d",
+		g.Iteration, g.Calls, g.Budget, g.Best, g.TRLength, g.New, g.Duplicate, g.Invalid)
+	if g.Replayed > 0 {
+		line += fmt.Sprintf(" (cached %d)", g.Replayed)
+	}
+	line += fmt.Sprintf(" | s: encode %.2f tacs %.2f cand %.2f ts %.2f decode %.2f obj %.2f finetune %.2f surr %.2f ckpt %.2f total %.2f",
+		s(t.Encode), s(t.TACS), s(t.Candidates), s(t.Thompson), s(t.Decode), s(t.Objective), s(t.FineTune),
+		s(t.Surrogate), s(t.Checkpoint), s(t.Total()))
+	_, err := fmt.Fprintln(p.w, line)
+	return err
+}
+
+// printResults prints the best molecules of the run and the figures of the evaluation log.
+func printResults(w io.Writer, dir string, opt *bo.Optimizer, res bo.Result, initCalls int) error {
+	_, y, smiles := opt.Data()
+	idx := make([]int, len(y))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return y[idx[a]] > y[idx[b]] })
+	fmt.Fprintf(w, "status: %s after %d iterations, %d new molecules evaluated (+%d initial calls)\n",
+		res.Status, res.Iterations, res.Calls, initCalls)
+	fmt.Fprintln(w, "best molecules (score, SMILES):")
+	for _, i := range idx[:min(10, len(idx))] {
+		fmt.Fprintf(w, "  %.6f  %s\n", y[i], smiles[i])
+	}
+	run, err := bench.LoadRun(dir)
+	if err != nil {
+		return fmt.Errorf("optimize: read back %s: %w", dir, err)
+	}
+	f := run.Figures()
+	fmt.Fprintf(w, "Top-1 %.4f  Top-10 %.4f  Top-100 %.4f  AUC Top-10 %.4f  (%d calls in %s)\n",
+		f.Top[0], f.Top[1], f.Top[2], f.AUC[1], f.Calls, filepath.Join(dir, bo.EvalLogFile))
+	return nil
+}
+
+// readInit reads the first count molecules of an init file: a CSV with a smiles/smile column (and the task's
+// scores when it has a column named like the task), or one SMILES per line.
+func readInit(path, task string, count int) (rows []initRow, hasScores bool, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false, fmt.Errorf("optimize: -init: %w", err)
+	}
+	text := string(b)
+	first, _, _ := strings.Cut(text, "\n")
+	if strings.Contains(first, ",") {
+		return readInitCSV(path, text, task, count)
+	}
+	for i, line := range strings.Split(text, "\n") {
+		if len(rows) == count {
+			break
+		}
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") || (i == 0 && strings.EqualFold(f[0], "smiles")) {
+			continue
+		}
+		rows = append(rows, initRow{line: i + 1, smiles: f[0]})
+	}
+	if len(rows) == 0 {
+		return nil, false, fmt.Errorf("optimize: %s: no molecules", path)
+	}
+	return rows, false, nil
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nfbo/nfbo/bo"
+	"github.com/nfbo/nfbo/chem/molseq"
+	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/engine/seqflow"
+)
+
+// The adapters that wire the packages into the optimiser.
+var (
+	_ bo.Flow         = (*seqflow.Flow)(nil)
+	_ bo.Checkpointer = (*seqflow.Flow)(nil)
+	_ bo.Codec        = (*molseq.Codec)(nil)
+	_ bo.Objective    = budgetObjective{}
+	_ bo.CallCounter  = budgetObjective{}
+)
+
+// budgetObjective is the optimiser's Objective over an evaluation budget: every paid evaluation is in the
+// Budget's log (synced) before the optimiser sees its score, and a molecule already in the log (the pending
+// batch replayed after a resume) is answered from the Budget's cache, unpaid. It counts calls as the Budget does
+// (PMO's accounting: a molecule is paid for once, by its RDKit canonical SMILES), so the optimiser stops with
+// exactly the budget in the log.
+type budgetObjective struct {
+	b    *objective.Budget
+	base int // calls paid before the optimiser started (the initial molecules)
+}
+
+// Calls returns the Budget's paid calls since the optimiser started.
+func (o budgetObjective) Calls() int { return o.b.Calls() - o.base }
+
+// Evaluate scores the molecules. paid[i] is true when this call paid for molecule i (Status Paid); cached and
+// invalid molecules (RDKit cannot parse them: score 0, free, PMO's rule) are unpaid. A molecule left unscored
+// (budget exhausted, objective failure) is an error: its batch is evaluated again after a resume.
+func (o budgetObjective) Evaluate(ctx context.Context, smiles []string) (scores []float64, paid []bool, err error) {
+	evs, err := o.b.Evaluate(ctx, smiles)
+	if err != nil {
+		return nil, nil, fmt.Errorf("evaluate %d molecules: %w", len(smiles), err)
+	}
+	if len(evs) != len(smiles) {
+		return nil, nil, fmt.Errorf("evaluate %d molecules: the budget answered %d", len(smiles), len(evs))
+	}
+	scores, paid = make([]float64, len(evs)), make([]bool, len(evs))
+	for i, e := range evs {
+		if e.Status == objective.NotScored {
+			return nil, nil, fmt.Errorf("molecule %d (%s) was not scored", i, smiles[i])
+		}
+		scores[i], paid[i] = e.Score, e.Status == objective.Paid
+	}
+	return scores, paid, nil
+}
+
+// keyCanonicalizer is the Canonicalizer used when RDKit is not available to an external objective: the codec's
+// keys (SMILES decoded from canonical SELFIES) are already canonical for the optimiser, so they identify
+// molecules as they are. Only the empty string is invalid.
+type keyCanonicalizer struct{}
+
+// Canonicalize returns each SMILES as its own canonical form.
+func (keyCanonicalizer) Canonicalize(_ context.Context, smiles []string, _ bool) ([]objective.Canonical, error) {
+	out := make([]objective.Canonical, len(smiles))
+	for i, s := range smiles {
+		out[i].SMILES = s
+		if s == "" {
+			out[i].Reason = "empty SMILES"
+		}
+	}
+	return out, nil
+}

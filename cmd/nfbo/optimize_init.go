@@ -1,0 +1,113 @@
+package main
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/nfbo/nfbo/chem/molseq"
+	"github.com/nfbo/nfbo/chem/vocab"
+)
+
+// initRow is one molecule of an init file.
+type initRow struct {
+	line   int // 1-based
+	smiles string
+	score  float64
+}
+
+// readInitCSV reads a CSV init file (header first). The SMILES column is "smiles" or "smile" (any case); the
+// scores come from a column named like the task, if there is one.
+func readInitCSV(path, text, task string, count int) (rows []initRow, hasScores bool, err error) {
+	r := csv.NewReader(strings.NewReader(text))
+	r.FieldsPerRecord = -1
+	header, err := r.Read()
+	if err != nil {
+		return nil, false, fmt.Errorf("optimize: %s:1: %w", path, err)
+	}
+	smiCol, scoreCol := -1, -1
+	for i, h := range header {
+		h = strings.TrimSpace(h)
+		switch {
+		case strings.EqualFold(h, "smiles") || strings.EqualFold(h, "smile"):
+			if smiCol < 0 {
+				smiCol = i
+			}
+		case strings.EqualFold(h, task):
+			scoreCol = i
+		}
+	}
+	if smiCol < 0 {
+		return nil, false, fmt.Errorf("optimize: %s:1: no smiles or smile column in the header %q", path, header)
+	}
+	for len(rows) < count {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		line, _ := r.FieldPos(0)
+		if err != nil {
+			return nil, false, fmt.Errorf("optimize: %s: %w", path, err)
+		}
+		if smiCol >= len(rec) || (scoreCol >= 0 && scoreCol >= len(rec)) {
+			return nil, false, fmt.Errorf("optimize: %s:%d: %d fields, the header has %d", path, line, len(rec), len(header))
+		}
+		row := initRow{line: line, smiles: strings.TrimSpace(rec[smiCol])}
+		if scoreCol >= 0 {
+			if row.score, err = strconv.ParseFloat(strings.TrimSpace(rec[scoreCol]), 64); err != nil {
+				return nil, false, fmt.Errorf("optimize: %s:%d: column %s: %w", path, line, header[scoreCol], err)
+			}
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return nil, false, fmt.Errorf("optimize: %s: no molecules", path)
+	}
+	return rows, scoreCol >= 0, nil
+}
+
+// canonicalInit canonicalises the initial molecules with NF-BO's SELFIES round trip and returns them with the run's
+// sequence length T = 1 + the longest one. Molecules that cannot be tokenised (invalid SMILES, a symbol outside
+// the vocabulary, longer than maxT−1 symbols) and repeats of an earlier molecule are skipped with a message on
+// warn naming the file and line.
+func canonicalInit(warn io.Writer, path string, rows []initRow, voc *vocab.Vocab, maxT int) ([]initMol, int, error) {
+	codec, err := molseq.New(voc, maxT)
+	if err != nil {
+		return nil, 0, err
+	}
+	var mols []initMol
+	seen := map[string]int{}
+	longest := 0
+	for _, r := range rows {
+		ids := make([]int, maxT)
+		key, err := codec.FromSMILES(ids, r.smiles)
+		if err != nil {
+			var ee *vocab.EncodeError
+			if errors.As(err, &ee) {
+				ee.File, ee.Line = path, r.line
+				fmt.Fprintf(warn, "nfbo optimize: %v (skipped)\n", ee)
+			} else {
+				fmt.Fprintf(warn, "nfbo optimize: %s:%d: %s: %v (skipped)\n", path, r.line, r.smiles, err)
+			}
+			continue
+		}
+		if first, dup := seen[key]; dup {
+			fmt.Fprintf(warn, "nfbo optimize: %s:%d: same molecule as line %d (skipped)\n", path, r.line, first)
+			continue
+		}
+		seen[key] = r.line
+		n := 0
+		for n < maxT && ids[n] != vocab.Stop {
+			n++
+		}
+		longest = max(longest, n)
+		mols = append(mols, initMol{line: r.line, key: key, ids: ids, n: n, score: r.score})
+	}
+	if len(mols) == 0 {
+		return nil, 0, fmt.Errorf("optimize: %s: none of the %d initial molecules can be tokenised", path, len(rows))
+	}
+	return mols, longest + 1, nil
+}

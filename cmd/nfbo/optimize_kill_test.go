@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestOptimizeKill9 builds the nfbo binary, runs "nfbo optimize" with a tiny model and an external objective,
+// kills it with SIGKILL at random moments, and resumes it with -resume until it finishes. The evaluation log must
+// then hold exactly the budget of distinct molecules, numbered without gaps (no call lost or counted twice), and
+// equal, molecule for molecule and score for score, the log of an uninterrupted run with the same seed.
+func TestOptimizeKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts many processes")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "nfbo")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	writeTinyModel(t, dir)
+	oracle := lengthOracle(t, dir)
+	const budget = 60 // 20 initial molecules scored through the log + 40 new ones
+	args := func(out string) []string {
+		return []string{"optimize", "-task", "demo", "-objective-cmd", oracle, "-init", guacamol100, "-init-count", "20",
+			"-budget", "60", "-candidates", "200", "-model", dir, "-out", out, "-seed", "7"}
+	}
+
+	killed := filepath.Join(dir, "killed")
+	rng := rand.New(rand.NewPCG(1, 1))
+	kills, done := 0, false
+	for leg := 0; leg < 60 && !done; leg++ {
+		a := args(killed)
+		if exists(filepath.Join(killed, "run.json")) {
+			a = append(a, "-resume")
+		}
+		cmd := exec.Command(bin, a...)
+		stderr := &bytes.Buffer{} // read only after Wait
+		cmd.Stderr = stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Fatalf("leg %d: %v\n%s", leg, err, stderr.String())
+			}
+			done = true
+		case <-time.After(time.Duration(200+rng.IntN(1000)) * time.Millisecond):
+			cmd.Process.Signal(syscall.SIGKILL)
+			err := <-exited
+			var ee *exec.ExitError
+			switch {
+			case errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled():
+				kills++
+			case err != nil:
+				t.Fatalf("leg %d: %v\n%s", leg, err, stderr.String())
+			default:
+				done = true
+			}
+		}
+	}
+	if !done {
+		t.Fatalf("run did not finish after %d kills", kills)
+	}
+	if kills == 0 {
+		t.Error("no leg was killed: the test proved nothing")
+	}
+	t.Logf("finished after %d kills", kills)
+
+	got, gotY := readLogSMILES(t, filepath.Join(killed, "evaluations.jsonl"))
+	if len(got) != budget {
+		t.Errorf("%d paid calls in the log, want the budget %d", len(got), budget)
+	}
+	seen := map[string]bool{}
+	for _, s := range got {
+		if seen[s] {
+			t.Errorf("%s paid twice", s)
+		}
+		seen[s] = true
+	}
+
+	ref := filepath.Join(dir, "ref")
+	if out, err := exec.Command(bin, args(ref)...).CombinedOutput(); err != nil {
+		t.Fatalf("uninterrupted run: %v\n%s", err, out)
+	}
+	want, wantY := readLogSMILES(t, filepath.Join(ref, "evaluations.jsonl"))
+	if !slices.Equal(got, want) || !slices.Equal(gotY, wantY) {
+		t.Errorf("killed-and-resumed run differs from the uninterrupted one:\n got %q\nwant %q", got, want)
+	}
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/chem/vocab"
+	"github.com/nfbo/nfbo/model"
+)
+
+const guacamol100 = "../../data/guacamol/guacamol_train_data_first_100.csv"
+
+// writeTinyModel writes a small random SeqFlow over the shipped vocabulary into dir: untrained, but a flow all
+// the same (exact round trip, fine-tunable), so the optimiser's plumbing can be tested in seconds.
+func writeTinyModel(t testing.TB, dir string) {
+	t.Helper()
+	voc, err := vocab.Named("guacamol+zinc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := model.Config{V: voc.Len(), F: 8, T: 64, MaxT: 288, Blocks: 1, LSTMLayers: 1, H: 16, Couplings: 2, U: 16,
+		CouplingDepth: 1, Transform: model.NLSq, Dropout: 0.2, Noise: 0.1, SimCoef: 1}
+	p, err := model.NewParams(cfg, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := model.SaveCheckpoint(filepath.Join(dir, model.CheckpointName), &model.Checkpoint{Params: p, Vocab: voc.Tokens()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lengthOracle writes the protocol's example objective (score = len(SMILES)/10) and returns its command line.
+func lengthOracle(t testing.TB, dir string) string {
+	t.Helper()
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 on PATH")
+	}
+	script := filepath.Join(dir, "oracle.py")
+	if err := os.WriteFile(script, []byte(exampleOracle), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return python + " " + script
+}
+
+func TestOptimizeCmdObjectiveCmd(t *testing.T) {
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	out := filepath.Join(dir, "run")
+	stdout, stderr, err := runCmd(t, newOptimizeCmd(), "", "-task", "demo", "-objective-cmd", lengthOracle(t, dir),
+		"-init", guacamol100, "-init-count", "20", "-budget", "30", "-candidates", "200", "-model", dir, "-out", out)
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "Top-10") {
+		t.Errorf("no figures printed")
+	}
+}
+
+// TestBudgetObjectivePaid checks the paid flags and the call count of the Budget adapter: a new molecule is
+// paid, a repeat (in the same batch, a later batch or after reopening the log) is not, and the count leaves out
+// the calls made before the optimiser started.
+func TestBudgetObjectivePaid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "evaluations.jsonl")
+	scored := 0
+	f := objective.Func(func(_ context.Context, s string) (float64, error) {
+		scored++
+		return float64(len(s)), nil
+	})
+	b, err := objective.OpenBudget(path, f, keyCanonicalizer{}, objective.BudgetOptions{Task: "len"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Evaluate(context.Background(), []string{"C"}); err != nil { // an "initial" call
+		t.Fatal(err)
+	}
+	o := budgetObjective{b, 1}
+	check := func(smiles []string, wantPaid []bool, wantCalls int) {
+		t.Helper()
+		scores, paid, err := o.Evaluate(context.Background(), smiles)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range smiles {
+			if scores[i] != float64(len(s)) {
+				t.Errorf("%s scored %v, want %d", s, scores[i], len(s))
+			}
+		}
+		if !slices.Equal(paid, wantPaid) || o.Calls() != wantCalls {
+			t.Errorf("Evaluate(%q): paid %v, calls %d; want %v, %d", smiles, paid, o.Calls(), wantPaid, wantCalls)
+		}
+	}
+	check([]string{"CC", "CCO", "CC"}, []bool{true, true, false}, 2)
+	check([]string{"CCO", "CCCC", "C"}, []bool{false, true, false}, 3)
+	b.Close()
+	b, err = objective.OpenBudget(path, f, keyCanonicalizer{}, objective.BudgetOptions{Task: "len"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	o = budgetObjective{b, 1}
+	check([]string{"CCCC", "CC"}, []bool{false, false}, 3)
+	if scored != 4 {
+		t.Errorf("objective called for %d molecules, want 4", scored)
+	}
+	// An invalid molecule (no canonical form) is free and scores 0.
+	if scores, paid, err := o.Evaluate(context.Background(), []string{""}); err != nil || paid[0] || scores[0] != 0 {
+		t.Errorf("empty SMILES: %v %v %v", scores, paid, err)
+	}
+}
+
+// readLogSMILES returns the canonical SMILES and scores of an evaluation log, in call order.
+func readLogSMILES(t *testing.T, path string) ([]string, []float64) {
+	t.Helper()
+	recs, _, torn, err := objective.ReadLog(path)
+	if err != nil || torn != 0 {
+		t.Fatalf("read %s: %v (torn %d)", path, err, torn)
+	}
+	var s []string
+	var y []float64
+	for i, r := range recs {
+		if r.Call != i+1 {
+			t.Errorf("%s: record %d has call %d", path, i+1, r.Call)
+		}
+		s, y = append(s, r.Canonical), append(y, r.Score)
+	}
+	return s, y
+}
+
+// TestOptimizeCmdRDKit runs the whole optimiser on the RDKit pool: GuacaMol's adip with the initial scores read
+// from the data file, then qed with the initial molecules scored by the objective (PMO's accounting).
+func TestOptimizeCmdRDKit(t *testing.T) {
+	needRDKit(t)
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	for _, tc := range []struct {
+		task   string
+		budget int
+		paid   int // lines in the log
+	}{{"adip", 20, 20}, {"qed", 40, 40}} {
+		out := filepath.Join(dir, tc.task)
+		stdout, stderr, err := runCmd(t, newOptimizeCmd(), "", "-task", tc.task, "-init", guacamol100, "-init-count", "20",
+			"-budget", strconv.Itoa(tc.budget), "-candidates", "300", "-sampler", "pathwise", "-model", dir, "-out", out, "-seed", "3")
+		if err != nil {
+			t.Fatalf("%s: %v\n%s\n%s", tc.task, err, stdout, stderr)
+		}
+		smiles, _ := readLogSMILES(t, filepath.Join(out, "evaluations.jsonl"))
+		if len(smiles) != tc.paid {
+			t.Errorf("%s: %d paid calls in the log, want %d", tc.task, len(smiles), tc.paid)
+		}
+		seen := map[string]bool{}
+		for _, s := range smiles {
+			if seen[s] {
+				t.Errorf("%s: %s paid twice", tc.task, s)
+			}
+			seen[s] = true
+		}
+		for _, want := range []string{"status: budget spent", "best molecules", "Top-1 ", "AUC Top-10 "} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.task, want, stdout)
+			}
+		}
+		if !strings.Contains(stdout, "iter 1 calls ") {
+			t.Errorf("%s: no progress line:\n%s", tc.task, stdout)
+		}
+		run, err := bench.LoadRun(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !run.Info.Finished || run.Info.Budget != tc.budget || run.Info.Task != tc.task || run.Info.Initial != 20 {
+			t.Errorf("%s: run.json %+v", tc.task, run.Info)
+		}
+		if (tc.task == "adip") != (len(run.Info.InitialScores) == 20) {
+			t.Errorf("%s: %d initial scores in run.json", tc.task, len(run.Info.InitialScores))
+		}
+	}
+	// The finished run cannot be started again without -resume; with it, it prints its results at once.
+	_, _, err := runCmd(t, newOptimizeCmd(), "", "-task", "adip", "-init", guacamol100, "-init-count", "20",
+		"-budget", "20", "-candidates", "300", "-sampler", "pathwise", "-model", dir, "-out", filepath.Join(dir, "adip"), "-seed", "3")
+	if err == nil || !strings.Contains(err.Error(), "-resume") {
+		t.Errorf("second start without -resume: %v", err)
+	}
+	stdout, _, err := runCmd(t, newOptimizeCmd(), "", "-task", "adip", "-init", guacamol100, "-init-count", "20", "-resume",
+		"-budget", "20", "-candidates", "300", "-sampler", "pathwise", "-model", dir, "-out", filepath.Join(dir, "adip"), "-seed", "3")
+	if err != nil || !strings.Contains(stdout, "status: budget spent") || strings.Contains(stdout, "iter ") {
+		t.Errorf("resume of a finished run: %v\n%s", err, stdout)
+	}
+}
+
+func TestOptimizeCmdInitErrors(t *testing.T) {
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("name,score\nx,1\n"), 0o644)
+	badScore := filepath.Join(dir, "badscore.csv")
+	os.WriteFile(badScore, []byte("smiles,adip\nCCO,0.1\nCCN,abc\n"), 0o644)
+	for _, tc := range []struct{ file, want string }{
+		{bad, "bad.csv:1: no smiles or smile column"},
+		{badScore, "badscore.csv:3: column adip"},
+		{filepath.Join(dir, "missing.smi"), "missing.smi"},
+	} {
+		_, _, err := runCmd(t, newOptimizeCmd(), "", "-task", "adip", "-init", tc.file, "-model", dir, "-out", filepath.Join(dir, "out"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.file, err, tc.want)
+		}
+	}
+	if _, _, err := runCmd(t, newOptimizeCmd(), "", "-task", "adip", "-init", bad, "-model", dir); err == nil {
+		t.Error("missing -out accepted")
+	}
+}

@@ -1,0 +1,370 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nfbo/nfbo/chem/selfies"
+	"github.com/nfbo/nfbo/chem/vocab"
+	"github.com/nfbo/nfbo/engine/train"
+	"github.com/nfbo/nfbo/model"
+)
+
+// pretrainArgsKey names the checkpoint section holding the settings a
+// resumed run must reuse (data split, batch size, seed).
+const pretrainArgsKey = "cmd/pretrain.args"
+
+// pretrainArgs are the settings of a pretraining run that fix its data split
+// and its random streams; they are stored in every checkpoint.
+type pretrainArgs struct {
+	Data    string  `json:"data"`
+	Seed    uint64  `json:"seed"`
+	ValFrac float64 `json:"val_frac"`
+	Batch   int     `json:"batch"`
+}
+
+func newPretrainCmd() *Command {
+	c := &Command{
+		UsageLine: "pretrain [-preset small|paper] [-resume] [-steps N] [-batch B] -data FILE -out DIR",
+		Short:     "pretrain a SeqFlow on a file of molecules",
+		Long: `Pretrain trains a SeqFlow from scratch (or resumes one) on the molecules of
+FILE and writes the model to DIR/` + model.CheckpointName + `.
+
+FILE has one molecule per line, SMILES or SELFIES (a line made only of
+bracketed symbols is SELFIES); a name ending in .gz is read through gzip. SMILES are converted
+with the selfies 2.0.0 encoder. Lines that cannot be used (invalid SMILES, a
+token outside the vocabulary, too long for -seq-len) are reported on
+standard error as FILE:LINE: reason and skipped.
+
+A fraction -val-frac of the molecules, drawn with -seed, is held out: it is
+never trained on and gives the validation NLL per token reported every
+-val-every steps. The loss is the reference's: NLL of the rejection-sampled
+noisy embeddings plus the similarity loss, averaged over sequences; Adam
+(lr 1e-3) with gradient clipping at norm 1.
+
+A checkpoint (weights, vocabulary, Adam state, random state and position in
+the data) is written every -checkpoint-every steps, at the end and when the
+run is interrupted. -resume continues the run in DIR exactly where its last
+checkpoint stopped, with the same data split and batch size, until -steps
+steps in total; the model's configuration comes from the checkpoint then.`,
+		Flag: flag.NewFlagSet("pretrain", flag.ContinueOnError),
+	}
+	f := c.Flag
+	data := f.String("data", "", "molecules, one per line (required)")
+	out := f.String("out", "", "output model `directory` (required)")
+	preset := f.String("preset", "small", "model size: small or paper")
+	transform := f.String("transform", "", "coupling transform: nlsq or affine (default: the preset's)")
+	vocabName := f.String("vocab", "guacamol", "vocabulary: guacamol, zinc, guacamol+zinc, lolbo, or build (from the data)")
+	seqLen := f.Int("seq-len", 0, "sequence length T (default: 1 + the longest molecule)")
+	resume := f.Bool("resume", false, "continue the run whose checkpoint is in -out")
+	steps := f.Int64("steps", 0, "total optimiser steps (default: one epoch)")
+	batch := f.Int("batch", train.DefaultBatch, "sequences per step")
+	valFrac := f.Float64("val-frac", 0.05, "fraction of molecules held out for validation")
+	valEvery := f.Int64("val-every", 500, "validation interval in steps (0: at the end only)")
+	ckEvery := f.Int64("checkpoint-every", 500, "checkpoint interval in steps (0: at the end only)")
+	logEvery := f.Int64("log-every", 10, "progress line interval in steps")
+	seed := f.Uint64("seed", 1, "seed of the data split, initial weights and training noise")
+	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
+		if len(args) != 0 {
+			return Usagef(cmd, "pretrain: unexpected arguments %q", args)
+		}
+		if *data == "" || *out == "" {
+			return Usagef(cmd, "pretrain: -data and -out are required")
+		}
+		if *batch < 1 || *steps < 0 || *logEvery < 1 || *valEvery < 0 || *ckEvery < 0 {
+			return Usagef(cmd, "pretrain: -batch and -log-every must be positive, -steps, -val-every and -checkpoint-every not negative")
+		}
+		if !(*valFrac >= 0 && *valFrac < 1) {
+			return Usagef(cmd, "pretrain: -val-frac %g must be in [0, 1)", *valFrac)
+		}
+		if *seqLen < 0 {
+			return Usagef(cmd, "pretrain: -seq-len %d must not be negative", *seqLen)
+		}
+		pr := &pretrainRun{cmd: cmd, out: *out, steps: *steps, valEvery: *valEvery, ckEvery: *ckEvery, logEvery: *logEvery,
+			args: pretrainArgs{Data: *data, Seed: *seed, ValFrac: *valFrac, Batch: *batch}}
+		if *resume {
+			return pr.resume(ctx)
+		}
+		return pr.start(ctx, *preset, *transform, *vocabName, *seqLen)
+	}
+	return c
+}
+
+// pretrainRun holds one invocation's settings.
+type pretrainRun struct {
+	cmd                         *Command
+	out                         string
+	steps                       int64
+	valEvery, ckEvery, logEvery int64
+	args                        pretrainArgs
+}
+
+func (pr *pretrainRun) start(ctx context.Context, preset, transform, vocabName string, seqLen int) error {
+	mols, err := readMolecules(ctx, pr.cmd, pr.args.Data)
+	if err != nil {
+		return err
+	}
+	var voc *vocab.Vocab
+	if vocabName == "build" {
+		voc = vocab.Build(moleculeTokens(mols))
+	} else if voc, err = vocab.Named(vocabName); err != nil {
+		return Usagef(pr.cmd, "pretrain: -vocab: %v", err)
+	}
+	T := seqLen
+	if T == 0 {
+		for _, m := range mols {
+			T = max(T, len(m.tokens)+1)
+		}
+	}
+	cfg, err := model.Preset(preset, voc.Len(), T)
+	if err != nil {
+		return Usagef(pr.cmd, "pretrain: -preset: %v", err)
+	}
+	if transform != "" {
+		if cfg.Transform, err = model.ParseTransform(transform); err != nil {
+			return Usagef(pr.cmd, "pretrain: -transform: %v", err)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("pretrain: %w (the longest molecule of %s has %d tokens)", err, pr.args.Data, T-1)
+	}
+	if err := os.MkdirAll(pr.out, 0o755); err != nil {
+		return err
+	}
+	if _, err := os.Stat(pr.ckptPath()); err == nil {
+		return fmt.Errorf("pretrain: %s exists; use -resume to continue it or choose another -out", pr.ckptPath())
+	}
+	p, err := model.NewParams(cfg, rand.New(rand.NewPCG(pr.args.Seed, 2)))
+	if err != nil {
+		return err
+	}
+	tr, err := train.NewTrainer(p, rand.NewPCG(pr.args.Seed, 3), train.Options{Batch: pr.args.Batch})
+	if err != nil {
+		return err
+	}
+	return pr.run(ctx, tr, voc, mols)
+}
+
+func (pr *pretrainRun) resume(ctx context.Context) error {
+	ck, err := model.LoadCheckpoint(pr.ckptPath())
+	if err != nil {
+		return fmt.Errorf("pretrain: -resume: %w", err)
+	}
+	raw, ok := ck.Optim[pretrainArgsKey]
+	if !ok {
+		return fmt.Errorf("pretrain: -resume: %s was not written by nfbo pretrain", pr.ckptPath())
+	}
+	var saved pretrainArgs
+	if err := json.Unmarshal(raw, &saved); err != nil {
+		return fmt.Errorf("pretrain: -resume: %s: %w", pr.ckptPath(), err)
+	}
+	if saved.Data != pr.args.Data {
+		fmt.Fprintf(pr.cmd.Stderr, "pretrain: note: resuming with -data %s; the run started with %s\n", pr.args.Data, saved.Data)
+	}
+	pr.args.Seed, pr.args.ValFrac, pr.args.Batch = saved.Seed, saved.ValFrac, saved.Batch
+	voc, err := vocab.New(ck.Vocab)
+	if err != nil {
+		return fmt.Errorf("pretrain: -resume: %s: %w", pr.ckptPath(), err)
+	}
+	mols, err := readMolecules(ctx, pr.cmd, pr.args.Data)
+	if err != nil {
+		return err
+	}
+	tr, err := train.Restore(ck, train.Options{Batch: pr.args.Batch})
+	if err != nil {
+		return fmt.Errorf("pretrain: -resume: %s: %w", pr.ckptPath(), err)
+	}
+	return pr.run(ctx, tr, voc, mols)
+}
+
+func (pr *pretrainRun) ckptPath() string { return filepath.Join(pr.out, model.CheckpointName) }
+
+// run encodes the molecules, splits them and trains.
+func (pr *pretrainRun) run(ctx context.Context, tr *train.Trainer, voc *vocab.Vocab, mols []molecule) error {
+	cfg := tr.Params().Config
+	var seqs [][]int
+	skipped := 0
+	for _, m := range mols {
+		ids, err := voc.Encode(nil, m.tokens, cfg.T)
+		if err != nil {
+			var ee *vocab.EncodeError
+			if errors.As(err, &ee) {
+				ee.File, ee.Line, ee.Molecule = pr.args.Data, m.line, m.selfies
+			}
+			fmt.Fprintln(pr.cmd.Stderr, err)
+			skipped++
+			continue
+		}
+		seqs = append(seqs, ids)
+	}
+	if len(seqs) < 2 {
+		return fmt.Errorf("pretrain: %s: %d usable molecules, need at least 2", pr.args.Data, len(seqs))
+	}
+	// The split depends only on the seed and the usable molecules, so a
+	// resumed run holds out the same ones.
+	perm := rand.New(rand.NewPCG(pr.args.Seed, 1)).Perm(len(seqs))
+	nval := int(math.Round(pr.args.ValFrac * float64(len(seqs))))
+	if pr.args.ValFrac > 0 {
+		nval = max(nval, 1)
+	}
+	val := make([][]int, 0, nval)
+	trainSet := make([][]int, 0, len(seqs)-nval)
+	for i, j := range perm {
+		if i < nval {
+			val = append(val, seqs[j])
+		} else {
+			trainSet = append(trainSet, seqs[j])
+		}
+	}
+	steps := pr.steps
+	if steps == 0 {
+		steps = tr.Steps() + int64((len(trainSet)+pr.args.Batch-1)/pr.args.Batch)
+	}
+	fmt.Fprintf(pr.cmd.Stderr, "pretrain: %d molecules (%d skipped): %d train, %d validation; V=%d T=%d, %s, %d parameters; steps %d → %d, batch %d\n",
+		len(seqs)+skipped, skipped, len(trainSet), len(val), cfg.V, cfg.T, cfg.Transform, tr.Params().NumParams(), tr.Steps(), steps, pr.args.Batch)
+	argsJSON, err := json.Marshal(pr.args)
+	if err != nil {
+		return err
+	}
+	save := func(ctx context.Context, tr *train.Trainer) error {
+		ck, err := tr.Checkpoint(voc.Tokens(), map[string][]byte{pretrainArgsKey: argsJSON})
+		if err != nil {
+			return err
+		}
+		return model.SaveCheckpoint(pr.ckptPath(), ck)
+	}
+	compileStart := time.Now()
+	if err := tr.Prepare(ctx, pr.args.Batch); err != nil {
+		return err
+	}
+	fmt.Fprintf(pr.cmd.Stderr, "pretrain: graphs compiled in %.1fs\n", time.Since(compileStart).Seconds())
+	rec := train.RecorderFunc(func(p train.Progress) error {
+		if p.Step%pr.logEvery != 0 && p.Val == nil && p.Step != p.TotalSteps {
+			return nil
+		}
+		line := fmt.Sprintf("step %d/%d epoch %d loss %.4f nll/token %.4f sim/token %.4f %.1f seq/s left %s",
+			p.Step, p.TotalSteps, p.Epoch, p.Loss, p.NLL, p.Sim, p.SeqPerSec, p.Remaining.Round(time.Second))
+		if p.Val != nil {
+			line += fmt.Sprintf(" | val nll/token %.4f sim/token %.4f", p.Val.NLL, p.Val.Sim)
+		}
+		if p.Checkpoint {
+			line += " | checkpoint"
+		}
+		_, err := fmt.Fprintln(pr.cmd.Stdout, line)
+		return err
+	})
+	err = tr.Pretrain(ctx, trainSet, train.PretrainConfig{Steps: steps, Val: val, ValEvery: pr.valEvery,
+		CheckpointEvery: pr.ckEvery, Checkpoint: save, Recorder: rec})
+	if err != nil && ctx.Err() != nil {
+		// Interrupted between steps: the weights are those of the last
+		// completed step, so save them for -resume.
+		if serr := save(context.WithoutCancel(ctx), tr); serr != nil {
+			return errors.Join(err, serr)
+		}
+		fmt.Fprintf(pr.cmd.Stderr, "pretrain: interrupted at step %d; checkpoint written to %s\n", tr.Steps(), pr.ckptPath())
+	}
+	return err
+}
+
+// looksLikeSELFIES reports whether s is made only of bracketed symbols
+// (and '.' between fragments). A leading '[' is not enough: SMILES such as
+// "[NH3+]CC(=O)[O-]" start with one too (ZINC250k has thousands).
+func looksLikeSELFIES(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); {
+		switch s[i] {
+		case '.':
+			i++
+		case '[':
+			j := strings.IndexByte(s[i:], ']')
+			if j < 0 {
+				return false
+			}
+			i += j + 1
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// molecule is one usable line of the data file.
+type molecule struct {
+	line    int
+	selfies string
+	tokens  []string
+}
+
+func moleculeTokens(mols []molecule) [][]string {
+	out := make([][]string, len(mols))
+	for i, m := range mols {
+		out[i] = m.tokens
+	}
+	return out
+}
+
+// readMolecules reads the SMILES or SELFIES lines of name (gzip when it ends
+// in .gz), reporting unusable lines on cmd.Stderr as FILE:LINE: reason.
+func readMolecules(ctx context.Context, cmd *Command, name string) ([]molecule, error) {
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	var r io.Reader = fh
+	if strings.HasSuffix(name, ".gz") {
+		gz, err := gzip.NewReader(fh)
+		if err != nil {
+			return nil, fmt.Errorf("pretrain: %s: %w", name, err)
+		}
+		defer gz.Close()
+		r = gz
+	}
+	var mols []molecule
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	line := 0
+	for sc.Scan() {
+		if line%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		sf := text
+		if !looksLikeSELFIES(text) {
+			if sf, err = selfies.Encode(text); err != nil {
+				fmt.Fprintf(cmd.Stderr, "%s:%d: SMILES %q: %v\n", name, line, text, err)
+				continue
+			}
+		}
+		tokens, err := selfies.Split(sf)
+		if err != nil {
+			fmt.Fprintf(cmd.Stderr, "%s:%d: SELFIES %q: %v\n", name, line, sf, err)
+			continue
+		}
+		mols = append(mols, molecule{line: line, selfies: sf, tokens: tokens})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("pretrain: read %s: %w", name, err)
+	}
+	return mols, nil
+}

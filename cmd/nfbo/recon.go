@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/nfbo/nfbo/chem/selfies"
+	"github.com/nfbo/nfbo/chem/vocab"
+	"github.com/nfbo/nfbo/engine/ort"
+	"github.com/nfbo/nfbo/model"
+)
+
+func newReconCmd() *Command {
+	c := &Command{
+		UsageLine: "recon [-format auto|smiles|selfies] [-backend auto|go|ort] [-batch N] -model DIR FILE",
+		Short:     "check that the flow reconstructs molecules token for token",
+		Long: `Recon encodes every molecule of FILE into the SeqFlow latent space and
+decodes it back, then prints the fraction reconstructed token for token and
+lists every molecule that was not.
+
+FILE has one molecule per line, SMILES or SELFIES (-format auto tells them
+apart by a leading '['); blank lines are skipped. SMILES are converted with
+the selfies 2.0.0 encoder. DIR is a model directory holding ` + model.CheckpointName + `
+(or the checkpoint file itself); its vocabulary and sequence length T apply.
+
+-backend chooses who runs the flow: go (pure Go), ort (ONNX Runtime, an
+error if its library cannot be loaded) or auto (ONNX Runtime when its
+library is found, else pure Go with a warning). The library is
+$NFBO_ORT_LIB or third_party/onnxruntime/lib/libonnxruntime.so.1.
+
+A molecule that cannot be encoded (invalid SMILES, a token outside the
+vocabulary, more than T−1 tokens) is reported on standard error as
+FILE:LINE: reason and left out of the fraction. The exit status is 0 when
+every molecule was encoded and reconstructed, 1 otherwise.`,
+		Flag: flag.NewFlagSet("recon", flag.ContinueOnError),
+	}
+	modelDir := c.Flag.String("model", "", "model directory or checkpoint `file` (required)")
+	format := c.Flag.String("format", "auto", "input format: auto, smiles or selfies")
+	batch := c.Flag.Int("batch", 256, "molecules encoded and decoded per batch")
+	backend := c.Flag.String("backend", "auto", "who runs the flow: auto, go or ort")
+	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
+		if *modelDir == "" {
+			return Usagef(cmd, "recon: -model is required")
+		}
+		if len(args) != 1 {
+			return Usagef(cmd, "recon: want exactly one FILE, got %d arguments", len(args))
+		}
+		if *format != "auto" && *format != "smiles" && *format != "selfies" {
+			return Usagef(cmd, "recon: -format %q: want auto, smiles or selfies", *format)
+		}
+		if *backend != "auto" && *backend != "go" && *backend != "ort" {
+			return Usagef(cmd, "recon: -backend %q: want auto, go or ort", *backend)
+		}
+		if *batch < 1 {
+			return Usagef(cmd, "recon: -batch %d: must be positive", *batch)
+		}
+		return runRecon(ctx, cmd, *modelDir, args[0], *format, *backend, *batch)
+	}
+	return c
+}
+
+// reconItem is one encodable molecule of the input.
+type reconItem struct {
+	line    int
+	text    string // the input line
+	selfies string
+	ids     []int // T ids
+}
+
+func runRecon(ctx context.Context, cmd *Command, modelDir, file, format, backend string, batch int) error {
+	ck, err := model.LoadModelDir(modelDir)
+	if err != nil {
+		return err
+	}
+	voc, err := vocab.New(ck.Vocab)
+	if err != nil {
+		return fmt.Errorf("recon: model %s: %w", modelDir, err)
+	}
+	flow, err := model.NewFlow(ck.Params)
+	if err != nil {
+		return fmt.Errorf("recon: model %s: %w", modelDir, err)
+	}
+	cfg := flow.Config()
+	codec, err := openCodec(flow, backend, cmd.Stderr)
+	if err != nil {
+		return err
+	}
+	defer codec.Close()
+	fh, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+
+	out := bufio.NewWriter(cmd.Stdout)
+	defer out.Flush()
+	var (
+		pending        []reconItem
+		total, ok, bad int
+	)
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		B, T := len(pending), cfg.T
+		x := make([]int, 0, B*T)
+		for _, it := range pending {
+			x = append(x, it.ids...)
+		}
+		z := make([]float32, B*T*cfg.F)
+		if err := codec.EncodeTo(ctx, z, x); err != nil {
+			return err
+		}
+		got := make([]int, B*T)
+		if err := codec.DecodeTo(ctx, got, z); err != nil {
+			return err
+		}
+		for i, it := range pending {
+			total++
+			if equalInts(got[i*T:(i+1)*T], it.ids) {
+				ok++
+				continue
+			}
+			fmt.Fprintf(out, "%s:%d: not reconstructed: %s -> %s\n", file, it.line, it.selfies, voc.DecodeString(got[i*T:(i+1)*T]))
+		}
+		pending = pending[:0]
+		return nil
+	}
+
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	line := 0
+	for sc.Scan() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		it, err := reconParse(voc, text, format, cfg.T)
+		if err != nil {
+			bad++
+			out.Flush() // keep stdout and stderr in step for a reader of both
+			fmt.Fprintf(cmd.Stderr, "%s:%d: %v\n", file, line, err)
+			continue
+		}
+		it.line = line
+		pending = append(pending, it)
+		if len(pending) == batch {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("recon: read %s: %w", file, err)
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	frac := 0.0
+	if total > 0 {
+		frac = float64(ok) / float64(total)
+	}
+	fmt.Fprintf(out, "reconstructed %d of %d molecules (%.4f)", ok, total, frac)
+	if bad > 0 {
+		fmt.Fprintf(out, "; %d lines could not be encoded", bad)
+	}
+	fmt.Fprintln(out)
+	if ok != total || bad > 0 {
+		return &ExitError{Code: 1}
+	}
+	return nil
+}
+
+// openCodec returns the flow's codec for a -backend value.
+func openCodec(f *model.Flow, backend string, warn io.Writer) (ort.Codec, error) {
+	switch backend {
+	case "go":
+		return ort.NewGoCodec(f, 0), nil
+	case "ort":
+		return ort.NewRunner(f, ort.Options{})
+	}
+	return ort.Open(f, ort.Options{Warn: warn})
+}
+
+// reconParse turns one input line into ids, converting SMILES to SELFIES
+// when the format says so.
+func reconParse(voc *vocab.Vocab, text, format string, T int) (reconItem, error) {
+	sf := text
+	if format == "smiles" || (format == "auto" && !strings.HasPrefix(text, "[")) {
+		var err error
+		sf, err = selfies.Encode(text)
+		if err != nil {
+			return reconItem{}, fmt.Errorf("SMILES %q: %w", text, err)
+		}
+	}
+	tokens, err := selfies.Split(sf)
+	if err != nil {
+		return reconItem{}, fmt.Errorf("SELFIES %q: %w", sf, err)
+	}
+	ids, err := voc.Encode(nil, tokens, T)
+	if err != nil {
+		var ee *vocab.EncodeError
+		if errors.As(err, &ee) {
+			ee.Molecule = sf
+		}
+		return reconItem{}, err
+	}
+	return reconItem{text: text, selfies: sf, ids: ids}, nil
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nfbo/nfbo/chem/objective"
+)
+
+// scoreBatch is how many lines "nfbo score" reads before scoring them, so
+// that output streams while long inputs are read.
+const scoreBatch = 2048
+
+// newScoreCmd returns "nfbo score", which scores SMILES read line by line.
+func newScoreCmd() *Command {
+	fs := flag.NewFlagSet("score", flag.ContinueOnError)
+	task := fs.String("task", "", "task name or alias (see \"nfbo tasks\"), or several separated by commas; "+
+		"passed through to -objective-cmd")
+	workers := fs.Int("workers", 1, "number of worker processes")
+	python := fs.String("python", objective.DefaultPython, "Python interpreter that can import RDKit")
+	objCmd := fs.String("objective-cmd", "", "external objective program speaking docs/objective-protocol.md, "+
+		"e.g. \"python3 oracle.py\" (split at spaces, no shell)")
+	timeout := fs.Duration("timeout", 5*time.Minute, "longest one request to a worker may take before it is restarted")
+	cmd := &Command{
+		UsageLine: "score [-workers N] [-objective-cmd CMD] -task NAME[,NAME...] [file...]",
+		Short:     "score SMILES, one per line, for a task",
+		Long: `Score reads SMILES one per line from the named files, or from standard input
+when there are none, and writes one line per input line to standard output:
+the score printed with full float64 precision (%.17g). Only the first
+whitespace-separated field of a line is read, so .smi files with names work.
+With several comma-separated tasks (RDKit only), each output line holds one
+score per task, separated by tabs; the worker then parses each molecule once.
+
+A molecule that scores 0 because it is invalid (or its score was negative,
+non-finite or could not be computed) also gets a message on standard error
+naming its file and line number; the exit status is then 1.
+
+By default the RDKit worker computes the task; -objective-cmd runs an external
+program that speaks the same protocol instead (docs/objective-protocol.md).`,
+		Flag: fs,
+	}
+	cmd.Run = func(ctx context.Context, cmd *Command, args []string) error {
+		if *task == "" && *objCmd == "" {
+			return Usagef(cmd, "-task is required")
+		}
+		if *workers < 1 {
+			return Usagef(cmd, "-workers must be at least 1, not %d", *workers)
+		}
+		tasks := strings.Split(*task, ",")
+		if len(tasks) > 1 && *objCmd != "" {
+			return Usagef(cmd, "-objective-cmd takes a single -task")
+		}
+		// The workers' log output and our messages share stderr from
+		// several goroutines.
+		stderr := &lockedWriter{w: cmd.Stderr}
+		popts := objective.PoolOptions{Workers: *workers, Timeout: *timeout, Stderr: stderr,
+			Warnf: func(format string, a ...any) { fmt.Fprintf(stderr, "nfbo score: "+format+"\n", a...) }}
+		var (
+			pool *objective.Pool
+			err  error
+		)
+		if *objCmd != "" {
+			argv := objective.SplitCommand(*objCmd)
+			if len(argv) == 0 {
+				return Usagef(cmd, "-objective-cmd is empty")
+			}
+			pool, err = objective.NewCommand(argv, popts)
+		} else {
+			pool, err = objective.NewRDKit(objective.RDKitOptions{PoolOptions: popts, Python: *python})
+			if err == nil {
+				err = checkTasks(ctx, cmd, pool, tasks)
+			}
+		}
+		if pool != nil {
+			defer pool.Close()
+		}
+		if err != nil {
+			return err
+		}
+		score := func(ctx context.Context, batch []string) ([][]objective.Result, error) {
+			if len(tasks) == 1 {
+				res, err := pool.ScoreTask(ctx, tasks[0], batch)
+				return [][]objective.Result{res}, err
+			}
+			return pool.ScoreTasks(ctx, tasks, batch)
+		}
+
+		out := bufio.NewWriter(cmd.Stdout)
+		defer out.Flush()
+		failed := 0
+		run := func(name string, r io.Reader) error {
+			n, err := scoreStream(ctx, score, tasks, name, r, out, stderr)
+			failed += n
+			return err
+		}
+		if len(args) == 0 {
+			if err := run("stdin", cmd.Stdin); err != nil {
+				return err
+			}
+		}
+		for _, name := range args {
+			f, err := os.Open(name)
+			if err != nil {
+				return err
+			}
+			err = run(name, f)
+			f.Close()
+			if err != nil {
+				return err
+			}
+		}
+		if err := out.Flush(); err != nil {
+			return fmt.Errorf("writing scores: %w", err)
+		}
+		if failed > 0 {
+			fmt.Fprintf(stderr, "nfbo score: %d line(s) scored 0 with an error\n", failed)
+			return &ExitError{Code: 1}
+		}
+		return nil
+	}
+	return cmd
+}
+
+// checkTasks fails early with a usage error listing the names when a task
+// is unknown, rather than once per batch.
+func checkTasks(ctx context.Context, cmd *Command, pool *objective.Pool, tasks []string) error {
+	infos, err := pool.Tasks(ctx)
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	var names []string
+	for _, t := range infos {
+		known[t.Name] = true
+		for _, a := range t.Aliases {
+			known[a] = true
+		}
+		names = append(names, strconv.Quote(t.Name))
+	}
+	for _, task := range tasks {
+		if !known[task] {
+			return Usagef(cmd, "unknown task %q; run \"nfbo tasks\" for the list (%s)", task, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// scoreFunc scores a batch for every task: one []Result per task.
+type scoreFunc func(ctx context.Context, batch []string) ([][]objective.Result, error)
+
+// scoreStream scores the lines of in (called name in messages) in batches,
+// writing one line of scores per input line to out and one message per
+// failed line to errw. It returns the number of failed lines.
+func scoreStream(ctx context.Context, score scoreFunc, tasks []string, name string, in io.Reader,
+	out *bufio.Writer, errw io.Writer) (int, error) {
+	r := bufio.NewReaderSize(in, 1<<16)
+	failed, lineNo := 0, 0
+	var batch []string
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		first := lineNo - len(batch) + 1
+		res, err := score(ctx, batch)
+		if err != nil {
+			return fmt.Errorf("%s: lines %d-%d: %w", name, first, lineNo, err)
+		}
+		for i := range batch {
+			var msgs []string
+			for j := range tasks {
+				if reason := res[j][i].Reason; reason != "" {
+					if len(tasks) > 1 {
+						reason = tasks[j] + ": " + reason
+					}
+					msgs = append(msgs, reason)
+				}
+				if j > 0 {
+					out.WriteByte('\t')
+				}
+				out.WriteString(strconv.FormatFloat(res[j][i].Score, 'g', 17, 64))
+			}
+			out.WriteByte('\n')
+			if len(msgs) > 0 {
+				failed++
+				out.Flush() // keep stdout and stderr in step for a reader of both
+				fmt.Fprintf(errw, "%s:%d: %s\n", name, first+i, strings.Join(msgs, "; "))
+			}
+		}
+		batch = batch[:0]
+		return nil
+	}
+	for {
+		line, err := r.ReadString('\n')
+		if len(line) > 0 {
+			lineNo++
+			s := strings.TrimSpace(line)
+			if f := strings.Fields(s); len(f) > 1 {
+				s = f[0]
+			}
+			batch = append(batch, s)
+			if len(batch) == scoreBatch {
+				if err := flush(); err != nil {
+					return failed, err
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return failed, fmt.Errorf("reading %s: %w", name, err)
+		}
+	}
+	return failed, flush()
+}
+
+// lockedWriter serialises writes from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,0 +1,184 @@
+// Package seqflow adapts a SeqFlow (model.Flow for inference, engine/train for fine-tuning) to the optimiser's
+// Flow and Checkpointer interfaces (package bo): float64 latents, one fixed sequence length T per run, fine-tuning
+// that draws its randomness from the optimiser's random stream, and a binary state (weights and trainer state)
+// that goes into the run directory's checkpoint.
+//
+// Encoding and decoding run in pure Go (model.Flow); ONNX Runtime (engine/ort) is not used here because the
+// weights change at every fine-tune and its sessions would have to be re-exported each time.
+package seqflow
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/nfbo/nfbo/engine/train"
+	"github.com/nfbo/nfbo/model"
+)
+
+// Options configure New. The zero value uses every core and the reference's fine-tuning settings.
+type Options struct {
+	// Workers is the number of goroutines for encoding and decoding; 0 means runtime.GOMAXPROCS(0).
+	Workers int
+	// Train configures the fine-tuning trainer (batch 32, Adam lr 1e-3, clip 1 by default).
+	Train train.Options
+}
+
+// Flow is a SeqFlow at a fixed sequence length T, fine-tuned in place. It is not safe for concurrent use.
+type Flow struct {
+	params *model.Params // the run's copy of the weights, Config.T = T
+	flow   *model.Flow   // rebuilt from params after every fine-tune
+	tr     *train.Trainer
+	src    *rand.PCG // the trainer's random source, reseeded from the optimiser's stream at every fine-tune
+	ws     model.Workspace
+	buf    []float32
+}
+
+// New returns a Flow of ck's weights (copied; ck is not modified) used at sequence length t. The positional codes
+// of a SeqFlow cover MaxT positions, so t may differ from the length the model was trained at: 2 ≤ t ≤ MaxT.
+// Fine-tuning starts with a fresh Adam, as the reference creates its optimiser once per run.
+func New(ck *model.Checkpoint, t int, opts Options) (*Flow, error) {
+	p := ck.Params.Clone()
+	if t < 2 || t > p.Config.MaxT {
+		return nil, fmt.Errorf("seqflow: sequence length T = %d outside [2, %d] (the model's max_seq_len)", t, p.Config.MaxT)
+	}
+	p.Config.T = t
+	f, err := model.NewFlow(p)
+	if err != nil {
+		return nil, fmt.Errorf("seqflow: %w", err)
+	}
+	src := rand.NewPCG(0, 0)
+	tr, err := train.NewTrainer(p, src, opts.Train)
+	if err != nil {
+		return nil, fmt.Errorf("seqflow: %w", err)
+	}
+	return &Flow{params: p, flow: f, tr: tr, src: src, ws: model.Workspace{Workers: opts.Workers}}, nil
+}
+
+// Shape returns T and F.
+func (f *Flow) Shape() (t, feat int) {
+	c := f.params.Config
+	return c.T, c.F
+}
+
+// Params returns the current (fine-tuned) weights; callers must not modify them.
+func (f *Flow) Params() *model.Params { return f.params }
+
+func (f *Flow) scratch(n int) []float32 {
+	if cap(f.buf) < n {
+		f.buf = make([]float32, n)
+	}
+	return f.buf[:n]
+}
+
+// Encode writes the latents (B×D, D = T·F) of the token sequences (B×T) into dst.
+func (f *Flow) Encode(ctx context.Context, dst []float64, tokens []int) error {
+	z := f.scratch(len(dst))
+	if err := f.flow.EncodeTo(ctx, z, tokens, &f.ws); err != nil {
+		return fmt.Errorf("seqflow: encode: %w", err)
+	}
+	for i, v := range z {
+		dst[i] = float64(v)
+	}
+	return nil
+}
+
+// Decode writes the token sequences (B×T) of the latents (B×D) into dst. The latents are rounded to float32, the
+// flow's precision.
+func (f *Flow) Decode(ctx context.Context, dst []int, latents []float64) error {
+	z := f.scratch(len(latents))
+	for i, v := range latents {
+		z[i] = float32(v)
+	}
+	if err := f.flow.DecodeTo(ctx, dst, z, &f.ws); err != nil {
+		return fmt.Errorf("seqflow: decode: %w", err)
+	}
+	return nil
+}
+
+// FineTune trains the flow for one epoch on the sequences (B×T) in batches of Options.Train.FineTuneBatch,
+// continuing the run's Adam state. The trainer's random source (shuffling, dequantisation noise, dropout, negative
+// tokens) is reseeded from rng first, so the result depends only on the state and rng.
+func (f *Flow) FineTune(ctx context.Context, tokens []int, rng *rand.Rand) error {
+	t := f.params.Config.T
+	if len(tokens)%t != 0 {
+		return fmt.Errorf("seqflow: fine-tune: %d tokens is not a multiple of T = %d", len(tokens), t)
+	}
+	seqs := make([][]int, len(tokens)/t)
+	for i := range seqs {
+		seqs[i] = tokens[i*t : (i+1)*t]
+	}
+	f.src.Seed(rng.Uint64(), rng.Uint64())
+	if _, err := f.tr.FineTune(ctx, f.params, seqs); err != nil {
+		return fmt.Errorf("seqflow: fine-tune on %d sequences: %w", len(seqs), err)
+	}
+	return f.rebuild()
+}
+
+func (f *Flow) rebuild() error {
+	fl, err := model.NewFlow(f.params)
+	if err != nil {
+		return fmt.Errorf("seqflow: %w", err)
+	}
+	f.flow = fl
+	return nil
+}
+
+// state is what MarshalBinary writes.
+type state struct {
+	Version int
+	Config  model.Config
+	Weights [][]float32 // in model.Params.Tensors order
+	Trainer []byte      // train.Trainer.MarshalState
+}
+
+const stateVersion = 1
+
+// MarshalBinary encodes the weights and the trainer's state (Adam moments, random source).
+func (f *Flow) MarshalBinary() ([]byte, error) {
+	st := state{Version: stateVersion, Config: f.params.Config}
+	for _, t := range f.params.Tensors() {
+		st.Weights = append(st.Weights, t.Data)
+	}
+	var err error
+	if st.Trainer, err = f.tr.MarshalState(); err != nil {
+		return nil, fmt.Errorf("seqflow: trainer state: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(st); err != nil {
+		return nil, fmt.Errorf("seqflow: encode state: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// UnmarshalBinary restores a state written by MarshalBinary for a flow of the same configuration.
+func (f *Flow) UnmarshalBinary(data []byte) error {
+	var st state
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
+		return fmt.Errorf("seqflow: decode state: %w", err)
+	}
+	if st.Version != stateVersion {
+		return fmt.Errorf("seqflow: state version %d, want %d", st.Version, stateVersion)
+	}
+	if st.Config != f.params.Config {
+		return fmt.Errorf("seqflow: state of a flow with config %+v, this one has %+v", st.Config, f.params.Config)
+	}
+	ts := f.params.Tensors()
+	if len(st.Weights) != len(ts) {
+		return fmt.Errorf("seqflow: state has %d tensors, want %d", len(st.Weights), len(ts))
+	}
+	for i, t := range ts {
+		if len(st.Weights[i]) != len(t.Data) {
+			return fmt.Errorf("seqflow: state tensor %d has %d values, want %d", i, len(st.Weights[i]), len(t.Data))
+		}
+	}
+	for i, t := range ts {
+		copy(t.Data, st.Weights[i])
+	}
+	if err := f.tr.UnmarshalState(st.Trainer); err != nil {
+		return fmt.Errorf("seqflow: trainer state: %w", err)
+	}
+	return f.rebuild()
+}

@@ -1,0 +1,132 @@
+package seqflow_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/nfbo/nfbo/bo"
+	"github.com/nfbo/nfbo/engine/seqflow"
+	"github.com/nfbo/nfbo/model"
+)
+
+var (
+	_ bo.Flow         = (*seqflow.Flow)(nil)
+	_ bo.Checkpointer = (*seqflow.Flow)(nil)
+)
+
+// tiny returns a random SeqFlow checkpoint trained (nominally) at T = 64.
+func tiny(t *testing.T) *model.Checkpoint {
+	t.Helper()
+	cfg := model.Config{V: 12, F: 8, T: 64, MaxT: 96, Blocks: 1, LSTMLayers: 1, H: 16, Couplings: 2, U: 16,
+		CouplingDepth: 1, Transform: model.NLSq, Dropout: 0.2, Noise: 0.1, SimCoef: 1}
+	p, err := model.NewParams(cfg, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	voc := []string{"<start>", "<stop>"}
+	for i := 2; i < cfg.V; i++ {
+		voc = append(voc, string(rune('a'+i)))
+	}
+	return &model.Checkpoint{Params: p, Vocab: voc}
+}
+
+// seqs returns n random sequences of length t over ids 2..v-1, each ending in <stop> padding.
+func seqs(rng *rand.Rand, n, t, v int) []int {
+	out := make([]int, n*t)
+	for i := range n {
+		k := 1 + rng.IntN(t-1)
+		for j := range t {
+			out[i*t+j] = model.StopID
+			if j < k {
+				out[i*t+j] = 2 + rng.IntN(v-2)
+			}
+		}
+	}
+	return out
+}
+
+func TestRoundTripAtAnotherLength(t *testing.T) {
+	ck := tiny(t)
+	for _, T := range []int{2, 20, 96} {
+		f, err := seqflow.New(ck, T, seqflow.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gotT, gotF := f.Shape(); gotT != T || gotF != 8 {
+			t.Fatalf("Shape = %d, %d; want %d, 8", gotT, gotF, T)
+		}
+		x := seqs(rand.New(rand.NewPCG(3, uint64(T))), 16, T, 12)
+		z := make([]float64, 16*T*8)
+		if err := f.Encode(context.Background(), z, x); err != nil {
+			t.Fatal(err)
+		}
+		back := make([]int, len(x))
+		if err := f.Decode(context.Background(), back, z); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(back, x) {
+			t.Errorf("T = %d: decode(encode(x)) != x", T)
+		}
+	}
+	if ck.Params.Config.T != 64 {
+		t.Errorf("New modified the checkpoint's config: T = %d", ck.Params.Config.T)
+	}
+	if _, err := seqflow.New(ck, 97, seqflow.Options{}); err == nil {
+		t.Error("T > MaxT accepted")
+	}
+}
+
+// TestFineTuneCheckpoint checks that fine-tuning depends only on the state and the rng, and that a state saved
+// with MarshalBinary continues exactly: save after one fine-tune, restore into a fresh flow, fine-tune again.
+func TestFineTuneCheckpoint(t *testing.T) {
+	ck := tiny(t)
+	const T = 10
+	ctx := context.Background()
+	data := seqs(rand.New(rand.NewPCG(5, 5)), 40, T, 12)
+	encode := func(f *seqflow.Flow) []float64 {
+		z := make([]float64, len(data)*8)
+		if err := f.Encode(ctx, z, data); err != nil {
+			t.Fatal(err)
+		}
+		return z
+	}
+	a, _ := seqflow.New(ck, T, seqflow.Options{})
+	before := encode(a)
+	pcg := rand.NewPCG(9, 9)
+	rngA := rand.New(pcg)
+	if err := a.FineTune(ctx, data, rngA); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(before, encode(a)) {
+		t.Fatal("fine-tuning did not change the flow")
+	}
+	state, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcgState, _ := pcg.MarshalBinary()
+	if err := a.FineTune(ctx, data, rngA); err != nil {
+		t.Fatal(err)
+	}
+
+	b, _ := seqflow.New(ck, T, seqflow.Options{})
+	if err := b.UnmarshalBinary(state); err != nil {
+		t.Fatal(err)
+	}
+	pcgB := rand.NewPCG(0, 0)
+	if err := pcgB.UnmarshalBinary(pcgState); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.FineTune(ctx, data, rand.New(pcgB)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(encode(a), encode(b)) {
+		t.Error("restored flow fine-tuned differently from the original")
+	}
+	other, _ := seqflow.New(ck, T+1, seqflow.Options{})
+	if err := other.UnmarshalBinary(state); err == nil {
+		t.Error("state of a T = 10 flow restored into a T = 11 one")
+	}
+}
