@@ -5,7 +5,10 @@
 // the same budget through the same budget-accounting objective.
 package baseline
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Objective is the budgeted objective as the baselines see it: the same
 // interface the NF-BO loop spends its budget through.
@@ -39,4 +42,50 @@ type Progress struct {
 	New       int     // of them, paid for
 	Invalid   int     // of them, not decodable or empty
 	Duplicate int     // of them, already evaluated
+}
+
+// admit decodes a proposed SELFIES string and re-encodes the molecule, so
+// two proposals are the same molecule exactly when their canonical SELFIES
+// agree. It counts the proposal in prog as invalid or duplicate, or marks
+// it seen and returns it.
+func admit(c Codec, seen map[string]bool, s string, prog *Progress) (Scored, bool) {
+	smi, err := c.Decode(s)
+	if err != nil || smi == "" {
+		prog.Invalid++
+		return Scored{}, false
+	}
+	can, err := c.Encode(smi)
+	if err != nil || can == "" {
+		prog.Invalid++
+		return Scored{}, false
+	}
+	if seen[can] {
+		prog.Duplicate++
+		return Scored{}, false
+	}
+	seen[can] = true
+	return Scored{SELFIES: can, SMILES: smi}, true
+}
+
+// score evaluates kids through obj, setting their scores and counting the
+// paid ones in prog.New.
+func score(ctx context.Context, obj Objective, kids []Scored, prog *Progress) error {
+	smiles := make([]string, len(kids))
+	for i, k := range kids {
+		smiles[i] = k.SMILES
+	}
+	scores, isNew, err := obj.Evaluate(ctx, smiles)
+	if err != nil {
+		return err
+	}
+	if len(scores) != len(kids) || len(isNew) != len(kids) {
+		return fmt.Errorf("baseline: objective returned %d scores for %d molecules", len(scores), len(kids))
+	}
+	for i := range kids {
+		kids[i].Score = scores[i]
+		if isNew[i] {
+			prog.New++
+		}
+	}
+	return nil
 }

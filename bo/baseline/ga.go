@@ -107,41 +107,16 @@ func (g *GA) Run(ctx context.Context, obj Objective, init []Scored, budget int) 
 		var kids []Scored
 		prog := Progress{Iteration: gen}
 		for try := 0; len(kids) < want && try < cfg.MaxAttempts; try++ {
-			child := g.child(parents, cfg)
 			prog.Proposed++
-			smi, err := g.Codec.Decode(child)
-			if err != nil || smi == "" {
-				prog.Invalid++
-				continue
+			if kid, ok := admit(g.Codec, seen, g.child(parents, cfg), &prog); ok {
+				kids = append(kids, kid)
 			}
-			can, err := g.Codec.Encode(smi)
-			if err != nil || can == "" {
-				prog.Invalid++
-				continue
-			}
-			if seen[can] {
-				prog.Duplicate++
-				continue
-			}
-			seen[can] = true
-			kids = append(kids, Scored{SELFIES: can, SMILES: smi})
 		}
 		if len(kids) == 0 {
 			return pool, fmt.Errorf("generation %d: %w in %d attempts", gen, ErrNoProgress, cfg.MaxAttempts)
 		}
-		smiles := make([]string, len(kids))
-		for i, k := range kids {
-			smiles[i] = k.SMILES
-		}
-		scores, isNew, err := obj.Evaluate(ctx, smiles)
-		if err != nil {
+		if err := score(ctx, obj, kids, &prog); err != nil {
 			return pool, fmt.Errorf("generation %d: %w", gen, err)
-		}
-		for i := range kids {
-			kids[i].Score = scores[i]
-			if isNew[i] {
-				prog.New++
-			}
 		}
 		pool = append(pool, kids...)
 		slices.SortStableFunc(pool, byScore)

@@ -58,22 +58,9 @@ func (p *Prior) Run(ctx context.Context, obj Objective, init []Scored, budget in
 		prog := Progress{Iteration: it, Proposed: len(samples)}
 		var kids []Scored
 		for _, s := range samples {
-			smi, err := p.Codec.Decode(s)
-			if err != nil || smi == "" {
-				prog.Invalid++
-				continue
+			if kid, ok := admit(p.Codec, seen, s, &prog); ok {
+				kids = append(kids, kid)
 			}
-			can, err := p.Codec.Encode(smi)
-			if err != nil || can == "" {
-				prog.Invalid++
-				continue
-			}
-			if seen[can] {
-				prog.Duplicate++
-				continue
-			}
-			seen[can] = true
-			kids = append(kids, Scored{SELFIES: can, SMILES: smi})
 		}
 		if len(kids) == 0 {
 			if empty++; empty >= maxEmpty {
@@ -82,19 +69,8 @@ func (p *Prior) Run(ctx context.Context, obj Objective, init []Scored, budget in
 			continue
 		}
 		empty = 0
-		smiles := make([]string, len(kids))
-		for i, k := range kids {
-			smiles[i] = k.SMILES
-		}
-		scores, isNew, err := obj.Evaluate(ctx, smiles)
-		if err != nil {
+		if err := score(ctx, obj, kids, &prog); err != nil {
 			return sortScored(pool), fmt.Errorf("batch %d: %w", it, err)
-		}
-		for i := range kids {
-			kids[i].Score = scores[i]
-			if isNew[i] {
-				prog.New++
-			}
 		}
 		pool = append(pool, kids...)
 		prog.Calls, prog.Best = obj.Calls(), best()

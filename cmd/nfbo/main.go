@@ -26,6 +26,7 @@ func root() *Command {
 			newTasksCmd(),
 			newScoreCmd(),
 			newReportCmd(),
+			newBenchCmd(),
 			newOptimizeCmd(),
 		},
 	}

@@ -29,7 +29,10 @@ exit status is then 1.`,
 		Flag: flag.NewFlagSet("selfies encode", flag.ContinueOnError),
 	}
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
-		return mapLines(ctx, cmd, args, selfies.Encode)
+		// One encoder for the whole input: the package-level Encode builds a
+		// fresh one per call.
+		enc := selfies.NewEncoder(selfies.DefaultConstraints())
+		return mapLines(ctx, cmd, args, enc.Encode)
 	}
 	return c
 }
@@ -46,7 +49,8 @@ exit status is then 1.`,
 		Flag: flag.NewFlagSet("selfies decode", flag.ContinueOnError),
 	}
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
-		return mapLines(ctx, cmd, args, selfies.Decode)
+		dec := selfies.NewDecoder(selfies.DefaultConstraints())
+		return mapLines(ctx, cmd, args, dec.Decode)
 	}
 	return c
 }
