@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # run.sh is the main job of `make run` on the shipped defaults: a short NF-BO optimisation of GuacaMol's
 # amlodipine MPO task (adip) from the 100 GuacaMol initial molecules (their adip scores are read from the
-# file) with the shipped SeqFlow, 60 objective calls, a few minutes on 2 cores.
+# file) with the shipped SeqFlow, 100 objective calls, a few minutes on 2 cores.
 # Usage: scripts/run.sh BIN OUTDIR   (NFBO_MODEL and NFBO_BUDGET override the model directory and the budget)
 set -euo pipefail
 bin=${1:-bin/nfbo}
 out=${2:-runs/quickstart}
 model=${NFBO_MODEL:-data/models/small}
-budget=${NFBO_BUDGET:-60}
+budget=${NFBO_BUDGET:-100}
 mkdir -p "$out"
 
 if [ ! -f "$model/seqflow.ckpt" ]; then

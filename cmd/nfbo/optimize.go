@@ -28,7 +28,7 @@ import (
 type optimizeArgs struct {
 	Task, Init, Preset, Model, Out string
 	ObjectiveCmd, Python, Sampler  string
-	Update                         string
+	Update, Backend                string
 	InitCount, Budget, Workers     int
 	Candidates, Queries, Anchors   int
 	Seed                           uint64
@@ -36,6 +36,7 @@ type optimizeArgs struct {
 	Timeout                        time.Duration
 }
 
+// newOptimizeCmd returns "nfbo optimize", which runs NF-BO on a task from initial molecules and a model.
 func newOptimizeCmd() *Command {
 	fs := flag.NewFlagSet("optimize", flag.ContinueOnError)
 	var a optimizeArgs
@@ -56,6 +57,7 @@ func newOptimizeCmd() *Command {
 	fs.StringVar(&a.Sampler, "sampler", "exact", "Thompson sampler: exact (Cholesky, the reference) or pathwise (approximate, faster)")
 	fs.BoolVar(&a.NoTACS, "no-tacs", false, "perturb every latent dimension with probability 0.1 instead of TACS")
 	fs.StringVar(&a.Update, "update", "once", "surrogate training: once (before the loop, the reference code) or every (each iteration, the paper)")
+	fs.StringVar(&a.Backend, "backend", "auto", "who runs the flow: auto (ONNX Runtime when its library is found, else pure Go), go or ort")
 	fs.IntVar(&a.Candidates, "candidates", 0, "candidates per trust region; 0 means min(50000, max(2000, 200·D))/anchors")
 	fs.IntVar(&a.Anchors, "anchors", 0, "trust regions per iteration; 0 means the preset's")
 	fs.IntVar(&a.Queries, "queries", 0, "Thompson-sampled proposals per trust region; 0 means the preset's")
@@ -82,7 +84,9 @@ max_seq_len).
 -preset picks the paper's setting (guacamol-500: 5 trust regions × 10
 proposals, flow fine-tuned every 10 calls; guacamol-10k and pmo: 10 × 100,
 every 200); -budget, -anchors, -queries, -candidates, -sampler, -no-tacs and
--update change it.
+-update change it. -backend chooses who encodes and decodes: ONNX Runtime
+(batched, several times faster; library $NFBO_ORT_LIB or
+third_party/onnxruntime/lib/libonnxruntime.so.1) or pure Go.
 
 The objective is the RDKit worker pool (task names: "nfbo tasks") or, with
 -objective-cmd, an external program (docs/objective-protocol.md). Molecules
@@ -124,6 +128,8 @@ Top-10 (PMO) of the evaluation log are printed.`,
 			return Usagef(cmd, "optimize: -sampler %q: want exact or pathwise", a.Sampler)
 		case a.Update != "once" && a.Update != "every":
 			return Usagef(cmd, "optimize: -update %q: want once or every", a.Update)
+		case a.Backend != "auto" && a.Backend != "go" && a.Backend != "ort":
+			return Usagef(cmd, "optimize: -backend %q: want auto, go or ort", a.Backend)
 		}
 		preset, err := bo.PresetByName(a.Preset)
 		if err != nil {
@@ -240,10 +246,11 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 		cfg.Update = bo.UpdateEveryIteration
 	}
 
-	flow, err := seqflow.New(ck, t, seqflow.Options{})
+	flow, err := seqflow.New(ck, t, seqflow.Options{Backend: a.Backend, Warn: cmd.Stderr})
 	if err != nil {
 		return fmt.Errorf("optimize: model %s: %w", a.Model, err)
 	}
+	defer flow.Close()
 	codec, err := molseq.New(voc, t)
 	if err != nil {
 		return err
@@ -269,12 +276,20 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 	if err := writeRunInfo(a.Out, info); err != nil {
 		return err
 	}
-	mc := ck.Params.Config
-	fmt.Fprintf(cmd.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters), "+
-		"preset %s: %d anchors × %d queries, budget %d new calls (%d in all), seed %d, run directory %s\n",
-		a.Task, len(mols), map[bool]string{true: "scores from the file", false: "scored by the objective"}[hasScores],
-		t, t*mc.F, a.Model, ck.Params.NumParams(), a.Preset, max(cfg.Anchors, 0), max(cfg.Queries, 0), cfg.Budget, total,
-		a.Seed, a.Out)
+	d := t * ck.Params.Config.F
+	cand := cfg.Candidates
+	if cand == 0 { // bo's default, shown so that the cost of Thompson sampling is visible
+		cand = min(50000, max(2000, 200*d)) / cfg.Anchors
+	}
+	scored := "scores from the file"
+	if !hasScores {
+		scored = "scored by the objective"
+	}
+	fmt.Fprintf(cmd.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s); "+
+		"preset %s: %d anchors × %d queries from %d candidates each, %s sampler, TACS %v; budget %d new calls (%d in all), "+
+		"seed %d, run directory %s\n",
+		a.Task, len(mols), scored, t, d, a.Model, ck.Params.NumParams(), flow.Backend(), a.Preset, cfg.Anchors, cfg.Queries, cand,
+		cfg.Sampler, cfg.TACS.Tau > 0, cfg.Budget, total, a.Seed, a.Out)
 
 	res, runErr := opt.Run(ctx)
 	info.Seconds += time.Since(start).Seconds()

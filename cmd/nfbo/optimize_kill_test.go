@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -27,10 +28,10 @@ func TestOptimizeKill9(t *testing.T) {
 	}
 	writeTinyModel(t, dir)
 	oracle := lengthOracle(t, dir)
-	const budget = 60 // 20 initial molecules scored through the log + 40 new ones
+	const budget = 100 // 20 initial molecules scored through the log + 80 new ones
 	args := func(out string) []string {
 		return []string{"optimize", "-task", "demo", "-objective-cmd", oracle, "-init", guacamol100, "-init-count", "20",
-			"-budget", "60", "-candidates", "200", "-model", dir, "-out", out, "-seed", "7"}
+			"-budget", strconv.Itoa(budget), "-candidates", "200", "-model", dir, "-out", out, "-seed", "7"}
 	}
 
 	killed := filepath.Join(dir, "killed")

@@ -65,6 +65,14 @@ func TestOptimizeCmdObjectiveCmd(t *testing.T) {
 	if !strings.Contains(stdout, "Top-10") {
 		t.Errorf("no figures printed")
 	}
+	// 20 initial molecules scored through the log (PMO's accounting) + 10 new ones: exactly the budget.
+	if smiles, _ := readLogSMILES(t, filepath.Join(out, "evaluations.jsonl")); len(smiles) != 30 {
+		t.Errorf("%d calls in the log, want 30", len(smiles))
+	}
+	if _, _, err := runCmd(t, newOptimizeCmd(), "", "-task", "demo", "-objective-cmd", "true", "-init", guacamol100,
+		"-model", dir, "-out", filepath.Join(dir, "none"), "-resume"); err == nil || !strings.Contains(err.Error(), "holds no run") {
+		t.Errorf("-resume of a directory without a run: %v", err)
+	}
 }
 
 // TestBudgetObjectivePaid checks the paid flags and the call count of the Budget adapter: a new molecule is

@@ -3,8 +3,8 @@
 // that draws its randomness from the optimiser's random stream, and a binary state (weights and trainer state)
 // that goes into the run directory's checkpoint.
 //
-// Encoding and decoding run in pure Go (model.Flow); ONNX Runtime (engine/ort) is not used here because the
-// weights change at every fine-tune and its sessions would have to be re-exported each time.
+// Encoding and decoding run in pure Go (model.Flow) or, with Options.Backend "ort" or "auto", in batches on ONNX
+// Runtime (engine/ort), whose sessions are rebuilt from the new weights after every fine-tune (0.1–0.5 s).
 package seqflow
 
 import (
@@ -12,16 +12,23 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
+	"io"
 	"math/rand/v2"
 
+	"github.com/nfbo/nfbo/engine/ort"
 	"github.com/nfbo/nfbo/engine/train"
 	"github.com/nfbo/nfbo/model"
 )
 
-// Options configure New. The zero value uses every core and the reference's fine-tuning settings.
+// Options configure New. The zero value uses every core, pure Go, and the reference's fine-tuning settings.
 type Options struct {
-	// Workers is the number of goroutines for encoding and decoding; 0 means runtime.GOMAXPROCS(0).
+	// Workers is the number of goroutines for pure-Go encoding and decoding; 0 means runtime.GOMAXPROCS(0).
 	Workers int
+	// Backend runs encoding and decoding: "go" (or "") pure Go; "ort" ONNX Runtime, an error if its library
+	// cannot be loaded; "auto" ONNX Runtime when its library is found, else pure Go after one warning to Warn.
+	Backend string
+	// Warn receives the "auto" fallback warning; nil means os.Stderr.
+	Warn io.Writer
 	// Train configures the fine-tuning trainer (batch 32, Adam lr 1e-3, clip 1 by default).
 	Train train.Options
 }
@@ -30,9 +37,10 @@ type Options struct {
 type Flow struct {
 	params *model.Params // the run's copy of the weights, Config.T = T
 	flow   *model.Flow   // rebuilt from params after every fine-tune
+	codec  ort.Codec     // runs flow; reopened after every change of the weights
 	tr     *train.Trainer
 	src    *rand.PCG // the trainer's random source, reseeded from the optimiser's stream at every fine-tune
-	ws     model.Workspace
+	opts   Options
 	buf    []float32
 }
 
@@ -54,8 +62,47 @@ func New(ck *model.Checkpoint, t int, opts Options) (*Flow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("seqflow: %w", err)
 	}
-	return &Flow{params: p, flow: f, tr: tr, src: src, ws: model.Workspace{Workers: opts.Workers}}, nil
+	switch opts.Backend {
+	case "", "go", "ort", "auto":
+	default:
+		return nil, fmt.Errorf("seqflow: backend %q: want go, ort or auto", opts.Backend)
+	}
+	fl := &Flow{params: p, flow: f, tr: tr, src: src, opts: opts}
+	if err := fl.open(); err != nil {
+		return nil, err
+	}
+	return fl, nil
 }
+
+// open (re)opens the codec for the current flow. After "auto" fell back to pure Go once, it stays there, so the
+// warning is written once.
+func (f *Flow) open() error {
+	if f.codec != nil {
+		f.codec.Close()
+		f.codec = nil
+	}
+	var err error
+	switch f.opts.Backend {
+	case "", "go":
+		f.codec = ort.NewGoCodec(f.flow, f.opts.Workers)
+	case "ort":
+		f.codec, err = ort.NewRunner(f.flow, ort.Options{})
+	case "auto":
+		if f.codec, err = ort.Open(f.flow, ort.Options{Warn: f.opts.Warn}); err == nil && f.codec.Backend() == "go" {
+			f.opts.Backend = "go"
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("seqflow: %w", err)
+	}
+	return nil
+}
+
+// Backend names what runs encoding and decoding: "go" or "onnxruntime".
+func (f *Flow) Backend() string { return f.codec.Backend() }
+
+// Close releases the ONNX Runtime sessions, if any.
+func (f *Flow) Close() error { return f.codec.Close() }
 
 // Shape returns T and F.
 func (f *Flow) Shape() (t, feat int) {
@@ -76,7 +123,7 @@ func (f *Flow) scratch(n int) []float32 {
 // Encode writes the latents (B×D, D = T·F) of the token sequences (B×T) into dst.
 func (f *Flow) Encode(ctx context.Context, dst []float64, tokens []int) error {
 	z := f.scratch(len(dst))
-	if err := f.flow.EncodeTo(ctx, z, tokens, &f.ws); err != nil {
+	if err := f.codec.EncodeTo(ctx, z, tokens); err != nil {
 		return fmt.Errorf("seqflow: encode: %w", err)
 	}
 	for i, v := range z {
@@ -92,7 +139,7 @@ func (f *Flow) Decode(ctx context.Context, dst []int, latents []float64) error {
 	for i, v := range latents {
 		z[i] = float32(v)
 	}
-	if err := f.flow.DecodeTo(ctx, dst, z, &f.ws); err != nil {
+	if err := f.codec.DecodeTo(ctx, dst, z); err != nil {
 		return fmt.Errorf("seqflow: decode: %w", err)
 	}
 	return nil
@@ -123,7 +170,7 @@ func (f *Flow) rebuild() error {
 		return fmt.Errorf("seqflow: %w", err)
 	}
 	f.flow = fl
-	return nil
+	return f.open()
 }
 
 // state is what MarshalBinary writes.

@@ -2,7 +2,9 @@ package seqflow_test
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 
@@ -128,5 +130,58 @@ func TestFineTuneCheckpoint(t *testing.T) {
 	other, _ := seqflow.New(ck, T+1, seqflow.Options{})
 	if err := other.UnmarshalBinary(state); err == nil {
 		t.Error("state of a T = 10 flow restored into a T = 11 one")
+	}
+}
+
+// TestONNXRuntime checks the ONNX Runtime backend: exact round trip, and after a fine-tune its sessions hold the
+// new weights (its latents match the pure-Go flow's with the same state).
+func TestONNXRuntime(t *testing.T) {
+	ck := tiny(t)
+	const T = 12
+	f, err := seqflow.New(ck, T, seqflow.Options{Backend: "ort"})
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("ONNX Runtime: %v", err)
+		}
+		t.Skipf("ONNX Runtime: %v", err)
+	}
+	defer f.Close()
+	if f.Backend() != "onnxruntime" {
+		t.Fatalf("backend %q", f.Backend())
+	}
+	ctx := context.Background()
+	x := seqs(rand.New(rand.NewPCG(3, 3)), 32, T, 12)
+	z := make([]float64, len(x)*8)
+	if err := f.Encode(ctx, z, x); err != nil {
+		t.Fatal(err)
+	}
+	back := make([]int, len(x))
+	if err := f.Decode(ctx, back, z); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(back, x) {
+		t.Error("ONNX Runtime: decode(encode(x)) != x")
+	}
+	if err := f.FineTune(ctx, x, rand.New(rand.NewPCG(4, 4))); err != nil {
+		t.Fatal(err)
+	}
+	state, err := f.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := seqflow.New(ck, T, seqflow.Options{})
+	if err := g.UnmarshalBinary(state); err != nil {
+		t.Fatal(err)
+	}
+	zo, zg := make([]float64, len(z)), make([]float64, len(z))
+	f.Encode(ctx, zo, x)
+	g.Encode(ctx, zg, x)
+	for i := range zo {
+		if math.Abs(zo[i]-zg[i]) > 1e-3*(1+math.Abs(zg[i])) {
+			t.Fatalf("after fine-tuning, latent %d: ONNX Runtime %v, pure Go %v", i, zo[i], zg[i])
+		}
+	}
+	if slices.Equal(zo, z) {
+		t.Error("ONNX Runtime sessions still hold the weights from before fine-tuning")
 	}
 }
