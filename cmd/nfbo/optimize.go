@@ -33,6 +33,7 @@ type optimizeArgs struct {
 	Candidates, Queries, Anchors   int
 	Seed                           uint64
 	Resume, NoTACS                 bool
+	Method                         string
 	Timeout                        time.Duration
 }
 
@@ -55,6 +56,8 @@ func newOptimizeCmd() *Command {
 	fs.StringVar(&a.Python, "python", objective.DefaultPython, "Python interpreter that can import RDKit")
 	fs.DurationVar(&a.Timeout, "timeout", 5*time.Minute, "longest one request to an objective worker may take")
 	fs.StringVar(&a.Sampler, "sampler", "exact", "Thompson sampler: exact (Cholesky, the reference) or pathwise (approximate, faster)")
+	fs.StringVar(&a.Method, "method", "nfbo", "optimiser: nfbo, or a baseline in the same harness: prior (random samples from the flow's prior) "+
+		"or ga (a genetic algorithm on SELFIES symbols)")
 	fs.BoolVar(&a.NoTACS, "no-tacs", false, "perturb every latent dimension with probability 0.1 instead of TACS")
 	fs.StringVar(&a.Update, "update", "once", "surrogate training: once (before the loop, the reference code) or every (each iteration, the paper)")
 	fs.StringVar(&a.Backend, "backend", "auto", "who runs the flow: auto (ONNX Runtime when its library is found, else pure Go), go or ort")
@@ -128,6 +131,8 @@ Top-10 (PMO) of the evaluation log are printed.`,
 			return Usagef(cmd, "optimize: -sampler %q: want exact or pathwise", a.Sampler)
 		case a.Update != "once" && a.Update != "every":
 			return Usagef(cmd, "optimize: -update %q: want once or every", a.Update)
+		case a.Method != "nfbo" && a.Method != "prior" && a.Method != "ga":
+			return Usagef(cmd, "optimize: -method %q: want nfbo, prior or ga", a.Method)
 		case a.Backend != "auto" && a.Backend != "go" && a.Backend != "ort":
 			return Usagef(cmd, "optimize: -backend %q: want auto, go or ort", a.Backend)
 		}
@@ -255,6 +260,11 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 	if err != nil {
 		return err
 	}
+	if a.Method != "nfbo" {
+		return runBaseline(ctx, cmd, baselineRun{args: a, info: info, start: start, budget: budget, initCalls: initCalls,
+			mols: mols, voc: voc, flow: flow, t: t, calls: cfg.Budget, hasScores: hasScores,
+			offspring: cfg.Anchors * cfg.Queries})
+	}
 	init := bo.Initial{Tokens: make([]int, 0, len(mols)*t)}
 	for _, m := range mols {
 		init.Tokens = append(init.Tokens, m.ids[:t]...)
@@ -308,12 +318,23 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 	if runErr != nil {
 		return fmt.Errorf("optimize: %w (the run directory %s can be resumed with -resume)", runErr, a.Out)
 	}
-	return printResults(cmd.Stdout, a.Out, opt, res, initCalls)
+	_, y, smiles := opt.Data()
+	status := fmt.Sprintf("%s after %d iterations, %d new molecules evaluated (+%d initial calls)",
+		res.Status, res.Iterations, res.Calls, initCalls)
+	return printResults(cmd.Stdout, a.Out, status, y, smiles)
+}
+
+// methodLabel names the run's method in run.json and reports.
+func (a optimizeArgs) methodLabel() string {
+	if a.Method == "nfbo" && a.NoTACS {
+		return "nfbo-no-tacs"
+	}
+	return a.Method
 }
 
 // prepareRunDir checks -out against -resume and returns the run's RunInfo (the saved one when resuming).
 func prepareRunDir(a optimizeArgs, setting string, total int) (bench.RunInfo, error) {
-	info := bench.RunInfo{Setting: setting, Task: a.Task, Method: "nfbo", Seed: int(a.Seed), Budget: total}
+	info := bench.RunInfo{Setting: setting, Task: a.Task, Method: a.methodLabel(), Seed: int(a.Seed), Budget: total}
 	path := filepath.Join(a.Out, bench.RunInfoFile)
 	b, err := os.ReadFile(path)
 	if err == nil && !a.Resume && !exists(filepath.Join(a.Out, bo.EvalLogFile)) && !exists(filepath.Join(a.Out, bo.CheckpointFile)) {
@@ -342,9 +363,9 @@ func prepareRunDir(a optimizeArgs, setting string, total int) (bench.RunInfo, er
 	if err := json.Unmarshal(b, &saved); err != nil {
 		return info, fmt.Errorf("optimize: %s: %w", path, err)
 	}
-	if saved.Task != a.Task || saved.Seed != int(a.Seed) || saved.Setting != setting || saved.Budget != total {
-		return info, fmt.Errorf("optimize: -resume: %s was started with -task %s -seed %d, setting %s (initial+budget), budget %d; "+
-			"resume with the same flags", path, saved.Task, saved.Seed, saved.Setting, saved.Budget)
+	if saved.Task != a.Task || saved.Seed != int(a.Seed) || saved.Setting != setting || saved.Budget != total || saved.Method != info.Method {
+		return info, fmt.Errorf("optimize: -resume: %s was started with -task %s -seed %d, method %s, setting %s (initial+budget), "+
+			"budget %d; resume with the same flags", path, saved.Task, saved.Seed, saved.Method, saved.Setting, saved.Budget)
 	}
 	return saved, nil
 }
@@ -431,16 +452,15 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 	return err
 }
 
-// printResults prints the best molecules of the run and the figures of the evaluation log.
-func printResults(w io.Writer, dir string, opt *bo.Optimizer, res bo.Result, initCalls int) error {
-	_, y, smiles := opt.Data()
+// printResults prints the best molecules of the run (scores y of molecules smiles) and the figures of the
+// evaluation log.
+func printResults(w io.Writer, dir, status string, y []float64, smiles []string) error {
 	idx := make([]int, len(y))
 	for i := range idx {
 		idx[i] = i
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return y[idx[a]] > y[idx[b]] })
-	fmt.Fprintf(w, "status: %s after %d iterations, %d new molecules evaluated (+%d initial calls)\n",
-		res.Status, res.Iterations, res.Calls, initCalls)
+	fmt.Fprintf(w, "status: %s\n", status)
 	fmt.Fprintln(w, "best molecules (score, SMILES):")
 	for _, i := range idx[:min(10, len(idx))] {
 		fmt.Fprintf(w, "  %.6f  %s\n", y[i], smiles[i])

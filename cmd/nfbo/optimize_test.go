@@ -226,3 +226,41 @@ func TestOptimizeCmdInitErrors(t *testing.T) {
 		t.Error("missing -out accepted")
 	}
 }
+
+// The baselines spend exactly the budget through the same budgeted log as
+// NF-BO, each molecule once, and label their runs for the report; resuming
+// a finished baseline replays from its cache and pays for nothing more.
+func TestOptimizeCmdBaselines(t *testing.T) {
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	oracle := lengthOracle(t, dir)
+	for _, method := range []string{"ga", "prior"} {
+		t.Run(method, func(t *testing.T) {
+			out := filepath.Join(dir, method)
+			args := []string{"-method", method, "-task", "demo", "-objective-cmd", oracle, "-init", guacamol100,
+				"-init-count", "20", "-budget", "40", "-model", dir, "-out", out, "-seed", "3"}
+			stdout, stderr, err := runCmd(t, newOptimizeCmd(), "", args...)
+			if err != nil {
+				t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+			}
+			smiles, _ := readLogSMILES(t, filepath.Join(out, "evaluations.jsonl"))
+			if len(smiles) != 40 {
+				t.Fatalf("%d calls in the log, want 40", len(smiles))
+			}
+			run, err := bench.LoadRun(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.Info.Method != method || !run.Info.Finished {
+				t.Fatalf("run.json: method %q finished %v; want %q, true", run.Info.Method, run.Info.Finished, method)
+			}
+			if _, _, err := runCmd(t, newOptimizeCmd(), "", append(args, "-resume")...); err != nil {
+				t.Fatalf("resume: %v", err)
+			}
+			again, _ := readLogSMILES(t, filepath.Join(out, "evaluations.jsonl"))
+			if len(again) != 40 {
+				t.Fatalf("resume of a finished run paid again: %d calls", len(again))
+			}
+		})
+	}
+}

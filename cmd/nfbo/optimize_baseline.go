@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/nfbo/nfbo/bo/baseline"
+	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/chem/selfies"
+	"github.com/nfbo/nfbo/chem/vocab"
+	"github.com/nfbo/nfbo/engine/seqflow"
+)
+
+// baselineRun is what "nfbo optimize -method prior|ga" shares with the NF-BO
+// path: the same initial molecules, the same budgeted objective and log,
+// the same flow (for the prior) and the same run directory.
+type baselineRun struct {
+	args      optimizeArgs
+	info      bench.RunInfo
+	start     time.Time
+	budget    *objective.Budget
+	initCalls int
+	mols      []initMol
+	voc       *vocab.Vocab
+	flow      *seqflow.Flow
+	t         int // sequence length of the run
+	calls     int // paid calls left for the method after the initial molecules
+	hasScores bool
+	offspring int // molecules per generation (GA) or batch (prior): anchors × queries
+}
+
+// runBaseline runs a baseline to the end of its budget. Baselines keep no
+// state but their random stream: a resumed run replays from the start, and
+// every molecule it already paid for is answered from the budget's cache.
+func runBaseline(ctx context.Context, cmd *Command, r baselineRun) error {
+	a := r.args
+	codec := selfiesCodec{enc: selfies.NewEncoder(selfies.DefaultConstraints()), dec: selfies.NewDecoder(selfies.DefaultConstraints())}
+	init := make([]baseline.Scored, 0, len(r.mols))
+	for _, m := range r.mols {
+		init = append(init, baseline.Scored{SELFIES: r.voc.DecodeString(m.ids[:r.t]), SMILES: m.key, Score: m.score})
+	}
+	rng := rand.New(rand.NewPCG(a.Seed, 0x62617365))
+	rec := baselinePrinter{cmd: cmd, total: r.calls}
+	obj := budgetObjective{r.budget, r.initCalls}
+	batch := max(r.offspring, 1)
+	var pool []baseline.Scored
+	var err error
+	switch a.Method {
+	case "ga":
+		ga := &baseline.GA{
+			Config:   baseline.GAConfig{Offspring: min(batch, 100)},
+			Alphabet: selfies.SemanticRobustAlphabet(selfies.DefaultConstraints()),
+			Codec:    codec,
+			Rand:     rng,
+			Recorder: rec,
+		}
+		fmt.Fprintf(cmd.Stderr, "nfbo optimize: task %s, GA on SELFIES (population %d, %d children per generation, robust alphabet), "+
+			"%d initial molecules, budget %d new calls, seed %d, run directory %s\n",
+			a.Task, 100, min(batch, 100), len(init), r.calls, a.Seed, a.Out)
+		pool, err = ga.Run(ctx, obj, init, r.calls)
+	case "prior":
+		s := &priorSampler{flow: r.flow, voc: r.voc, rng: rng}
+		p := &baseline.Prior{Sampler: s, Codec: codec, Batch: batch, Recorder: rec}
+		fmt.Fprintf(cmd.Stderr, "nfbo optimize: task %s, random samples from the flow's prior (batches of %d, T=%d), "+
+			"%d initial molecules, budget %d new calls, seed %d, run directory %s\n",
+			a.Task, batch, r.t, len(init), r.calls, a.Seed, a.Out)
+		pool, err = p.Run(ctx, obj, init, r.calls)
+	default:
+		return fmt.Errorf("optimize: unknown method %q", a.Method)
+	}
+	info := r.info
+	info.Initial = len(r.mols)
+	if r.hasScores {
+		for _, m := range r.mols {
+			info.InitialScores = append(info.InitialScores, m.score)
+		}
+	}
+	info.Seconds += time.Since(r.start).Seconds()
+	info.Finished = err == nil || errors.Is(err, baseline.ErrNoProgress)
+	info.Error = ""
+	if err != nil && !errors.Is(err, context.Canceled) {
+		info.Error = err.Error()
+	}
+	if werr := writeRunInfo(a.Out, info); werr != nil {
+		return errors.Join(err, werr)
+	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintf(cmd.Stderr, "nfbo optimize: interrupted after %d calls; continue with the same command and -resume\n", obj.Calls())
+		return err
+	}
+	if err != nil && !errors.Is(err, baseline.ErrNoProgress) {
+		return fmt.Errorf("optimize: %s: %w (the run directory %s can be resumed with -resume)", a.Method, err, a.Out)
+	}
+	y, smiles := make([]float64, len(pool)), make([]string, len(pool))
+	for i, m := range pool {
+		y[i], smiles[i] = m.Score, m.SMILES
+	}
+	status := fmt.Sprintf("%s finished, %d new molecules evaluated (+%d initial calls)", a.Method, obj.Calls(), r.initCalls)
+	if err != nil {
+		status = fmt.Sprintf("%s stopped early: %v; %d new molecules evaluated", a.Method, err, obj.Calls())
+	}
+	return printResults(cmd.Stdout, a.Out, status, y, smiles)
+}
+
+// selfiesCodec is baseline.Codec over one reused selfies encoder and decoder.
+type selfiesCodec struct {
+	enc *selfies.Encoder
+	dec *selfies.Decoder
+}
+
+func (c selfiesCodec) Decode(s string) (string, error) { return c.dec.Decode(s) }
+func (c selfiesCodec) Encode(s string) (string, error) { return c.enc.Encode(s) }
+func (selfiesCodec) Split(s string) ([]string, error)  { return selfies.Split(s) }
+
+// priorSampler decodes latents z ~ N(0, I) of size T·F with the flow.
+type priorSampler struct {
+	flow *seqflow.Flow
+	voc  *vocab.Vocab
+	rng  *rand.Rand
+}
+
+// SamplePrior implements baseline.PriorSampler.
+func (s *priorSampler) SamplePrior(ctx context.Context, n int) ([]string, error) {
+	t, f := s.flow.Shape()
+	z := make([]float64, n*t*f)
+	for i := range z {
+		z[i] = s.rng.NormFloat64()
+	}
+	ids := make([]int, n*t)
+	if err := s.flow.Decode(ctx, ids, z); err != nil {
+		return nil, err
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s.voc.DecodeString(ids[i*t : (i+1)*t])
+	}
+	return out, nil
+}
+
+// baselinePrinter prints one progress line per generation or batch.
+type baselinePrinter struct {
+	cmd   *Command
+	total int
+}
+
+// Record implements baseline.Recorder.
+func (p baselinePrinter) Record(g baseline.Progress) {
+	fmt.Fprintf(p.cmd.Stdout, "iter %d calls %d/%d best %.4f proposed %d new %d dup %d invalid %d\n",
+		g.Iteration, g.Calls, p.total, g.Best, g.Proposed, g.New, g.Duplicate, g.Invalid)
+}
