@@ -24,8 +24,8 @@ func newReconCmd() *Command {
 decodes it back, then prints the fraction reconstructed token for token and
 lists every molecule that was not.
 
-FILE has one molecule per line, SMILES or SELFIES (-format auto tells them
-apart by a leading '['); blank lines are skipped. SMILES are converted with
+FILE has one molecule per line, SMILES or SELFIES (-format auto takes a line
+made only of bracketed symbols for SELFIES); blank lines are skipped. SMILES are converted with
 the selfies 2.0.0 encoder. DIR is a model directory holding ` + model.CheckpointName + `
 (or the checkpoint file itself); its vocabulary and sequence length T apply.
 
@@ -196,7 +196,7 @@ func openCodec(f *model.Flow, backend string, warn io.Writer) (ort.Codec, error)
 // when the format says so.
 func reconParse(voc *vocab.Vocab, text, format string, T int) (reconItem, error) {
 	sf := text
-	if format == "smiles" || (format == "auto" && !strings.HasPrefix(text, "[")) {
+	if format == "smiles" || (format == "auto" && !looksLikeSELFIES(text)) {
 		var err error
 		sf, err = selfies.Encode(text)
 		if err != nil {

@@ -1,46 +1,14 @@
 package onnx
 
 import (
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/model/modeltest"
 )
-
-// testFlow returns a random flow with non-trivial couplings.
-func testFlow(t testing.TB, cfg model.Config, seed uint64, w float64) *model.Flow {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, seed+1))
-	p, err := model.NewParams(cfg, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range p.Blocks {
-		for _, c := range b.Couplings {
-			for _, d := range c.Layers {
-				for i := range d.W.Data {
-					d.W.Data[i] = float32((2*rng.Float64() - 1) * w)
-				}
-				for i := range d.B.Data {
-					d.B.Data[i] = float32(0.3 * rng.NormFloat64())
-				}
-			}
-		}
-	}
-	f, err := model.NewFlow(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
-func tinyConfig(tr model.Transform) model.Config {
-	return model.Config{V: 12, F: 6, T: 7, MaxT: 9, Blocks: 3, LSTMLayers: 2, H: 8,
-		Couplings: 3, U: 10, CouplingDepth: 2, Transform: tr, Dropout: 0.2, Noise: 0.1, SimCoef: 1}
-}
 
 // needTool skips, or fails under CI=true, when an external tool is missing.
 func needTool(t *testing.T, what string, err error) {
@@ -60,7 +28,7 @@ func TestONNXCheckerAcceptsExports(t *testing.T) {
 	py := "/usr/bin/python3"
 	needTool(t, "python3-onnx", exec.Command(py, "-c", "import onnx").Run())
 	for _, tr := range []model.Transform{model.NLSq, model.Affine} {
-		f := testFlow(t, tinyConfig(tr), 1, 0.3)
+		f := modeltest.Flow(t, modeltest.Tiny(tr), 1, 0.3)
 		dir := t.TempDir()
 		enc, dec, err := Export(f, filepath.Join(dir, "m.onnx"))
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/model/modeltest"
 )
 
 // needORT returns a runner for f, skipping the test when ONNX Runtime is
@@ -29,40 +30,6 @@ func needORT(t testing.TB, f *model.Flow) *Runner {
 	}
 	t.Cleanup(func() { r.Close() })
 	return r
-}
-
-// testFlow returns a random flow whose couplings are far from the identity.
-func testFlow(t testing.TB, cfg model.Config, seed uint64, w float64) *model.Flow {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, seed+1))
-	p, err := model.NewParams(cfg, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w > 0 {
-		for _, b := range p.Blocks {
-			for _, c := range b.Couplings {
-				for _, d := range c.Layers {
-					for i := range d.W.Data {
-						d.W.Data[i] = float32((2*rng.Float64() - 1) * w)
-					}
-					for i := range d.B.Data {
-						d.B.Data[i] = float32(0.3 * rng.NormFloat64())
-					}
-				}
-			}
-		}
-	}
-	f, err := model.NewFlow(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
-func tinyConfig(tr model.Transform) model.Config {
-	return model.Config{V: 12, F: 6, T: 7, MaxT: 9, Blocks: 3, LSTMLayers: 2, H: 8,
-		Couplings: 3, U: 10, CouplingDepth: 2, Transform: tr, Dropout: 0.2, Noise: 0.1, SimCoef: 1}
 }
 
 func randomSequences(rng *rand.Rand, B, T, V int) []int {
@@ -91,7 +58,7 @@ func relDiff(a []float32, b []float32) float64 {
 }
 
 func TestOpenFallsBack(t *testing.T) {
-	f := testFlow(t, tinyConfig(model.NLSq), 1, 0)
+	f := modeltest.Flow(t, modeltest.Tiny(model.NLSq), 1, 0)
 	var warn bytes.Buffer
 	c, err := Open(f, Options{LibPath: "/nonexistent/libonnxruntime.so.1", Warn: &warn})
 	if err != nil {

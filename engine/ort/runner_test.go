@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/model/modeltest"
 )
 
 type parityCase struct {
@@ -20,8 +21,8 @@ type parityCase struct {
 
 func parityCases() []parityCase {
 	return []parityCase{
-		{"tiny-nlsq", tinyConfig(model.NLSq), 0.4, 150},
-		{"tiny-affine", tinyConfig(model.Affine), 0.4, 150},
+		{"tiny-nlsq", modeltest.Tiny(model.NLSq), 0.4, 150},
+		{"tiny-affine", modeltest.Tiny(model.Affine), 0.4, 150},
 		{"small-init", model.Small(60, 40), 0, 70},
 		{"small-hard", model.Small(60, 40), 0.15, 70},
 	}
@@ -33,7 +34,7 @@ func parityCases() []parityCase {
 func TestParity(t *testing.T) {
 	for i, c := range parityCases() {
 		t.Run(c.name, func(t *testing.T) {
-			f := testFlow(t, c.cfg, uint64(10+i), c.w)
+			f := modeltest.Flow(t, c.cfg, uint64(10+i), c.w)
 			r := needORT(t, f)
 			cfg := f.Config()
 			ctx := context.Background()
@@ -114,7 +115,7 @@ func TestParity(t *testing.T) {
 }
 
 func TestOpenUsesORT(t *testing.T) {
-	f := testFlow(t, tinyConfig(model.NLSq), 1, 0)
+	f := modeltest.Flow(t, modeltest.Tiny(model.NLSq), 1, 0)
 	needORT(t, f)
 	var warn bytes.Buffer
 	c, err := Open(f, Options{Warn: &warn})
@@ -129,7 +130,7 @@ func TestOpenUsesORT(t *testing.T) {
 
 // Batches below MinDecodeBatch take the pure-Go path and still reconstruct.
 func TestSmallBatchDecode(t *testing.T) {
-	f := testFlow(t, tinyConfig(model.NLSq), 3, 0.3)
+	f := modeltest.Flow(t, modeltest.Tiny(model.NLSq), 3, 0.3)
 	needORT(t, f)
 	cfg := f.Config()
 	for _, minB := range []int{-1, 0} {

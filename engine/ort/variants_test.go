@@ -12,6 +12,7 @@ import (
 	"github.com/nfbo/nfbo/engine/onnx"
 	"github.com/nfbo/nfbo/kernels"
 	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/model/modeltest"
 	ortgo "github.com/yalue/onnxruntime_go"
 )
 
@@ -190,7 +191,7 @@ func runDecoder(s *ortgo.DynamicAdvancedSession, x []int, z []float32, T, F int)
 func TestDecoderVariants(t *testing.T) {
 	for i, c := range parityCases()[:3] {
 		t.Run(c.name, func(t *testing.T) {
-			f := testFlow(t, c.cfg, uint64(30+i), c.w)
+			f := modeltest.Flow(t, c.cfg, uint64(30+i), c.w)
 			r := needORT(t, f)
 			cfg := f.Config()
 			rng := rand.New(rand.NewPCG(uint64(i), 9))
