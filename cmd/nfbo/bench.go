@@ -245,6 +245,24 @@ func runJobs(ctx context.Context, cmd *Command, out string, jobs []benchJob, pro
 	mu.Lock()
 	update()
 	mu.Unlock()
+	// Refresh the progress file while long runs go on, so that its elapsed
+	// time and estimate stay current for someone watching it.
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	stopTick := make(chan struct{})
+	defer close(stopTick)
+	go func() {
+		for {
+			select {
+			case <-tick.C:
+				mu.Lock()
+				update()
+				mu.Unlock()
+			case <-stopTick:
+				return
+			}
+		}
+	}()
 	sem := make(chan struct{}, max(procs, 1))
 	var wg sync.WaitGroup
 	var errs []error
