@@ -48,7 +48,8 @@ func WritePlots(dir string, runs []Run) ([]string, error) {
 		p.Title.Text = fmt.Sprintf("%s (%s)", k.task, k.setting)
 		p.X.Label.Text = "objective calls"
 		p.Y.Label.Text = "best score"
-		p.Legend.Top, p.Legend.Left = false, false
+		// Best-so-far curves rise to the right, so the upper left is the emptiest corner.
+		p.Legend.Top, p.Legend.Left = true, true
 		p.Add(plotter.NewGrid())
 		methods := map[string]bool{}
 		for m := range byTask[k] {
