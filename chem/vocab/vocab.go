@@ -136,6 +136,7 @@ type EncodeError struct {
 	Err      error  // ErrUnknownToken or ErrTooLong
 }
 
+// Error formats the error as "vocab: FILE:LINE: reason in MOLECULE".
 func (e *EncodeError) Error() string {
 	var b strings.Builder
 	b.WriteString("vocab: ")
@@ -159,6 +160,7 @@ func (e *EncodeError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns ErrUnknownToken or ErrTooLong.
 func (e *EncodeError) Unwrap() error { return e.Err }
 
 // Encode writes the ids of tokens followed by <stop> padding to length t into

@@ -71,6 +71,7 @@ type UsageError struct {
 	Err error
 }
 
+// Error returns the message followed by the command's usage line.
 func (e *UsageError) Error() string {
 	if e.Cmd == nil {
 		return e.Err.Error()
@@ -78,6 +79,7 @@ func (e *UsageError) Error() string {
 	return fmt.Sprintf("%v\nusage: nfbo %s", e.Err, e.Cmd.UsageLine)
 }
 
+// Unwrap returns the underlying error.
 func (e *UsageError) Unwrap() error { return e.Err }
 
 // Usagef returns a *UsageError for cmd with a formatted message.
@@ -89,6 +91,7 @@ func Usagef(cmd *Command, format string, args ...any) error {
 // its failures (e.g. "some lines failed" → 1) and needs no further message.
 type ExitError struct{ Code int }
 
+// Error returns "exit status N".
 func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
 // exitCode maps a command's error to the process exit status: 0 for nil,
