@@ -32,6 +32,10 @@ sudo_if_needed() {
 
 install_apt() {
 	local missing=()
+	# cgo (the ONNX Runtime binding) needs a C compiler, and the library comes
+	# from npm: a machine with only Go gets both from Debian.
+	command -v gcc >/dev/null || missing+=(gcc libc6-dev)
+	command -v npm >/dev/null || missing+=(npm)
 	for p in "${APT_PACKAGES[@]}"; do
 		if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
 			missing+=("$p")
@@ -60,7 +64,7 @@ install_ort() {
 		return 0
 	fi
 	if ! command -v npm >/dev/null; then
-		log "npm not found: cannot fetch ONNX Runtime; install nodejs/npm (apt-get install npm) or set NFBO_ORT_LIB"
+		log "npm not found: cannot fetch ONNX Runtime; apt-get install npm, or set NFBO_ORT_LIB"
 		return 1
 	fi
 	log "fetching ONNX Runtime $ORT_VERSION (npm package onnxruntime-node@$ORT_VERSION)"
