@@ -20,6 +20,7 @@ func root() *Command {
 		Commands: []*Command{
 			// Registered subcommands, one line each.
 			newPretrainCmd(),
+			newCurveCmd(),
 			newSelfiesCmd(),
 			newReconCmd(),
 			newExportCmd(),

@@ -79,6 +79,17 @@ func benchCodec(b *testing.B, encode bool) {
 							b.Fatal(err)
 						}
 					}
+					// The flow's matrix-product work per op, to read
+					// GFLOP/s against kernels' BenchmarkSgemm peak. It is
+					// model.Flow's count for both codecs: ONNX Runtime
+					// multiplies a little more for the same result (a
+					// one-hot step code in the encoder's LSTM input, one
+					// more LSTM step per block in the decoder), which is
+					// overhead, not work.
+					flops := float64(B) * float64(cfg.FlowFLOPs())
+					if !encode {
+						flops += float64(B) * float64(cfg.DecodeSearchFLOPs())
+					}
 					for _, c := range cs {
 						b.Run(c.name, func(b *testing.B) {
 							b.ReportAllocs()
@@ -98,6 +109,7 @@ func benchCodec(b *testing.B, encode bool) {
 							}
 							b.ReportMetric(float64(B*b.N)/b.Elapsed().Seconds(), "seq/s")
 							b.ReportMetric(float64(B*b.N)/cpu.seconds(), "seq/cpu-s")
+							b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 						})
 					}
 				})

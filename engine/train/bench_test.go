@@ -97,6 +97,16 @@ func BenchmarkTrainStep(b *testing.B) {
 			b.ReportMetric(compile.Seconds(), "compile-s")
 			b.ReportMetric(float64(g.nodes), "nodes")
 			b.ReportMetric(float64(B)*float64(b.N)/b.Elapsed().Seconds(), "seq/s")
+			// GFLOP/s against kernels' BenchmarkSgemm peak, with the usual
+			// estimate of a training step's matrix-product work: the
+			// forward pass (model's FlowFLOPs per sequence) plus a backward
+			// pass of twice that (one product for the input gradient, one
+			// for the weight gradient, per forward product). Products the
+			// graph adds around the flow (one-hot embedding lookups, the
+			// per-batch initial-state MLP and positional gates) and Adam
+			// are not counted.
+			flops := 3 * float64(B) * float64(cfg.FlowFLOPs())
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }

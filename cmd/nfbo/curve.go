@@ -1,0 +1,420 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+func newCurveCmd() *Command {
+	c := &Command{
+		UsageLine: "curve [-out PREFIX] [-from STEP] LOG",
+		Short:     "loss curves and validation table of a pretraining log",
+		Long: `Curve reads LOG, what "nfbo pretrain" printed (standard output and standard
+error together, over any number of resumed runs), and writes PREFIX.png and
+PREFIX.svg: two stacked panels against the optimiser step, the NLL per token
+(nats) above and the similarity loss per token below, each with the training
+value of every logged step (thin line) and the validation value (points and
+line). It prints a Markdown table of the validation rows on standard output.
+
+A resumed run appends a header line ("pretrain: ... steps K → N, batch B")
+and restarts from its checkpoint at step K: lines of earlier runs after step
+K are dropped (that training was lost), and where a step is logged twice the
+later line wins. Lines other than step lines and header lines (messages,
+errors) are ignored; a malformed step line is an error naming LOG and its line.
+
+-from leaves the steps before STEP out of the plots (not the table), so that
+the first steps, whose NLL falls by tens of nats, do not flatten the rest.
+
+PREFIX defaults to LOG without its extension.`,
+		Flag: flag.NewFlagSet("curve", flag.ContinueOnError),
+	}
+	out := c.Flag.String("out", "", "output file `prefix`: PREFIX.png and PREFIX.svg (default: LOG without extension)")
+	from := c.Flag.Int64("from", 0, "plot only steps ≥ `STEP` (the table keeps every validation row)")
+	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
+		if len(args) != 1 {
+			return Usagef(cmd, "curve: want one log file, got %d arguments", len(args))
+		}
+		name := args[0]
+		prefix := *out
+		if prefix == "" {
+			prefix = strings.TrimSuffix(name, filepath.Ext(name))
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("curve: %w", err)
+		}
+		lg, err := parseTrainLog(name, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("curve: %w", err)
+		}
+		if dir := filepath.Dir(prefix); dir != "." {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("curve: %w", err)
+			}
+		}
+		files, err := writeCurvePlots(prefix, filepath.Base(name), lg, *from)
+		if err != nil {
+			return fmt.Errorf("curve: %w", err)
+		}
+		if err := writeValTable(cmd.Stdout, lg); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.Stderr, "curve: %d steps (%d validated) from %s; wrote %s\n",
+			len(lg.Points), lg.numVal(), name, strings.Join(files, ", "))
+		return nil
+	}
+	return c
+}
+
+// trainLog is a pretraining log as "nfbo pretrain" writes it: one point per
+// logged optimiser step, in increasing step order.
+type trainLog struct {
+	// Batch is the batch size and TrainSize the number of training
+	// sequences, both from the last header line; 0 when the log has none.
+	Batch, TrainSize int
+	// Consistent is false when header lines disagree on Batch or TrainSize,
+	// so that sequences seen cannot be computed from the step alone.
+	Consistent bool
+	// Points holds the logged steps, sorted by step, one per step.
+	Points []logPoint
+}
+
+// logPoint is one progress line of "nfbo pretrain".
+type logPoint struct {
+	Step, Epoch int64
+	// Loss is the training loss of the step's batch (per sequence); NLL
+	// (nats) and Sim are per token.
+	Loss, NLL, Sim float64
+	// HasVal says whether the line carries a validation result, ValNLL and
+	// ValSim, computed on the held-out set after the step.
+	HasVal         bool
+	ValNLL, ValSim float64
+	// Line is the line number in the log (from 1).
+	Line int
+}
+
+func (lg *trainLog) numVal() int {
+	n := 0
+	for _, p := range lg.Points {
+		if p.HasVal {
+			n++
+		}
+	}
+	return n
+}
+
+// seqsSeen returns the number of training sequences consumed after p's step:
+// each epoch visits the TrainSize sequences in batches of Batch, the last
+// batch partial. ok is false when the log lacks a consistent header.
+func (lg *trainLog) seqsSeen(p logPoint) (n int64, ok bool) {
+	if !lg.Consistent || lg.Batch <= 0 || lg.TrainSize <= 0 {
+		return 0, false
+	}
+	b, size := int64(lg.Batch), int64(lg.TrainSize)
+	perEpoch := (size + b - 1) / b
+	within := p.Step - p.Epoch*perEpoch
+	if within < 1 || within > perEpoch {
+		return 0, false
+	}
+	return p.Epoch*size + min(within*b, size), true
+}
+
+// pretrainHeader matches the line "nfbo pretrain" writes when it starts or
+// resumes a run (see pretrain.go).
+var pretrainHeader = regexp.MustCompile(`^pretrain: \d+ molecules \(\d+ skipped\): (\d+) train, \d+ validation; .*; steps (\d+) → \d+, batch (\d+)$`)
+
+// parseTrainLog reads a pretraining log from r; name is used in errors,
+// which have the form "NAME:LINE: reason". Step lines ("step S/N epoch E
+// loss L nll/token X sim/token Y ...", optionally followed by " | val
+// nll/token X sim/token Y" and " | checkpoint") give the points. A header
+// line "pretrain: ... steps K → N, batch B" starts a run at step K and drops
+// the points after K logged before it; a step logged again replaces the
+// earlier point. Other lines are ignored. A log without step lines is an error.
+func parseTrainLog(name string, r io.Reader) (*trainLog, error) {
+	lg := &trainLog{Consistent: true}
+	byStep := map[int64]logPoint{}
+	headers := 0
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimRight(sc.Text(), "\r")
+		if m := pretrainHeader.FindStringSubmatch(text); m != nil {
+			size, err1 := strconv.Atoi(m[1])
+			start, err2 := strconv.ParseInt(m[2], 10, 64)
+			batch, err3 := strconv.Atoi(m[3])
+			if err := errors.Join(err1, err2, err3); err != nil {
+				return nil, fmt.Errorf("%s:%d: header line: %w", name, line, err)
+			}
+			if headers > 0 && (size != lg.TrainSize || batch != lg.Batch) {
+				lg.Consistent = false
+			}
+			headers++
+			lg.TrainSize, lg.Batch = size, batch
+			for s := range byStep {
+				if s > start {
+					delete(byStep, s)
+				}
+			}
+			continue
+		}
+		if text != "step" && !strings.HasPrefix(text, "step ") {
+			continue
+		}
+		p, err := parseStepLine(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		p.Line = line
+		byStep[p.Step] = p
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
+	}
+	if len(byStep) == 0 {
+		return nil, fmt.Errorf("%s: no step lines", name)
+	}
+	for _, p := range byStep {
+		lg.Points = append(lg.Points, p)
+	}
+	slices.SortFunc(lg.Points, func(a, b logPoint) int { return cmp.Compare(a.Step, b.Step) })
+	return lg, nil
+}
+
+// parseStepLine parses one progress line of "nfbo pretrain".
+func parseStepLine(text string) (logPoint, error) {
+	var p logPoint
+	segs := strings.Split(text, " | ")
+	f := strings.Fields(segs[0])
+	// step S/N epoch E loss L nll/token X sim/token Y R seq/s left D
+	if len(f) < 10 || f[0] != "step" || f[2] != "epoch" || f[4] != "loss" || f[6] != "nll/token" || f[8] != "sim/token" {
+		return p, fmt.Errorf("malformed step line %q: want \"step S/N epoch E loss L nll/token X sim/token Y ...\"", text)
+	}
+	stepStr, _, _ := strings.Cut(f[1], "/")
+	var errs [5]error
+	p.Step, errs[0] = strconv.ParseInt(stepStr, 10, 64)
+	p.Epoch, errs[1] = strconv.ParseInt(f[3], 10, 64)
+	p.Loss, errs[2] = strconv.ParseFloat(f[5], 64)
+	p.NLL, errs[3] = strconv.ParseFloat(f[7], 64)
+	p.Sim, errs[4] = strconv.ParseFloat(f[9], 64)
+	if err := errors.Join(errs[:]...); err != nil {
+		return p, fmt.Errorf("malformed step line %q: %w", text, err)
+	}
+	if p.Step < 1 || p.Epoch < 0 {
+		return p, fmt.Errorf("malformed step line %q: step %d, epoch %d", text, p.Step, p.Epoch)
+	}
+	for _, seg := range segs[1:] {
+		v := strings.Fields(seg)
+		switch {
+		case len(v) == 1 && v[0] == "checkpoint":
+		case len(v) == 5 && v[0] == "val" && v[1] == "nll/token" && v[3] == "sim/token":
+			var e1, e2 error
+			p.ValNLL, e1 = strconv.ParseFloat(v[2], 64)
+			p.ValSim, e2 = strconv.ParseFloat(v[4], 64)
+			if err := errors.Join(e1, e2); err != nil {
+				return p, fmt.Errorf("malformed validation part %q: %w", seg, err)
+			}
+			p.HasVal = true
+		default:
+			return p, fmt.Errorf("malformed step line: unknown part %q", seg)
+		}
+	}
+	return p, nil
+}
+
+// Okabe–Ito colours, as in bo/bench's plots.
+var (
+	curveTrainColor = color.RGBA{0, 114, 178, 255} // blue
+	curveValColor   = color.RGBA{213, 94, 0, 255}  // vermillion
+)
+
+// writeCurvePlots draws the NLL and similarity panels of the points with
+// step ≥ from and writes them to PREFIX.png and PREFIX.svg; it returns the
+// files written.
+func writeCurvePlots(prefix, title string, lg *trainLog, from int64) ([]string, error) {
+	var pts []logPoint
+	for _, p := range lg.Points {
+		if p.Step >= from {
+			pts = append(pts, p)
+		}
+	}
+	if len(pts) == 0 {
+		return nil, fmt.Errorf("no steps ≥ %d to plot (the last is %d)", from, lg.Points[len(lg.Points)-1].Step)
+	}
+	xLabel := "optimiser step"
+	switch {
+	case lg.Batch > 0 && lg.Consistent:
+		xLabel = fmt.Sprintf("optimiser step (batch %d)", lg.Batch)
+	case lg.Batch > 0:
+		xLabel = "optimiser step (batch size changed between resumes)"
+	}
+	nll, err := curvePanel(pts, func(p logPoint) (float64, float64) { return p.NLL, p.ValNLL }, "NLL per token (nats)")
+	if err != nil {
+		return nil, err
+	}
+	sim, err := curvePanel(pts, func(p logPoint) (float64, float64) { return p.Sim, p.ValSim }, "similarity loss per token")
+	if err != nil {
+		return nil, err
+	}
+	nll.Title.Text = "SeqFlow pretraining: " + title
+	sim.X.Label.Text = xLabel
+	// The same step range on both panels, so they read as one x-axis.
+	lo, hi := float64(pts[0].Step), float64(pts[len(pts)-1].Step)
+	for _, p := range []*plot.Plot{nll, sim} {
+		p.X.Min, p.X.Max = lo, hi
+		p.X.Tick.Marker, p.Y.Tick.Marker = niceTicks{}, niceTicks{}
+	}
+	var files []string
+	for _, ext := range []string{"png", "svg"} {
+		c, err := draw.NewFormattedCanvas(7*vg.Inch, 7*vg.Inch, ext)
+		if err != nil {
+			return files, err
+		}
+		dc := draw.New(c)
+		tiles := draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Points(6), PadTop: vg.Points(4), PadBottom: vg.Points(4),
+			PadLeft: vg.Points(4), PadRight: vg.Points(8)}
+		cs := plot.Align([][]*plot.Plot{{nll}, {sim}}, tiles, dc)
+		nll.Draw(cs[0][0])
+		sim.Draw(cs[1][0])
+		name := prefix + "." + ext
+		if err := writeTo(name, c); err != nil {
+			return files, err
+		}
+		files = append(files, name)
+	}
+	return files, nil
+}
+
+// curvePanel returns a plot of the training value of every point (thin
+// line) and the validation value of the validated points (points and line);
+// get returns the training and validation values of a point.
+func curvePanel(pts []logPoint, get func(logPoint) (train, val float64), yLabel string) (*plot.Plot, error) {
+	p := plot.New()
+	p.Y.Label.Text = yLabel
+	p.Add(plotter.NewGrid())
+	// The losses fall to the right, so the upper right is the emptiest corner.
+	p.Legend.Top = true
+	var tr, va plotter.XYs
+	for _, q := range pts {
+		t, v := get(q)
+		tr = append(tr, plotter.XY{X: float64(q.Step), Y: t})
+		if q.HasVal {
+			va = append(va, plotter.XY{X: float64(q.Step), Y: v})
+		}
+	}
+	line, err := plotter.NewLine(tr)
+	if err != nil {
+		return nil, err
+	}
+	line.Color, line.Width = curveTrainColor, vg.Points(0.75)
+	p.Add(line)
+	p.Legend.Add("training (batch, per logged step)", line)
+	if len(va) > 0 {
+		vl, vs, err := plotter.NewLinePoints(va)
+		if err != nil {
+			return nil, err
+		}
+		vl.Color, vl.Width = curveValColor, vg.Points(1.5)
+		vs.Color, vs.Shape, vs.Radius = curveValColor, draw.CircleGlyph{}, vg.Points(3)
+		p.Add(vl, vs)
+		p.Legend.Add("validation (held-out set)", vl, vs)
+	}
+	return p, nil
+}
+
+// niceTicks marks an axis at multiples of 1, 2, 2.5 or 5 times a power of
+// ten, at most 8 labelled, with as many decimals as that spacing needs
+// (plot.DefaultTicks writes "250.00" on a step axis).
+type niceTicks struct{}
+
+// Ticks returns the ticks for the range [lo, hi]: labelled majors and an
+// unlabelled minor halfway between each pair.
+func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	r := hi - lo
+	if !(r > 0) || math.IsInf(r, 0) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	exp := math.Floor(math.Log10(r))
+	var d float64
+	for _, m := range []float64{0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10} {
+		d = m * math.Pow(10, exp)
+		if r/d <= 8 {
+			break
+		}
+	}
+	dexp := math.Floor(math.Log10(d) + 1e-9)
+	dec := max(0, int(-dexp))
+	if mant := d / math.Pow(10, dexp); dexp <= 0 && math.Abs(mant-2.5) < 1e-9 {
+		dec++ // 0.25, 2.5
+	}
+	var ticks []plot.Tick
+	for k := int64(math.Ceil(lo/d - 0.5)); float64(k)*d-d/2 <= hi; k++ {
+		if v := float64(k) * d; v >= lo && v <= hi {
+			ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', dec, 64)})
+		}
+		if v := (float64(k) - 0.5) * d; v >= lo && v <= hi {
+			ticks = append(ticks, plot.Tick{Value: v})
+		}
+	}
+	return ticks
+}
+
+// writeTo writes w to the file name.
+func writeTo(name string, w io.WriterTo) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if _, err := w.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return f.Close()
+}
+
+// writeValTable writes the validation rows of lg as a Markdown table with a
+// note on its columns.
+func writeValTable(w io.Writer, lg *trainLog) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "| step | epoch | sequences seen | train loss | train NLL/token | train sim/token | val NLL/token | val sim/token |")
+	fmt.Fprintln(bw, "|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, p := range lg.Points {
+		if !p.HasVal {
+			continue
+		}
+		seen := "–"
+		if n, ok := lg.seqsSeen(p); ok {
+			seen = strconv.FormatInt(n, 10)
+		}
+		fmt.Fprintf(bw, "| %d | %d | %s | %.4f | %.4f | %.4f | %.4f | %.4f |\n",
+			p.Step, p.Epoch, seen, p.Loss, p.NLL, p.Sim, p.ValNLL, p.ValSim)
+	}
+	fmt.Fprintln(bw)
+	if lg.Consistent && lg.Batch > 0 {
+		fmt.Fprintf(bw, "Sequences seen: each epoch visits the %d training sequences in batches of %d, the last batch partial.\n", lg.TrainSize, lg.Batch)
+	} else {
+		fmt.Fprintln(bw, "Sequences seen: unknown (no header line, or the batch size or training set changed between resumes).")
+	}
+	fmt.Fprintln(bw, "Train values are those of the step's batch; validation values are on the held-out set after the step. NLL in nats per token; the loss is per sequence (NLL plus similarity loss, summed over its tokens).")
+	return bw.Flush()
+}
