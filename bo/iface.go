@@ -55,7 +55,8 @@ type Surrogate interface {
 	// Fit trains the model for epochs passes over z (B×D) and y (B).
 	Fit(ctx context.Context, z, y []float64, epochs int, rng *rand.Rand) error
 	// Sample writes S = len(dst)/C joint posterior samples of y at C = len(z)/D points z (C×D) into dst (S×C).
-	Sample(dst, z []float64, nSamples int, rng *rand.Rand) error
+	// It should return promptly, with an error that wraps ctx.Err(), once ctx is done.
+	Sample(ctx context.Context, dst, z []float64, nSamples int, rng *rand.Rand) error
 	encoding.BinaryMarshaler
 	encoding.BinaryUnmarshaler
 }

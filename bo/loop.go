@@ -440,7 +440,7 @@ func (o *Optimizer) propose(ctx context.Context, centres, probs []float64) ([]fl
 		Perturb(cand, centres[a*d:(a+1)*d], half, probs[a*t:(a+1)*t], o.f, unit, o.rng)
 		o.times.Candidates += time.Since(start)
 		start = time.Now()
-		if err := o.surr.Sample(samples, cand, q, o.rng); err != nil {
+		if err := o.surr.Sample(ctx, samples, cand, q, o.rng); err != nil {
 			return nil, fmt.Errorf("bo: Thompson sampling, anchor %d: %w", a, err)
 		}
 		ThompsonSelect(pick, samples, c)

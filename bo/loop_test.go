@@ -117,6 +117,59 @@ func TestLoopDeterministic(t *testing.T) {
 	}
 }
 
+// cancelOnSample is a GPSurrogate that cancels the run's context as its first Sample begins and keeps what the
+// GP sampler then returned.
+type cancelOnSample struct {
+	*GPSurrogate
+	cancel func()
+	calls  int
+	err    error
+}
+
+func (c *cancelOnSample) Sample(ctx context.Context, dst, z []float64, nSamples int, rng *rand.Rand) error {
+	c.calls++
+	if c.calls == 1 {
+		c.cancel()
+		c.err = c.GPSurrogate.Sample(ctx, dst, z, nSamples, rng)
+		return c.err
+	}
+	return c.GPSurrogate.Sample(ctx, dst, z, nSamples, rng)
+}
+
+// TestCancelDuringSampling checks that the loop passes its context to Surrogate.Sample and that both GP samplers
+// stop on it: a run cancelled inside the first Thompson sampling call ends cancelled, before any iteration
+// completes, and the sampler itself returned the cancellation.
+func TestCancelDuringSampling(t *testing.T) {
+	for _, kind := range []SamplerKind{SamplerExact, SamplerPathwise} {
+		t.Run(kind.String(), func(t *testing.T) {
+			cfg := toyConfig("")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			surr := &cancelOnSample{
+				GPSurrogate: &GPSurrogate{Config: cfg.GP, D: toyT * 2, Sampler: kind, BatchSize: cfg.BatchSize},
+				cancel:      cancel,
+			}
+			init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
+			prob := Problem{Flow: &toyFlow{t: toyT, v: toyV}, Codec: toyCodec{}, Objective: memObjective{&toyScorer{}}, Initial: init, Surrogate: surr}
+			rec := &recorder{}
+			o, err := NewOptimizer(cfg, prob, rand.NewPCG(5, 5), rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := o.Run(ctx)
+			if res.Status != StatusCancelled || !errors.Is(err, context.Canceled) {
+				t.Fatalf("status %v err %v, want cancelled", res.Status, err)
+			}
+			if surr.calls != 1 || !errors.Is(surr.err, context.Canceled) {
+				t.Errorf("%d Sample calls, first returned %v; want 1, wrapping context.Canceled", surr.calls, surr.err)
+			}
+			if len(rec.log) != 0 {
+				t.Errorf("%d iterations recorded, want none", len(rec.log))
+			}
+		})
+	}
+}
+
 // crashing fails after the log has persisted the evaluations of iteration `at`, as a kill -9 between the
 // evaluation and the checkpoint would.
 type crashing struct {

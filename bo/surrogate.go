@@ -47,12 +47,12 @@ func (g *GPSurrogate) Fit(ctx context.Context, z, y []float64, epochs int, rng *
 	return g.Model.Fit(ctx, z, y, gp.FitSettings{Epochs: epochs, BatchSize: g.BatchSize}, rng)
 }
 
-// Sample draws joint posterior samples with the configured sampler.
-func (g *GPSurrogate) Sample(dst, z []float64, nSamples int, rng *rand.Rand) error {
+// Sample draws joint posterior samples with the configured sampler, which checks ctx as it goes.
+func (g *GPSurrogate) Sample(ctx context.Context, dst, z []float64, nSamples int, rng *rand.Rand) error {
 	if g.Sampler == SamplerPathwise {
-		return g.Model.SamplePathwise(dst, z, nSamples, g.Features, true, rng)
+		return g.Model.SamplePathwise(ctx, dst, z, nSamples, g.Features, true, rng)
 	}
-	return g.Model.SampleExact(dst, z, nSamples, true, rng)
+	return g.Model.SampleExact(ctx, dst, z, nSamples, true, rng)
 }
 
 // MarshalBinary encodes the model and its optimiser state.

@@ -1,6 +1,7 @@
 package gp
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"syscall"
@@ -67,9 +68,9 @@ func BenchmarkSample(b *testing.B) {
 				for range b.N {
 					var err error
 					if kind == "exact" {
-						err = s.SampleExact(dst, x, 100, true, rng)
+						err = s.SampleExact(context.Background(), dst, x, 100, true, rng)
 					} else {
-						err = s.SamplePathwise(dst, x, 100, 0, true, rng)
+						err = s.SamplePathwise(context.Background(), dst, x, 100, 0, true, rng)
 					}
 					if err != nil {
 						b.Fatal(err)

@@ -1,6 +1,8 @@
 package gp
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -91,14 +93,31 @@ func (s *SVGP) Predict(mean, variance, x []float64, observationNoise bool) error
 
 // JointCovTo writes the posterior mean (C) and the full symmetric joint covariance cov (C×C, row-major, both
 // triangles) at C = len(x)/D points x (C×D): k(X,X) + εp·I − AᵀA + (RᵀA)ᵀ(RᵀA), plus σ²·I with observationNoise.
-func (s *SVGP) JointCovTo(cov, mean, x []float64, observationNoise bool) error {
+// It checks ctx between its steps and before each block of nb rows of the O(C²·M) product; once ctx is done it
+// returns ctx.Err() wrapped ("gp: joint covariance: …"), leaving cov and mean partly written.
+func (s *SVGP) JointCovTo(ctx context.Context, cov, mean, x []float64, observationNoise bool) error {
+	if c := len(x) / s.d; len(cov) != c*c || len(mean) != c {
+		panic("gp: JointCovTo: bad shape")
+	}
 	p, err := s.prepare()
 	if err != nil {
 		return err
 	}
+	if err := s.jointCov(ctx, p, cov, mean, x, observationNoise); err != nil {
+		return fmt.Errorf("gp: joint covariance: %w", err)
+	}
+	return nil
+}
+
+// jointCov is JointCovTo for a prepared posterior and cov, mean of the right shape; its only error is
+// ctx.Err(), unwrapped.
+func (s *SVGP) jointCov(ctx context.Context, p *posterior, cov, mean, x []float64, observationNoise bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	c := s.project(p, x)
-	if len(cov) != c*c || len(mean) != c {
-		panic("gp: JointCovTo: bad shape")
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	m := s.m
 	blas64.Gemv(blas.Trans, 1, gen(p.a, m, c), blas64.Vector{N: m, Inc: 1, Data: s.theta[s.lay.M : s.lay.M+m]}, 0, blas64.Vector{N: c, Inc: 1, Data: mean})
@@ -107,12 +126,17 @@ func (s *SVGP) JointCovTo(cov, mean, x []float64, observationNoise bool) error {
 	}
 	phi := p.phi
 	rbfTo(cov, phi, c, phi, c, s.p, p.scale, p.ell, grow(&p.n, c), grow(&s.ws.an, c), true, grow(&s.ws.tmpB, c*s.p))
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	// Aᵀ(S − I)A = Aᵀ·W with W = R·(RᵀA) − A (M×C); bm is overwritten.
 	trmmLeft(false, s.theta[s.lay.R:s.lay.R+m*m], m, p.bm, c)
 	for i, v := range p.a {
 		p.bm[i] -= v
 	}
-	lowerAtB(cov, c, p.a, p.bm, m)
+	if err := lowerAtB(ctx, cov, c, p.a, p.bm, m); err != nil {
+		return err
+	}
 	add := p.epsP
 	if observationNoise {
 		add += p.noise
@@ -130,7 +154,12 @@ func (s *SVGP) JointCovTo(cov, mean, x []float64, observationNoise bool) error {
 // sample k), by a Cholesky factor of the joint covariance. If the factorisation fails, jitter starting at 1e-8
 // times the mean diagonal is added, ×10 per try for up to 6 tries; after that it returns *NotPDError.
 // Cost: O(C²·M + C³/3 + C²·S) time; C² + C·S float64 of memory, kept for the next call.
-func (s *SVGP) SampleExact(dst, x []float64, nSamples int, observationNoise bool, rng *rand.Rand) error {
+//
+// It checks ctx between its steps and before each block of nb rows of the O(C²·M) covariance product and of
+// the O(C³) factorisation, so that the longest stretch between checks is an O(M²·C) step (the projection on
+// the inducing points); once ctx is done it returns ctx.Err() wrapped ("gp: exact sample: …", so
+// errors.Is(err, context.Canceled) holds), leaves dst unchanged and draws nothing from rng.
+func (s *SVGP) SampleExact(ctx context.Context, dst, x []float64, nSamples int, observationNoise bool, rng *rand.Rand) error {
 	c := len(x) / s.d
 	if len(dst) != nSamples*c {
 		panic("gp: SampleExact: len(dst) != S·C")
@@ -141,8 +170,8 @@ func (s *SVGP) SampleExact(dst, x []float64, nSamples int, observationNoise bool
 	}
 	cov := grow(&p.cov, c*c) // reused across calls: 8·C² bytes
 	mean := grow(&p.mean, c)
-	if err := s.JointCovTo(cov, mean, x, observationNoise); err != nil {
-		return err
+	if err := s.jointCov(ctx, p, cov, mean, x, observationNoise); err != nil {
+		return fmt.Errorf("gp: exact sample: %w", err)
 	}
 	var md float64
 	for i := range c {
@@ -151,19 +180,26 @@ func (s *SVGP) SampleExact(dst, x []float64, nSamples int, observationNoise bool
 	md /= float64(c)
 	jitter := 0.0
 	for try := 0; ; try++ {
-		if cholesky(cov, c) {
+		ok, err := cholesky(ctx, cov, c)
+		if err != nil {
+			return fmt.Errorf("gp: exact sample: %w", err)
+		}
+		if ok {
 			break
 		}
 		if try == 6 {
 			return &NotPDError{What: "candidate covariance", N: c, Jitter: jitter}
 		}
 		jitter = 1e-8 * md * math.Pow(10, float64(try))
-		if err := s.JointCovTo(cov, mean, x, observationNoise); err != nil {
-			return err
+		if err := s.jointCov(ctx, p, cov, mean, x, observationNoise); err != nil {
+			return fmt.Errorf("gp: exact sample: %w", err)
 		}
 		for i := range c {
 			cov[i*c+i] += jitter
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("gp: exact sample: %w", err)
 	}
 	for i := range c {
 		clear(cov[i*c+i+1 : (i+1)*c])
@@ -191,10 +227,15 @@ func (s *SVGP) SampleExact(dst, x []float64, nSamples int, observationNoise bool
 //
 // plus independent N(0, εp [+ σ²]) per point. A fresh random basis is drawn at each call, so the marginal
 // moments over calls are those of the exact posterior. If features is 0, the default is 1024.
-// Cost: O(C·J·(P + S) + C·M·(P + S) + M²·S) time, no C×C matrix and no M²·C term.
-func (s *SVGP) SamplePathwise(dst, x []float64, nSamples, features int, observationNoise bool, rng *rand.Rand) error {
+// Cost: O(C·J·(P + S) + C·M·(P + S) + M²·S) time, no C×C matrix and no M²·C term. It checks ctx on entry and
+// before the candidate-side products; once ctx is done it returns ctx.Err() wrapped ("gp: pathwise sample: …")
+// and leaves dst unchanged.
+func (s *SVGP) SamplePathwise(ctx context.Context, dst, x []float64, nSamples, features int, observationNoise bool, rng *rand.Rand) error {
 	if features == 0 {
 		features = 1024
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("gp: pathwise sample: %w", err)
 	}
 	p, err := s.prepare()
 	if err != nil {
@@ -252,6 +293,9 @@ func (s *SVGP) SamplePathwise(dst, x []float64, nSamples, features int, observat
 	}
 	// α = L⁻ᵀ·V; f = μ + f₀(X) + Kufᵀ·α.
 	solveLT(p.l, m, v, ns, make([]float64, m*ns))
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("gp: pathwise sample: %w", err)
+	}
 	fx := make([]float64, c*ns)
 	prior(fx, p.phi, c)
 	kt := make([]float64, c*m) // Kufᵀ, so that the product runs in the NoTrans×NoTrans kernel

@@ -162,7 +162,7 @@ func TestDenseExactGP(t *testing.T) {
 		t.Fatal(err)
 	}
 	cov, jm := make([]float64, c*c), make([]float64, c)
-	if err := s.JointCovTo(cov, jm, xt, false); err != nil {
+	if err := s.JointCovTo(context.Background(), cov, jm, xt, false); err != nil {
 		t.Fatal(err)
 	}
 
@@ -227,7 +227,7 @@ func TestSamplersMoments(t *testing.T) {
 	perturb(s, rng)
 	xt, _ := randData(rng, c, d)
 	cov, mean := make([]float64, c*c), make([]float64, c)
-	if err := s.JointCovTo(cov, mean, xt, true); err != nil {
+	if err := s.JointCovTo(context.Background(), cov, mean, xt, true); err != nil {
 		t.Fatal(err)
 	}
 	check := func(name string, draw func(dst []float64) error, calls, per int) {
@@ -263,10 +263,10 @@ func TestSamplersMoments(t *testing.T) {
 		}
 	}
 	r1 := rand.New(rand.NewPCG(13, 14))
-	check("exact", func(dst []float64) error { return s.SampleExact(dst, xt, len(dst)/c, true, r1) }, 20, 10000)
+	check("exact", func(dst []float64) error { return s.SampleExact(context.Background(), dst, xt, len(dst)/c, true, r1) }, 20, 10000)
 	r2 := rand.New(rand.NewPCG(15, 16))
 	check("pathwise", func(dst []float64) error {
-		return s.SamplePathwise(dst, xt, len(dst)/c, 64, true, r2)
+		return s.SamplePathwise(context.Background(), dst, xt, len(dst)/c, 64, true, r2)
 	}, 40000, 5)
 }
 
@@ -335,7 +335,7 @@ func TestShapesPanicAndInputsUnchanged(t *testing.T) {
 		"Loss x":        func() { s.Loss(nil, x[:5], y, 6) },
 		"Loss grad":     func() { s.Loss(make([]float64, 3), x, y, 6) },
 		"Predict dst":   func() { s.Predict(m[:2], v, x, true) },
-		"SampleExact":   func() { s.SampleExact(make([]float64, 5), x, 2, true, rng) },
+		"SampleExact":   func() { s.SampleExact(context.Background(), make([]float64, 5), x, 2, true, rng) },
 		"Features dst":  func() { s.Features(make([]float64, 3), x) },
 		"New bad shape": func() { New(Config{}, 3, x[:4], 2, rand.NewPCG(1, 1)) },
 	} {

@@ -1,6 +1,8 @@
 package gp
 
 import (
+	"context"
+
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
@@ -76,12 +78,17 @@ func trmmLeft(trans bool, l []float64, n int, b []float64, k int) {
 
 // cholesky overwrites the lower triangle of the symmetric a (n×n) with its Cholesky factor L (right-looking,
 // blocked; the trailing update is done by Dgemm block row by block row, so only the lower triangle and the
-// upper part of the diagonal blocks are touched). It reports whether a was positive definite.
-func cholesky(a []float64, n int) bool {
+// upper part of the diagonal blocks are touched). It reports whether a was positive definite. It checks ctx
+// before each panel and each block row of the trailing update (O(nb²·n) flops apart) and returns ctx.Err(),
+// unwrapped, with a partly factorised a when ctx is done.
+func cholesky(ctx context.Context, a []float64, n int) (ok bool, err error) {
 	for k0 := 0; k0 < n; k0 += nb {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
 		kb := min(nb, n-k0)
 		if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Lower, N: kb, Stride: n, Data: a[k0*n+k0:]}); !ok {
-			return false
+			return false, nil
 		}
 		e := k0 + kb
 		if e == n {
@@ -91,20 +98,28 @@ func cholesky(a []float64, n int) bool {
 		blas64.Trsm(blas.Right, blas.Trans, 1, diagBlock(a, n, k0, kb), sub(a, n, e, k0, n-e, kb))
 		// Trailing update of the lower part, one block row at a time: A[i, e:iEnd] −= P_i·P[e:iEnd]ᵀ.
 		for i0 := e; i0 < n; i0 += nb {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
 			ib := min(nb, n-i0)
 			blas64.Gemm(blas.NoTrans, blas.Trans, -1, sub(a, n, i0, k0, ib, kb), sub(a, n, e, k0, i0+ib-e, kb), 1, sub(a, n, i0, e, ib, i0+ib-e))
 		}
 	}
-	return true
+	return true, nil
 }
 
 // lowerAtB adds Aᵀ·W into the lower triangle (and the diagonal blocks' upper part) of c (n×n), for a and w of
-// shape k×n: a symmetric-aware Dgemm that skips the blocks above the diagonal.
-func lowerAtB(c []float64, n int, a, w []float64, k int) {
+// shape k×n: a symmetric-aware Dgemm that skips the blocks above the diagonal. It checks ctx before each block
+// row of nb rows (O(nb·n·k) flops apart) and returns ctx.Err(), unwrapped, with c partly updated when ctx is done.
+func lowerAtB(ctx context.Context, c []float64, n int, a, w []float64, k int) error {
 	for i0 := 0; i0 < n; i0 += nb {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		ib := min(nb, n-i0)
 		blas64.Gemm(blas.Trans, blas.NoTrans, 1, sub(a, n, 0, i0, k, ib), sub(w, n, 0, 0, k, i0+ib), 1, sub(c, n, i0, 0, ib, i0+ib))
 	}
+	return nil
 }
 
 // trmmRight overwrites b (k×n) with B·L.

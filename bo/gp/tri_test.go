@@ -1,6 +1,7 @@
 package gp
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -40,8 +41,8 @@ func TestBlockedTriangular(t *testing.T) {
 				t.Fatal("not PD")
 			}
 			got := append([]float64(nil), a...)
-			if !cholesky(got, n) {
-				t.Fatal("blocked Cholesky failed")
+			if ok, err := cholesky(context.Background(), got, n); !ok || err != nil {
+				t.Fatalf("blocked Cholesky failed: ok=%v err=%v", ok, err)
 			}
 			l := make([]float64, n*n)
 			for i := range n {
@@ -103,7 +104,9 @@ func TestBlockedTriangular(t *testing.T) {
 			check("trsmRight", g3, w3)
 			// lowerAtB against a full Gemm, lower triangle only.
 			c1, c2 := make([]float64, n*n), make([]float64, n*n)
-			lowerAtB(c1, n, bt, g3, k)
+			if err := lowerAtB(context.Background(), c1, n, bt, g3, k); err != nil {
+				t.Fatal(err)
+			}
 			blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(bt, k, n), gen(g3, k, n), 0, gen(c2, n, n))
 			for i := range n {
 				for j := i + 1; j < n; j++ {
@@ -111,6 +114,43 @@ func TestBlockedTriangular(t *testing.T) {
 				}
 			}
 			check("lowerAtB", c1, c2)
+		}
+	}
+}
+
+// TestBlockedCancel checks that cholesky and lowerAtB look at ctx once per block of nb rows (cholesky: per
+// panel and per block row of each trailing update), and stop with ctx's error at any of those checks.
+func TestBlockedCancel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, n := range []int{1, nb, 2*nb + 7, 4 * nb} {
+		blocks := (n + nb - 1) / nb
+		a := randSPD(rng, n)
+		w := make([]float64, n*n)
+		all := &countCtx{Context: context.Background()}
+		copy(w, a)
+		if ok, err := cholesky(all, w, n); !ok || err != nil {
+			t.Fatalf("n=%d: cholesky: ok=%v err=%v", n, ok, err)
+		}
+		if want := blocks + blocks*(blocks-1)/2; all.calls != want {
+			t.Errorf("n=%d: cholesky checked ctx %d times, want %d", n, all.calls, want)
+		}
+		for k := 1; k <= all.calls; k++ {
+			copy(w, a)
+			if ok, err := cholesky(&countCtx{Context: context.Background(), k: k}, w, n); ok || err != context.Canceled {
+				t.Errorf("n=%d: cholesky cancelled at check %d: ok=%v err=%v", n, k, ok, err)
+			}
+		}
+		all = &countCtx{Context: context.Background()}
+		if err := lowerAtB(all, w, n, a, a, n); err != nil {
+			t.Fatalf("n=%d: lowerAtB: %v", n, err)
+		}
+		if all.calls != blocks {
+			t.Errorf("n=%d: lowerAtB checked ctx %d times, want %d", n, all.calls, blocks)
+		}
+		for k := 1; k <= blocks; k++ {
+			if err := lowerAtB(&countCtx{Context: context.Background(), k: k}, w, n, a, a, n); err != context.Canceled {
+				t.Errorf("n=%d: lowerAtB cancelled at check %d: err=%v", n, k, err)
+			}
 		}
 	}
 }
@@ -123,7 +163,7 @@ func BenchmarkCholesky(b *testing.B) {
 		b.Run(fmt.Sprintf("blocked/n=%d", n), func(b *testing.B) {
 			for range b.N {
 				copy(w, a)
-				if !cholesky(w, n) {
+				if ok, _ := cholesky(context.Background(), w, n); !ok {
 					b.Fatal("not PD")
 				}
 			}

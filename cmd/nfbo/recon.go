@@ -6,19 +6,20 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
+	"math/rand/v2"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/nfbo/nfbo/chem/selfies"
 	"github.com/nfbo/nfbo/chem/vocab"
-	"github.com/nfbo/nfbo/engine/ort"
+	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/model"
 )
 
 func newReconCmd() *Command {
 	c := &Command{
-		UsageLine: "recon [-format auto|smiles|selfies] [-backend auto|go|ort] [-batch N] -model DIR FILE",
+		UsageLine: "recon [-format auto|smiles|selfies] [-backend auto|go|ort] [-batch N] [-finetune FILE2] -model DIR FILE",
 		Short:     "check that the flow reconstructs molecules token for token",
 		Long: `Recon encodes every molecule of FILE into the SeqFlow latent space and
 decodes it back, then prints the fraction reconstructed token for token and
@@ -37,13 +38,20 @@ $NFBO_ORT_LIB or third_party/onnxruntime/lib/libonnxruntime.so.1.
 A molecule that cannot be encoded (invalid SMILES, a token outside the
 vocabulary, more than T−1 tokens) is reported on standard error as
 FILE:LINE: reason and left out of the fraction. The exit status is 0 when
-every molecule was encoded and reconstructed, 1 otherwise.`,
+every molecule was encoded and reconstructed, 1 otherwise.
+
+-finetune FILE2 first fine-tunes the flow as the optimiser does after new
+objective calls (one epoch over the molecules of FILE2, same format rules,
+batches of 32, a fresh Adam, random state from -seed) and then checks the
+fine-tuned flow: invertibility must survive every fine-tune.`,
 		Flag: flag.NewFlagSet("recon", flag.ContinueOnError),
 	}
 	modelDir := c.Flag.String("model", "", "model directory or checkpoint `file` (required)")
 	format := c.Flag.String("format", "auto", "input format: auto, smiles or selfies")
 	batch := c.Flag.Int("batch", 256, "molecules encoded and decoded per batch")
 	backend := c.Flag.String("backend", "auto", "who runs the flow: auto, go or ort")
+	finetune := c.Flag.String("finetune", "", "fine-tune one epoch on the molecules of this `file` first")
+	seed := c.Flag.Uint64("seed", 1, "random seed of -finetune")
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if *modelDir == "" {
 			return Usagef(cmd, "recon: -model is required")
@@ -60,7 +68,8 @@ every molecule was encoded and reconstructed, 1 otherwise.`,
 		if *batch < 1 {
 			return Usagef(cmd, "recon: -batch %d: must be positive", *batch)
 		}
-		return runRecon(ctx, cmd, *modelDir, args[0], *format, *backend, *batch)
+		return runRecon(ctx, cmd, reconArgs{model: *modelDir, file: args[0], format: *format, backend: *backend,
+			batch: *batch, finetune: *finetune, seed: *seed})
 	}
 	return c
 }
@@ -73,25 +82,35 @@ type reconItem struct {
 	ids     []int // T ids
 }
 
-func runRecon(ctx context.Context, cmd *Command, modelDir, file, format, backend string, batch int) error {
-	ck, err := model.LoadModelDir(modelDir)
+// reconArgs are recon's flags and argument.
+type reconArgs struct {
+	model, file, format, backend string
+	batch                        int
+	finetune                     string // molecules to fine-tune on first; "" for none
+	seed                         uint64
+}
+
+func runRecon(ctx context.Context, cmd *Command, a reconArgs) error {
+	file := a.file
+	ck, err := model.LoadModelDir(a.model)
 	if err != nil {
 		return err
 	}
 	voc, err := vocab.New(ck.Vocab)
 	if err != nil {
-		return fmt.Errorf("recon: model %s: %w", modelDir, err)
+		return fmt.Errorf("recon: model %s: %w", a.model, err)
 	}
-	flow, err := model.NewFlow(ck.Params)
+	cfg := ck.Params.Config
+	flow, err := seqflow.New(ck, cfg.T, seqflow.Options{Backend: a.backend, Warn: cmd.Stderr})
 	if err != nil {
-		return fmt.Errorf("recon: model %s: %w", modelDir, err)
+		return fmt.Errorf("recon: model %s: %w", a.model, err)
 	}
-	cfg := flow.Config()
-	codec, err := openCodec(flow, backend, cmd.Stderr)
-	if err != nil {
-		return err
+	defer flow.Close()
+	if a.finetune != "" {
+		if err := reconFineTune(ctx, cmd, flow, voc, a, cfg.T); err != nil {
+			return err
+		}
 	}
-	defer codec.Close()
 	fh, err := os.Open(file)
 	if err != nil {
 		return err
@@ -113,12 +132,12 @@ func runRecon(ctx context.Context, cmd *Command, modelDir, file, format, backend
 		for _, it := range pending {
 			x = append(x, it.ids...)
 		}
-		z := make([]float32, B*T*cfg.F)
-		if err := codec.EncodeTo(ctx, z, x); err != nil {
+		z := make([]float64, B*T*cfg.F)
+		if err := flow.Encode(ctx, z, x); err != nil {
 			return err
 		}
 		got := make([]int, B*T)
-		if err := codec.DecodeTo(ctx, got, z); err != nil {
+		if err := flow.Decode(ctx, got, z); err != nil {
 			return err
 		}
 		for i, it := range pending {
@@ -145,7 +164,7 @@ func runRecon(ctx context.Context, cmd *Command, modelDir, file, format, backend
 		if text == "" {
 			continue
 		}
-		it, err := reconParse(voc, text, format, cfg.T)
+		it, err := reconParse(voc, text, a.format, cfg.T)
 		if err != nil {
 			bad++
 			out.Flush() // keep stdout and stderr in step for a reader of both
@@ -154,7 +173,7 @@ func runRecon(ctx context.Context, cmd *Command, modelDir, file, format, backend
 		}
 		it.line = line
 		pending = append(pending, it)
-		if len(pending) == batch {
+		if len(pending) == a.batch {
 			if err := flush(); err != nil {
 				return err
 			}
@@ -181,15 +200,35 @@ func runRecon(ctx context.Context, cmd *Command, modelDir, file, format, backend
 	return nil
 }
 
-// openCodec returns the flow's codec for a -backend value.
-func openCodec(f *model.Flow, backend string, warn io.Writer) (ort.Codec, error) {
-	switch backend {
-	case "go":
-		return ort.NewGoCodec(f, 0), nil
-	case "ort":
-		return ort.NewRunner(f, ort.Options{})
+// reconFineTune fine-tunes flow for one epoch on the molecules of a.finetune.
+func reconFineTune(ctx context.Context, cmd *Command, flow *seqflow.Flow, voc *vocab.Vocab, a reconArgs, T int) error {
+	data, err := os.ReadFile(a.finetune)
+	if err != nil {
+		return fmt.Errorf("recon: -finetune: %w", err)
 	}
-	return ort.Open(f, ort.Options{Warn: warn})
+	var tokens []int
+	n := 0
+	for i, line := range strings.Split(string(data), "\n") {
+		text := strings.TrimSpace(line)
+		if text == "" {
+			continue
+		}
+		it, err := reconParse(voc, text, a.format, T)
+		if err != nil {
+			return fmt.Errorf("recon: -finetune %s:%d: %w", a.finetune, i+1, err)
+		}
+		tokens = append(tokens, it.ids...)
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("recon: -finetune %s: no molecules", a.finetune)
+	}
+	start := time.Now()
+	if err := flow.FineTune(ctx, tokens, rand.New(rand.NewPCG(a.seed, 0))); err != nil {
+		return fmt.Errorf("recon: -finetune %s: %w", a.finetune, err)
+	}
+	fmt.Fprintf(cmd.Stderr, "recon: fine-tuned one epoch on %d molecules of %s in %.1fs\n", n, a.finetune, time.Since(start).Seconds())
+	return nil
 }
 
 // reconParse turns one input line into ids, converting SMILES to SELFIES

@@ -75,10 +75,23 @@ func TestRecon(t *testing.T) {
 		}
 	}
 
+	// After a fine-tune the flow is still exactly invertible.
+	ft := filepath.Join(t.TempDir(), "ft.txt")
+	os.WriteFile(ft, []byte(strings.Join(smiles[:20], "\n")+"\n"), 0o644)
+	stdout, stderr, code := run(t, "", "recon", "-model", dir, "-backend", "go", "-finetune", ft, in)
+	if code != 0 || !strings.Contains(stdout, "reconstructed 40 of 40 molecules (1.0000)") ||
+		!strings.Contains(stderr, "fine-tuned one epoch on 20 molecules") {
+		t.Fatalf("-finetune: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	os.WriteFile(ft, []byte(smiles[0]+"\n[Xx][C]\n"), 0o644)
+	if _, stderr, code := run(t, "", "recon", "-model", dir, "-backend", "go", "-finetune", ft, in); code != 1 || !strings.Contains(stderr, ft+":2:") {
+		t.Fatalf("bad -finetune file: exit %d, stderr %q", code, stderr)
+	}
+
 	// Bad lines are reported with file and line, and the status is 1.
 	bad := filepath.Join(t.TempDir(), "bad.txt")
 	os.WriteFile(bad, []byte(smiles[0]+"\n[Xx][C]\nC1CC\n"+strings.Repeat("C", 500)+"\n"), 0o644)
-	stdout, stderr, code := run(t, "", "recon", "-model", dir, "-backend", "go", bad)
+	stdout, stderr, code = run(t, "", "recon", "-model", dir, "-backend", "go", bad)
 	if code != 1 || !strings.Contains(stdout, "reconstructed 1 of 1") || !strings.Contains(stdout, "3 lines could not be encoded") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
