@@ -44,6 +44,18 @@ func TestBenchDryRun(t *testing.T) {
 	}
 }
 
+// PMO pays for its 1,000 initial molecules out of the budget: the 1,000 + 9,000 setting is 10,000 calls.
+func TestBenchPMOBudget(t *testing.T) {
+	stdout, stderr, err := runCmd(t, newBenchCmd(), "", "-suite", "pmo20", "-tasks", "qed", "-methods", "nfbo",
+		"-seeds", "1", "-model", "M", "-out", t.TempDir(), "-data", "../../data", "-n")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if want := "-init-count 1000 -budget 10000 -preset pmo"; !strings.Contains(stdout, want) {
+		t.Errorf("command lacks %q:\n%s", want, stdout)
+	}
+}
+
 func TestBenchUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"-suite", "nope", "-model", "M", "-out", "O"},

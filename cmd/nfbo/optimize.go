@@ -77,7 +77,8 @@ field). When the CSV also has a column named like the task (GuacaMol's
 data/guacamol/guacamol_train_data_first_100.csv has med1, adip, ...), those
 scores are used as they are and cost nothing. Otherwise the initial molecules
 are scored through the objective first and, as in PMO, count as calls: they
-are the first lines of the evaluation log and come out of -budget.
+are the first lines of the evaluation log and come out of -budget (so the
+pmo preset's default, 1,000 initial + 9,000 calls, is -budget 10000).
 -init-count N takes the first N rows (default: the preset's, 100 for
 guacamol-500). Molecules that cannot be tokenised with the model's
 vocabulary are skipped with a message naming the file and line. The run's
@@ -157,10 +158,6 @@ type initMol struct {
 func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Preset) error {
 	start := time.Now()
 	warnf := func(format string, args ...any) { fmt.Fprintf(cmd.Stderr, "nfbo optimize: "+format+"\n", args...) }
-	total := a.Budget
-	if total == 0 {
-		total = preset.Config.Budget
-	}
 	count := a.InitCount
 	if count == 0 {
 		count = preset.InitialPoints
@@ -182,9 +179,19 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 	if err != nil {
 		return err
 	}
+	// total counts every paid call. Initial molecules without scores are paid for, so the preset's setting
+	// (pmo: 1,000 initial + 9,000 calls) is 10,000 calls in all, PMO's budget.
+	paidInit := 0
+	if !hasScores {
+		paidInit = len(mols)
+	}
+	total := a.Budget
+	if total == 0 {
+		total = paidInit + preset.Config.Budget
+	}
 
 	// The model and the initial molecules are checked before the run directory is touched.
-	info, err := prepareRunDir(a, fmt.Sprintf("%d+%d", count, total), total)
+	info, err := prepareRunDir(a, fmt.Sprintf("%d+%d", count, total-paidInit), total)
 	if err != nil {
 		return err
 	}
