@@ -37,7 +37,7 @@ type pretrainArgs struct {
 
 func newPretrainCmd() *Command {
 	c := &Command{
-		UsageLine: "pretrain [-preset small|paper] [-resume] [-steps N] [-batch B] -data FILE -out DIR",
+		UsageLine: "pretrain [-preset small|paper] [-resume] [-init-only] [-steps N] [-batch B] -data FILE -out DIR",
 		Short:     "pretrain a SeqFlow on a file of molecules",
 		Long: `Pretrain trains a SeqFlow from scratch (or resumes one) on the molecules of
 FILE and writes the model to DIR/` + model.CheckpointName + `.
@@ -58,7 +58,11 @@ A checkpoint (weights, vocabulary, Adam state, random state and position in
 the data) is written every -checkpoint-every steps, at the end and when the
 run is interrupted. -resume continues the run in DIR exactly where its last
 checkpoint stopped, with the same data split and batch size, until -steps
-steps in total; the model's configuration comes from the checkpoint then.`,
+steps in total; the model's configuration comes from the checkpoint then.
+
+-init-only writes the randomly initialised model (step 0, with the same
+split and seed) and stops: a reference point for "nfbo recon", which must
+reconstruct every molecule even before any training.`,
 		Flag: flag.NewFlagSet("pretrain", flag.ContinueOnError),
 	}
 	f := c.Flag
@@ -76,6 +80,7 @@ steps in total; the model's configuration comes from the checkpoint then.`,
 	ckEvery := f.Int64("checkpoint-every", 500, "checkpoint interval in steps (0: at the end only)")
 	logEvery := f.Int64("log-every", 10, "progress line interval in steps")
 	seed := f.Uint64("seed", 1, "seed of the data split, initial weights and training noise")
+	initOnly := f.Bool("init-only", false, "write the randomly initialised model (step 0) and stop")
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if len(args) != 0 {
 			return Usagef(cmd, "pretrain: unexpected arguments %q", args)
@@ -92,7 +97,7 @@ steps in total; the model's configuration comes from the checkpoint then.`,
 		if *seqLen < 0 {
 			return Usagef(cmd, "pretrain: -seq-len %d must not be negative", *seqLen)
 		}
-		pr := &pretrainRun{cmd: cmd, out: *out, steps: *steps, valEvery: *valEvery, ckEvery: *ckEvery, logEvery: *logEvery,
+		pr := &pretrainRun{cmd: cmd, out: *out, steps: *steps, initOnly: *initOnly, valEvery: *valEvery, ckEvery: *ckEvery, logEvery: *logEvery,
 			args: pretrainArgs{Data: *data, Seed: *seed, ValFrac: *valFrac, Batch: *batch}}
 		if *resume {
 			return pr.resume(ctx)
@@ -107,6 +112,7 @@ type pretrainRun struct {
 	cmd                         *Command
 	out                         string
 	steps                       int64
+	initOnly                    bool // save step 0 and stop
 	valEvery, ckEvery, logEvery int64
 	args                        pretrainArgs
 }
@@ -244,6 +250,14 @@ func (pr *pretrainRun) run(ctx context.Context, tr *train.Trainer, voc *vocab.Vo
 			return err
 		}
 		return model.SaveCheckpoint(pr.ckptPath(), ck)
+	}
+	if pr.initOnly {
+		// A random model is a test subject of its own: the flow must be invertible before any training.
+		if err := save(ctx, tr); err != nil {
+			return err
+		}
+		fmt.Fprintf(pr.cmd.Stderr, "pretrain: -init-only: wrote the model at step %d to %s\n", tr.Steps(), pr.ckptPath())
+		return nil
 	}
 	compileStart := time.Now()
 	if err := tr.Prepare(ctx, pr.args.Batch); err != nil {

@@ -81,6 +81,36 @@ func TestPretrainResumeMatchesStraight(t *testing.T) {
 	}
 }
 
+// pretrain -init-only writes a random paper-preset model at step 0 that recon
+// inverts exactly on every usable molecule.
+func TestPretrainInitOnlyPaperRecon(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "mols.smi")
+	if err := os.WriteFile(data, []byte(pretrainTestData), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "paper")
+	if _, stderr, code := run(t, "", "pretrain", "-init-only", "-preset", "paper", "-vocab", "guacamol+zinc", "-data", data, "-out", out); code != 0 ||
+		!strings.Contains(stderr, "wrote the model at step 0") {
+		t.Fatalf("pretrain -init-only: exit %d\n%s", code, stderr)
+	}
+	ck, err := model.LoadModelDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ck.Params.NumParams(), model.Paper(ck.Params.Config.V, ck.Params.Config.T); got < 31_000_000 || ck.Params.Config.Blocks != want.Blocks {
+		t.Fatalf("checkpoint has %d parameters, %d blocks; want a paper-preset model", got, ck.Params.Config.Blocks)
+	}
+	good := strings.ReplaceAll(pretrainTestData, "not a molecule (\n", "")
+	if err := os.WriteFile(data, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := run(t, "", "recon", "-model", out, "-backend", "go", data)
+	if code != 0 || !strings.Contains(stdout, "reconstructed 15 of 15 molecules (1.0000)") {
+		t.Fatalf("recon: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
 func TestLooksLikeSELFIES(t *testing.T) {
 	for s, want := range map[string]bool{
 		"[C][C][O]": true, "[C].[O]": true, "[NH3+]CC(=O)[O-]": false, "CCO": false, "": false, "[C][C": false,
