@@ -195,6 +195,11 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 	if err != nil {
 		return err
 	}
+	unlock, err := lockRunDir(a.Out)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	// run.json marks the directory as a run before anything else is written to it, so that a run killed at any
 	// moment can be resumed.
 	if err := writeRunInfo(a.Out, info); err != nil {

@@ -264,3 +264,24 @@ func TestOptimizeCmdBaselines(t *testing.T) {
 		})
 	}
 }
+
+// A run directory is locked by the process that runs it: a second process gets a clear error, and the lock goes
+// when the first lets go.
+func TestRunDirLock(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := lockRunDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// flock locks belong to the open file description, so a second open in this process conflicts as a second
+	// process would.
+	if _, err := lockRunDir(dir); err == nil || !strings.Contains(err.Error(), "in use by another nfbo process") {
+		t.Fatalf("second lock: err = %v, want in use", err)
+	}
+	unlock()
+	unlock2, err := lockRunDir(dir)
+	if err != nil {
+		t.Fatalf("lock after unlock: %v", err)
+	}
+	unlock2()
+}
