@@ -14,11 +14,12 @@ import (
 	"github.com/nfbo/nfbo/model/modeltest"
 )
 
-// needORT returns a runner for f, skipping the test when ONNX Runtime is
-// missing, or failing it under CI=true.
+// needORT returns a runner for f that decodes every batch on ONNX Runtime
+// (MinDecodeBatch -1: no pure-Go path for small batches), skipping the test
+// when ONNX Runtime is missing, or failing it under CI=true.
 func needORT(t testing.TB, f *model.Flow) *Runner {
 	t.Helper()
-	r, err := NewRunner(f, Options{Batch: 64})
+	r, err := NewRunner(f, Options{Batch: 64, MinDecodeBatch: -1})
 	if errors.Is(err, ErrUnavailable) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("ONNX Runtime is required when CI=true: %v", err)

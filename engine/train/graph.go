@@ -371,9 +371,12 @@ func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opt
 			d0 := cp.Layers[0]
 			h := b.add(b.mul(cond, b.param(fg, d0.W, 0, half)), b.mul(ctx, b.param(fg, d0.W, half, H)))
 			h = b.relu(b.addRow(h, b.param(fg, d0.B, 0, 1)))
-			for _, d := range cp.Layers[1:] {
+			for i, d := range cp.Layers[1:] {
 				h = b.addRow(b.mul(h, b.param(fg, d.W, 0, d.In())), b.param(fg, d.B, 0, 1))
-				if d.Out() != half*np {
+				// ReLU after every layer but the output layer, told by its
+				// index: its width half·np may equal U (the paper preset's
+				// 20·5 = 100).
+				if i < len(cp.Layers)-2 {
 					h = b.relu(h)
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/model/modeltest"
 )
 
 // The training graph's log density of clean embeddings (no noise, no
@@ -16,35 +17,18 @@ import (
 func TestLogDensityParity(t *testing.T) {
 	small := model.Small(12, 10)
 	small.Couplings = 3 // odd, so both split orders end a block
+	square := tinyConfig(model.NLSq)
+	square.U = square.Half() * square.Transform.NumParams() // hidden as wide as the output layer, as in the paper preset
 	for _, c := range []struct {
 		cfg      model.Config
 		unrolled bool
-	}{{tinyConfig(model.NLSq), false}, {tinyConfig(model.Affine), false}, {small, false}, {small, true}} {
+	}{{tinyConfig(model.NLSq), false}, {tinyConfig(model.Affine), false}, {square, false}, {small, false}, {small, true}} {
 		cfg := c.cfg
-		t.Run(fmt.Sprintf("%v/H=%d/T=%d/unrolled=%v", cfg.Transform, cfg.H, cfg.T, c.unrolled), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%v/H=%d/U=%d/T=%d/unrolled=%v", cfg.Transform, cfg.H, cfg.U, cfg.T, c.unrolled), func(t *testing.T) {
 			p := tinyParams(t, cfg, 17)
 			const B = 4
 			seqs := randomSeqs(cfg, 2*B+1, rand.New(rand.NewPCG(6, 1))) // two full batches and a partial one
-			tr, err := NewTrainer(p, rand.NewPCG(1, 1), Options{EvalBatch: B, UnrolledLSTM: c.unrolled})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := tr.LogDensity(context.Background(), seqs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := model.NewFlow(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			x := make([]int, 0, len(seqs)*cfg.T)
-			for _, s := range seqs {
-				x = append(x, s...)
-			}
-			want := make([]float64, len(seqs))
-			if err := f.LogProbTo(context.Background(), want, nil, x, &model.Workspace{}); err != nil {
-				t.Fatal(err)
-			}
+			got, want := logDensities(t, p, seqs, Options{EvalBatch: B, UnrolledLSTM: c.unrolled})
 			en := normalisedEmbeddings(p)
 			var maxRel float64
 			for i, s := range seqs {
@@ -70,6 +54,81 @@ func TestLogDensityParity(t *testing.T) {
 			t.Logf("%d sequences, max rel err %.2e (log p of seq 0: %.6g)", len(seqs), maxRel, got[0])
 		})
 	}
+}
+
+// shippedSmall is the shipped model (small preset, V 267, trained at T 109).
+const shippedSmall = "../../data/models/small"
+
+// The shipped trained model at its T 109, on 32 sequences it generates
+// itself (latents from its prior, decoded in pure Go): the graph's log
+// densities equal model.Flow's to rel 1e-5. They are the sequences of
+// engine/ort's TestParityTrained, which ties pure Go to ONNX Runtime.
+func TestLogDensityParityTrained(t *testing.T) {
+	f := modeltest.Checkpoint(t, shippedSmall)
+	x, _ := modeltest.PriorSequences(t, f, 32, 1)
+	T := f.Config().T
+	seqs := make([][]int, len(x)/T)
+	for i := range seqs {
+		seqs[i] = x[i*T : (i+1)*T]
+	}
+	checkLogDensities(t, f.Params(), seqs, Options{EvalBatch: 16})
+}
+
+// The paper preset at T 16 with the weights of engine/ort's TestParityPaper
+// (modeltest.PaperCases): the reference's random initialisation and
+// coupling weights far from the identity.
+func TestLogDensityParityPaper(t *testing.T) {
+	for _, c := range modeltest.PaperCases() {
+		t.Run(c.Name, func(t *testing.T) {
+			f := modeltest.Flow(t, c.Cfg, c.Seed, c.W)
+			seqs := randomSeqs(c.Cfg, 7, rand.New(rand.NewPCG(c.Seed, 1))) // a full batch and a partial one
+			checkLogDensities(t, f.Params(), seqs, Options{EvalBatch: 4})
+		})
+	}
+}
+
+// logDensities returns the log densities of seqs under the weights p from
+// the training graph (Trainer.LogDensity with opts) and from pure Go
+// (model.Flow.LogProbTo).
+func logDensities(t *testing.T, p *model.Params, seqs [][]int, opts Options) (graph, flow []float64) {
+	t.Helper()
+	tr, err := NewTrainer(p, rand.NewPCG(1, 1), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	graph, err = tr.LogDensity(context.Background(), seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := model.NewFlow(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]int, 0, len(seqs)*p.Config.T)
+	for _, s := range seqs {
+		x = append(x, s...)
+	}
+	flow = make([]float64, len(seqs))
+	if err := f.LogProbTo(context.Background(), flow, nil, x, &model.Workspace{}); err != nil {
+		t.Fatal(err)
+	}
+	return graph, flow
+}
+
+// checkLogDensities requires logDensities' two answers to agree to rel 1e-5
+// per sequence.
+func checkLogDensities(t *testing.T, p *model.Params, seqs [][]int, opts Options) {
+	t.Helper()
+	got, want := logDensities(t, p, seqs, opts)
+	var maxRel float64
+	for i := range seqs {
+		rel := relErr(got[i], want[i])
+		maxRel = max(maxRel, rel)
+		if !(rel <= 1e-5) { // NaN fails too
+			t.Errorf("sequence %d: graph log p %.8g, model.Flow %.8g (rel %.2e)", i, got[i], want[i], rel)
+		}
+	}
+	t.Logf("%d sequences, max rel err %.2e (log p of seq 0: %.6g)", len(seqs), maxRel, got[0])
 }
 
 func relErr(a, b float64) float64 {

@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"kernels":                {},
 	"model":                  {"kernels", "chem/vocab"},
 	"model/modeltest":        {"model"},
-	"engine/train":           {"model", "kernels", "chem/vocab"},
+	"engine/train":           {"model", "model/modeltest", "kernels", "chem/vocab"},
 	"engine/onnx":            {"engine/onnx/onnxpb", "model", "model/modeltest", "kernels"},
 	"engine/onnx/onnxpb":     {},
 	"engine/ort":             {"engine/onnx", "engine/onnx/onnxpb", "model", "model/modeltest", "kernels"},

@@ -1,10 +1,12 @@
 // Package modeltest builds SeqFlow models for the tests of the packages that
-// run them (engine/onnx, engine/ort): random weights whose couplings are far
-// from the identity, so that every backend is compared on a strongly
-// non-linear flow rather than on the near-identity of a fresh model.
+// run them (engine/onnx, engine/ort, engine/train): random weights whose
+// couplings are far from the identity, so that every backend is compared on
+// a strongly non-linear flow rather than on the near-identity of a fresh
+// model, and trained checkpoints with the sequences they generate.
 package modeltest
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -49,4 +51,56 @@ func Flow(t testing.TB, cfg model.Config, seed uint64, w float64) *model.Flow {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// Case names one test flow: the arguments of Flow (configuration, seed and
+// coupling weight scale W).
+type Case struct {
+	Name string
+	Cfg  model.Config
+	Seed uint64
+	W    float64
+}
+
+// PaperCases returns the paper preset (31M parameters with V 185) at T 16,
+// with the reference's random initialisation and with coupling weights far
+// from the identity: the flows of every backend's paper-preset parity test,
+// so that all backends are compared on the same weights.
+func PaperCases() []Case {
+	cfg := model.Paper(185, 16)
+	return []Case{{"init", cfg, 40, 0}, {"hard", cfg, 41, 0.15}}
+}
+
+// Checkpoint returns the flow of the checkpoint in dir (model.LoadModelDir),
+// at the sequence length it was trained at.
+func Checkpoint(t testing.TB, dir string) *model.Flow {
+	t.Helper()
+	ck, err := model.LoadModelDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := model.NewFlow(ck.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// PriorSequences draws B latents z (B×T×F) from the flow's N(0, I) prior
+// with a source seeded by seed and decodes them in pure Go to the token
+// sequences x (B×T): for a trained flow, sequences the model itself
+// generates rather than uniform random tokens.
+func PriorSequences(t testing.TB, f *model.Flow, B int, seed uint64) (x []int, z []float32) {
+	t.Helper()
+	cfg := f.Config()
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	z = make([]float32, B*cfg.T*cfg.F)
+	for i := range z {
+		z[i] = float32(rng.NormFloat64())
+	}
+	x = make([]int, B*cfg.T)
+	if err := f.DecodeTo(context.Background(), x, z, nil); err != nil {
+		t.Fatal(err)
+	}
+	return x, z
 }
