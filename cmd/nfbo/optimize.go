@@ -487,12 +487,17 @@ func printResults(w io.Writer, dir, status string, y []float64, smiles []string)
 	return nil
 }
 
-// readInit reads the first count molecules of an init file: a CSV with a smiles/smile column (and the task's
+// readInit reads the first count molecules of an init file (through gzip when its name ends in ".gz"): a CSV with a smiles/smile column (and the task's
 // scores when it has a column named like the task), or one SMILES per line.
 func readInit(path, task string, count int) (rows []initRow, hasScores bool, err error) {
-	b, err := os.ReadFile(path)
+	r, closeInit, err := openMaybeGzip(path)
 	if err != nil {
 		return nil, false, fmt.Errorf("optimize: -init: %w", err)
+	}
+	defer closeInit()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, false, fmt.Errorf("optimize: -init: read %s: %w", path, err)
 	}
 	text := string(b)
 	first, _, _ := strings.Cut(text, "\n")

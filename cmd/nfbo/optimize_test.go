@@ -285,3 +285,21 @@ func TestRunDirLock(t *testing.T) {
 	}
 	unlock2()
 }
+
+// Init files may be gzipped, as the suites' ZINC (pmo20) and GuacaMol 10k (guacamol7-10k) files are.
+func TestReadInitGzip(t *testing.T) {
+	rows, hasScores, err := readInit("../../data/zinc250k/zinc.txt.gz", "qed", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasScores || len(rows) != 3 || rows[0].smiles != "CC(C)(C)c1ccc2occ(CC(=O)Nc3ccccc3F)c2c1" || rows[2].line != 3 {
+		t.Fatalf("zinc.txt.gz: hasScores %v, rows %+v", hasScores, rows)
+	}
+	rows, hasScores, err = readInit("../../data/generated/guacamol_10k_selfies_v2.0.0_scores.csv.gz", "adip", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasScores || len(rows) != 5 {
+		t.Fatalf("guacamol 10k csv.gz: hasScores %v, %d rows", hasScores, len(rows))
+	}
+}
