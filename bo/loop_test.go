@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -297,5 +298,25 @@ func TestResumeConfigMismatch(t *testing.T) {
 	cfg.Queries = 5
 	if _, _, err := runToy(t, cfg, memObjective{&toyScorer{}}, 1, nil, context.Background()); err == nil {
 		t.Error("resuming with a different configuration did not fail")
+	}
+}
+
+// A run directory can be moved and resumed where it now is.
+func TestResumeMovedRunDir(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "a")
+	ctx, cancel := context.WithCancel(context.Background())
+	runToy(t, toyConfig(dir), memObjective{&toyScorer{}}, 1, &recorder{cancel: cancel, after: 1}, ctx)
+	cancel()
+	moved := filepath.Join(base, "b")
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	if _, _, err := runToy(t, toyConfig(moved), memObjective{&toyScorer{}}, 1, rec, context.Background()); err != nil {
+		t.Fatalf("resume in the moved directory: %v", err)
+	}
+	if len(rec.log) == 0 || rec.log[0].Iteration != 2 {
+		t.Errorf("resumed run started at iteration %v, want 2", rec.log)
 	}
 }

@@ -111,12 +111,8 @@ func (o *Optimizer) open() error {
 	if err != nil {
 		return fmt.Errorf("bo: resume: %w", err)
 	}
-	now, err := json.MarshalIndent(o.cfg, "", "  ")
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(bytes.TrimSpace(saved), now) {
-		return fmt.Errorf("bo: resume: the configuration differs from %s", cfgPath)
+	if err := sameConfig(saved, o.cfg); err != nil {
+		return fmt.Errorf("bo: resume: %s: %w", cfgPath, err)
 	}
 	// A batch proposed after the checkpoint and possibly (partly) evaluated: evaluate exactly it next.
 	pend, err := os.ReadFile(filepath.Join(dir, PendingFile))
@@ -182,4 +178,26 @@ func (o *Optimizer) checkpoint() error {
 		return fmt.Errorf("bo: encode checkpoint: %w", err)
 	}
 	return WriteFileAtomic(filepath.Join(o.cfg.RunDir, CheckpointFile), buf.Bytes())
+}
+
+// sameConfig reports whether the saved config.json describes cfg. RunDir is left out of the comparison: it is
+// where the directory was when the run started, and a run directory may be moved or copied and resumed there.
+func sameConfig(saved []byte, cfg Config) error {
+	var was Config
+	if err := json.Unmarshal(saved, &was); err != nil {
+		return fmt.Errorf("read saved configuration: %w", err)
+	}
+	was.RunDir, cfg.RunDir = "", ""
+	a, err := json.Marshal(was)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(a, b) {
+		return fmt.Errorf("the configuration differs from the one the run started with:\n was %s\n now %s", a, b)
+	}
+	return nil
 }
