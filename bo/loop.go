@@ -55,8 +55,13 @@ type Problem struct {
 	Codec     Codec
 	Objective Objective
 	Initial   Initial
-	// Surrogate is the model to use; if nil, a GPSurrogate with Config.GP, Config.Sampler and Config.BatchSize.
+	// Surrogate is the model to use; if nil, a GPSurrogate with Config.GP, Config.Sampler and Config.BatchSize
+	// (ScreenLatent) or an ExactGPSurrogate with Config.Exact on TokenFeatures (ScreenTokens).
 	Surrogate Surrogate
+	// Vocab is the number of token ids and Stop the stop (padding) id; ScreenTokens needs them.
+	Vocab, Stop int
+	// Alphabet holds the token ids that Config.Offspring's mutations may write; required when Offspring > 0.
+	Alphabet []int
 }
 
 // Progress is reported to the Recorder after every iteration.
@@ -72,11 +77,16 @@ type Progress struct {
 	Best       float64 // best score so far, initial data included
 	BestSMILES string  // its molecule
 	TRLength   float64 // trust-region length after the update
-	Times      Phases  // wall time of this iteration, by phase
+	// FitRank is the Spearman rank correlation between the surrogate's posterior mean and the scores of this
+	// iteration's new molecules, predicted before the surrogate learnt them: how well it steers. NaN when the
+	// surrogate cannot predict or fewer than 3 new molecules came.
+	FitRank float64
+	Times   Phases // wall time of this iteration, by phase
 }
 
 // Phases is the wall time of one iteration split by phase. Proposals past the end of the budget are not
-// examined, so New + Duplicate + Invalid may be less than Proposed in the last iteration. An iteration that
+// examined, so New + Duplicate + Invalid may be less than Proposed in the last iteration. With ScreenTokens,
+// Duplicate and Invalid count the decoded candidates (and offspring) rather than the picks. An iteration that
 // replays a pending batch after a resume spends no time on the proposal phases.
 type Phases struct {
 	Encode     time.Duration // re-encoding the anchors with the current flow
@@ -165,8 +175,20 @@ func NewOptimizer(cfg Config, prob Problem, src rand.Source, rec Recorder) (*Opt
 			return nil, errors.New("bo: a run directory needs a Flow that implements bo.Checkpointer")
 		}
 	}
+	if cfg.Screen == ScreenTokens {
+		if prob.Vocab <= 0 || prob.Stop < 0 || prob.Stop >= prob.Vocab {
+			return nil, fmt.Errorf("bo: token screening needs the vocabulary size and stop id (got %d, %d)", prob.Vocab, prob.Stop)
+		}
+		if cfg.Offspring > 0 && len(prob.Alphabet) == 0 {
+			return nil, errors.New("bo: offspring need a mutation alphabet (Problem.Alphabet)")
+		}
+	}
 	if prob.Surrogate == nil {
-		prob.Surrogate = &GPSurrogate{Config: cfg.GP, D: d, Sampler: cfg.Sampler, BatchSize: cfg.BatchSize}
+		if cfg.Screen == ScreenTokens {
+			prob.Surrogate = &ExactGPSurrogate{Config: cfg.Exact, D: TokenFeatureLen(prob.Vocab)}
+		} else {
+			prob.Surrogate = &GPSurrogate{Config: cfg.GP, D: d, Sampler: cfg.Sampler, BatchSize: cfg.BatchSize}
+		}
 	}
 	o := &Optimizer{cfg: cfg, prob: prob, src: src, rng: rand.New(src), rec: rec, surr: prob.Surrogate, t: t, f: f, d: d}
 	o.st = state{
@@ -176,6 +198,7 @@ func NewOptimizer(cfg Config, prob Problem, src rand.Source, rec Recorder) (*Opt
 		Counter: -cfg.TrainEvery,
 		TR:      NewTrustRegion(maxOf(in.Y)),
 	}
+	o.st.TR.Length = cfg.TRInit
 	o.rebuildSeen()
 	return o, nil
 }
@@ -260,6 +283,13 @@ func (o *Optimizer) Run(ctx context.Context) (Result, error) {
 
 // fitInitial encodes the initial data and trains the surrogate on it (reference: 100 epochs).
 func (o *Optimizer) fitInitial(ctx context.Context) error {
+	if o.cfg.Screen == ScreenTokens {
+		if err := o.fitTokens(ctx); err != nil {
+			return err
+		}
+		o.st.Fitted = true
+		return o.checkpoint()
+	}
 	z := make([]float64, len(o.st.Y)*o.d)
 	if err := o.prob.Flow.Encode(ctx, z, o.st.Tokens); err != nil {
 		return fmt.Errorf("bo: encode initial data: %w", err)
@@ -279,6 +309,8 @@ type batch struct {
 	Proposed  int      // N·q proposals before filtering
 	Duplicate int      // valid proposals dropped as already seen
 	Invalid   int      // proposals that are not valid molecules
+	Candidates int     // ScreenTokens: latent candidates decoded (N·C)
+	Novel      int     // ScreenTokens: of those, distinct valid molecules new to the data
 	Tokens    []int    // B×T canonical sequences of the new molecules
 	SMILES    []string // B molecule keys
 	RNG       []byte   // random state after proposing (RunDir only)
@@ -333,6 +365,9 @@ func (o *Optimizer) proposeBatch(ctx context.Context) (*batch, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if cfg.Screen == ScreenTokens {
+		return o.proposeScreened(ctx, centres, probs)
+	}
 	latents, err := o.propose(ctx, centres, probs)
 	if err != nil {
 		return nil, err
@@ -366,6 +401,13 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 			return fmt.Errorf("bo: objective returned %d scores and %d flags for %d molecules", len(scores), len(paid), len(b.SMILES))
 		}
 	}
+	fitRank := math.NaN()
+	if len(scores) >= 3 {
+		var err error
+		if fitRank, err = o.fitRank(ctx, b.Tokens, scores); err != nil {
+			return err
+		}
+	}
 	// The evaluations are on disk: update the state.
 	o.st.Tokens = append(o.st.Tokens, b.Tokens...)
 	o.st.Y = append(o.st.Y, scores...)
@@ -379,7 +421,12 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	if fresh > 0 {
 		o.st.Stale = 0
 	}
-	o.st.TR = UpdateTrustRegion(o.st.TR, cfg.TRRule, Outcome{Proposed: b.Proposed, New: fresh, BestNew: maxOf(scores), D: o.d})
+	out := Outcome{Proposed: b.Proposed, New: fresh, BestNew: maxOf(scores), D: o.d}
+	if cfg.Screen == ScreenTokens {
+		// The novelty rule asks whether the box still yields new molecules: measured on every decoded candidate.
+		out.Proposed, out.New = b.Candidates, b.Novel
+	}
+	o.st.TR = UpdateTrustRegion(o.st.TR, cfg.TRRule, out)
 	// The reference fine-tunes at the start of the iteration after the counter reaches 0; doing it here is the
 	// same sequence, and keeps the flow fixed between a checkpoint and the next batch.
 	if cfg.TrainEvery > 0 && o.st.Counter >= 0 {
@@ -390,7 +437,14 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 		o.st.Counter -= cfg.TrainEvery
 		o.times.FineTune += time.Since(start)
 	}
-	if cfg.Update == UpdateEveryIteration && fresh > 0 {
+	switch {
+	case cfg.Screen == ScreenTokens && fresh > 0:
+		start := time.Now()
+		if err := o.fitTokens(ctx); err != nil {
+			return err
+		}
+		o.times.Surrogate += time.Since(start)
+	case cfg.Update == UpdateEveryIteration && fresh > 0:
 		start := time.Now()
 		if err := o.updateSurrogate(ctx, fresh); err != nil {
 			return err
@@ -403,7 +457,7 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 		return err
 	}
 	o.times.Checkpoint += time.Since(start)
-	return o.record(b, countTrue(paid))
+	return o.record(b, countTrue(paid), fitRank)
 }
 
 // propose returns N·q latents (N·q×D): per anchor, C candidates in its box and q Thompson picks among them.
@@ -411,20 +465,7 @@ func (o *Optimizer) propose(ctx context.Context, centres, probs []float64) ([]fl
 	cfg, d, t := o.cfg, o.d, o.t
 	c, q := cfg.Candidates, cfg.Queries
 	n := len(centres) / d
-	var draw func(dst []float64, k int)
-	if cfg.Points == PointsUniform {
-		draw = func(dst []float64, _ int) {
-			for i := range dst {
-				dst[i] = o.rng.Float64()
-			}
-		}
-	} else {
-		if o.dirs == nil {
-			o.dirs = sobol.NewDirections(d)
-		}
-		s := sobol.NewFrom(o.dirs, rand.NewPCG(o.rng.Uint64(), o.rng.Uint64())) // one scrambled engine per iteration
-		draw = s.Draw
-	}
+	draw := o.pointDrawer()
 	unit := make([]float64, c*d)
 	cand := make([]float64, c*d)
 	samples := make([]float64, q*c)
@@ -450,6 +491,22 @@ func (o *Optimizer) propose(ctx context.Context, centres, probs []float64) ([]fl
 		}
 	}
 	return out, nil
+}
+
+// pointDrawer returns the iteration's source of unit-cube points: draw(dst, k) writes k points (k×D).
+func (o *Optimizer) pointDrawer() func(dst []float64, k int) {
+	if o.cfg.Points == PointsUniform {
+		return func(dst []float64, _ int) {
+			for i := range dst {
+				dst[i] = o.rng.Float64()
+			}
+		}
+	}
+	if o.dirs == nil {
+		o.dirs = sobol.NewDirections(o.d)
+	}
+	s := sobol.NewFrom(o.dirs, rand.NewPCG(o.rng.Uint64(), o.rng.Uint64())) // one scrambled engine per iteration
+	return s.Draw
 }
 
 // filter canonicalises decoded sequences (B×T) and keeps valid molecules that are new to the data and to this
@@ -534,7 +591,7 @@ func (o *Optimizer) updateSurrogate(ctx context.Context, newest int) error {
 	return nil
 }
 
-func (o *Optimizer) record(b *batch, paid int) error {
+func (o *Optimizer) record(b *batch, paid int, fitRank float64) error {
 	if o.rec == nil {
 		return nil
 	}
@@ -543,7 +600,7 @@ func (o *Optimizer) record(b *batch, paid int) error {
 	return o.rec.Record(Progress{
 		Iteration: o.st.Iter, Calls: r.Calls, Budget: o.cfg.Budget, Proposed: b.Proposed, New: fresh,
 		Duplicate: b.Duplicate, Invalid: b.Invalid, Replayed: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES,
-		TRLength: o.st.TR.Length, Times: o.times,
+		TRLength: o.st.TR.Length, FitRank: fitRank, Times: o.times,
 	})
 }
 

@@ -2,6 +2,7 @@ package bo
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 
 	"github.com/nfbo/nfbo/bo/gp"
@@ -55,6 +56,15 @@ func (g *GPSurrogate) Sample(ctx context.Context, dst, z []float64, nSamples int
 	return g.Model.SampleExact(ctx, dst, z, nSamples, true, rng)
 }
 
+// Predict writes the posterior mean at C = len(z)/D latents (C×D) into mean; NaN where the model cannot predict.
+func (g *GPSurrogate) Predict(mean, z []float64) {
+	if g.Model == nil || g.Model.Predict(mean, make([]float64, len(mean)), z, false) != nil {
+		for i := range mean {
+			mean[i] = math.NaN()
+		}
+	}
+}
+
 // MarshalBinary encodes the model and its optimiser state.
 func (g *GPSurrogate) MarshalBinary() ([]byte, error) { return g.Model.MarshalBinary() }
 
@@ -66,4 +76,62 @@ func (g *GPSurrogate) UnmarshalBinary(b []byte) error {
 	}
 	g.Model = m
 	return nil
+}
+
+// ExactGPSurrogate adapts a *gp.Exact to Surrogate: every Fit sets the training data and refits the
+// hyperparameters by marginal likelihood (epochs is ignored), and Sample draws joint samples of the latent
+// function, without observation noise, so that Thompson sampling ranks candidates by what the model believes
+// of the objective rather than by the noise of one evaluation.
+type ExactGPSurrogate struct {
+	Model  *gp.Exact      // if nil, Fit creates it with Config
+	Config gp.ExactConfig // model settings used when Fit creates the model
+	D      int            // input size; required when Fit creates the model
+}
+
+var _ Surrogate = (*ExactGPSurrogate)(nil)
+
+// Fit implements Surrogate.
+func (g *ExactGPSurrogate) Fit(ctx context.Context, z, y []float64, _ int, _ *rand.Rand) error {
+	if g.Model == nil {
+		g.Model = gp.NewExact(g.Config, g.D)
+	}
+	return g.Model.Fit(ctx, z, y)
+}
+
+// Sample implements Surrogate.
+func (g *ExactGPSurrogate) Sample(ctx context.Context, dst, z []float64, nSamples int, rng *rand.Rand) error {
+	return g.Model.Sample(ctx, dst, z, nSamples, false, rng)
+}
+
+// Predict writes the posterior mean of the objective at C = len(z)/D points z (C×D) into mean (C).
+func (g *ExactGPSurrogate) Predict(mean, z []float64) {
+	g.Model.Predict(mean, make([]float64, len(mean)), z, false)
+}
+
+// MarshalBinary encodes the model and its training data.
+func (g *ExactGPSurrogate) MarshalBinary() ([]byte, error) {
+	if g.Model == nil {
+		return nil, nil
+	}
+	return g.Model.MarshalBinary()
+}
+
+// UnmarshalBinary replaces the model with one encoded by MarshalBinary.
+func (g *ExactGPSurrogate) UnmarshalBinary(b []byte) error {
+	if len(b) == 0 {
+		g.Model = nil
+		return nil
+	}
+	m := new(gp.Exact)
+	if err := m.UnmarshalBinary(b); err != nil {
+		return err
+	}
+	g.Model = m
+	return nil
+}
+
+// Predictor is a Surrogate that can report its posterior mean, which the loop uses to measure the fit on each
+// new batch before the batch is learnt (Progress.FitRank).
+type Predictor interface {
+	Predict(mean, z []float64)
 }

@@ -74,7 +74,34 @@ func suites(dataDir string) map[string]suite {
 }
 
 // Methods of the harness.
-var benchMethods = []string{"nfbo", "nfbo-no-tacs", "prior", "ga"}
+var benchMethods = []string{"nfbo", "nfbo-reference", "nfbo-no-tacs", "prior", "ga"}
+
+// variantFlag collects bench's repeated -variant NAME=ARGS: named ablations of the optimiser, each a method of
+// the harness whose runs get ARGS and report under NAME.
+type variantFlag map[string]string
+
+func (v variantFlag) String() string {
+	var b []string
+	for k, a := range v {
+		b = append(b, k+"="+a)
+	}
+	slices.Sort(b)
+	return strings.Join(b, " ")
+}
+
+func (v variantFlag) Set(s string) error {
+	name, args, ok := strings.Cut(s, "=")
+	switch {
+	case !ok || name == "":
+		return fmt.Errorf("want NAME=ARGS, e.g. tr04=\"-tr-init 0.4\"")
+	case slices.Contains(benchMethods, name):
+		return fmt.Errorf("%q is a built-in method", name)
+	case strings.ContainsAny(name, "/ ,"):
+		return fmt.Errorf("variant name %q must not hold '/', ',' or spaces", name)
+	}
+	v[name] = args
+	return nil
+}
 
 func newBenchCmd() *Command {
 	c := &Command{
@@ -96,7 +123,8 @@ Suites:
   pmo20          the 20 RDKit-only PMO tasks, 1,000 initial ZINC molecules
                  (scored through the objective) + 9,000 calls
 
-Methods: nfbo (default settings), nfbo-no-tacs, prior (random samples from
+Methods: nfbo (default settings), nfbo-reference (the official code's rules:
+-variant reference), nfbo-no-tacs, prior (random samples from
 the flow's prior, decoded) and ga (a genetic algorithm on SELFIES symbols).
 
 While it runs, bench keeps OUT/progress.txt (runs done, running, left, the
@@ -116,6 +144,9 @@ report with plots is "nfbo report OUT".`,
 	dataDir := fs.String("data", "data", "the repository's data `directory`")
 	dry := fs.Bool("n", false, "print the commands without running them")
 	extra := fs.String("args", "", "extra arguments passed to every run, e.g. \"-sampler pathwise\"")
+	variants := variantFlag{}
+	fs.Var(variants, "variant", "`NAME=ARGS`: an extra method NAME whose runs are nfbo with ARGS (repeatable), "+
+		"e.g. -variant tr04=\"-tr-init 0.4\" -methods nfbo,tr04: ablations side by side, same seeds, data and budget")
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if len(args) > 0 {
 			return Usagef(cmd, "bench: unexpected arguments %q", args)
@@ -129,7 +160,7 @@ report with plots is "nfbo report OUT".`,
 		}
 		ms := splitList(*methods)
 		for _, m := range ms {
-			if !slices.Contains(benchMethods, m) {
+			if _, ok := variants[m]; !ok && !slices.Contains(benchMethods, m) {
 				return Usagef(cmd, "bench: unknown method %q (want %s)", m, strings.Join(benchMethods, ", "))
 			}
 		}
@@ -166,7 +197,7 @@ report with plots is "nfbo report OUT".`,
 			for _, m := range ms {
 				for _, seed := range seedList {
 					dir := filepath.Join(*out, task, m, fmt.Sprintf("seed%d", seed))
-					jobs = append(jobs, benchJob{dir: dir, argv: runArgv(self, s, m, task, init, *modelDir, dir, seed, *workers, *extra)})
+					jobs = append(jobs, benchJob{dir: dir, argv: runArgv(self, s, m, task, init, *modelDir, dir, seed, *workers, *extra, variants)})
 				}
 			}
 		}
@@ -187,7 +218,7 @@ type benchJob struct {
 }
 
 // runArgv returns the command line of one run.
-func runArgv(self string, s suite, method, task, init, modelDir, dir string, seed, workers int, extra string) []string {
+func runArgv(self string, s suite, method, task, init, modelDir, dir string, seed, workers int, extra string, variants variantFlag) []string {
 	// guacamol7's valt starts from two added molecules (see valtInit).
 	valt := task == "valt" && s.name == "guacamol7"
 	argv := []string{self, "optimize", "-task", task, "-init", init, "-init-count", strconv.Itoa(s.initial + 2*btoi(valt)),
@@ -196,8 +227,14 @@ func runArgv(self string, s suite, method, task, init, modelDir, dir string, see
 	switch method {
 	case "nfbo-no-tacs":
 		argv = append(argv, "-no-tacs")
+	case "nfbo-reference":
+		argv = append(argv, "-variant", "reference")
 	case "prior", "ga":
 		argv = append(argv, "-method", method)
+	default:
+		if args, ok := variants[method]; ok {
+			argv = append(append(argv, "-label", method), strings.Fields(args)...)
+		}
 	}
 	if valt {
 		// The two added molecules do not make valt a different setting: it is reported beside the other tasks.

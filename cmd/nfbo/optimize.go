@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/nfbo/nfbo/bo/bench"
 	"github.com/nfbo/nfbo/chem/molseq"
 	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/chem/selfies"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/model"
@@ -34,6 +36,9 @@ type optimizeArgs struct {
 	Seed                           uint64
 	Resume, NoTACS                 bool
 	Method, Setting                string
+	Variant, Label                 string
+	Offspring                      int
+	TRInit                         float64
 	Timeout                        time.Duration
 }
 
@@ -60,6 +65,12 @@ func newOptimizeCmd() *Command {
 		"or ga (a genetic algorithm on SELFIES symbols)")
 	fs.StringVar(&a.Setting, "setting", "", "the setting the report files this run under; empty means INITIAL+CALLS, e.g. 100+500 "+
 		"(bench passes 100+500 for guacamol7's valt, whose initial set holds two added molecules)")
+	fs.StringVar(&a.Variant, "variant", bo.DefaultVariant, "NF-BO's rules: screened (decode first; an exact GP on token counts, refitted every iteration, "+
+		"picks among decoded candidates and GA offspring) or reference (the official code's rules)")
+	fs.IntVar(&a.Offspring, "offspring", 0, "screened variant: GA children of the best molecules added to each trust region's candidates; "+
+		"0 means the variant's default, -1 none")
+	fs.Float64Var(&a.TRInit, "tr-init", 0, "initial trust-region length; 0 means 0.8, the reference's")
+	fs.StringVar(&a.Label, "label", "", "the method's name in run.json and reports (bench's -variant sets it); empty means derived from -method, -variant and -no-tacs")
 	fs.BoolVar(&a.NoTACS, "no-tacs", false, "perturb every latent dimension with probability 0.1 instead of TACS")
 	fs.StringVar(&a.Update, "update", "once", "surrogate training: once (before the loop, the reference code) or every (each iteration, the paper)")
 	fs.StringVar(&a.Backend, "backend", "auto", "who runs the flow: auto (ONNX Runtime when its library is found, else pure Go), go or ort")
@@ -136,6 +147,8 @@ Top-10 (PMO) of the evaluation log are printed.`,
 			return Usagef(cmd, "optimize: -update %q: want once or every", a.Update)
 		case a.Method != "nfbo" && a.Method != "prior" && a.Method != "ga":
 			return Usagef(cmd, "optimize: -method %q: want nfbo, prior or ga", a.Method)
+		case a.Offspring < -1 || a.TRInit < 0:
+			return Usagef(cmd, "optimize: -offspring must be -1 or more and -tr-init not negative")
 		case a.Backend != "auto" && a.Backend != "go" && a.Backend != "ort":
 			return Usagef(cmd, "optimize: -backend %q: want auto, go or ort", a.Backend)
 		}
@@ -268,6 +281,18 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 	if a.Update == "every" {
 		cfg.Update = bo.UpdateEveryIteration
 	}
+	cfg.TRInit = a.TRInit
+	if cfg, err = cfg.WithVariant(a.Variant); err != nil {
+		return Usagef(cmd, "optimize: %v", err)
+	}
+	switch {
+	case a.Offspring > 0 && cfg.Screen != bo.ScreenTokens:
+		return Usagef(cmd, "optimize: -offspring needs -variant screened")
+	case a.Offspring > 0:
+		cfg.Offspring = a.Offspring
+	case a.Offspring == -1:
+		cfg.Offspring = 0
+	}
 
 	flow, err := seqflow.New(ck, t, seqflow.Options{Backend: a.Backend, Warn: cmd.Stderr})
 	if err != nil {
@@ -290,7 +315,8 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 		init.SMILES = append(init.SMILES, m.key)
 	}
 	rec := &progressPrinter{w: cmd.Stdout}
-	opt, err := bo.NewOptimizer(cfg, bo.Problem{Flow: flow, Codec: codec, Objective: budgetObjective{budget, initCalls}, Initial: init},
+	opt, err := bo.NewOptimizer(cfg, bo.Problem{Flow: flow, Codec: codec, Objective: budgetObjective{budget, initCalls}, Initial: init,
+		Vocab: voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(voc)},
 		rand.NewPCG(a.Seed, 0x6e66626f), rec)
 	if err != nil {
 		return fmt.Errorf("optimize: %w", err)
@@ -344,10 +370,29 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 
 // methodLabel names the run's method in run.json and reports.
 func (a optimizeArgs) methodLabel() string {
-	if a.Method == "nfbo" && a.NoTACS {
-		return "nfbo-no-tacs"
+	if a.Label != "" {
+		return a.Label
 	}
-	return a.Method
+	m := a.Method
+	if m == "nfbo" && a.Variant != "" && a.Variant != bo.DefaultVariant {
+		m += "-" + a.Variant
+	}
+	if m != "ga" && m != "prior" && a.NoTACS {
+		m += "-no-tacs"
+	}
+	return m
+}
+
+// mutationAlphabet returns the token ids of the semantic-robust SELFIES alphabet that are in voc: the symbols
+// the GA and the screened variant's offspring may write.
+func mutationAlphabet(voc *vocab.Vocab) []int {
+	var ids []int
+	for _, s := range selfies.SemanticRobustAlphabet(selfies.DefaultConstraints()) {
+		if id, ok := voc.ID(s); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // prepareRunDir checks -out against -resume and returns the run's RunInfo (the saved one when resuming).
@@ -462,6 +507,9 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 		g.Iteration, g.Calls, g.Budget, g.Best, g.TRLength, g.New, g.Duplicate, g.Invalid)
 	if g.Replayed > 0 {
 		line += fmt.Sprintf(" (cached %d)", g.Replayed)
+	}
+	if !math.IsNaN(g.FitRank) {
+		line += fmt.Sprintf(" rho %.2f", g.FitRank)
 	}
 	line += fmt.Sprintf(" | s: encode %.2f tacs %.2f cand %.2f ts %.2f decode %.2f obj %.2f finetune %.2f surr %.2f ckpt %.2f total %.2f",
 		s(t.Encode), s(t.TACS), s(t.Candidates), s(t.Thompson), s(t.Decode), s(t.Objective), s(t.FineTune),

@@ -1,0 +1,574 @@
+package gp
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+)
+
+// Kernel selects the stationary kernel of an Exact model.
+type Kernel int
+
+const (
+	// Matern52 is s·(1 + √5r + 5r²/3)·exp(−√5r), r = ‖a−b‖/ℓ: BoTorch's and TuRBO's default.
+	Matern52 Kernel = iota
+	// RBF is s·exp(−r²/2).
+	RBF
+)
+
+// String returns the kernel's name.
+func (k Kernel) String() string {
+	if k == RBF {
+		return "rbf"
+	}
+	return "matern52"
+}
+
+// ExactConfig holds the settings of an Exact model. The zero value is the default.
+type ExactConfig struct {
+	Kernel  Kernel
+	MaxIter int // L-BFGS iterations per Fit; if 0, the default is 50
+}
+
+// Bounds of the hyperparameters, on standardised targets (zero mean, unit variance). The lengthscale's are
+// relative to the median pairwise distance of the training inputs at the first fit, so that the model is
+// invariant to the scale of its inputs. The noise floor is BoTorch's (GreaterThan(1e-4)).
+const (
+	exactLenLo, exactLenHi     = 1.0 / 20, 20.0
+	exactScaleLo, exactScaleHi = 0.05, 20.0
+	exactNoiseLo, exactNoiseHi = 1e-4, 2.0
+)
+
+// Exact is exact Gaussian-process regression with a constant zero mean on standardised targets and one
+// isotropic stationary kernel (Matérn-5/2 or RBF) on its D-dimensional inputs:
+//
+//	ỹ = (y − mean(y)) / std(y),  ỹ ~ N(0, s·k(X,X; ℓ) + σ²·I)
+//
+// Fit chooses ℓ, s and σ² by maximising the log marginal likelihood (type-II maximum likelihood) with L-BFGS,
+// starting from the previous fit, inside fixed boxes (ℓ within a factor 20 of the inputs' median pairwise
+// distance, s in [0.05, 20], σ² in [1e-4, 2]), which keep the optimisation away from the degenerate optima of
+// small data sets. One fit costs O(N³) per L-BFGS evaluation; it is meant for N up to a few thousand.
+// Create it with NewExact; it is not safe for concurrent use.
+type Exact struct {
+	cfg  ExactConfig
+	d    int
+	raw  [3]float64 // unconstrained hyperparameters: ℓ, s, σ² through boxed sigmoids in log space
+	med  float64    // median pairwise distance at the first fit (0 before)
+	x    []float64  // N×D training inputs
+	y    []float64  // N standardised targets
+	yMu  float64    // target mean and standard deviation
+	ySd  float64
+	l    []float64 // N×N lower Cholesky factor of s·K + σ²·I
+	alph []float64 // (s·K + σ²·I)⁻¹·ỹ
+	xn   []float64 // N squared row norms of x
+}
+
+// NewExact returns an unfitted model for D-dimensional inputs.
+func NewExact(cfg ExactConfig, d int) *Exact {
+	if d <= 0 {
+		panic("gp: NewExact: D must be positive")
+	}
+	if cfg.MaxIter == 0 {
+		cfg.MaxIter = 50
+	}
+	return &Exact{cfg: cfg, d: d}
+}
+
+// boxed maps u to lo·(hi/lo)^sigmoid(u) and returns the value and its derivative in u.
+func boxed(u, lo, hi float64) (v, dv float64) {
+	sg := sigmoid(u)
+	r := math.Log(hi / lo)
+	v = lo * math.Exp(r*sg)
+	return v, v * r * sg * (1 - sg)
+}
+
+// unboxed is the inverse of boxed.
+func unboxed(v, lo, hi float64) float64 {
+	p := math.Log(v/lo) / math.Log(hi/lo)
+	p = min(max(p, 1e-6), 1-1e-6)
+	return math.Log(p / (1 - p))
+}
+
+// hyper returns ℓ, s, σ² and their derivatives in the raw parameters.
+func (e *Exact) hyper(raw [3]float64) (ell, s, noise float64, dEll, dS, dNoise float64) {
+	ell, dEll = boxed(raw[0], exactLenLo*e.med, exactLenHi*e.med)
+	s, dS = boxed(raw[1], exactScaleLo, exactScaleHi)
+	noise, dNoise = boxed(raw[2], exactNoiseLo, exactNoiseHi)
+	return
+}
+
+// Hyper returns the fitted lengthscale ℓ, outputscale s and noise variance σ², on standardised targets.
+func (e *Exact) Hyper() (ell, scale, noise float64) {
+	ell, scale, noise, _, _, _ = e.hyper(e.raw)
+	return
+}
+
+// N returns the number of training points of the last fit.
+func (e *Exact) N() int { return len(e.y) }
+
+// kern returns k(r²) for a squared distance r² and lengthscale ℓ, with ∂k/∂log ℓ, both for s = 1.
+func (e *Exact) kern(d2, ell float64) (k, dLogEll float64) {
+	r2 := max(d2, 0) / (ell * ell)
+	if e.cfg.Kernel == RBF {
+		k = math.Exp(-r2 / 2)
+		return k, k * r2
+	}
+	r := math.Sqrt(r2)
+	ex := math.Exp(-math.Sqrt(5) * r)
+	k = (1 + math.Sqrt(5)*r + 5*r2/3) * ex
+	return k, 5.0 / 3 * r2 * (1 + math.Sqrt(5)*r) * ex
+}
+
+// sqDist writes the squared distances between the rows of a (r×D) and b (c×D) into dst (r×c), given their
+// squared row norms.
+func sqDist(dst, a []float64, r int, an []float64, b []float64, c int, bn []float64, d int) {
+	blas64.Gemm(blas.NoTrans, blas.Trans, -2, gen(a, r, d), gen(b, c, d), 0, gen(dst, r, c))
+	for i := range r {
+		row := dst[i*c : (i+1)*c]
+		for j := range row {
+			row[j] = max(row[j]+an[i]+bn[j], 0)
+		}
+	}
+}
+
+func sqNorms(dst, a []float64, d int) {
+	for i := range dst {
+		var s float64
+		for _, v := range a[i*d : (i+1)*d] {
+			s += v * v
+		}
+		dst[i] = s
+	}
+}
+
+// Fit sets the training data to x (N×D) and y (N) and refits the hyperparameters. It checks ctx between
+// L-BFGS evaluations. The data are copied.
+func (e *Exact) Fit(ctx context.Context, x, y []float64) error {
+	n := len(y)
+	if n == 0 || len(x) != n*e.d {
+		panic("gp: Exact.Fit: bad shape")
+	}
+	e.x = append(e.x[:0], x...)
+	e.xn = slices.Grow(e.xn[:0], n)[:n]
+	sqNorms(e.xn, e.x, e.d)
+	e.yMu, e.ySd = meanStd(y)
+	e.y = slices.Grow(e.y[:0], n)[:n]
+	for i, v := range y {
+		e.y[i] = (v - e.yMu) / e.ySd
+	}
+	d2 := make([]float64, n*n)
+	sqDist(d2, e.x, n, e.xn, e.x, n, e.xn, e.d)
+	if e.med == 0 {
+		e.med = medianOffDiag(d2, n)
+		e.raw = [3]float64{unboxed(e.med, exactLenLo*e.med, exactLenHi*e.med), unboxed(1, exactScaleLo, exactScaleHi),
+			unboxed(0.1, exactNoiseLo, exactNoiseHi)}
+	}
+	if n >= 2 {
+		w := newMLLWork(n)
+		f := func(g, u []float64) float64 { return e.nll(w, d2, [3]float64{u[0], u[1], u[2]}, g) }
+		u, err := minimizeBFGS(ctx, f, e.raw[:], e.cfg.MaxIter)
+		if err != nil {
+			return fmt.Errorf("gp: exact fit: %w", err)
+		}
+		copy(e.raw[:], u)
+	}
+	return e.factor(d2)
+}
+
+// factor computes the Cholesky factor and α for the current hyperparameters; d2 (N×N) is overwritten.
+func (e *Exact) factor(d2 []float64) error {
+	n := len(e.y)
+	ell, s, noise, _, _, _ := e.hyper(e.raw)
+	for i := range d2 {
+		k, _ := e.kern(d2[i], ell)
+		d2[i] = s * k
+	}
+	for i := range n {
+		d2[i*n+i] += noise
+	}
+	ok, err := cholesky(context.Background(), d2, n)
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		clear(d2[i*n+i+1 : (i+1)*n])
+	}
+	if !ok {
+		return &NotPDError{What: "exact GP training covariance", N: n, Jitter: noise}
+	}
+	e.l = d2
+	e.alph = append(e.alph[:0], e.y...)
+	trsmLeft(false, e.l, n, e.alph, 1)
+	trsmLeft(true, e.l, n, e.alph, 1)
+	return nil
+}
+
+// minimizeBFGS minimises f (which writes its gradient into g) from x0 by BFGS with a backtracking Armijo line
+// search, for at most maxIter iterations; it is meant for a handful of variables. It returns the best point
+// found, which is x0 itself when f(x0) is not finite. It checks ctx between iterations.
+func minimizeBFGS(ctx context.Context, f func(g, x []float64) float64, x0 []float64, maxIter int) ([]float64, error) {
+	k := len(x0)
+	x := slices.Clone(x0)
+	g := make([]float64, k)
+	fx := f(g, x)
+	if math.IsNaN(fx) || math.IsInf(fx, 0) {
+		return x, nil
+	}
+	h := make([]float64, k*k) // inverse Hessian approximation
+	for i := range k {
+		h[i*k+i] = 1
+	}
+	p, xn, gn, s, y := make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+	for range maxIter {
+		if err := ctx.Err(); err != nil {
+			return x, err
+		}
+		var gnorm, slope float64
+		for i := range k {
+			var v float64
+			for j := range k {
+				v -= h[i*k+j] * g[j]
+			}
+			p[i] = v
+			slope += v * g[i]
+			gnorm = max(gnorm, math.Abs(g[i]))
+		}
+		if gnorm < 1e-6 {
+			break
+		}
+		if slope >= 0 { // not a descent direction: restart from steepest descent
+			for i := range k {
+				p[i] = -g[i]
+				clear(h[i*k : (i+1)*k])
+				h[i*k+i] = 1
+			}
+			slope = 0
+			for i := range k {
+				slope -= g[i] * g[i]
+			}
+		}
+		step, fn := 1.0, math.Inf(1)
+		for range 30 {
+			for i := range k {
+				xn[i] = x[i] + step*p[i]
+			}
+			fn = f(gn, xn)
+			if fn <= fx+1e-4*step*slope {
+				break
+			}
+			step /= 2
+		}
+		if !(fn <= fx+1e-4*step*slope) {
+			break // no decrease along p: converged as far as the line search can tell
+		}
+		var sy float64
+		for i := range k {
+			s[i], y[i] = xn[i]-x[i], gn[i]-g[i]
+			sy += s[i] * y[i]
+		}
+		copy(x, xn)
+		copy(g, gn)
+		improved := fx - fn
+		fx = fn
+		if sy > 1e-12 {
+			// H ← (I − ρ s yᵀ) H (I − ρ y sᵀ) + ρ s sᵀ
+			rho := 1 / sy
+			hy := make([]float64, k)
+			var yhy float64
+			for i := range k {
+				for j := range k {
+					hy[i] += h[i*k+j] * y[j]
+				}
+				yhy += y[i] * hy[i]
+			}
+			for i := range k {
+				for j := range k {
+					h[i*k+j] += -rho*(hy[i]*s[j]+s[i]*hy[j]) + (rho*rho*yhy+rho)*s[i]*s[j]
+				}
+			}
+		}
+		if improved < 1e-9*max(1, math.Abs(fx)) {
+			break
+		}
+	}
+	return x, nil
+}
+
+// mllWork holds the buffers of one negative log marginal likelihood evaluation.
+type mllWork struct{ k, dk, inv, a []float64 }
+
+func newMLLWork(n int) *mllWork {
+	return &mllWork{k: make([]float64, n*n), dk: make([]float64, n*n), inv: make([]float64, n*n), a: make([]float64, n)}
+}
+
+// nll returns the negative log marginal likelihood per point at raw hyperparameters u for squared distances d2
+// (N×N), and writes its gradient in u into grad when grad is not nil. A covariance that is not positive
+// definite gives +Inf, which the line search backs away from.
+//
+//	NLL = (ỹᵀK⁻¹ỹ + log det K + N log 2π) / (2N),  ∂NLL/∂θ = tr((K⁻¹ − ααᵀ)·∂K/∂θ) / (2N),  α = K⁻¹ỹ.
+func (e *Exact) nll(w *mllWork, d2 []float64, u [3]float64, grad []float64) float64 {
+	n := len(e.y)
+	ell, s, noise, dEll, dS, dNoise := e.hyper(u)
+	for i, v := range d2 {
+		k, dl := e.kern(v, ell)
+		w.k[i] = s * k
+		w.dk[i] = s * dl // ∂K/∂log ℓ
+	}
+	for i := range n {
+		w.k[i*n+i] += noise
+	}
+	copy(w.inv, w.k)
+	if ok, _ := cholesky(context.Background(), w.inv, n); !ok {
+		if grad != nil {
+			clear(grad)
+		}
+		return math.Inf(1)
+	}
+	var logdet float64
+	for i := range n {
+		logdet += 2 * math.Log(w.inv[i*n+i])
+		clear(w.inv[i*n+i+1 : (i+1)*n])
+	}
+	copy(w.a, e.y)
+	trsmLeft(false, w.inv, n, w.a, 1)
+	var quad float64
+	for _, v := range w.a {
+		quad += v * v
+	}
+	f := (quad + logdet + float64(n)*math.Log(2*math.Pi)) / (2 * float64(n))
+	if grad == nil {
+		return f
+	}
+	trsmLeft(true, w.inv, n, w.a, 1) // α
+	// K⁻¹ from its Cholesky factor (LAPACK Dpotri on the lower triangle).
+	if _, ok := lapack64.Potri(blas64.Triangular{Uplo: blas.Lower, Diag: blas.NonUnit, N: n, Stride: n, Data: w.inv}); !ok {
+		clear(grad)
+		return math.Inf(1)
+	}
+	var gEll, gS, gNoise float64
+	for i := range n {
+		for j := 0; j <= i; j++ {
+			wij := w.inv[i*n+j] - w.a[i]*w.a[j]
+			mult := 2.0
+			if i == j {
+				mult = 1
+			}
+			gEll += mult * wij * w.dk[i*n+j]
+			kf := w.k[i*n+j]
+			if i == j {
+				kf -= noise
+				gNoise += wij
+			}
+			gS += mult * wij * kf // ∂K/∂s = K_f / s, times s below
+		}
+	}
+	c := 1 / (2 * float64(n))
+	grad[0] = c * gEll / ell * dEll // ∂/∂ℓ = (∂/∂log ℓ)/ℓ
+	grad[1] = c * gS / s * dS
+	grad[2] = c * gNoise * dNoise
+	return f
+}
+
+func meanStd(y []float64) (mu, sd float64) {
+	for _, v := range y {
+		mu += v
+	}
+	mu /= float64(len(y))
+	for _, v := range y {
+		sd += (v - mu) * (v - mu)
+	}
+	if len(y) > 1 {
+		sd = math.Sqrt(sd / float64(len(y)-1))
+	}
+	if !(sd > 1e-12) {
+		sd = 1 // constant targets: nothing to scale
+	}
+	return mu, sd
+}
+
+func medianOffDiag(d2 []float64, n int) float64 {
+	if n < 2 {
+		return 1
+	}
+	v := make([]float64, 0, n*(n-1)/2)
+	for i := range n {
+		for j := range i {
+			v = append(v, math.Sqrt(d2[i*n+j]))
+		}
+	}
+	slices.Sort(v)
+	m := v[len(v)/2]
+	if !(m > 0) {
+		return 1
+	}
+	return m
+}
+
+// Predict writes the posterior mean and variance of the latent function f (observationNoise false) or of y
+// (true) at C = len(x)/D points x (C×D), on the scale of the training targets.
+func (e *Exact) Predict(mean, variance, x []float64, observationNoise bool) {
+	c := len(x) / e.d
+	if len(mean) != c || len(variance) != c || len(x) != c*e.d {
+		panic("gp: Exact.Predict: bad shape")
+	}
+	if e.l == nil {
+		panic("gp: Exact.Predict before Fit")
+	}
+	kt, _ := e.cross(x, c) // N×C
+	n := len(e.y)
+	_, s, noise := e.Hyper()
+	blas64.Gemv(blas.Trans, 1, gen(kt, n, c), blas64.Vector{N: n, Inc: 1, Data: e.alph}, 0, blas64.Vector{N: c, Inc: 1, Data: mean})
+	trsmLeft(false, e.l, n, kt, c) // V = L⁻¹·K(X, x)
+	for j := range c {
+		var q float64
+		for i := range n {
+			v := kt[i*c+j]
+			q += v * v
+		}
+		v := max(s-q, 1e-12)
+		if observationNoise {
+			v += noise
+		}
+		mean[j] = e.yMu + e.ySd*mean[j]
+		variance[j] = v * e.ySd * e.ySd
+	}
+}
+
+// cross returns s·k(X, x) (N×C) for C candidates x, and their squared norms.
+func (e *Exact) cross(x []float64, c int) (kt, xn []float64) {
+	n := len(e.y)
+	xn = make([]float64, c)
+	sqNorms(xn, x, e.d)
+	kt = make([]float64, n*c)
+	sqDist(kt, e.x, n, e.xn, x, c, xn, e.d)
+	ell, s, _ := e.Hyper()
+	for i, v := range kt {
+		k, _ := e.kern(v, ell)
+		kt[i] = s * k
+	}
+	return kt, xn
+}
+
+// Sample draws S = nSamples joint posterior samples of f (observationNoise false) or y (true) at C = len(x)/D
+// points into dst (S×C), on the scale of the training targets, through a Cholesky factor of the C×C posterior
+// covariance (jitter from 1e-8·s upwards when it is not numerically positive definite). Cost O(C²·N + C³/3).
+// It checks ctx between its steps.
+func (e *Exact) Sample(ctx context.Context, dst, x []float64, nSamples int, observationNoise bool, rng *rand.Rand) error {
+	c := len(x) / e.d
+	if len(x) != c*e.d || len(dst) != nSamples*c {
+		panic("gp: Exact.Sample: bad shape")
+	}
+	if e.l == nil {
+		return errors.New("gp: Exact.Sample before Fit")
+	}
+	n := len(e.y)
+	_, s, noise := e.Hyper()
+	kt, xn := e.cross(x, c)
+	mean := make([]float64, c)
+	blas64.Gemv(blas.Trans, 1, gen(kt, n, c), blas64.Vector{N: n, Inc: 1, Data: e.alph}, 0, blas64.Vector{N: c, Inc: 1, Data: mean})
+	trsmLeft(false, e.l, n, kt, c)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("gp: exact sample: %w", err)
+	}
+	cov := make([]float64, c*c)
+	var ok bool
+	for try := 0; ; try++ {
+		sqDist(cov, x, c, xn, x, c, xn, e.d)
+		ell, _, _ := e.Hyper()
+		for i, v := range cov {
+			k, _ := e.kern(v, ell)
+			cov[i] = s * k
+		}
+		// cov −= VᵀV (lower triangle)
+		w := make([]float64, len(kt))
+		for i, v := range kt {
+			w[i] = -v
+		}
+		if err := lowerAtB(ctx, cov, c, kt, w, n); err != nil {
+			return fmt.Errorf("gp: exact sample: %w", err)
+		}
+		add := 1e-6 * s
+		if try > 0 {
+			add = 1e-8 * s * math.Pow(10, float64(try+2))
+		}
+		if observationNoise {
+			add += noise
+		}
+		for i := range c {
+			cov[i*c+i] += add
+		}
+		var err error
+		if ok, err = cholesky(ctx, cov, c); err != nil {
+			return fmt.Errorf("gp: exact sample: %w", err)
+		}
+		if ok {
+			break
+		}
+		if try == 5 {
+			return &NotPDError{What: "exact GP candidate covariance", N: c, Jitter: add}
+		}
+	}
+	for i := range c {
+		clear(cov[i*c+i+1 : (i+1)*c])
+	}
+	z := make([]float64, c*nSamples)
+	for i := range z {
+		z[i] = rng.NormFloat64()
+	}
+	trmmLeft(false, cov, c, z, nSamples)
+	for k := range nSamples {
+		row := dst[k*c : (k+1)*c]
+		for i := range c {
+			row[i] = e.yMu + e.ySd*(mean[i]+z[i*nSamples+k])
+		}
+	}
+	return nil
+}
+
+// exactState is the serialised form of an Exact model.
+type exactState struct {
+	Cfg      ExactConfig
+	D        int
+	Raw      [3]float64
+	Med      float64
+	X, Y     []float64 // Y standardised, so that a restored model is bit-identical
+	YMu, YSd float64
+}
+
+// MarshalBinary encodes the settings, hyperparameters and training data.
+func (e *Exact) MarshalBinary() ([]byte, error) {
+	var buf bytes.Buffer
+	err := gob.NewEncoder(&buf).Encode(exactState{e.cfg, e.d, e.raw, e.med, e.x, e.y, e.yMu, e.ySd})
+	return buf.Bytes(), err
+}
+
+// UnmarshalBinary restores a model written by MarshalBinary, refactorising its covariance without refitting.
+func (e *Exact) UnmarshalBinary(data []byte) error {
+	var st exactState
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
+		return fmt.Errorf("gp: decode exact model: %w", err)
+	}
+	if st.D <= 0 || len(st.X) != len(st.Y)*st.D {
+		return errors.New("gp: exact model: data do not match their shape")
+	}
+	*e = Exact{cfg: st.Cfg, d: st.D, raw: st.Raw, med: st.Med, x: st.X, yMu: st.YMu, ySd: st.YSd}
+	n := len(st.Y)
+	if n == 0 {
+		return nil
+	}
+	e.y = st.Y
+	e.xn = make([]float64, n)
+	sqNorms(e.xn, e.x, e.d)
+	d2 := make([]float64, n*n)
+	sqDist(d2, e.x, n, e.xn, e.x, n, e.xn, e.d)
+	return e.factor(d2)
+}

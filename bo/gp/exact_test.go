@@ -1,0 +1,228 @@
+package gp
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
+)
+
+// synth returns n points of [−1, 1]^d and a smooth function of them with a little noise.
+func synth(rng *rand.Rand, n, d int, noise float64) (x, y []float64) {
+	x = make([]float64, n*d)
+	y = make([]float64, n)
+	for i := range n {
+		row := x[i*d : (i+1)*d]
+		for j := range row {
+			row[j] = 2*rng.Float64() - 1
+		}
+		y[i] = math.Sin(3*row[0]) + row[1]*row[1] - 0.5*row[2] + noise*rng.NormFloat64()
+	}
+	return x, y
+}
+
+func TestExactNLLGradient(t *testing.T) {
+	for _, k := range []Kernel{Matern52, RBF} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		const n, d = 30, 5
+		x, y := synth(rng, n, d, 0.1)
+		e := NewExact(ExactConfig{Kernel: k}, d)
+		e.x, e.xn = x, make([]float64, n)
+		sqNorms(e.xn, x, d)
+		e.yMu, e.ySd = meanStd(y)
+		for _, v := range y {
+			e.y = append(e.y, (v-e.yMu)/e.ySd)
+		}
+		d2 := make([]float64, n*n)
+		sqDist(d2, x, n, e.xn, x, n, e.xn, d)
+		e.med = medianOffDiag(d2, n)
+		w := newMLLWork(n)
+		u := [3]float64{0.3, -0.2, 0.4}
+		g := make([]float64, 3)
+		e.nll(w, d2, u, g)
+		for i := range 3 {
+			const h = 1e-6
+			up, dn := u, u
+			up[i] += h
+			dn[i] -= h
+			fd := (e.nll(w, d2, up, nil) - e.nll(w, d2, dn, nil)) / (2 * h)
+			if math.Abs(fd-g[i]) > 1e-6*max(1, math.Abs(fd)) {
+				t.Errorf("%v: ∂NLL/∂u[%d] = %.9g, finite difference %.9g", k, i, g[i], fd)
+			}
+		}
+	}
+}
+
+// TestExactPosteriorDirect checks Predict and the sample moments against the textbook formulas computed with
+// gonum/mat.
+func TestExactPosteriorDirect(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n, d, c = 25, 4, 6
+	x, y := synth(rng, n, d, 0.05)
+	e := NewExact(ExactConfig{}, d)
+	if err := e.Fit(context.Background(), x, y); err != nil {
+		t.Fatal(err)
+	}
+	xs, _ := synth(rng, c, d, 0)
+	ell, s, noise := e.Hyper()
+	k := func(a, b []float64) float64 {
+		var d2 float64
+		for i := range a {
+			d2 += (a[i] - b[i]) * (a[i] - b[i])
+		}
+		v, _ := e.kern(d2, ell)
+		return s * v
+	}
+	kxx := mat.NewSymDense(n, nil)
+	for i := range n {
+		for j := 0; j <= i; j++ {
+			v := k(x[i*d:(i+1)*d], x[j*d:(j+1)*d])
+			if i == j {
+				v += noise
+			}
+			kxx.SetSym(i, j, v)
+		}
+	}
+	ks := mat.NewDense(n, c, nil)
+	for i := range n {
+		for j := range c {
+			ks.Set(i, j, k(x[i*d:(i+1)*d], xs[j*d:(j+1)*d]))
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(kxx) {
+		t.Fatal("not PD")
+	}
+	yt := mat.NewVecDense(n, nil)
+	for i, v := range y {
+		yt.SetVec(i, (v-e.yMu)/e.ySd)
+	}
+	var alpha mat.VecDense
+	if err := ch.SolveVecTo(&alpha, yt); err != nil {
+		t.Fatal(err)
+	}
+	var sol mat.Dense
+	if err := ch.SolveTo(&sol, ks); err != nil {
+		t.Fatal(err)
+	}
+	mean, vari := make([]float64, c), make([]float64, c)
+	e.Predict(mean, vari, xs, false)
+	for j := range c {
+		var m, q float64
+		for i := range n {
+			m += ks.At(i, j) * alpha.AtVec(i)
+			q += ks.At(i, j) * sol.At(i, j)
+		}
+		wantM := e.yMu + e.ySd*m
+		wantV := (s - q) * e.ySd * e.ySd
+		if math.Abs(mean[j]-wantM) > 1e-8*max(1, math.Abs(wantM)) || math.Abs(vari[j]-wantV) > 1e-8*max(1, wantV) {
+			t.Errorf("point %d: mean %g var %g, want %g %g", j, mean[j], vari[j], wantM, wantV)
+		}
+	}
+	// Sample moments agree with Predict.
+	const ns = 20000
+	dst := make([]float64, ns*c)
+	if err := e.Sample(context.Background(), dst, xs, ns, false, rng); err != nil {
+		t.Fatal(err)
+	}
+	for j := range c {
+		col := make([]float64, ns)
+		for k := range ns {
+			col[k] = dst[k*c+j]
+		}
+		m, sd := stat.MeanStdDev(col, nil)
+		if math.Abs(m-mean[j]) > 5*math.Sqrt(vari[j]/ns)+1e-6 || math.Abs(sd*sd-vari[j]) > 0.05*vari[j]+1e-6 {
+			t.Errorf("point %d: sample mean %g var %g, posterior %g %g", j, m, sd*sd, mean[j], vari[j])
+		}
+	}
+}
+
+// TestExactImprovesWithData is the surrogate's learning test: on a synthetic function, the rank correlation
+// between the posterior mean and the truth on held-out points rises with the training set, and ends high.
+func TestExactImprovesWithData(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const d = 6
+	xt, yt := synth(rng, 300, d, 0)
+	var prev float64 = -1
+	for _, n := range []int{10, 40, 160} {
+		x, y := synth(rng, n, d, 0.05)
+		e := NewExact(ExactConfig{}, d)
+		if err := e.Fit(context.Background(), x, y); err != nil {
+			t.Fatal(err)
+		}
+		mean, vari := make([]float64, len(yt)), make([]float64, len(yt))
+		e.Predict(mean, vari, xt, false)
+		rho := spearman(mean, yt)
+		t.Logf("n=%d: held-out Spearman %.3f, hyper %v", n, rho, fmtHyper(e))
+		if rho < prev-0.02 {
+			t.Errorf("n=%d: Spearman %.3f fell from %.3f", n, rho, prev)
+		}
+		prev = rho
+	}
+	if prev < 0.9 {
+		t.Errorf("Spearman %.3f with 160 points, want ≥ 0.9", prev)
+	}
+}
+
+func fmtHyper(e *Exact) []float64 {
+	l, s, n := e.Hyper()
+	return []float64{l / e.med, s, n}
+}
+
+func spearman(a, b []float64) float64 {
+	return stat.Correlation(ranks(a), ranks(b), nil)
+}
+
+func ranks(v []float64) []float64 {
+	idx := make([]int, len(v))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(i, j int) int {
+		switch {
+		case v[i] < v[j]:
+			return -1
+		case v[i] > v[j]:
+			return 1
+		}
+		return 0
+	})
+	r := make([]float64, len(v))
+	for k, i := range idx {
+		r[i] = float64(k)
+	}
+	return r
+}
+
+// TestExactMarshalRoundTrip: a restored model samples bit-identically.
+func TestExactMarshalRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	x, y := synth(rng, 40, 3, 0.1)
+	e := NewExact(ExactConfig{}, 3)
+	if err := e.Fit(context.Background(), x, y); err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Exact
+	if err := r.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	xs, _ := synth(rng, 10, 3, 0)
+	a1, a2 := make([]float64, 30), make([]float64, 30)
+	if err := e.Sample(context.Background(), a1, xs, 3, true, rand.New(rand.NewPCG(1, 1))); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Sample(context.Background(), a2, xs, 3, true, rand.New(rand.NewPCG(1, 1))); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a1, a2) {
+		t.Fatalf("restored model samples differ:\n%v\n%v", a1, a2)
+	}
+}

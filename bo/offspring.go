@@ -1,0 +1,84 @@
+package bo
+
+import (
+	"math/rand/v2"
+	"slices"
+)
+
+// Breeder makes token sequences from the best molecules with the moves of the SELFIES genetic algorithm
+// (bo/baseline.GA): a child is a one-point crossover of two parents (a cut in each) with probability
+// CrossoverRate, else a copy of one, then one STONED mutation (replace, insert or delete one symbol). Parents
+// are drawn from the Population best with probability ∝ 1/(rank+1). Sequences are of length T, padded with
+// Stop after their symbols; a child longer than T−1 symbols is cut (the codec then decides whether it is a
+// molecule).
+type Breeder struct {
+	Alphabet      []int   // token ids a mutation may write; required
+	Stop          int     // the stop (padding) token id
+	Population    int     // parents are drawn from this many best molecules; if 0, the default is 100
+	CrossoverRate float64 // if 0, the default is 0.5
+}
+
+// Child writes one child of length T = len(dst) into dst. parents (P×T) are the candidate parents, best first.
+func (b *Breeder) Child(dst, parents []int, rng *rand.Rand) {
+	t := len(dst)
+	n := len(parents) / t
+	pop := b.Population
+	if pop == 0 {
+		pop = 100
+	}
+	n = min(n, pop)
+	rate := b.CrossoverRate
+	if rate == 0 {
+		rate = 0.5
+	}
+	a := b.symbols(parents, rankPick(n, rng), t)
+	kid := slices.Clone(a)
+	if n > 1 && rng.Float64() < rate {
+		c := b.symbols(parents, rankPick(n, rng), t)
+		i, j := rng.IntN(len(a)+1), rng.IntN(len(c)+1)
+		kid = append(append(kid[:0], a[:i]...), c[j:]...)
+	}
+	sym := b.Alphabet[rng.IntN(len(b.Alphabet))]
+	op := rng.IntN(3)
+	if len(kid) == 0 {
+		op = 1
+	}
+	switch op {
+	case 0:
+		kid[rng.IntN(len(kid))] = sym
+	case 1:
+		kid = slices.Insert(kid, rng.IntN(len(kid)+1), sym)
+	case 2:
+		i := rng.IntN(len(kid))
+		kid = slices.Delete(kid, i, i+1)
+	}
+	k := copy(dst[:t-1], kid)
+	for i := k; i < t; i++ {
+		dst[i] = b.Stop
+	}
+}
+
+// symbols returns parent i's tokens before its first stop.
+func (b *Breeder) symbols(parents []int, i, t int) []int {
+	seq := parents[i*t : (i+1)*t]
+	if k := slices.Index(seq, b.Stop); k >= 0 {
+		return seq[:k]
+	}
+	return seq
+}
+
+// rankPick draws an index in [0, n) with probability ∝ 1/(i+1).
+func rankPick(n int, rng *rand.Rand) int {
+	var total float64
+	for i := range n {
+		total += 1 / float64(i+1)
+	}
+	u := rng.Float64() * total
+	for i := range n {
+		u -= 1 / float64(i+1)
+		if u < 0 {
+			return i
+		}
+	}
+	return n - 1
+}

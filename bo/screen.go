@@ -1,0 +1,228 @@
+package bo
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// fitSet returns the indices of the points the token surrogate learns from: all of them, or when there are
+// more than MaxFitData, the best MaxFitData/2 and the newest of the rest, so that the model knows both the
+// region it exploits and where it has just been.
+func (o *Optimizer) fitSet() []int {
+	n := len(o.st.Y)
+	if n <= o.cfg.MaxFitData {
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx
+	}
+	idx := o.topK(o.cfg.MaxFitData / 2)
+	in := make(map[int]bool, len(idx))
+	for _, i := range idx {
+		in[i] = true
+	}
+	for i := n - 1; i >= 0 && len(idx) < o.cfg.MaxFitData; i-- {
+		if !in[i] {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// features returns the token features of B = len(tokens)/T sequences (B×W).
+func (o *Optimizer) features(tokens []int) []float64 {
+	v := o.prob.Vocab
+	x := make([]float64, len(tokens)/o.t*TokenFeatureLen(v))
+	TokenFeatures(x, tokens, o.t, v, o.prob.Stop)
+	return x
+}
+
+// fitTokens refits the token surrogate on fitSet.
+func (o *Optimizer) fitTokens(ctx context.Context) error {
+	idx := o.fitSet()
+	y := make([]float64, len(idx))
+	for k, i := range idx {
+		y[k] = o.st.Y[i]
+	}
+	if err := o.surr.Fit(ctx, o.features(o.gather(idx)), y, 0, o.rng); err != nil {
+		return fmt.Errorf("bo: surrogate fit: %w", err)
+	}
+	return nil
+}
+
+// fitRank returns the Spearman correlation between the surrogate's mean at the new molecules (tokens B×T) and
+// their scores, or NaN when the surrogate cannot predict.
+func (o *Optimizer) fitRank(ctx context.Context, tokens []int, scores []float64) (float64, error) {
+	p, ok := o.surr.(Predictor)
+	if !ok || !o.st.Fitted {
+		return math.NaN(), nil
+	}
+	var x []float64
+	if o.cfg.Screen == ScreenTokens {
+		x = o.features(tokens)
+	} else {
+		x = make([]float64, len(scores)*o.d)
+		if err := o.prob.Flow.Encode(ctx, x, tokens); err != nil {
+			return 0, fmt.Errorf("bo: encode the new molecules: %w", err)
+		}
+	}
+	mean := make([]float64, len(scores))
+	p.Predict(mean, x)
+	return Spearman(mean, scores), nil
+}
+
+// proposeScreened is proposeBatch's second half under ScreenTokens: it draws C latent candidates per anchor in
+// its box, decodes all of them, keeps the distinct valid molecules new to the data and to the batch, adds
+// Offspring children of the best molecules, and picks min(q, left) of them per anchor by Thompson sampling of
+// the token surrogate.
+func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float64) (*batch, error) {
+	cfg, t, d := o.cfg, o.t, o.d
+	n := len(centres) / d
+	c, q := cfg.Candidates, cfg.Queries
+	start := time.Now()
+	draw := o.pointDrawer()
+	unit := make([]float64, c*d)
+	lat := make([]float64, n*c*d)
+	half := 8 * o.st.TR.Length / 2
+	for a := range n {
+		draw(unit, c)
+		Perturb(lat[a*c*d:(a+1)*c*d], centres[a*d:(a+1)*d], half, probs[a*t:(a+1)*t], o.f, unit, o.rng)
+	}
+	o.times.Candidates += time.Since(start)
+	start = time.Now()
+	dec := make([]int, n*c*t)
+	if err := o.prob.Flow.Decode(ctx, dec, lat); err != nil {
+		return nil, fmt.Errorf("bo: decode candidates: %w", err)
+	}
+	o.times.Decode += time.Since(start)
+
+	var breeder *Breeder
+	var parents []int
+	if cfg.Offspring > 0 {
+		breeder = &Breeder{Alphabet: o.prob.Alphabet, Stop: o.prob.Stop}
+		parents = o.gather(o.topK(100))
+	}
+	b := &batch{Proposed: n * q, Candidates: n * c}
+	left := cfg.Budget - o.Calls()
+	inBatch := make(map[string]struct{})
+	canon := make([]int, t)
+	child := make([]int, t)
+	for a := range n {
+		if len(b.SMILES) >= left {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		start = time.Now()
+		var poolTok []int
+		var poolKey []string
+		inPool := make(map[string]struct{})
+		add := func(seq []int) bool {
+			s, ok := o.prob.Codec.Canonical(canon, seq)
+			if !ok {
+				b.Invalid++
+				return false
+			}
+			_, dup := o.seen[s]
+			if _, in := inBatch[s]; in {
+				dup = true
+			}
+			if _, in := inPool[s]; in {
+				dup = true
+			}
+			if dup {
+				b.Duplicate++
+				return false
+			}
+			inPool[s] = struct{}{}
+			poolTok = append(poolTok, canon...)
+			poolKey = append(poolKey, s)
+			return true
+		}
+		for i := range c {
+			if add(dec[(a*c+i)*t : (a*c+i+1)*t]) {
+				b.Novel++
+			}
+		}
+		for range cfg.Offspring {
+			breeder.Child(child, parents, o.rng)
+			add(child)
+		}
+		o.times.Candidates += time.Since(start)
+		m := len(poolKey)
+		if m == 0 {
+			continue
+		}
+		k := min(q, m, left-len(b.SMILES))
+		start = time.Now()
+		samples := make([]float64, k*m)
+		if err := o.surr.Sample(ctx, samples, o.features(poolTok), k, o.rng); err != nil {
+			return nil, fmt.Errorf("bo: Thompson sampling, anchor %d: %w", a, err)
+		}
+		pick := make([]int, k)
+		ThompsonSelect(pick, samples, m)
+		o.times.Thompson += time.Since(start)
+		for _, i := range pick {
+			inBatch[poolKey[i]] = struct{}{}
+			b.Tokens = append(b.Tokens, poolTok[i*t:(i+1)*t]...)
+			b.SMILES = append(b.SMILES, poolKey[i])
+		}
+	}
+	return b, nil
+}
+
+// Spearman returns the rank correlation of a and b (average ranks for ties), or NaN when either is constant.
+func Spearman(a, b []float64) float64 {
+	ra, rb := fracRanks(a), fracRanks(b)
+	n := float64(len(a))
+	var ma, mb float64
+	for i := range ra {
+		ma += ra[i]
+		mb += rb[i]
+	}
+	ma /= n
+	mb /= n
+	var sab, saa, sbb float64
+	for i := range ra {
+		sab += (ra[i] - ma) * (rb[i] - mb)
+		saa += (ra[i] - ma) * (ra[i] - ma)
+		sbb += (rb[i] - mb) * (rb[i] - mb)
+	}
+	if saa == 0 || sbb == 0 {
+		return math.NaN()
+	}
+	return sab / math.Sqrt(saa*sbb)
+}
+
+func fracRanks(v []float64) []float64 {
+	idx := make([]int, len(v))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(i, j int) int {
+		switch {
+		case v[i] < v[j]:
+			return -1
+		case v[i] > v[j]:
+			return 1
+		}
+		return 0
+	})
+	r := make([]float64, len(v))
+	for i := 0; i < len(idx); {
+		j := i
+		for j < len(idx) && v[idx[j]] == v[idx[i]] {
+			j++
+		}
+		for k := i; k < j; k++ {
+			r[idx[k]] = float64(i+j-1) / 2
+		}
+		i = j
+	}
+	return r
+}
