@@ -76,11 +76,11 @@ type Config struct {
 	UpdateEpochs int             // epochs per iteration with UpdateEveryIteration; if 0, the default is 1
 	BatchSize    int             // surrogate minibatch; if 0, the default is 128
 
-	Screen      ScreenKind // ScreenLatent (reference) or ScreenTokens
-	Offspring   int        // ScreenTokens: children of the best molecules added to each anchor's candidates
-	MaxFitData  int        // ScreenTokens: the GP learns from at most this many points (best half, newest half); if 0, 2000
-	TRInit      float64    // initial trust-region length; if 0, TRLengthInit (0.8, the reference)
-	Exact       gp.ExactConfig
+	Screen     ScreenKind // ScreenLatent (reference) or ScreenTokens
+	Offspring  int        // ScreenTokens: children of the best molecules added to each anchor's candidates
+	MaxFitData int        // ScreenTokens: the GP learns from at most this many points (best half, newest half); if 0, 2000
+	TRInit     float64    // initial trust-region length; if 0, TRLengthInit (0.8, the reference)
+	Exact      gp.ExactConfig
 
 	MaxStale int    // stop (StatusConverged) after this many iterations without a new molecule; if 0, 50
 	RunDir   string // if not empty, checkpoints go here and an existing checkpoint is resumed

@@ -305,15 +305,15 @@ func (o *Optimizer) fitInitial(ctx context.Context) error {
 // called, so that a resumed run evaluates exactly this batch (replayed from the evaluation log) even if the flow
 // or the surrogate were not bit-reproducible.
 type batch struct {
-	Iter      int
-	Proposed  int      // N·q proposals before filtering
-	Duplicate int      // valid proposals dropped as already seen
-	Invalid   int      // proposals that are not valid molecules
-	Candidates int     // ScreenTokens: latent candidates decoded (N·C)
-	Novel      int     // ScreenTokens: of those, distinct valid molecules new to the data
-	Tokens    []int    // B×T canonical sequences of the new molecules
-	SMILES    []string // B molecule keys
-	RNG       []byte   // random state after proposing (RunDir only)
+	Iter       int
+	Proposed   int      // N·q proposals before filtering
+	Duplicate  int      // valid proposals dropped as already seen
+	Invalid    int      // proposals that are not valid molecules
+	Candidates int      // ScreenTokens: latent candidates decoded (N·C)
+	Novel      int      // ScreenTokens: of those, distinct valid molecules new to the data
+	Tokens     []int    // B×T canonical sequences of the new molecules
+	SMILES     []string // B molecule keys
+	RNG        []byte   // random state after proposing (RunDir only)
 }
 
 // iterate is one iteration of Algorithm 1: propose a batch, then evaluate it and update the state.
