@@ -45,7 +45,7 @@ func runToy(t *testing.T, cfg Config, obj Objective, seed uint64, rec Recorder, 
 func runToyFlow(t *testing.T, cfg Config, obj Objective, seed uint64, rec Recorder, ctx context.Context, flow *toyFlow) (*Optimizer, Result, error) {
 	t.Helper()
 	init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
-	prob := Problem{Flow: flow, Codec: toyCodec{}, Objective: obj, Initial: init}
+	prob := Problem{Flow: flow, Codec: toyCodec{}, Objective: obj, Initial: init, Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}}
 	o, err := NewOptimizer(cfg, prob, rand.NewPCG(seed, seed), rec)
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +64,8 @@ func TestLoopEndToEnd(t *testing.T) {
 			c.Update, c.Sampler, c.TRRule, c.Points, c.TACS.Tau = UpdateEveryIteration, SamplerPathwise, TRTuRBO, PointsUniform, 0
 		}},
 		{"greedy", func(c *Config) { c.Temperature = -1 }},
+		{"screened", func(c *Config) { c.Screen, c.Offspring = ScreenTokens, 10 }},
+		{"screened-no-offspring", func(c *Config) { c.Screen = ScreenTokens }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := toyConfig("")
@@ -192,6 +194,20 @@ func (c crashing) Evaluate(ctx context.Context, smiles []string) ([]float64, []b
 }
 
 func TestResume(t *testing.T) {
+	t.Run("reference", func(t *testing.T) { testResume(t, func(*Config) {}) })
+	t.Run("screened", func(t *testing.T) {
+		testResume(t, func(c *Config) { c.Screen, c.Offspring = ScreenTokens, 10 })
+	})
+}
+
+// testResume interrupts a run twice (a cancel, a crash after paying) and checks that the resumed run ends as the
+// uninterrupted one with the same seed did, every molecule paid once.
+func testResume(t *testing.T, mod func(*Config)) {
+	cfgOf := func(dir string) Config {
+		c := toyConfig(dir)
+		mod(&c)
+		return c
+	}
 	// Reference: one uninterrupted run with a run directory.
 	refDir := t.TempDir()
 	refSc := &toyScorer{}
@@ -199,7 +215,7 @@ func TestResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, refRes, err := runToy(t, toyConfig(refDir), refLog, 3, nil, context.Background())
+	ref, refRes, err := runToy(t, cfgOf(refDir), refLog, 3, nil, context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +227,7 @@ func TestResume(t *testing.T) {
 	sc := &toyScorer{}
 	l1, _ := OpenEvalLog(filepath.Join(dir, EvalLogFile), sc)
 	ctx, cancel := context.WithCancel(context.Background())
-	_, res, err := runToy(t, toyConfig(dir), l1, 3, &recorder{cancel: cancel, after: 2}, ctx)
+	_, res, err := runToy(t, cfgOf(dir), l1, 3, &recorder{cancel: cancel, after: 2}, ctx)
 	cancel()
 	if res.Status != StatusCancelled || !errors.Is(err, context.Canceled) {
 		t.Fatalf("first leg: status %v err %v, want cancelled", res.Status, err)
@@ -219,7 +235,7 @@ func TestResume(t *testing.T) {
 	l1.Close()
 	l2, _ := OpenEvalLog(filepath.Join(dir, EvalLogFile), sc)
 	iter := 0
-	_, res, err = runToy(t, toyConfig(dir), crashing{l2, &iter, 3}, 12345, nil, context.Background())
+	_, res, err = runToy(t, cfgOf(dir), crashing{l2, &iter, 3}, 12345, nil, context.Background())
 	if res.Status != StatusFailed || err == nil {
 		t.Fatalf("second leg: status %v err %v, want the simulated crash", res.Status, err)
 	}
@@ -227,7 +243,7 @@ func TestResume(t *testing.T) {
 	paidBefore := sc.calls
 	l3, _ := OpenEvalLog(filepath.Join(dir, EvalLogFile), sc)
 	rec := &recorder{}
-	o, res, err := runToy(t, toyConfig(dir), l3, 777, rec, context.Background())
+	o, res, err := runToy(t, cfgOf(dir), l3, 777, rec, context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,136 @@
+package bo
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestTokenFeatures(t *testing.T) {
+	// V = 4, stop = 1, T = 6: "2 3 2 3" then padding; "0 stop ..." a one-token sequence.
+	tok := []int{2, 3, 2, 3, 1, 1, 0, 1, 3, 3, 3, 3}
+	w := TokenFeatureLen(4)
+	dst := make([]float64, 2*w)
+	TokenFeatures(dst, tok, 6, 4, 1)
+	want0 := make([]float64, w)
+	want0[2], want0[3] = 2, 2
+	want0[4+bigramBucket(2, 3)] += 2
+	want0[4+bigramBucket(3, 2)]++
+	want1 := make([]float64, w)
+	want1[0] = 1 // tokens after the first stop are not counted
+	if !slices.Equal(dst[:w], want0) || !slices.Equal(dst[w:], want1) {
+		t.Errorf("features differ from the hand count")
+	}
+}
+
+func TestBreederChild(t *testing.T) {
+	const stop, tt = 1, 8
+	parents := []int{
+		2, 3, 4, 5, 1, 1, 1, 1,
+		6, 6, 6, 6, 6, 6, 1, 1,
+	}
+	b := &Breeder{Alphabet: []int{9}, Stop: stop}
+	rng := rand.New(rand.NewPCG(1, 2))
+	child := make([]int, tt)
+	sawNine := false
+	for range 500 {
+		b.Child(child, parents, rng)
+		k := slices.Index(child, stop)
+		if k < 0 {
+			k = tt
+		}
+		if k > tt-1 {
+			t.Fatalf("child %v has no stop", child)
+		}
+		for _, id := range child[k:] {
+			if id != stop {
+				t.Fatalf("child %v: symbols after the stop", child)
+			}
+		}
+		for _, id := range child[:k] {
+			if !slices.Contains([]int{2, 3, 4, 5, 6, 9}, id) {
+				t.Fatalf("child %v holds token %d from neither a parent nor the alphabet", child, id)
+			}
+			sawNine = sawNine || id == 9
+		}
+	}
+	if !sawNine {
+		t.Error("no child was mutated with the alphabet's symbol")
+	}
+}
+
+func TestSpearman(t *testing.T) {
+	if r := Spearman([]float64{1, 2, 3, 4}, []float64{10, 20, 30, 40}); math.Abs(r-1) > 1e-12 {
+		t.Errorf("monotone: %v", r)
+	}
+	if r := Spearman([]float64{1, 2, 3, 4}, []float64{4, 3, 2, 1}); math.Abs(r+1) > 1e-12 {
+		t.Errorf("reversed: %v", r)
+	}
+	// Ties take average ranks: ranks (0.5, 0.5, 2) against (0, 1, 2).
+	if r, want := Spearman([]float64{1, 1, 2}, []float64{1, 2, 3}), 0.8660254037844386; math.Abs(r-want) > 1e-12 {
+		t.Errorf("ties: %v, want %v", r, want)
+	}
+	if r := Spearman([]float64{1, 1}, []float64{1, 2}); !math.IsNaN(r) {
+		t.Errorf("constant: %v, want NaN", r)
+	}
+}
+
+// TestScreenedPicks: under ScreenTokens every proposal is a new valid molecule, so each iteration spends
+// Anchors·Queries calls (or the rest of the budget), and the fit is measured every iteration.
+func TestScreenedPicks(t *testing.T) {
+	cfg := toyConfig("")
+	cfg.Screen, cfg.Offspring = ScreenTokens, 10
+	rec := &recorder{}
+	if _, _, err := runToy(t, cfg, memObjective{&toyScorer{}}, 5, rec, context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rec.log {
+		if want := min(cfg.Anchors*cfg.Queries, cfg.Budget-(p.Calls-p.New)); p.New != want {
+			t.Errorf("iteration %d: %d new molecules, want %d", p.Iteration, p.New, want)
+		}
+		if p.New >= 3 && math.IsNaN(p.FitRank) {
+			t.Errorf("iteration %d: no fit rank", p.Iteration)
+		}
+	}
+}
+
+// TestReferenceVariant: the reference variant is the zero Config's rules, which the reference tests pin down
+// (TestSelectAnchorsReference, TestTACSProbabilities, ...), and it leaves the preset's other settings alone.
+func TestReferenceVariant(t *testing.T) {
+	for _, p := range Presets() {
+		c, err := p.Config.WithVariant("reference")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c != p.Config || c.Screen != ScreenLatent || c.Offspring != 0 {
+			t.Errorf("%s: reference variant changed the preset: %+v", p.Name, c)
+		}
+		s, err := p.Config.WithVariant(DefaultVariant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Screen != ScreenTokens || s.Offspring != DefaultOffspring {
+			t.Errorf("%s: default variant: screen %v offspring %d", p.Name, s.Screen, s.Offspring)
+		}
+	}
+	if _, err := (Config{}).WithVariant("nope"); err == nil {
+		t.Error("unknown variant accepted")
+	}
+	// The reference run and the zero Config's run are the same run.
+	ref, _ := toyConfig("").WithVariant("reference")
+	a, _, err := runToy(t, ref, memObjective{&toyScorer{}}, 4, nil, context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := runToy(t, toyConfig(""), memObjective{&toyScorer{}}, 4, nil, context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ya, _ := a.Data()
+	_, yb, _ := b.Data()
+	if !slices.Equal(ya, yb) {
+		t.Error("the reference variant's run differs from the zero Config's")
+	}
+}
