@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ type optimizeArgs struct {
 	Resume, NoTACS                 bool
 	Method, Setting                string
 	Variant, Label                 string
-	Offspring                      int
+	Offspring, FineTuneEvery       int
 	TRInit                         float64
 	Timeout                        time.Duration
 }
@@ -69,6 +70,7 @@ func newOptimizeCmd() *Command {
 		"picks among decoded candidates and GA offspring) or reference (the official code's rules)")
 	fs.IntVar(&a.Offspring, "offspring", 0, "screened variant: GA children of the best molecules added to each trust region's candidates; "+
 		"0 means the variant's default, -1 none")
+	fs.IntVar(&a.FineTuneEvery, "finetune-every", 0, "fine-tune the flow every `N` new calls; 0 means the preset's (10 for guacamol-500), -1 never")
 	fs.Float64Var(&a.TRInit, "tr-init", 0, "initial trust-region length; 0 means 0.8, the reference's")
 	fs.StringVar(&a.Label, "label", "", "the method's name in run.json and reports (bench's -variant sets it); empty means derived from -method, -variant and -no-tacs")
 	fs.BoolVar(&a.NoTACS, "no-tacs", false, "perturb every latent dimension with probability 0.1 instead of TACS")
@@ -147,8 +149,8 @@ Top-10 (PMO) of the evaluation log are printed.`,
 			return Usagef(cmd, "optimize: -update %q: want once or every", a.Update)
 		case a.Method != "nfbo" && a.Method != "prior" && a.Method != "ga":
 			return Usagef(cmd, "optimize: -method %q: want nfbo, prior or ga", a.Method)
-		case a.Offspring < -1 || a.TRInit < 0:
-			return Usagef(cmd, "optimize: -offspring must be -1 or more and -tr-init not negative")
+		case a.Offspring < -1 || a.FineTuneEvery < -1 || a.TRInit < 0:
+			return Usagef(cmd, "optimize: -offspring and -finetune-every must be -1 or more, and -tr-init not negative")
 		case a.Backend != "auto" && a.Backend != "go" && a.Backend != "ort":
 			return Usagef(cmd, "optimize: -backend %q: want auto, go or ort", a.Backend)
 		}
@@ -282,6 +284,9 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 		cfg.Update = bo.UpdateEveryIteration
 	}
 	cfg.TRInit = a.TRInit
+	if a.FineTuneEvery != 0 {
+		cfg.TrainEvery = a.FineTuneEvery
+	}
 	if cfg, err = cfg.WithVariant(a.Variant); err != nil {
 		return Usagef(cmd, "optimize: %v", err)
 	}
@@ -365,7 +370,7 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 	_, y, smiles := opt.Data()
 	status := fmt.Sprintf("%s after %d iterations, %d new molecules evaluated (+%d initial calls)",
 		res.Status, res.Iterations, res.Calls, initCalls)
-	return printResults(cmd.Stdout, a.Out, status, y, smiles)
+	return printResults(cmd.Stdout, a.Out, status, y, smiles, slices.Max(init.Y))
 }
 
 // methodLabel names the run's method in run.json and reports.
@@ -520,7 +525,8 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 
 // printResults prints the best molecules of the run (scores y of molecules smiles) and the figures of the
 // evaluation log.
-func printResults(w io.Writer, dir, status string, y []float64, smiles []string) error {
+// initBest is the best initial score, against which the gain is reported.
+func printResults(w io.Writer, dir, status string, y []float64, smiles []string, initBest float64) error {
 	idx := make([]int, len(y))
 	for i := range idx {
 		idx[i] = i
@@ -538,6 +544,14 @@ func printResults(w io.Writer, dir, status string, y []float64, smiles []string)
 	f := run.Figures()
 	fmt.Fprintf(w, "Top-1 %.4f  Top-10 %.4f  Top-100 %.4f  AUC Top-10 %.4f  (%d calls in %s)\n",
 		f.Top[0], f.Top[1], f.Top[2], f.AUC[1], f.Calls, filepath.Join(dir, bo.EvalLogFile))
+	if len(idx) > 0 {
+		best := y[idx[0]]
+		verdict := "no molecule better than the best initial one was found"
+		if best > initBest {
+			verdict = fmt.Sprintf("%+.4f over the best initial molecule", best-initBest)
+		}
+		fmt.Fprintf(w, "best initial molecule %.4f, best found %.4f: %s\n", initBest, best, verdict)
+	}
 	return nil
 }
 

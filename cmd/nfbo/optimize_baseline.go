@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -103,7 +104,11 @@ func runBaseline(ctx context.Context, cmd *Command, r baselineRun) error {
 	if err != nil {
 		status = fmt.Sprintf("%s stopped early: %v; %d new molecules evaluated", a.Method, err, obj.Calls())
 	}
-	return printResults(cmd.Stdout, a.Out, status, y, smiles)
+	initBest := math.Inf(-1)
+	for _, m := range r.mols {
+		initBest = max(initBest, m.score)
+	}
+	return printResults(cmd.Stdout, a.Out, status, y, smiles, initBest)
 }
 
 // selfiesCodec is baseline.Codec over one reused selfies encoder and decoder.
