@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/chem/objective"
 )
 
 // A suite is a named set of tasks at one setting, with the initial data
@@ -34,6 +35,8 @@ type suite struct {
 	// init returns the initial-data file for a task, writing it under dir
 	// when the suite composes it.
 	init func(dir, task string) (string, error)
+	// args are extra arguments of every run (user2's -objective-cmd).
+	args []string
 }
 
 // guacamol7 are the 7 GuacaMol tasks of the NF-BO paper.
@@ -66,6 +69,13 @@ func suites(dataDir string) map[string]suite {
 			preset: "guacamol-10k", init: func(dir, task string) (string, error) {
 				return filepath.Join(dataDir, "generated", "guacamol_10k_selfies_v2.0.0_scores.csv.gz"), nil
 			}},
+		"user2": {name: "user2", tasks: []string{"oral_mpo", "kinase_hybrid"}, setting: "100+500", initial: 100, budget: 500,
+			paidInit: true, preset: "guacamol-500",
+			init: func(dir, task string) (string, error) {
+				return filepath.Join(dataDir, "guacamol", "guacamol_train_data_first_100.csv"), nil
+			},
+			args: []string{"-objective-cmd", objective.DefaultPython + " " +
+				filepath.Join(filepath.Dir(filepath.Clean(dataDir)), "examples", "objectives", "user_objectives.py")}},
 		"pmo20": {name: "pmo20", tasks: pmo20Tasks, setting: "1000+9000", initial: 1000, budget: 9000, paidInit: true,
 			preset: "pmo", init: func(dir, task string) (string, error) {
 				return filepath.Join(dataDir, "zinc250k", "zinc.txt.gz"), nil
@@ -120,6 +130,10 @@ Suites:
                  100, the two best-scoring valt molecules of the 10k GuacaMol
                  set are added, as the paper adds two such molecules)
   guacamol7-10k  the same tasks at 10,000 initial + 10,000 calls
+  user2          oral_mpo and kinase_hybrid, two objectives of our own through
+                 -objective-cmd (examples/objectives/user_objectives.py), from
+                 the 100 GuacaMol initial molecules scored by the objective
+                 (100 initial + 500 calls)
   pmo20          the 20 RDKit-only PMO tasks, 1,000 initial ZINC molecules
                  (scored through the objective) + 9,000 calls
 
@@ -133,7 +147,7 @@ report with plots is "nfbo report OUT".`,
 		Flag: flag.NewFlagSet("bench", flag.ContinueOnError),
 	}
 	fs := c.Flag
-	suiteName := fs.String("suite", "", "suite: guacamol7, guacamol7-10k or pmo20 (required)")
+	suiteName := fs.String("suite", "", "suite: guacamol7, guacamol7-10k, user2 or pmo20 (required)")
 	modelDir := fs.String("model", "", "model `directory` (required)")
 	out := fs.String("out", "", "suite `directory` (required)")
 	methods := fs.String("methods", strings.Join(benchMethods, ","), "comma-separated methods")
@@ -153,7 +167,7 @@ report with plots is "nfbo report OUT".`,
 		}
 		s, ok := suites(*dataDir)[*suiteName]
 		if !ok {
-			return Usagef(cmd, "bench: unknown suite %q (want guacamol7, guacamol7-10k or pmo20)", *suiteName)
+			return Usagef(cmd, "bench: unknown suite %q (want guacamol7, guacamol7-10k, user2 or pmo20)", *suiteName)
 		}
 		if *modelDir == "" || *out == "" {
 			return Usagef(cmd, "bench: -model and -out are required")
@@ -240,6 +254,7 @@ func runArgv(self string, s suite, method, task, init, modelDir, dir string, see
 		// The two added molecules do not make valt a different setting: it is reported beside the other tasks.
 		argv = append(argv, "-setting", bench.Setting(s.initial, s.budget))
 	}
+	argv = append(argv, s.args...)
 	return append(argv, strings.Fields(extra)...)
 }
 
