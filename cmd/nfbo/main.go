@@ -29,6 +29,7 @@ func root() *Command {
 			newReportCmd(),
 			newBenchCmd(),
 			newOptimizeCmd(),
+			newFitcheckCmd(),
 		},
 	}
 }
