@@ -135,7 +135,7 @@ func (c Config) resolved(d int) (Config, error) {
 	def(&c.UpdateEpochs, 1)
 	def(&c.BatchSize, 128)
 	def(&c.MaxStale, 50)
-	def(&c.MaxFitData, 2000)
+	def(&c.MaxFitData, 1000)
 	if c.TRInit == 0 {
 		c.TRInit = TRLengthInit
 	}
@@ -175,6 +175,9 @@ const DefaultVariant = "screened"
 // DefaultOffspring is the screened variant's number of GA children added to each anchor's candidates.
 const DefaultOffspring = 200
 
+// ScreenedCandidates is the screened variant's default number of latent candidates per trust region.
+const ScreenedCandidates = 1000
+
 // WithVariant returns c with the named variant's rules.
 func (c Config) WithVariant(name string) (Config, error) {
 	switch name {
@@ -184,6 +187,11 @@ func (c Config) WithVariant(name string) (Config, error) {
 		c.Screen = ScreenTokens
 		if c.Offspring == 0 {
 			c.Offspring = DefaultOffspring
+		}
+		if c.Candidates == 0 {
+			// Every candidate is decoded before selection: the reference's 10,000 per region would cost
+			// minutes of decoding per iteration on a CPU, and most of them decode to molecules already seen.
+			c.Candidates = ScreenedCandidates
 		}
 	default:
 		return c, fmt.Errorf("bo: unknown variant %q (want screened or reference)", name)

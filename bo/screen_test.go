@@ -111,7 +111,7 @@ func TestReferenceVariant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Screen != ScreenTokens || s.Offspring != DefaultOffspring {
+		if s.Screen != ScreenTokens || s.Offspring != DefaultOffspring || s.Candidates != ScreenedCandidates {
 			t.Errorf("%s: default variant: screen %v offspring %d", p.Name, s.Screen, s.Offspring)
 		}
 	}

@@ -76,7 +76,7 @@ func newOptimizeCmd() *Command {
 	fs.BoolVar(&a.NoTACS, "no-tacs", false, "perturb every latent dimension with probability 0.1 instead of TACS")
 	fs.StringVar(&a.Update, "update", "once", "surrogate training: once (before the loop, the reference code) or every (each iteration, the paper)")
 	fs.StringVar(&a.Backend, "backend", "auto", "who runs the flow: auto (ONNX Runtime when its library is found, else pure Go), go or ort")
-	fs.IntVar(&a.Candidates, "candidates", 0, "candidates per trust region; 0 means min(50000, max(2000, 200·D))/anchors")
+	fs.IntVar(&a.Candidates, "candidates", 0, "candidates per trust region; 0 means 1000 with -variant screened, min(50000, max(2000, 200·D))/anchors with reference")
 	fs.IntVar(&a.Anchors, "anchors", 0, "trust regions per iteration; 0 means the preset's")
 	fs.IntVar(&a.Queries, "queries", 0, "Thompson-sampled proposals per trust region; 0 means the preset's")
 	cmd := &Command{
@@ -345,9 +345,9 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 		scored = "scored by the objective"
 	}
 	fmt.Fprintf(cmd.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s); "+
-		"preset %s: %d anchors × %d queries from %d candidates each, %s sampler, TACS %v; budget %d new calls (%d in all), "+
+		"preset %s, variant %s: %d anchors × %d queries from %d candidates each (+%d offspring), %s sampler, TACS %v; budget %d new calls (%d in all), "+
 		"seed %d, run directory %s\n",
-		a.Task, len(mols), scored, t, d, a.Model, ck.Params.NumParams(), flow.Backend(), a.Preset, cfg.Anchors, cfg.Queries, cand,
+		a.Task, len(mols), scored, t, d, a.Model, ck.Params.NumParams(), flow.Backend(), a.Preset, a.Variant, cfg.Anchors, cfg.Queries, cand, cfg.Offspring,
 		cfg.Sampler, cfg.TACS.Tau > 0, cfg.Budget, total, a.Seed, a.Out)
 
 	res, runErr := opt.Run(ctx)
