@@ -168,7 +168,7 @@ func TestReportSuiteDefects(t *testing.T) {
 	}
 	out := md.String()
 	for _, want := range []string{
-		"| qed | nfbo | 2 | 3 | 0.350 ± 0.071 |",    // seeds 1 and 2 (best 0.3 and 0.4), not the copy
+		"| qed | nfbo | 2 | 3 | 0.350 ± 0.071 |",     // seeds 1 and 2 (best 0.3 and 0.4), not the copy
 		"| qed [python3 oracle.py] | nfbo | 1 | 3 |", // the external objective on its own row
 		"| adip | nfbo | 1 (1 without a log) | 0 |",
 		"| zale | nfbo | 1 (1 unfinished) | 1 |",
