@@ -50,10 +50,11 @@ func readInitCSV(path, text, task string, count int) (rows []initRow, hasScores 
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := r.FieldPos(0)
 		if err != nil {
+			// A *csv.ParseError names the line and column.
 			return nil, false, fmt.Errorf("optimize: %s: %w", path, err)
 		}
+		line, _ := r.FieldPos(0)
 		if smiCol >= len(rec) || (scoreCol >= 0 && scoreCol >= len(rec)) {
 			return nil, false, fmt.Errorf("optimize: %s:%d: %d fields, the header has %d", path, line, len(rec), len(header))
 		}
