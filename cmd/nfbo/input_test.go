@@ -367,3 +367,12 @@ func FuzzParseInit(f *testing.F) {
 		}
 	})
 }
+
+// A bad line of a megabyte, or one with control bytes, gives "selfies encode" a short message with the bytes
+// escaped.
+func TestSelfiesEncodeLongBadLine(t *testing.T) {
+	_, stderr, code := run(t, strings.Repeat("C", 1<<20)+"X\nC\x1b[31mC\n", "selfies", "encode")
+	if code != 1 || len(stderr) > 600 || strings.Contains(stderr, "\x1b") || !strings.Contains(stderr, "(1048577 bytes)") {
+		t.Errorf("exit %d, stderr of %d bytes: %.600q", code, len(stderr), stderr)
+	}
+}
