@@ -109,7 +109,21 @@ surrogate after the last iteration), pending.gob (the batch being
 evaluated), config.json and run.json. After an interruption (Ctrl-C, kill -9,
 a crash) run the same command with -resume: the run continues from the last
 checkpoint, replays the evaluations already paid for from the log, and ends
-as an uninterrupted run with the same seed would.
+as an uninterrupted run with the same seed would. Ctrl-C stops the run at the
+next safe point; the exit status is then 130.
+
+Everything that can be checked without the objective is checked before the
+first call and before -out is made: the flags, the model, the initial
+molecules (printable ASCII) and their scores (finite), -budget against the
+initial molecules it must pay for, the optimiser's settings and the task
+name. A resumed run is checked before it pays: a damaged checkpoint.gob or
+pending.gob (both carry a CRC-32C), an evaluation log that holds fewer calls
+than run.json or the checkpoint records as paid, and an NF-BO run whose
+checkpoint is gone while its log holds calls of the optimiser are refused,
+with what to do. -restart then goes on without the damaged or lost state: the
+optimiser starts again from the initial molecules (from the checkpoint when
+only pending.gob is damaged), the molecules in the log are answered from it
+and not paid again, but the run differs from an uninterrupted one.
 
 One line per iteration reports the calls used, the best score, the
 trust-region length, the new, duplicate and invalid proposals and the seconds
