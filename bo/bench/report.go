@@ -130,7 +130,7 @@ type Suite struct {
 	// Warnings name what was left out or read in part, one sentence each
 	// naming the file: a run.json or log that cannot be read, a run that
 	// repeats another's setting, task, objective, method and seed, a torn
-	// last log line.
+	// last log line, a log that holds fewer calls than run.json records.
 	Warnings []string
 }
 
@@ -168,6 +168,10 @@ func LoadSuite(dir string) (Suite, error) {
 		if r.Torn > 0 {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: the last line (%d bytes) has no newline: a write cut short "+
 				"or still under way; the %d complete records are used", filepath.Join(r.Dir, EvalLogFile), r.Torn, len(r.Scores)))
+		}
+		if !r.NoLog && len(r.Scores) < r.Info.Calls {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s holds %d calls, but %s records %d paid: evaluations were lost",
+				filepath.Join(r.Dir, EvalLogFile), len(r.Scores), filepath.Join(r.Dir, RunInfoFile), r.Info.Calls))
 		}
 		s.Runs = append(s.Runs, r)
 		return nil

@@ -140,6 +140,10 @@ func TestReportSuiteDefects(t *testing.T) {
 	f, _ := os.OpenFile(filepath.Join(dir, "torn", EvalLogFile), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"call":2,"smi`)
 	f.Close()
+	// A log that lost calls run.json records as paid.
+	lost := info(4, ObjectiveRDKit)
+	lost.Calls = 3
+	writeRun(t, filepath.Join(dir, "lost"), lost, []float64{0.1})
 	// A damaged run.json.
 	writeRun(t, filepath.Join(dir, "bad"), info(3, ""), []float64{1})
 	os.WriteFile(filepath.Join(dir, "bad", RunInfoFile), []byte(`{"setting":"100+500","task":"qed",`), 0o644)
@@ -154,13 +158,14 @@ func TestReportSuiteDefects(t *testing.T) {
 		"left out " + filepath.Join(dir, "qed", "nfbo", "seed1.bak") + ": it repeats setting 100+500, task qed (objective rdkit), method nfbo, seed 1 of " +
 			filepath.Join(dir, "qed", "nfbo", "seed1") + ", which has 3 calls",
 		filepath.Join(dir, "torn", EvalLogFile) + ": the last line (14 bytes) has no newline",
+		filepath.Join(dir, "lost", EvalLogFile) + " holds 1 calls, but " + filepath.Join(dir, "lost", RunInfoFile) + " records 3 paid",
 	} {
 		if !strings.Contains(warnings, want) {
 			t.Errorf("warnings lack %q:\n%s", want, warnings)
 		}
 	}
-	if len(s.Runs) != 5 {
-		t.Fatalf("%d runs, want 5 (2 qed seeds, the external one, no log, torn)", len(s.Runs))
+	if len(s.Runs) != 6 {
+		t.Fatalf("%d runs, want 6 (3 qed seeds, the external one, no log, torn)", len(s.Runs))
 	}
 	var md bytes.Buffer
 	if err := WriteMarkdown(&md, s.Runs); err != nil {
@@ -168,7 +173,7 @@ func TestReportSuiteDefects(t *testing.T) {
 	}
 	out := md.String()
 	for _, want := range []string{
-		"| qed | nfbo | 2 | 3 | 0.350 ± 0.071 |",     // seeds 1 and 2 (best 0.3 and 0.4), not the copy
+		"| qed | nfbo | 3 | 2 | 0.267 ± 0.153 |",     // seeds 1, 2 and 4 (best 0.3, 0.4 and 0.1), not the copy
 		"| qed [python3 oracle.py] | nfbo | 1 | 3 |", // the external objective on its own row
 		"| adip | nfbo | 1 (1 without a log) | 0 |",
 		"| zale | nfbo | 1 (1 unfinished) | 1 |",
