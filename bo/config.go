@@ -198,3 +198,17 @@ func (c Config) WithVariant(name string) (Config, error) {
 	}
 	return c, nil
 }
+
+// Check reports the first problem NewOptimizer would find with c for a run from nInitial initial points in a
+// latent space of size d = T·F, without a Problem: a command calls it before it pays for anything, so that a bad
+// setting stops the run before the initial molecules are scored rather than after.
+func (c Config) Check(nInitial, d int) error {
+	r, err := c.resolved(d)
+	if err != nil {
+		return err
+	}
+	if r.Anchors > nInitial {
+		return fmt.Errorf("bo: config: %d anchors but only %d initial points", r.Anchors, nInitial)
+	}
+	return nil
+}

@@ -3,10 +3,12 @@ package bo
 import (
 	"bytes"
 	"encoding"
+	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,16 +25,166 @@ const (
 	PendingFile = "pending.gob" // the batch being evaluated, written before the objective is called
 )
 
-// checkpointData is what CheckpointFile holds.
+// checkpointData is what CheckpointFile holds, inside an envelope (see sealFile).
 type checkpointData struct {
 	Version   int
 	State     state
 	RNG       []byte
 	Surrogate []byte
 	Flow      []byte
+	// Calls is the optimiser's count of paid objective calls (Optimizer.Calls) when the checkpoint was written:
+	// every one of them is in the evaluation log, so a log holding fewer has lost evaluations. Checkpoints
+	// written before the count was kept read as 0.
+	Calls int
 }
 
 const checkpointVersion = 1
+
+// CheckpointFile and PendingFile are a gob stream in an envelope that tells a damaged file from a good one
+// before anything in it is used:
+//
+//	magic    8 bytes  "NFBOCKP\x01" (checkpoint) or "NFBOPND\x01" (pending batch)
+//	length   8 bytes  payload length, little-endian
+//	CRC-32C  4 bytes  Castagnoli CRC of the payload, little-endian
+//	payload  the gob stream
+//
+// Files written before the envelope existed are a bare gob stream; they are still read, unchecked (see
+// RunDirState.Unchecked), and the next checkpoint is written with the envelope.
+const (
+	envelopeHeader  = 20
+	checkpointMagic = "NFBOCKP\x01"
+	pendingMagic    = "NFBOPND\x01"
+	envelopePrefix  = "NFBO" // every envelope's magic starts so; a bare gob stream never does
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrDamaged is wrapped by the *RunDirError of a checkpoint or pending file whose envelope does not check: a
+// wrong length or checksum, or a payload that does not decode.
+var ErrDamaged = errors.New("damaged")
+
+// RunDirError reports a file of a run directory that cannot be used: damaged, written by an incompatible
+// version of nfbo, or made for another run (another sequence length, say). Resuming again gives the same error.
+type RunDirError struct {
+	Path string
+	Err  error
+}
+
+// Error names the file and the problem.
+func (e *RunDirError) Error() string { return fmt.Sprintf("bo: %s: %v", e.Path, e.Err) }
+
+// Unwrap returns the problem.
+func (e *RunDirError) Unwrap() error { return e.Err }
+
+// sealFile returns payload in an envelope with the given magic.
+func sealFile(magic string, payload []byte) []byte {
+	out := make([]byte, envelopeHeader, envelopeHeader+len(payload))
+	copy(out, magic)
+	binary.LittleEndian.PutUint64(out[8:], uint64(len(payload)))
+	binary.LittleEndian.PutUint32(out[16:], crc32.Checksum(payload, castagnoli))
+	return append(out, payload...)
+}
+
+// openFile returns the payload of a file written by sealFile with the given magic, checked against its length
+// and checksum. A file that does not start with the envelope's prefix is returned whole with sealed false: a
+// bare gob stream from before the envelope.
+func openFile(magic string, data []byte) (payload []byte, sealed bool, err error) {
+	if !bytes.HasPrefix(data, []byte(envelopePrefix)) {
+		return data, false, nil
+	}
+	if len(data) < envelopeHeader {
+		return nil, true, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrDamaged, len(data), envelopeHeader)
+	}
+	if got := string(data[:8]); got != magic {
+		return nil, true, fmt.Errorf("%w or of another kind: header %q, want %q", ErrDamaged, got, magic)
+	}
+	n := binary.LittleEndian.Uint64(data[8:])
+	if n != uint64(len(data)-envelopeHeader) {
+		return nil, true, fmt.Errorf("%w: the header says %d bytes of data, the file holds %d (cut short or appended to)",
+			ErrDamaged, n, len(data)-envelopeHeader)
+	}
+	payload = data[envelopeHeader:]
+	if got, want := crc32.Checksum(payload, castagnoli), binary.LittleEndian.Uint32(data[16:]); got != want {
+		return nil, true, fmt.Errorf("%w: CRC-32C %08x, the header says %08x", ErrDamaged, got, want)
+	}
+	return payload, true, nil
+}
+
+// decodeCheckpoint checks and decodes the bytes of a CheckpointFile.
+func decodeCheckpoint(data []byte) (c checkpointData, sealed bool, err error) {
+	payload, sealed, err := openFile(checkpointMagic, data)
+	if err != nil {
+		return c, sealed, err
+	}
+	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&c); err != nil {
+		return c, sealed, fmt.Errorf("%w: %v", ErrDamaged, err)
+	}
+	if c.Version != checkpointVersion {
+		return c, sealed, fmt.Errorf("checkpoint version %d, this nfbo reads version %d", c.Version, checkpointVersion)
+	}
+	return c, sealed, nil
+}
+
+// decodePending checks and decodes the bytes of a PendingFile.
+func decodePending(data []byte) (b batch, sealed bool, err error) {
+	payload, sealed, err := openFile(pendingMagic, data)
+	if err != nil {
+		return b, sealed, err
+	}
+	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&b); err != nil {
+		return b, sealed, fmt.Errorf("%w: %v", ErrDamaged, err)
+	}
+	return b, sealed, nil
+}
+
+// RunDirState is what a run directory holds for the optimiser, as InspectRunDir finds it.
+type RunDirState struct {
+	// Checkpoint says that CheckpointFile exists (and is intact: InspectRunDir fails otherwise).
+	Checkpoint bool
+	// Unchecked says that the checkpoint or the pending batch was written without the envelope (by nfbo before
+	// it had one), so that damage to it cannot be detected.
+	Unchecked bool
+	// Iterations is the number of iterations completed at the checkpoint.
+	Iterations int
+	// Calls is the optimiser's count of paid calls at the checkpoint (checkpointData.Calls): the evaluation log
+	// holds at least these beyond the calls paid before the optimiser started.
+	Calls int
+	// Pending says that PendingFile exists (and is intact).
+	Pending bool
+}
+
+// InspectRunDir checks the checkpoint and the pending batch of the run directory dir, without a Problem: a
+// command calls it before it pays for anything, so that a damaged file stops a resumed run before its first
+// objective call rather than after it. A missing file is not an error. A damaged one is a *RunDirError
+// wrapping ErrDamaged.
+func InspectRunDir(dir string) (RunDirState, error) {
+	var st RunDirState
+	path := filepath.Join(dir, CheckpointFile)
+	data, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		c, sealed, err := decodeCheckpoint(data)
+		if err != nil {
+			return st, &RunDirError{path, err}
+		}
+		st.Checkpoint, st.Unchecked, st.Iterations, st.Calls = true, !sealed, c.State.Iter, c.Calls
+	case !errors.Is(err, fs.ErrNotExist):
+		return st, fmt.Errorf("bo: %w", err)
+	}
+	path = filepath.Join(dir, PendingFile)
+	data, err = os.ReadFile(path)
+	switch {
+	case err == nil:
+		_, sealed, err := decodePending(data)
+		if err != nil {
+			return st, &RunDirError{path, err}
+		}
+		st.Pending, st.Unchecked = true, st.Unchecked || !sealed
+	case !errors.Is(err, fs.ErrNotExist):
+		return st, fmt.Errorf("bo: %w", err)
+	}
+	return st, nil
+}
 
 // WriteFileAtomic writes data to path so that a crash leaves either the old file or the new one: it writes a
 // temporary file in the same directory, syncs it, renames it over path and syncs the directory.
@@ -85,24 +237,24 @@ func (o *Optimizer) open() error {
 	case err != nil:
 		return fmt.Errorf("bo: read checkpoint: %w", err)
 	}
-	var c checkpointData
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&c); err != nil {
-		return fmt.Errorf("bo: decode checkpoint %s: %w", path, err)
+	c, _, err := decodeCheckpoint(data)
+	if err != nil {
+		return &RunDirError{path, err}
 	}
-	if c.Version != checkpointVersion || c.State.T != o.t || c.State.F != o.f {
-		return fmt.Errorf("bo: checkpoint %s: version %d, shape T=%d F=%d; want version %d, T=%d F=%d",
-			path, c.Version, c.State.T, c.State.F, checkpointVersion, o.t, o.f)
+	if c.State.T != o.t || c.State.F != o.f {
+		return &RunDirError{path, fmt.Errorf("shape T=%d F=%d, this run has T=%d F=%d (another model or other initial molecules)",
+			c.State.T, c.State.F, o.t, o.f)}
 	}
 	if err := o.src.(encoding.BinaryUnmarshaler).UnmarshalBinary(c.RNG); err != nil {
-		return fmt.Errorf("bo: checkpoint %s: random state: %w", path, err)
+		return &RunDirError{path, fmt.Errorf("random state: %w", err)}
 	}
 	if c.Surrogate != nil {
 		if err := o.surr.UnmarshalBinary(c.Surrogate); err != nil {
-			return fmt.Errorf("bo: checkpoint %s: surrogate: %w", path, err)
+			return &RunDirError{path, fmt.Errorf("surrogate: %w", err)}
 		}
 	}
 	if err := o.prob.Flow.(Checkpointer).UnmarshalBinary(c.Flow); err != nil {
-		return fmt.Errorf("bo: checkpoint %s: flow: %w", path, err)
+		return &RunDirError{path, fmt.Errorf("flow: %w", err)}
 	}
 	o.st = c.State
 	o.rebuildSeen()
@@ -112,19 +264,20 @@ func (o *Optimizer) open() error {
 		return fmt.Errorf("bo: resume: %w", err)
 	}
 	if err := sameConfig(saved, o.cfg); err != nil {
-		return fmt.Errorf("bo: resume: %s: %w", cfgPath, err)
+		return &RunDirError{cfgPath, fmt.Errorf("resume: %w", err)}
 	}
 	// A batch proposed after the checkpoint and possibly (partly) evaluated: evaluate exactly it next.
-	pend, err := os.ReadFile(filepath.Join(dir, PendingFile))
+	pendPath := filepath.Join(dir, PendingFile)
+	pend, err := os.ReadFile(pendPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
 		return fmt.Errorf("bo: resume: %w", err)
 	}
-	var b batch
-	if err := gob.NewDecoder(bytes.NewReader(pend)).Decode(&b); err != nil {
-		return fmt.Errorf("bo: decode %s: %w", filepath.Join(dir, PendingFile), err)
+	b, _, err := decodePending(pend)
+	if err != nil {
+		return &RunDirError{pendPath, err}
 	}
 	if b.Iter == o.st.Iter {
 		o.pending = &b
@@ -145,7 +298,7 @@ func (o *Optimizer) savePending(b *batch) error {
 	if err := gob.NewEncoder(&buf).Encode(b); err != nil {
 		return fmt.Errorf("bo: encode pending batch: %w", err)
 	}
-	return WriteFileAtomic(filepath.Join(o.cfg.RunDir, PendingFile), buf.Bytes())
+	return WriteFileAtomic(filepath.Join(o.cfg.RunDir, PendingFile), sealFile(pendingMagic, buf.Bytes()))
 }
 
 func (o *Optimizer) restoreRNG(state []byte) error {
@@ -160,7 +313,7 @@ func (o *Optimizer) checkpoint() error {
 	if o.cfg.RunDir == "" {
 		return nil
 	}
-	c := checkpointData{Version: checkpointVersion, State: o.st}
+	c := checkpointData{Version: checkpointVersion, State: o.st, Calls: o.Calls()}
 	var err error
 	if c.RNG, err = o.src.(encoding.BinaryMarshaler).MarshalBinary(); err != nil {
 		return fmt.Errorf("bo: checkpoint random state: %w", err)
@@ -177,7 +330,7 @@ func (o *Optimizer) checkpoint() error {
 	if err := gob.NewEncoder(&buf).Encode(c); err != nil {
 		return fmt.Errorf("bo: encode checkpoint: %w", err)
 	}
-	return WriteFileAtomic(filepath.Join(o.cfg.RunDir, CheckpointFile), buf.Bytes())
+	return WriteFileAtomic(filepath.Join(o.cfg.RunDir, CheckpointFile), sealFile(checkpointMagic, buf.Bytes()))
 }
 
 // sameConfig reports whether the saved config.json describes cfg. RunDir is left out of the comparison: it is

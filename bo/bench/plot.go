@@ -35,7 +35,7 @@ func WritePlots(dir string, runs []Run) ([]string, error) {
 	byTask := map[key]map[string][]Run{}
 	var order []key
 	for _, r := range runs {
-		k := key{r.Info.Setting, r.Info.Task}
+		k := key{r.Info.Setting, taskLabel(r.Info)}
 		if byTask[k] == nil {
 			byTask[k] = map[string][]Run{}
 			order = append(order, k)

@@ -50,6 +50,65 @@ type RunInfo struct {
 	// not paid for through the evaluation log (GuacaMol's 100 + 500 setting
 	// reads them from the data file); they count toward Top-k, not calls.
 	InitialScores []float64 `json:"initial_scores,omitempty"`
+	// Objective identifies the objective: ObjectiveRDKit, or "cmd: " and
+	// the -objective-cmd command line. Runs written before it was recorded
+	// have none and are taken as RDKit runs (see ObjectiveID).
+	Objective string `json:"objective,omitempty"`
+	// Calls is the number of paid calls in the evaluation log when run.json
+	// was last written: a log that holds fewer has lost evaluations, and a
+	// run resumed from it would pay for them again.
+	Calls int `json:"calls,omitempty"`
+	// InitialCalls is the number of paid calls that scored the initial
+	// molecules, written once they are scored (0 when the scores came from
+	// the data file).
+	InitialCalls int `json:"initial_calls,omitempty"`
+}
+
+// ObjectiveRDKit is RunInfo.Objective for the RDKit worker's tasks.
+const ObjectiveRDKit = "rdkit"
+
+// ObjectiveCommand returns RunInfo.Objective for an -objective-cmd run.
+func ObjectiveCommand(cmdline string) string { return "cmd: " + cmdline }
+
+// ObjectiveID returns the identity under which the report files the run's
+// objective: "rdkit" for the RDKit worker (and for runs that recorded no
+// objective), else the command with each word reduced to its last path
+// element ("python3 oracle.py"), so that the runs of one program filed
+// from different directories stay together while an external objective
+// is never merged with an RDKit task of the same name.
+func (i RunInfo) ObjectiveID() string {
+	cmdline, ok := strings.CutPrefix(i.Objective, "cmd: ")
+	if !ok {
+		if i.Objective == "" {
+			return ObjectiveRDKit
+		}
+		return i.Objective
+	}
+	words := strings.Fields(cmdline)
+	for k, w := range words {
+		words[k] = filepath.Base(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// ParseRunInfo decodes the bytes of a run.json and checks what the report
+// relies on: a task, method and setting, and counts that are not negative.
+// Unknown fields are allowed, so that a newer nfbo's run.json reads.
+func ParseRunInfo(data []byte) (RunInfo, error) {
+	var info RunInfo
+	if err := json.Unmarshal(data, &info); err != nil {
+		return info, err
+	}
+	switch {
+	case info.Task == "" || info.Method == "" || info.Setting == "":
+		return info, fmt.Errorf("task %q, method %q, setting %q: none may be empty", info.Task, info.Method, info.Setting)
+	case info.Seed < 0 || info.Budget < 0 || info.Initial < 0 || info.Calls < 0 || info.InitialCalls < 0:
+		return info, fmt.Errorf("seed %d, budget %d, initial %d, calls %d, initial calls %d: none may be negative",
+			info.Seed, info.Budget, info.Initial, info.Calls, info.InitialCalls)
+	case info.Seconds < 0 || math.IsNaN(info.Seconds):
+		return info, fmt.Errorf("seconds %v", info.Seconds)
+	}
+	return info, nil
 }
 
 // Run is one run's record for the report.
@@ -57,11 +116,43 @@ type Run struct {
 	Info   RunInfo
 	Dir    string
 	Scores []float64 // paid evaluations in call order
+	// NoLog says the run directory has no evaluation log: a run that
+	// stopped before its first paid call, or one whose log was lost.
+	NoLog bool
+	// Torn is the length in bytes of a last log line without its newline (a
+	// write cut short, or one under way), which is not a record; 0 if none.
+	Torn int
 }
 
-// LoadRuns reads every run under dir (any directory holding run.json).
-func LoadRuns(dir string) ([]Run, error) {
-	var runs []Run
+// Suite is the runs under a directory, as LoadSuite finds them.
+type Suite struct {
+	Runs []Run
+	// Warnings name what was left out or read in part, one sentence each
+	// naming the file: a run.json or log that cannot be read, a run that
+	// repeats another's setting, task, objective, method and seed, a torn
+	// last log line, a log that holds fewer calls than run.json records.
+	Warnings []string
+}
+
+// runKey identifies a run in a report: two runs with one key would be
+// averaged as two seeds.
+type runKey struct {
+	setting, task, objective, method string
+	seed                             int
+}
+
+func keyOf(i RunInfo) runKey {
+	return runKey{i.Setting, i.Task, i.ObjectiveID(), i.Method, i.Seed}
+}
+
+// LoadSuite reads every run under dir (any directory holding run.json). A
+// run whose run.json or log cannot be read is left out with a warning, so
+// that one damaged run does not hide the others. Of two runs with the same
+// setting, task, objective, method and seed (a copied run directory, say),
+// the one with more paid calls is kept (the first in path order on a tie)
+// and the other left out with a warning: they are not two seeds.
+func LoadSuite(dir string) (Suite, error) {
+	var s Suite
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -71,37 +162,71 @@ func LoadRuns(dir string) ([]Run, error) {
 		}
 		r, err := LoadRun(filepath.Dir(path))
 		if err != nil {
-			return err
+			s.Warnings = append(s.Warnings, fmt.Sprintf("left out %s: %v", filepath.Dir(path), err))
+			return nil
 		}
-		runs = append(runs, r)
+		if r.Torn > 0 {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: the last line (%d bytes) has no newline: a write cut short "+
+				"or still under way; the %d complete records are used", filepath.Join(r.Dir, EvalLogFile), r.Torn, len(r.Scores)))
+		}
+		if !r.NoLog && len(r.Scores) < r.Info.Calls {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s holds %d calls, but %s records %d paid: evaluations were lost",
+				filepath.Join(r.Dir, EvalLogFile), len(r.Scores), filepath.Join(r.Dir, RunInfoFile), r.Info.Calls))
+		}
+		s.Runs = append(s.Runs, r)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("bench: load runs under %s: %w", dir, err)
+		return s, fmt.Errorf("bench: load runs under %s: %w", dir, err)
 	}
-	sort.Slice(runs, func(i, j int) bool {
-		a, b := runs[i].Info, runs[j].Info
-		return fmt.Sprintf("%s\x00%s\x00%s\x00%09d", a.Setting, a.Task, a.Method, a.Seed) <
-			fmt.Sprintf("%s\x00%s\x00%s\x00%09d", b.Setting, b.Task, b.Method, b.Seed)
+	byKey := map[runKey]int{}
+	kept := s.Runs[:0]
+	for _, r := range s.Runs {
+		k := keyOf(r.Info)
+		i, dup := byKey[k]
+		if !dup {
+			byKey[k] = len(kept)
+			kept = append(kept, r)
+			continue
+		}
+		drop := r
+		if len(r.Scores) > len(kept[i].Scores) {
+			drop, kept[i] = kept[i], r
+		}
+		s.Warnings = append(s.Warnings, fmt.Sprintf("left out %s: it repeats setting %s, task %s (objective %s), method %s, seed %d "+
+			"of %s, which has %d calls", drop.Dir, k.setting, k.task, k.objective, k.method, k.seed, kept[i].Dir, len(kept[i].Scores)))
+	}
+	s.Runs = kept
+	sort.Slice(s.Runs, func(i, j int) bool {
+		a, b := keyOf(s.Runs[i].Info), keyOf(s.Runs[j].Info)
+		return fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%09d", a.setting, a.task, a.objective, a.method, a.seed) <
+			fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%09d", b.setting, b.task, b.objective, b.method, b.seed)
 	})
-	return runs, nil
+	return s, nil
 }
 
-// LoadRun reads one run directory.
+// LoadRun reads one run directory: its run.json, which must be there, and
+// its evaluation log, which may be missing (Run.NoLog) or end in a torn
+// line (Run.Torn).
 func LoadRun(dir string) (Run, error) {
-	b, err := os.ReadFile(filepath.Join(dir, RunInfoFile))
+	path := filepath.Join(dir, RunInfoFile)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return Run{}, err
 	}
-	var info RunInfo
-	if err := json.Unmarshal(b, &info); err != nil {
-		return Run{}, fmt.Errorf("%s: %w", filepath.Join(dir, RunInfoFile), err)
+	info, err := ParseRunInfo(b)
+	if err != nil {
+		return Run{}, fmt.Errorf("%s: %w", path, err)
 	}
 	r := Run{Info: info, Dir: dir}
-	recs, _, _, err := objective.ReadLog(filepath.Join(dir, EvalLogFile))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	recs, _, torn, err := objective.ReadLog(filepath.Join(dir, EvalLogFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		r.NoLog = true
+	case err != nil:
 		return Run{}, err
 	}
+	r.Torn = torn
 	slices.SortFunc(recs, func(a, b objective.Record) int { return a.Call - b.Call })
 	for _, rec := range recs {
 		r.Scores = append(r.Scores, rec.Score)
@@ -169,6 +294,16 @@ func meanStd(xs []float64) (mean, std float64) {
 
 type groupKey struct{ setting, task, method string }
 
+// taskLabel is the task column of a run: the task name for the RDKit
+// objective, else the name and the objective's identity, so that an external
+// objective never shares a row (or a sum) with an RDKit task of that name.
+func taskLabel(i RunInfo) string {
+	if id := i.ObjectiveID(); id != ObjectiveRDKit {
+		return fmt.Sprintf("%s [%s]", i.Task, id)
+	}
+	return i.Task
+}
+
 // WriteMarkdown writes one table per setting: per task and method, the mean
 // ± standard deviation over seeds of Top-1/10/100 and AUC Top-1/10/100,
 // the number of seeds and mean wall time, the published NF-BO figure where
@@ -177,7 +312,7 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 	groups := map[groupKey][]Run{}
 	settings := map[string]bool{}
 	for _, r := range runs {
-		k := groupKey{r.Info.Setting, r.Info.Task, r.Info.Method}
+		k := groupKey{r.Info.Setting, taskLabel(r.Info), r.Info.Method}
 		groups[k] = append(groups[k], r)
 		settings[r.Info.Setting] = true
 	}
@@ -203,9 +338,12 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 				}
 				var cols [6][]float64
 				var secs []float64
-				calls, unfinished := 0, 0
+				calls, unfinished, noLog := 0, 0, 0
 				for _, r := range rs {
-					if !r.Info.Finished {
+					switch {
+					case r.NoLog:
+						noLog++
+					case !r.Info.Finished:
 						unfinished++
 					}
 					if r.Info.Initial > 0 && r.Info.Initial != settingInitial(setting) {
@@ -224,6 +362,11 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 					// AUC is normalised by the whole budget, so an unfinished run's figures are not final.
 					seeds += fmt.Sprintf(" (%d unfinished)", unfinished)
 				}
+				if noLog > 0 {
+					// Its 0 calls are not a result: the run never paid, or its log is gone.
+					seeds += fmt.Sprintf(" (%d without a log)", noLog)
+				}
+				unfinished += noLog
 				fmt.Fprintf(&b, "| %s | %s | %s | %d |", task, method, seeds, calls/len(rs))
 				var means [6]float64
 				for i := range cols {
@@ -241,14 +384,18 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 					sumTasks[method]++
 				}
 				ms, _ := meanStd(secs)
-				fmt.Fprintf(&b, " %.0f | %s |\n", ms, published(task, setting, method, means, unfinished == 0))
+				pub := "—"
+				if rs[0].Info.ObjectiveID() == ObjectiveRDKit {
+					pub = published(task, setting, method, means, unfinished == 0)
+				}
+				fmt.Fprintf(&b, " %.0f | %s |\n", ms, pub)
 			}
 		}
 		for _, task := range slices.Sorted(maps.Keys(added)) {
 			fmt.Fprintf(&b, "\n%s starts from %d initial molecules, not %d: its initial set holds added molecules "+
 				"(the suite's description says which).\n", task, added[task], settingInitial(setting))
 		}
-		b.WriteString("\nSum over tasks (mean over seeds per task, then summed; tasks with an unfinished run are left out):\n\n")
+		b.WriteString("\nSum over tasks (mean over seeds per task, then summed; tasks with an unfinished run or one without a log are left out):\n\n")
 		b.WriteString("| method | tasks | Top-1 | Top-10 | Top-100 | AUC Top-1 | AUC Top-10 | AUC Top-100 |\n|---|---|---|---|---|---|---|---|\n")
 		for _, method := range sortedKeys(methods) {
 			s := sums[method]

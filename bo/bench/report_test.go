@@ -56,10 +56,11 @@ func TestReportFromLogs(t *testing.T) {
 	// An unfinished run is marked and stays out of the sums.
 	writeRun(t, filepath.Join(dir, "zale", "nfbo", "seed1"),
 		RunInfo{Setting: "100+500", Task: "zale", Method: "nfbo", Seed: 1, Budget: 500, Initial: 100}, []float64{0.3})
-	all, err := LoadRuns(dir)
-	if err != nil {
-		t.Fatal(err)
+	suite, err := LoadSuite(dir)
+	if err != nil || len(suite.Warnings) != 0 {
+		t.Fatal(err, suite.Warnings)
 	}
+	all := suite.Runs
 	if len(all) != 6 {
 		t.Fatalf("loaded %d runs, want 6", len(all))
 	}
@@ -115,4 +116,101 @@ func TestPublishedUnfinished(t *testing.T) {
 	if got := published("qed", "1000+9000", "ga", means, true); got != "—" {
 		t.Errorf("ga: %q, want —", got)
 	}
+}
+
+// The report's defects of issue #11: two runs with one seed are not two seeds, an external objective is not
+// merged with the RDKit task of the same name, a run without a log is marked rather than reported as 0 calls, a
+// torn last log line is said, and a damaged run.json leaves out that run, with a warning, not the report.
+func TestReportSuiteDefects(t *testing.T) {
+	dir := t.TempDir()
+	info := func(seed int, objective string) RunInfo {
+		return RunInfo{Setting: "100+500", Task: "qed", Method: "nfbo", Seed: seed, Budget: 3, Finished: true, Objective: objective}
+	}
+	writeRun(t, filepath.Join(dir, "qed", "nfbo", "seed1"), info(1, ObjectiveRDKit), []float64{0.1, 0.2, 0.3})
+	// A copy of seed 1 with fewer calls, and a legacy run.json (no objective) for the same seed: one run.
+	writeRun(t, filepath.Join(dir, "qed", "nfbo", "seed1.bak"), info(1, ""), []float64{0.9})
+	writeRun(t, filepath.Join(dir, "qed", "nfbo", "seed2"), info(2, ObjectiveRDKit), []float64{0.2, 0.2, 0.4})
+	// The same task name, scored by an external program: its own row.
+	writeRun(t, filepath.Join(dir, "ext", "seed1"), info(1, ObjectiveCommand("python3 /home/u/oracle.py")), []float64{5, 6, 7})
+	// No log at all.
+	writeRun(t, filepath.Join(dir, "nolog"), RunInfo{Setting: "100+500", Task: "adip", Method: "nfbo", Seed: 1, Budget: 3}, nil)
+	os.Remove(filepath.Join(dir, "nolog", EvalLogFile))
+	// A torn last line.
+	writeRun(t, filepath.Join(dir, "torn"), RunInfo{Setting: "100+500", Task: "zale", Method: "nfbo", Seed: 1, Budget: 3}, []float64{0.5})
+	f, _ := os.OpenFile(filepath.Join(dir, "torn", EvalLogFile), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"call":2,"smi`)
+	f.Close()
+	// A log that lost calls run.json records as paid.
+	lost := info(4, ObjectiveRDKit)
+	lost.Calls = 3
+	writeRun(t, filepath.Join(dir, "lost"), lost, []float64{0.1})
+	// A damaged run.json.
+	writeRun(t, filepath.Join(dir, "bad"), info(3, ""), []float64{1})
+	os.WriteFile(filepath.Join(dir, "bad", RunInfoFile), []byte(`{"setting":"100+500","task":"qed",`), 0o644)
+
+	s, err := LoadSuite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warnings := strings.Join(s.Warnings, "\n")
+	for _, want := range []string{
+		"left out " + filepath.Join(dir, "bad") + ": " + filepath.Join(dir, "bad", RunInfoFile) + ": unexpected end of JSON input",
+		"left out " + filepath.Join(dir, "qed", "nfbo", "seed1.bak") + ": it repeats setting 100+500, task qed (objective rdkit), method nfbo, seed 1 of " +
+			filepath.Join(dir, "qed", "nfbo", "seed1") + ", which has 3 calls",
+		filepath.Join(dir, "torn", EvalLogFile) + ": the last line (14 bytes) has no newline",
+		filepath.Join(dir, "lost", EvalLogFile) + " holds 1 calls, but " + filepath.Join(dir, "lost", RunInfoFile) + " records 3 paid",
+	} {
+		if !strings.Contains(warnings, want) {
+			t.Errorf("warnings lack %q:\n%s", want, warnings)
+		}
+	}
+	if len(s.Runs) != 6 {
+		t.Fatalf("%d runs, want 6 (3 qed seeds, the external one, no log, torn)", len(s.Runs))
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, s.Runs); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	for _, want := range []string{
+		"| qed | nfbo | 3 | 2 | 0.267 ± 0.153 |",     // seeds 1, 2 and 4 (best 0.3, 0.4 and 0.1), not the copy
+		"| qed [python3 oracle.py] | nfbo | 1 | 3 |", // the external objective on its own row
+		"| adip | nfbo | 1 (1 without a log) | 0 |",
+		"| zale | nfbo | 1 (1 unfinished) | 1 |",
+		"| nfbo | 2 |", // the sum: qed and qed [python3 oracle.py]; adip and zale are left out
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// FuzzParseRunInfo feeds arbitrary bytes as a run.json: ParseRunInfo must never panic, and what it accepts
+// must survive a round trip through JSON unchanged. The seed corpus is testdata/fuzz/FuzzParseRunInfo and the
+// f.Add calls.
+func FuzzParseRunInfo(f *testing.F) {
+	good, _ := json.Marshal(RunInfo{Setting: "100+500", Task: "qed", Method: "nfbo", Seed: 1, Budget: 500, Initial: 100,
+		Finished: true, Seconds: 12.5, InitialScores: []float64{0.1, 0.2}, Objective: ObjectiveRDKit, Calls: 500})
+	f.Add(good)
+	f.Add([]byte(`{"setting":"100+500","task":"qed","method":"nfbo","seed":-1}`))
+	f.Add([]byte(`{"setting":"100+500","task":"qed","method":"nfbo","future_field":[1,2]}`))
+	f.Add([]byte(`{"setting":"100+500",`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		info, err := ParseRunInfo(data)
+		if err != nil {
+			return
+		}
+		b, err := json.Marshal(info)
+		if err != nil {
+			t.Fatalf("accepted %q, which does not marshal: %v", data, err)
+		}
+		again, err := ParseRunInfo(b)
+		if err != nil {
+			t.Fatalf("accepted %q but not its round trip %s: %v", data, b, err)
+		}
+		if b2, _ := json.Marshal(again); !bytes.Equal(b, b2) {
+			t.Errorf("round trip changed %s into %s", b, b2)
+		}
+		_ = info.ObjectiveID()
+	})
 }

@@ -1,6 +1,10 @@
 package selfies
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/nfbo/nfbo/chem/smiles"
+)
 
 // DecodeError reports a SELFIES string that cannot be decoded. Index is the
 // 0-based position of the offending symbol among the symbols the decoder
@@ -17,7 +21,7 @@ func (e *DecodeError) Error() string {
 	if e.Symbol == "" {
 		return fmt.Sprintf("selfies: decode: %s (symbol %d, offset %d)", e.Reason, e.Index, e.Offset)
 	}
-	return fmt.Sprintf("selfies: decode: %s %q (symbol %d, offset %d)", e.Reason, e.Symbol, e.Index, e.Offset)
+	return fmt.Sprintf("selfies: decode: %s %s (symbol %d, offset %d)", e.Reason, smiles.Quote(e.Symbol), e.Index, e.Offset)
 }
 
 // EncodeError reports a SMILES string that cannot be encoded. Offset is the
@@ -31,12 +35,13 @@ type EncodeError struct {
 	Err    error
 }
 
-// Error formats the error with the SMILES and, if known, the offset.
+// Error formats the error with the SMILES (quoted and clipped by
+// smiles.Quote) and, if known, the offset.
 func (e *EncodeError) Error() string {
 	if e.Offset >= 0 {
-		return fmt.Sprintf("selfies: encode %q: %s (offset %d)", e.SMILES, e.Reason, e.Offset)
+		return fmt.Sprintf("selfies: encode %s: %s (offset %d)", smiles.Quote(e.SMILES), e.Reason, e.Offset)
 	}
-	return fmt.Sprintf("selfies: encode %q: %s", e.SMILES, e.Reason)
+	return fmt.Sprintf("selfies: encode %s: %s", smiles.Quote(e.SMILES), e.Reason)
 }
 
 // Unwrap returns the underlying error.

@@ -14,9 +14,10 @@ type SyntaxError struct {
 	Msg    string
 }
 
-// Error formats the error with its offset and the input.
+// Error formats the error with its offset and the input, quoted and clipped
+// by Quote.
 func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("smiles: %s at offset %d in %q", e.Msg, e.Offset, e.SMILES)
+	return fmt.Sprintf("smiles: %s at offset %d in %s", e.Msg, e.Offset, Quote(e.SMILES))
 }
 
 type tokenKind uint8

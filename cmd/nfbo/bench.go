@@ -294,10 +294,10 @@ func runJobs(ctx context.Context, cmd *Command, out string, jobs []benchJob, pro
 		msg := fmt.Sprintf("runs: %d done, %d failed, %d running, %d left; elapsed %s; estimated time left %s\nupdated %s\n",
 			done, failed, running, left, time.Since(start).Round(time.Second), eta, time.Now().UTC().Format(time.RFC3339))
 		os.WriteFile(filepath.Join(out, "progress.txt"), []byte(msg), 0o644)
-		if runs, err := bench.LoadRuns(out); err == nil && len(runs) > 0 {
+		if s, err := bench.LoadSuite(out); err == nil && len(s.Runs) > 0 {
 			var md bytes.Buffer
 			fmt.Fprintf(&md, "## Partial report of %s\n\n%s\n", out, msg)
-			if bench.WriteMarkdown(&md, runs) == nil {
+			if bench.WriteMarkdown(&md, s.Runs) == nil {
 				os.WriteFile(filepath.Join(out, "report.md"), md.Bytes(), 0o644)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 )
 
 // A Command is one nfbo subcommand, in the manner of cmd/go's base.Command:
@@ -110,6 +111,22 @@ func exitCode(err error) int {
 		return ee.Code
 	}
 	return 1
+}
+
+// exitStatus is exitCode for a command run under ctx: when the command
+// stopped because a signal cancelled ctx (its error is context.Canceled),
+// it is 128 + the signal's number, as a shell reports a process killed by
+// it: 130 for Ctrl-C, 143 for SIGTERM. Scripts and batch schedulers tell an
+// interrupted run from a failed one by it.
+func exitStatus(ctx context.Context, err error) int {
+	var sig *signalError
+	if err != nil && errors.Is(err, context.Canceled) && errors.As(context.Cause(ctx), &sig) {
+		if s, ok := sig.sig.(syscall.Signal); ok {
+			return 128 + int(s)
+		}
+		return 130
+	}
+	return exitCode(err)
 }
 
 // setStreams gives cmd and its subcommands the given streams where unset.

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nfbo/nfbo/chem/smiles"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -39,6 +40,8 @@ and restarts from its checkpoint at step K: lines of earlier runs after step
 K are dropped (that training was lost), and where a step is logged twice the
 later line wins. Lines other than step lines and header lines (messages,
 errors) are ignored; a malformed step line is an error naming LOG and its line.
+A last line without its newline (pretraining still writing it) is left out,
+with a note.
 
 -from leaves the steps before STEP out of the plots (not the table), so that
 the first steps, whose NLL falls by tens of nats, do not flatten the rest.
@@ -78,6 +81,10 @@ PREFIX defaults to LOG without its extension.`,
 		if err := writeValTable(cmd.Stdout, lg); err != nil {
 			return err
 		}
+		if lg.TornLine > 0 {
+			fmt.Fprintf(cmd.Stderr, "curve: %s:%d: the last line has no newline yet (%d bytes; pretraining still writing it?): left out\n",
+				name, lg.TornLine, lg.TornBytes)
+		}
 		fmt.Fprintf(cmd.Stderr, "curve: %d steps (%d validated) from %s; wrote %s\n",
 			len(lg.Points), lg.numVal(), name, strings.Join(files, ", "))
 		return nil
@@ -96,6 +103,9 @@ type trainLog struct {
 	Consistent bool
 	// Points holds the logged steps, sorted by step, one per step.
 	Points []logPoint
+	// TornLine is the number of a last line without its newline (one being
+	// written), which is left out, and TornBytes its length; 0 if none.
+	TornLine, TornBytes int
 }
 
 // logPoint is one progress line of "nfbo pretrain".
@@ -153,12 +163,24 @@ func parseTrainLog(name string, r io.Reader) (*trainLog, error) {
 	lg := &trainLog{Consistent: true}
 	byStep := map[int64]logPoint{}
 	headers := 0
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimRight(sc.Text(), "\r")
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	text := string(data)
+	if i := strings.LastIndexByte(text, '\n'); i+1 < len(text) {
+		// The last line has no newline: "nfbo pretrain" is still writing it (or was stopped in the middle of
+		// it). It is left out, whole, even when it parses: a number cut short would.
+		lg.TornLine, lg.TornBytes = strings.Count(text, "\n")+1, len(text)-(i+1)
+		text = text[:i+1]
+	}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if text == "" {
+		lines = nil
+	}
+	for i, raw := range lines {
+		line := i + 1
+		text := strings.TrimRight(raw, "\r")
 		if m := pretrainHeader.FindStringSubmatch(text); m != nil {
 			size, err1 := strconv.Atoi(m[1])
 			start, err2 := strconv.ParseInt(m[2], 10, 64)
@@ -188,9 +210,6 @@ func parseTrainLog(name string, r io.Reader) (*trainLog, error) {
 		p.Line = line
 		byStep[p.Step] = p
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
-	}
 	if len(byStep) == 0 {
 		return nil, fmt.Errorf("%s: no step lines", name)
 	}
@@ -208,7 +227,7 @@ func parseStepLine(text string) (logPoint, error) {
 	f := strings.Fields(segs[0])
 	// step S/N epoch E loss L nll/token X sim/token Y R seq/s left D
 	if len(f) < 10 || f[0] != "step" || f[2] != "epoch" || f[4] != "loss" || f[6] != "nll/token" || f[8] != "sim/token" {
-		return p, fmt.Errorf("malformed step line %q: want \"step S/N epoch E loss L nll/token X sim/token Y ...\"", text)
+		return p, fmt.Errorf("malformed step line %s: want \"step S/N epoch E loss L nll/token X sim/token Y ...\"", smiles.Quote(text))
 	}
 	stepStr, _, _ := strings.Cut(f[1], "/")
 	var errs [5]error
@@ -218,10 +237,10 @@ func parseStepLine(text string) (logPoint, error) {
 	p.NLL, errs[3] = strconv.ParseFloat(f[7], 64)
 	p.Sim, errs[4] = strconv.ParseFloat(f[9], 64)
 	if err := errors.Join(errs[:]...); err != nil {
-		return p, fmt.Errorf("malformed step line %q: %w", text, err)
+		return p, fmt.Errorf("malformed step line %s: %w", smiles.Quote(text), err)
 	}
 	if p.Step < 1 || p.Epoch < 0 {
-		return p, fmt.Errorf("malformed step line %q: step %d, epoch %d", text, p.Step, p.Epoch)
+		return p, fmt.Errorf("malformed step line %s: step %d, epoch %d", smiles.Quote(text), p.Step, p.Epoch)
 	}
 	for _, seg := range segs[1:] {
 		v := strings.Fields(seg)
@@ -232,11 +251,11 @@ func parseStepLine(text string) (logPoint, error) {
 			p.ValNLL, e1 = strconv.ParseFloat(v[2], 64)
 			p.ValSim, e2 = strconv.ParseFloat(v[4], 64)
 			if err := errors.Join(e1, e2); err != nil {
-				return p, fmt.Errorf("malformed validation part %q: %w", seg, err)
+				return p, fmt.Errorf("malformed validation part %s: %w", smiles.Quote(seg), err)
 			}
 			p.HasVal = true
 		default:
-			return p, fmt.Errorf("malformed step line: unknown part %q", seg)
+			return p, fmt.Errorf("malformed step line: unknown part %s", smiles.Quote(seg))
 		}
 	}
 	return p, nil

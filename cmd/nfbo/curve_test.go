@@ -151,3 +151,61 @@ func TestCurveCommandWritesPlots(t *testing.T) {
 		t.Errorf("no log: exit %d, want 2", code)
 	}
 }
+
+// A log whose last line is still being written (pretraining running) is read without it, with a note; before,
+// "curve" refused it as malformed.
+func TestCurveTornLastLine(t *testing.T) {
+	torn := curveTestLog + "step 50/60 epoch 2 loss 5.5"
+	lg, err := parseTrainLog("train.log", strings.NewReader(torn))
+	if err != nil {
+		t.Fatalf("torn last line: %v", err)
+	}
+	if len(lg.Points) != 4 || lg.TornLine != 17 || lg.TornBytes != len("step 50/60 epoch 2 loss 5.5") {
+		t.Errorf("%d points, torn line %d (%d bytes); want 4 points and line 17 left out", len(lg.Points), lg.TornLine, lg.TornBytes)
+	}
+	// Left out even when it parses: the number at its end may be cut short.
+	lg, err = parseTrainLog("train.log", strings.NewReader(curveTestLog+"step 50/60 epoch 2 loss 5.0000 nll/token 0.5000 sim/token 0.15 30.0 seq/s left 2"))
+	if err != nil || len(lg.Points) != 4 || lg.TornLine != 17 {
+		t.Errorf("torn line that parses: %v, %d points, torn line %d", err, len(lg.Points), lg.TornLine)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "train.log")
+	os.WriteFile(path, []byte(torn), 0o644)
+	_, stderr, err := runCmd(t, newCurveCmd(), "", "-out", filepath.Join(dir, "c"), path)
+	if err != nil || !strings.Contains(stderr, "train.log:17: the last line has no newline yet (27 bytes") {
+		t.Errorf("curve on a torn log: %v\n%s", err, stderr)
+	}
+	// A malformed complete line is still an error, quoted and clipped.
+	bad := curveTestLog + "step 70/60 epoch \x1b[31m" + strings.Repeat("x", 1<<16) + "\n"
+	_, err = parseTrainLog("train.log", strings.NewReader(bad))
+	if err == nil || !strings.Contains(err.Error(), "train.log:17: malformed step line") || len(err.Error()) > 400 ||
+		strings.Contains(err.Error(), "\x1b") {
+		t.Errorf("malformed line: %.400q", err)
+	}
+}
+
+// FuzzParseTrainLog feeds arbitrary logs to the curve reader: it must never panic, and the points it returns
+// must be sorted by step, one per step, each with the line it came from. The seed corpus is
+// testdata/fuzz/FuzzParseTrainLog and the f.Add calls.
+func FuzzParseTrainLog(f *testing.F) {
+	f.Add([]byte(curveTestLog))
+	f.Add([]byte(curveTestLog + "step 50/60 epoch 2 loss 5.5"))
+	f.Add([]byte("step 1/2 epoch 0 loss 1 nll/token 2 sim/token 3 4 seq/s left 1s | val nll/token 1 sim/token 2 | checkpoint\n"))
+	f.Add([]byte("step\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lg, err := parseTrainLog("fuzz.log", bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		lines := bytes.Count(data, []byte("\n"))
+		for i, p := range lg.Points {
+			if i > 0 && p.Step <= lg.Points[i-1].Step {
+				t.Fatalf("points not in increasing step order: %+v", lg.Points)
+			}
+			if p.Line < 1 || p.Line > lines {
+				t.Fatalf("point %+v: line outside the %d complete lines", p, lines)
+			}
+		}
+		_ = lg.numVal()
+	})
+}

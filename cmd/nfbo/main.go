@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -35,15 +36,58 @@ func root() *Command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cmd := root()
 	cmd.setStreams(os.Stdin, os.Stdout, os.Stderr)
 	err := cmd.Execute(ctx, os.Args[1:])
 	if err != nil {
-		if _, isExit := err.(*ExitError); !isExit {
+		var sig *signalError
+		switch {
+		case errors.As(err, new(*ExitError)):
+			// The command has said what went wrong.
+		case err == context.Canceled && errors.As(context.Cause(ctx), &sig):
+			fmt.Fprintf(os.Stderr, "nfbo: stopped by %v\n", sig)
+		default:
 			fmt.Fprintln(os.Stderr, "nfbo:", err)
 		}
 	}
-	os.Exit(exitCode(err))
+	os.Exit(exitStatus(ctx, err))
+}
+
+// signalError is the cause of a context cancelled by a signal.
+type signalError struct{ sig os.Signal }
+
+// Error names the signal, e.g. "interrupt (SIGINT)".
+func (e *signalError) Error() string {
+	if s, ok := e.sig.(syscall.Signal); ok {
+		switch s {
+		case syscall.SIGINT:
+			return "interrupt (SIGINT)"
+		case syscall.SIGTERM:
+			return "termination signal (SIGTERM)"
+		}
+	}
+	return e.sig.String()
+}
+
+// Is makes a signal a cancellation: errors.Is(err, context.Canceled) holds.
+func (e *signalError) Is(target error) bool { return target == context.Canceled }
+
+// signalContext returns a copy of parent that is cancelled when one of sigs arrives, with a *signalError naming
+// the signal as its cause (signal.NotifyContext's cause does not say which signal in a form exitStatus can
+// read). A second signal is not caught: it stops the process at once, for a user who will not wait.
+func signalContext(parent context.Context, sigs ...os.Signal) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	go func() {
+		select {
+		case s := <-ch:
+			cancel(&signalError{s})
+			signal.Stop(ch)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { signal.Stop(ch); cancel(context.Canceled) }
 }

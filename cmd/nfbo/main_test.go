@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // run executes the command tree on args with the given stdin and returns
@@ -79,5 +82,44 @@ func TestSelfiesEncodeDecodeLines(t *testing.T) {
 	out, errs, code = run(t, "[C][C][O]\n[C][=C][C][=C][C][=C][Ring1][=Branch1]\n", "selfies", "decode")
 	if code != 0 || out != "CCO\nC1=CC=CC=C1\n" {
 		t.Fatalf("decode: exit %d, output %q, stderr %q", code, out, errs)
+	}
+}
+
+// A command stopped by Ctrl-C exits 130 (128 + SIGINT), as a shell reports a process killed by it, whether its
+// error is context.Canceled itself or wraps it; other errors keep their statuses.
+func TestExitStatusInterrupt(t *testing.T) {
+	ctx, stop := signalContext(context.Background(), os.Interrupt)
+	defer stop()
+	self, err := os.FindProcess(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := self.Signal(os.Interrupt); err != nil {
+		t.Skipf("cannot send an interrupt to this process: %v", err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the interrupt did not cancel the context")
+	}
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{ctx.Err(), 130},
+		{fmt.Errorf("optimize: scoring the 20 initial molecules: %w", ctx.Err()), 130},
+		{nil, 0},
+		{errors.New("objective failed"), 1},
+		{&UsageError{Err: errors.New("bad flag")}, 2},
+	} {
+		if got := exitStatus(ctx, tc.err); got != tc.want {
+			t.Errorf("exitStatus(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+	// Cancelled otherwise than by a signal (a test's context, say): an ordinary failure.
+	plain, cancel := context.WithCancel(context.Background())
+	cancel()
+	if got := exitStatus(plain, plain.Err()); got != 1 {
+		t.Errorf("exitStatus after a cancel without a signal = %d, want 1", got)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/nfbo/nfbo/chem/molseq"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/selfies"
+	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/model"
@@ -35,7 +36,7 @@ type optimizeArgs struct {
 	InitCount, Budget, Workers     int
 	Candidates, Queries, Anchors   int
 	Seed                           uint64
-	Resume, NoTACS                 bool
+	Resume, Restart, NoTACS        bool
 	Method, Setting                string
 	Variant, Label                 string
 	Offspring, FineTuneEvery       int
@@ -56,6 +57,9 @@ func newOptimizeCmd() *Command {
 	fs.Uint64Var(&a.Seed, "seed", 1, "random seed; a run is reproducible given seed, data, model and flags")
 	fs.StringVar(&a.Out, "out", "", "run `directory` (required); it receives the evaluation log and checkpoints")
 	fs.BoolVar(&a.Resume, "resume", false, "continue the run in -out (same flags) after an interruption")
+	fs.BoolVar(&a.Restart, "restart", false, "with -resume, when checkpoint.gob is missing or damaged: start the optimiser again from the "+
+		"initial molecules (the damaged files are kept as *.damaged); molecules already in the evaluation log are answered "+
+		"from it, not paid again, but the run will differ from an uninterrupted one")
 	fs.StringVar(&a.ObjectiveCmd, "objective-cmd", "", "external objective program speaking docs/objective-protocol.md, "+
 		"e.g. \"python3 oracle.py\" (split at spaces, no shell)")
 	fs.IntVar(&a.Workers, "workers", 1, "objective worker processes")
@@ -118,7 +122,21 @@ surrogate after the last iteration), pending.gob (the batch being
 evaluated), config.json and run.json. After an interruption (Ctrl-C, kill -9,
 a crash) run the same command with -resume: the run continues from the last
 checkpoint, replays the evaluations already paid for from the log, and ends
-as an uninterrupted run with the same seed would.
+as an uninterrupted run with the same seed would. Ctrl-C stops the run at the
+next safe point; the exit status is then 130.
+
+Everything that can be checked without the objective is checked before the
+first call and before -out is made: the flags, the model, the initial
+molecules (printable ASCII) and their scores (finite), -budget against the
+initial molecules it must pay for, the optimiser's settings and the task
+name. A resumed run is checked before it pays: a damaged checkpoint.gob or
+pending.gob (both carry a CRC-32C), an evaluation log that holds fewer calls
+than run.json or the checkpoint records as paid, and an NF-BO run whose
+checkpoint is gone while its log holds calls of the optimiser are refused,
+with what to do. -restart then goes on without the damaged or lost state: the
+optimiser starts again from the initial molecules (from the checkpoint when
+only pending.gob is damaged), the molecules in the log are answered from it
+and not paid again, but the run differs from an uninterrupted one.
 
 One line per iteration reports the calls used, the best score, the
 trust-region length, the new, duplicate and invalid proposals and the seconds
@@ -139,6 +157,8 @@ Top-10 (PMO) of the evaluation log are printed.`,
 			return Usagef(cmd, "optimize: -model is required")
 		case a.Out == "":
 			return Usagef(cmd, "optimize: -out is required")
+		case a.Restart && !a.Resume:
+			return Usagef(cmd, "optimize: -restart goes with -resume")
 		case a.Workers < 1:
 			return Usagef(cmd, "optimize: -workers must be at least 1, not %d", a.Workers)
 		case a.Budget < 0 || a.InitCount < 0 || a.Candidates < 0 || a.Anchors < 0 || a.Queries < 0:
@@ -180,6 +200,9 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 		count = preset.InitialPoints
 	}
 
+	// Everything that can be checked without the objective is checked before the first call, and before the
+	// run directory is touched: the model, the initial molecules and their scores, the budget against them, the
+	// optimiser's settings, and the objective's task names; then, under the lock, the run directory's state.
 	ck, err := model.LoadModelDir(a.Model)
 	if err != nil {
 		return err
@@ -206,13 +229,44 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 	if total == 0 {
 		total = paidInit + preset.Config.Budget
 	}
+	if total <= paidInit {
+		return Usagef(cmd, "optimize: -budget %d leaves no call for the optimiser: the %d initial molecules of %s have no %s scores, "+
+			"so they are scored first and count as calls (PMO's accounting); give -budget %d for %d new calls, or fewer molecules "+
+			"with -init-count", total, paidInit, a.Init, a.Task, paidInit+preset.Config.Budget, preset.Config.Budget)
+	}
+	cfg, err := a.optimizerConfig(preset)
+	if err != nil {
+		return Usagef(cmd, "optimize: %v", err)
+	}
+	// The initial molecules pay for at most paidInit calls (fewer when some are invalid for the objective or
+	// one molecule for it), so the optimiser gets at least total-paidInit.
+	cfg.Budget = total - paidInit
+	if a.Method == "nfbo" {
+		if err := cfg.Check(len(mols), t*ck.Params.Config.F); err != nil {
+			return Usagef(cmd, "optimize: %v (from the %d initial molecules of %s; lower -anchors, or give more molecules)",
+				err, len(mols), a.Init)
+		}
+	}
+	flow, err := seqflow.New(ck, t, seqflow.Options{Backend: a.Backend, Warn: cmd.Stderr})
+	if err != nil {
+		return fmt.Errorf("optimize: model %s: %w", a.Model, err)
+	}
+	defer flow.Close()
+	codec, err := molseq.New(voc, t)
+	if err != nil {
+		return err
+	}
+	obj, canon, closeObj, err := openObjective(ctx, cmd, a, warnf)
+	if err != nil {
+		return err
+	}
+	defer closeObj()
 
-	// The model and the initial molecules are checked before the run directory is touched.
 	setting := a.Setting
 	if setting == "" {
-		setting = bench.Setting(count, total-paidInit)
+		setting = bench.Setting(len(mols), total-paidInit)
 	}
-	info, err := prepareRunDir(a, setting, total)
+	info, err := prepareRunDir(a, setting, bench.Setting(count, total-paidInit), total, warnf)
 	if err != nil {
 		return err
 	}
@@ -221,17 +275,16 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 		return err
 	}
 	defer unlock()
+	if a.Resume {
+		if err := checkResume(a, info, paidInit, warnf); err != nil {
+			return err
+		}
+	}
 	// run.json marks the directory as a run before anything else is written to it, so that a run killed at any
 	// moment can be resumed.
 	if err := writeRunInfo(a.Out, info); err != nil {
 		return err
 	}
-
-	obj, canon, closeObj, err := openObjective(ctx, cmd, a, warnf)
-	if err != nil {
-		return err
-	}
-	defer closeObj()
 	budget, err := objective.OpenBudget(filepath.Join(a.Out, bo.EvalLogFile), obj, canon,
 		objective.BudgetOptions{Limit: total, Task: a.Task, Warnf: warnf})
 	if err != nil {
@@ -248,6 +301,16 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 		}
 		evs, err := budget.Evaluate(ctx, keys)
 		if err != nil {
+			if ctx.Err() != nil {
+				info.Calls = budget.Calls()
+				info.Seconds += time.Since(start).Seconds()
+				warnf("interrupted while scoring the initial molecules, after %d paid calls; continue with the same command and -resume",
+					budget.Calls())
+				if err := writeRunInfo(a.Out, info); err != nil {
+					return errors.Join(ctx.Err(), err)
+				}
+				return ctx.Err()
+			}
 			return fmt.Errorf("optimize: scoring the %d initial molecules of %s (budget %d): %w", len(mols), a.Init, total, err)
 		}
 		calls := map[int]bool{}
@@ -259,55 +322,11 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 		}
 		initCalls = len(calls)
 	}
-	cfg := preset.Config
 	cfg.Budget = total - initCalls
-	if cfg.Budget <= 0 {
-		return fmt.Errorf("optimize: the %d initial molecules used the whole budget of %d calls", initCalls, total)
-	}
 	cfg.RunDir = a.Out
-	if a.Candidates > 0 {
-		cfg.Candidates = a.Candidates
-	}
-	if a.Anchors > 0 {
-		cfg.Anchors = a.Anchors
-	}
-	if a.Queries > 0 {
-		cfg.Queries = a.Queries
-	}
-	if a.Sampler == "pathwise" {
-		cfg.Sampler = bo.SamplerPathwise
-	}
-	if a.NoTACS {
-		cfg.TACS.Tau = 0
-	}
-	if a.Update == "every" {
-		cfg.Update = bo.UpdateEveryIteration
-	}
-	cfg.TRInit = a.TRInit
-	if a.FineTuneEvery != 0 {
-		cfg.TrainEvery = a.FineTuneEvery
-	}
-	if cfg, err = cfg.WithVariant(a.Variant); err != nil {
-		return Usagef(cmd, "optimize: %v", err)
-	}
-	switch {
-	case a.Offspring > 0 && cfg.Screen != bo.ScreenTokens:
-		return Usagef(cmd, "optimize: -offspring needs -variant screened")
-	case a.Offspring > 0:
-		cfg.Offspring = a.Offspring
-	case a.Offspring == -1:
-		cfg.Offspring = 0
-	}
-
-	flow, err := seqflow.New(ck, t, seqflow.Options{Backend: a.Backend, Warn: cmd.Stderr})
-	if err != nil {
-		return fmt.Errorf("optimize: model %s: %w", a.Model, err)
-	}
-	defer flow.Close()
-	codec, err := molseq.New(voc, t)
-	if err != nil {
-		return err
-	}
+	info.Initial = len(mols)
+	info.InitialCalls = initCalls
+	info.Calls = budget.Calls()
 	if a.Method != "nfbo" {
 		return runBaseline(ctx, cmd, baselineRun{args: a, info: info, start: start, budget: budget, initCalls: initCalls,
 			mols: mols, voc: voc, flow: flow, t: t, calls: cfg.Budget, hasScores: hasScores,
@@ -327,7 +346,6 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 		return fmt.Errorf("optimize: %w", err)
 	}
 
-	info.Initial = len(mols)
 	info.InitialScores = nil
 	if hasScores {
 		info.InitialScores = init.Y
@@ -353,6 +371,7 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 	res, runErr := opt.Run(ctx)
 	info.Seconds += time.Since(start).Seconds()
 	info.Finished = res.Status == bo.StatusBudgetSpent || res.Status == bo.StatusConverged
+	info.Calls = budget.Calls()
 	info.Error = ""
 	if runErr != nil && res.Status != bo.StatusCancelled {
 		info.Error = runErr.Error()
@@ -361,16 +380,71 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 		return errors.Join(runErr, err)
 	}
 	if res.Status == bo.StatusCancelled {
-		fmt.Fprintf(cmd.Stderr, "nfbo optimize: interrupted after %d calls; continue with the same command and -resume\n", res.Calls)
+		warnf("interrupted after %d paid calls (%d for the initial molecules, %d by the optimiser); continue with the same command and -resume",
+			budget.Calls(), initCalls, res.Calls)
 		return runErr
 	}
 	if runErr != nil {
+		var rde *bo.RunDirError
+		if errors.As(runErr, &rde) {
+			// Resuming again would meet the same file.
+			return fmt.Errorf("optimize: %w", runErr)
+		}
 		return fmt.Errorf("optimize: %w (the run directory %s can be resumed with -resume)", runErr, a.Out)
 	}
 	_, y, smiles := opt.Data()
 	status := fmt.Sprintf("%s after %d iterations, %d new molecules evaluated (+%d initial calls)",
 		res.Status, res.Iterations, res.Calls, initCalls)
 	return printResults(cmd.Stdout, a.Out, status, y, smiles, slices.Max(init.Y))
+}
+
+// optimizerConfig returns the preset's configuration with the flags' changes and the variant's rules; Budget and
+// RunDir are left to the caller.
+func (a optimizeArgs) optimizerConfig(preset bo.Preset) (bo.Config, error) {
+	cfg := preset.Config
+	if a.Candidates > 0 {
+		cfg.Candidates = a.Candidates
+	}
+	if a.Anchors > 0 {
+		cfg.Anchors = a.Anchors
+	}
+	if a.Queries > 0 {
+		cfg.Queries = a.Queries
+	}
+	if a.Sampler == "pathwise" {
+		cfg.Sampler = bo.SamplerPathwise
+	}
+	if a.NoTACS {
+		cfg.TACS.Tau = 0
+	}
+	if a.Update == "every" {
+		cfg.Update = bo.UpdateEveryIteration
+	}
+	cfg.TRInit = a.TRInit
+	if a.FineTuneEvery != 0 {
+		cfg.TrainEvery = a.FineTuneEvery
+	}
+	cfg, err := cfg.WithVariant(a.Variant)
+	if err != nil {
+		return cfg, err
+	}
+	switch {
+	case a.Offspring > 0 && cfg.Screen != bo.ScreenTokens:
+		return cfg, errors.New("-offspring needs -variant screened")
+	case a.Offspring > 0:
+		cfg.Offspring = a.Offspring
+	case a.Offspring == -1:
+		cfg.Offspring = 0
+	}
+	return cfg, nil
+}
+
+// objectiveID is the run's objective as run.json records it.
+func (a optimizeArgs) objectiveID() string {
+	if a.ObjectiveCmd != "" {
+		return bench.ObjectiveCommand(a.ObjectiveCmd)
+	}
+	return bench.ObjectiveRDKit
 }
 
 // methodLabel names the run's method in run.json and reports.
@@ -400,13 +474,16 @@ func mutationAlphabet(voc *vocab.Vocab) []int {
 	return ids
 }
 
-// prepareRunDir checks -out against -resume and returns the run's RunInfo (the saved one when resuming).
-func prepareRunDir(a optimizeArgs, setting string, total int) (bench.RunInfo, error) {
-	info := bench.RunInfo{Setting: setting, Task: a.Task, Method: a.methodLabel(), Seed: int(a.Seed), Budget: total}
+// prepareRunDir checks -out against -resume and returns the run's RunInfo (the saved one when resuming). A
+// resumed run must have been started with the same flags; legacySetting is the setting label nfbo wrote before
+// it counted the initial molecules actually used, accepted from run directories it wrote.
+func prepareRunDir(a optimizeArgs, setting, legacySetting string, total int, warnf func(string, ...any)) (bench.RunInfo, error) {
+	info := bench.RunInfo{Setting: setting, Task: a.Task, Method: a.methodLabel(), Seed: int(a.Seed), Budget: total,
+		Objective: a.objectiveID()}
 	path := filepath.Join(a.Out, bench.RunInfoFile)
 	b, err := os.ReadFile(path)
 	if err == nil && !a.Resume && !exists(filepath.Join(a.Out, bo.EvalLogFile)) && !exists(filepath.Join(a.Out, bo.CheckpointFile)) {
-		// A run that stopped before its first evaluation (a wrong task name, say) holds nothing to keep.
+		// A run that stopped before its first evaluation holds nothing to keep.
 		err = fs.ErrNotExist
 	}
 	switch {
@@ -427,13 +504,28 @@ func prepareRunDir(a optimizeArgs, setting string, total int) (bench.RunInfo, er
 	if !a.Resume {
 		return info, fmt.Errorf("optimize: %s already holds a run; pass -resume to continue it or choose another -out", a.Out)
 	}
-	var saved bench.RunInfo
-	if err := json.Unmarshal(b, &saved); err != nil {
-		return info, fmt.Errorf("optimize: %s: %w", path, err)
+	saved, err := bench.ParseRunInfo(b)
+	if err != nil {
+		return info, fmt.Errorf("optimize: -resume: %s: %w", path, err)
+	}
+	if saved.Setting == legacySetting {
+		saved.Setting = setting
 	}
 	if saved.Task != a.Task || saved.Seed != int(a.Seed) || saved.Setting != setting || saved.Budget != total || saved.Method != info.Method {
 		return info, fmt.Errorf("optimize: -resume: %s was started with -task %s -seed %d, method %s, setting %s (initial+budget), "+
 			"budget %d; resume with the same flags", path, saved.Task, saved.Seed, saved.Method, saved.Setting, saved.Budget)
+	}
+	switch {
+	case saved.Objective == "":
+		// Written before nfbo recorded the objective.
+		saved.Objective = info.Objective
+	case saved.Objective == info.Objective:
+	case (saved.Objective == bench.ObjectiveRDKit) != (info.Objective == bench.ObjectiveRDKit):
+		return info, fmt.Errorf("optimize: -resume: %s was started with objective %q, not %q; resume with the same objective",
+			path, saved.Objective, info.Objective)
+	default:
+		warnf("%s was started with objective %q; resuming with %q", path, saved.Objective, info.Objective)
+		saved.Objective = info.Objective
 	}
 	return saved, nil
 }
@@ -555,8 +647,9 @@ func printResults(w io.Writer, dir, status string, y []float64, smiles []string,
 	return nil
 }
 
-// readInit reads the first count molecules of an init file (through gzip when its name ends in ".gz"): a CSV with a smiles/smile column (and the task's
-// scores when it has a column named like the task), or one SMILES per line.
+// readInit reads the first count molecules of an init file (through gzip when its name ends in ".gz"): a CSV
+// with a smiles/smile column (and the task's scores when it has a column named like the task), or one SMILES per
+// line. See parseInit.
 func readInit(path, task string, count int) (rows []initRow, hasScores bool, err error) {
 	r, closeInit, err := openMaybeGzip(path)
 	if err != nil {
@@ -567,7 +660,14 @@ func readInit(path, task string, count int) (rows []initRow, hasScores bool, err
 	if err != nil {
 		return nil, false, fmt.Errorf("optimize: -init: read %s: %w", path, err)
 	}
-	text := string(b)
+	return parseInit(path, b, task, count)
+}
+
+// parseInit reads the first count molecules of the init file path, whose bytes are data. A SMILES that holds a
+// byte that is not printable ASCII (another encoding, a binary file) is an error naming the line and the byte's
+// offset, as is a task score that is not a finite number; both are found before anything is paid.
+func parseInit(path string, data []byte, task string, count int) (rows []initRow, hasScores bool, err error) {
+	text := strings.TrimPrefix(string(data), "\ufeff") // the byte order mark some editors write
 	first, _, _ := strings.Cut(text, "\n")
 	if strings.Contains(first, ",") {
 		return readInitCSV(path, text, task, count)
@@ -576,11 +676,14 @@ func readInit(path, task string, count int) (rows []initRow, hasScores bool, err
 		if len(rows) == count {
 			break
 		}
-		f := strings.Fields(line)
-		if len(f) == 0 || strings.HasPrefix(f[0], "#") || (i == 0 && strings.EqualFold(f[0], "smiles")) {
+		f, _ := firstField(line)
+		if f == "" || strings.HasPrefix(f, "#") || (i == 0 && strings.EqualFold(f, "smiles")) {
 			continue
 		}
-		rows = append(rows, initRow{line: i + 1, smiles: f[0]})
+		if err := smiles.CheckText(f); err != nil {
+			return nil, false, fmt.Errorf("optimize: %s:%d: %w", path, i+1, err)
+		}
+		rows = append(rows, initRow{line: i + 1, smiles: f})
 	}
 	if len(rows) == 0 {
 		return nil, false, fmt.Errorf("optimize: %s: no molecules", path)

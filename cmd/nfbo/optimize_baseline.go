@@ -75,12 +75,14 @@ func runBaseline(ctx context.Context, cmd *Command, r baselineRun) error {
 	}
 	info := r.info
 	info.Initial = len(r.mols)
+	info.InitialScores = nil // a resumed run's run.json holds them already
 	if r.hasScores {
 		for _, m := range r.mols {
 			info.InitialScores = append(info.InitialScores, m.score)
 		}
 	}
 	info.Seconds += time.Since(r.start).Seconds()
+	info.Calls = r.budget.Calls()
 	info.Finished = err == nil || errors.Is(err, baseline.ErrNoProgress)
 	info.Error = ""
 	if err != nil && !errors.Is(err, context.Canceled) {
@@ -90,7 +92,8 @@ func runBaseline(ctx context.Context, cmd *Command, r baselineRun) error {
 		return errors.Join(err, werr)
 	}
 	if errors.Is(err, context.Canceled) {
-		fmt.Fprintf(cmd.Stderr, "nfbo optimize: interrupted after %d calls; continue with the same command and -resume\n", obj.Calls())
+		fmt.Fprintf(cmd.Stderr, "nfbo optimize: interrupted after %d paid calls (%d for the initial molecules, %d by %s); "+
+			"continue with the same command and -resume\n", r.budget.Calls(), r.initCalls, obj.Calls(), a.Method)
 		return err
 	}
 	if err != nil && !errors.Is(err, baseline.ErrNoProgress) {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
 	"github.com/nfbo/nfbo/chem/molseq"
+	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
 )
 
@@ -41,24 +43,33 @@ func readInitCSV(path, text, task string, count int) (rows []initRow, hasScores 
 		}
 	}
 	if smiCol < 0 {
-		return nil, false, fmt.Errorf("optimize: %s:1: no smiles or smile column in the header %q", path, header)
+		return nil, false, fmt.Errorf("optimize: %s:1: no smiles or smile column in the header %s", path, smiles.Quote(strings.Join(header, ",")))
 	}
 	for len(rows) < count {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := r.FieldPos(0)
 		if err != nil {
+			// A *csv.ParseError names the line and column.
 			return nil, false, fmt.Errorf("optimize: %s: %w", path, err)
 		}
+		line, _ := r.FieldPos(0)
 		if smiCol >= len(rec) || (scoreCol >= 0 && scoreCol >= len(rec)) {
 			return nil, false, fmt.Errorf("optimize: %s:%d: %d fields, the header has %d", path, line, len(rec), len(header))
 		}
-		row := initRow{line: line, smiles: strings.TrimSpace(rec[smiCol])}
+		row := initRow{line: line, smiles: trimSpace(rec[smiCol])}
+		if err := smiles.CheckText(row.smiles); err != nil {
+			return nil, false, fmt.Errorf("optimize: %s:%d: column %d (%s): %w", path, line, smiCol+1, header[smiCol], err)
+		}
 		if scoreCol >= 0 {
-			if row.score, err = strconv.ParseFloat(strings.TrimSpace(rec[scoreCol]), 64); err != nil {
-				return nil, false, fmt.Errorf("optimize: %s:%d: column %s: %w", path, line, header[scoreCol], err)
+			v := strings.TrimSpace(rec[scoreCol])
+			if row.score, err = strconv.ParseFloat(v, 64); err != nil {
+				return nil, false, fmt.Errorf("optimize: %s:%d: column %d (%s): %w", path, line, scoreCol+1, header[scoreCol], err)
+			}
+			if math.IsNaN(row.score) || math.IsInf(row.score, 0) {
+				return nil, false, fmt.Errorf("optimize: %s:%d: column %d (%s): the score %s is not a finite number",
+					path, line, scoreCol+1, header[scoreCol], smiles.Quote(v))
 			}
 		}
 		rows = append(rows, row)
@@ -67,6 +78,18 @@ func readInitCSV(path, text, task string, count int) (rows []initRow, hasScores 
 		return nil, false, fmt.Errorf("optimize: %s: no molecules", path)
 	}
 	return rows, scoreCol >= 0, nil
+}
+
+// trimSpace returns s without leading and trailing ASCII white space (strings.TrimSpace would also take
+// Unicode spaces, hiding a non-ASCII byte that CheckText must see).
+func trimSpace(s string) string {
+	for len(s) > 0 && isSpace(s[0]) {
+		s = s[1:]
+	}
+	for len(s) > 0 && isSpace(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 // canonicalInit canonicalises the initial molecules with NF-BO's SELFIES round trip and returns them with the run's
@@ -88,9 +111,12 @@ func canonicalInit(warn io.Writer, path string, rows []initRow, voc *vocab.Vocab
 			var ee *vocab.EncodeError
 			if errors.As(err, &ee) {
 				ee.File, ee.Line = path, r.line
+				if len(ee.Molecule) > 80 {
+					ee.Molecule = ee.Molecule[:80] + fmt.Sprintf("… (%d bytes)", len(ee.Molecule))
+				}
 				fmt.Fprintf(warn, "nfbo optimize: %v (skipped)\n", ee)
 			} else {
-				fmt.Fprintf(warn, "nfbo optimize: %s:%d: %s: %v (skipped)\n", path, r.line, r.smiles, err)
+				fmt.Fprintf(warn, "nfbo optimize: %s:%d: %s: %v (skipped)\n", path, r.line, smiles.Quote(r.smiles), err)
 			}
 			continue
 		}

@@ -214,7 +214,7 @@ func TestOptimizeCmdInitErrors(t *testing.T) {
 	os.WriteFile(badScore, []byte("smiles,adip\nCCO,0.1\nCCN,abc\n"), 0o644)
 	for _, tc := range []struct{ file, want string }{
 		{bad, "bad.csv:1: no smiles or smile column"},
-		{badScore, "badscore.csv:3: column adip"},
+		{badScore, "badscore.csv:3: column 2 (adip)"},
 		{filepath.Join(dir, "missing.smi"), "missing.smi"},
 	} {
 		_, _, err := runCmd(t, newOptimizeCmd(), "", "-task", "adip", "-init", tc.file, "-model", dir, "-out", filepath.Join(dir, "out"))

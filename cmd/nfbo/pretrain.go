@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/chem/selfies"
+	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/train"
 	"github.com/nfbo/nfbo/model"
@@ -366,13 +367,13 @@ func readMolecules(ctx context.Context, cmd *Command, name string) ([]molecule, 
 		sf := text
 		if !looksLikeSELFIES(text) {
 			if sf, err = selfies.Encode(text); err != nil {
-				fmt.Fprintf(cmd.Stderr, "%s:%d: SMILES %q: %v\n", name, line, text, err)
+				fmt.Fprintf(cmd.Stderr, "%s:%d: SMILES %s: %v\n", name, line, smiles.Quote(text), err)
 				continue
 			}
 		}
 		tokens, err := selfies.Split(sf)
 		if err != nil {
-			fmt.Fprintf(cmd.Stderr, "%s:%d: SELFIES %q: %v\n", name, line, sf, err)
+			fmt.Fprintf(cmd.Stderr, "%s:%d: SELFIES %s: %v\n", name, line, smiles.Quote(sf), err)
 			continue
 		}
 		mols = append(mols, molecule{line: line, selfies: sf, tokens: tokens})

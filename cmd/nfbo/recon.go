@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/chem/selfies"
+	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/model"
@@ -239,12 +240,12 @@ func reconParse(voc *vocab.Vocab, text, format string, T int) (reconItem, error)
 		var err error
 		sf, err = selfies.Encode(text)
 		if err != nil {
-			return reconItem{}, fmt.Errorf("SMILES %q: %w", text, err)
+			return reconItem{}, fmt.Errorf("SMILES %s: %w", smiles.Quote(text), err)
 		}
 	}
 	tokens, err := selfies.Split(sf)
 	if err != nil {
-		return reconItem{}, fmt.Errorf("SELFIES %q: %w", sf, err)
+		return reconItem{}, fmt.Errorf("SELFIES %s: %w", smiles.Quote(sf), err)
 	}
 	ids, err := voc.Encode(nil, tokens, T)
 	if err != nil {

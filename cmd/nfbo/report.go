@@ -26,7 +26,15 @@ from those files alone:
   OUT/img/*.png, .svg  best score against objective calls per task, one line per
                        method (mean over seeds), shaded by one standard error.
 
-OUT defaults to SUITEDIR. The Markdown is also printed on standard output.`,
+OUT defaults to SUITEDIR. The Markdown is also printed on standard output.
+
+A task scored by -objective-cmd is reported apart from the RDKit task of the
+same name, as "TASK [program]". A run whose run.json or log cannot be read is
+left out, and of two runs with the same setting, task, objective, method and
+seed (a copied directory) the one with fewer calls is left out; each is named
+in a warning on standard error and in the report's notes, as is a log whose
+last line is incomplete. A run without a log is marked "without a log" and,
+like an unfinished run, left out of the sums.`,
 		Flag: flag.NewFlagSet("report", flag.ContinueOnError),
 	}
 	out := c.Flag.String("out", "", "output `directory` (default: SUITEDIR)")
@@ -39,10 +47,14 @@ OUT defaults to SUITEDIR. The Markdown is also printed on standard output.`,
 		if *out == "" {
 			*out = dir
 		}
-		runs, err := bench.LoadRuns(dir)
+		suite, err := bench.LoadSuite(dir)
 		if err != nil {
 			return err
 		}
+		for _, w := range suite.Warnings {
+			fmt.Fprintf(cmd.Stderr, "nfbo report: %s\n", w)
+		}
+		runs := suite.Runs
 		if len(runs) == 0 {
 			return fmt.Errorf("report: no runs (run.json) under %s", dir)
 		}
@@ -50,6 +62,13 @@ OUT defaults to SUITEDIR. The Markdown is also printed on standard output.`,
 		fmt.Fprintf(&md, "## Report of %s (%d runs)\n\n", dir, len(runs))
 		if err := bench.WriteMarkdown(&md, runs); err != nil {
 			return err
+		}
+		if len(suite.Warnings) > 0 {
+			md.WriteString("Notes on the run directories:\n\n")
+			for _, w := range suite.Warnings {
+				fmt.Fprintf(&md, "- %s\n", w)
+			}
+			md.WriteString("\n")
 		}
 		if *plots {
 			files, err := bench.WritePlots(filepath.Join(*out, "img"), runs)

@@ -11,8 +11,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/chem/smiles"
 )
 
 // scoreBatch is how many lines "nfbo score" reads before scoring them, so
@@ -39,9 +42,13 @@ whitespace-separated field of a line is read, so .smi files with names work.
 With several comma-separated tasks (RDKit only), each output line holds one
 score per task, separated by tabs; the worker then parses each molecule once.
 
-A molecule that scores 0 because it is invalid (or its score was negative,
-non-finite or could not be computed) also gets a message on standard error
-naming its file and line number; the exit status is then 1.
+A line that fails gets 0, the score an invalid molecule gets during
+optimisation, so that every output line stays a number, and a message on
+standard error naming its file and line number; the exit status is then 1.
+A line fails when its molecule is invalid, when its score was negative,
+non-finite or could not be computed, or when its SMILES holds a byte that is
+not printable ASCII (the message names the byte and its offset; such a line
+is not sent to the objective, which would score the part before the byte).
 
 By default the RDKit worker computes the task; -objective-cmd runs an external
 program that speaks the same protocol instead (docs/objective-protocol.md).`,
@@ -158,54 +165,75 @@ type scoreFunc func(ctx context.Context, batch []string) ([][]objective.Result, 
 
 // scoreStream scores the lines of in (called name in messages) in batches,
 // writing one line of scores per input line to out and one message per
-// failed line to errw. It returns the number of failed lines.
+// failed line to errw. A line whose SMILES is not printable ASCII is not sent
+// to the objective: RDKit would stop reading at the first bad byte and score
+// the prefix, another molecule. It returns the number of failed lines.
 func scoreStream(ctx context.Context, score scoreFunc, tasks []string, name string, in io.Reader,
 	out *bufio.Writer, errw io.Writer) (int, error) {
 	r := bufio.NewReaderSize(in, 1<<16)
 	failed, lineNo := 0, 0
 	var batch []string
+	var bad []error // per line of batch: why it is not scored, or nil
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
 		first := lineNo - len(batch) + 1
-		res, err := score(ctx, batch)
-		if err != nil {
-			return fmt.Errorf("%s: lines %d-%d: %w", name, first, lineNo, err)
+		var good []string
+		for i, s := range batch {
+			if bad[i] == nil {
+				good = append(good, s)
+			}
 		}
+		var res [][]objective.Result
+		if len(good) > 0 {
+			var err error
+			if res, err = score(ctx, good); err != nil {
+				return fmt.Errorf("%s: lines %d-%d: %w", name, first, lineNo, err)
+			}
+		}
+		k := 0 // index in good
 		for i := range batch {
 			var msgs []string
 			for j := range tasks {
-				if reason := res[j][i].Reason; reason != "" {
+				if j > 0 {
+					out.WriteByte('\t')
+				}
+				if bad[i] != nil {
+					out.WriteByte('0')
+					continue
+				}
+				if reason := res[j][k].Reason; reason != "" {
+					reason = cleanMessage(reason)
 					if len(tasks) > 1 {
 						reason = tasks[j] + ": " + reason
 					}
 					msgs = append(msgs, reason)
 				}
-				if j > 0 {
-					out.WriteByte('\t')
-				}
-				out.WriteString(strconv.FormatFloat(res[j][i].Score, 'g', 17, 64))
+				out.WriteString(strconv.FormatFloat(res[j][k].Score, 'g', 17, 64))
 			}
 			out.WriteByte('\n')
+			if bad[i] != nil {
+				msgs = append(msgs, bad[i].Error())
+			} else {
+				k++
+			}
 			if len(msgs) > 0 {
 				failed++
 				out.Flush() // keep stdout and stderr in step for a reader of both
 				fmt.Fprintf(errw, "%s:%d: %s\n", name, first+i, strings.Join(msgs, "; "))
 			}
 		}
-		batch = batch[:0]
+		batch, bad = batch[:0], bad[:0]
 		return nil
 	}
 	for {
 		line, err := r.ReadString('\n')
 		if len(line) > 0 {
 			lineNo++
-			s := strings.TrimSpace(line)
-			if f := strings.Fields(s); len(f) > 1 {
-				s = f[0]
-			}
+			s, _ := firstField(line)
 			batch = append(batch, s)
+			bad = append(bad, smiles.CheckText(s))
 			if len(batch) == scoreBatch {
 				if err := flush(); err != nil {
 					return failed, err
@@ -220,6 +248,36 @@ func scoreStream(ctx context.Context, score scoreFunc, tasks []string, name stri
 		}
 	}
 	return failed, flush()
+}
+
+// isSpace reports whether c is ASCII white space. Fields are split at ASCII
+// white space only: splitting at Unicode spaces as well (strings.Fields does)
+// would turn "C\u00a0C" into "C", another molecule.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// firstField returns the first field of line, as separated by ASCII white
+// space, and its byte offset in line; "" when the line is blank.
+func firstField(line string) (field string, start int) {
+	for start < len(line) && isSpace(line[start]) {
+		start++
+	}
+	end := start
+	for end < len(line) && !isSpace(line[end]) {
+		end++
+	}
+	return line[start:end], start
+}
+
+// cleanMessage returns a message from outside (an objective's reason, say)
+// as it is when it is printable and short, else quoted and clipped, so that
+// no control byte reaches the terminal and no message runs to megabytes.
+func cleanMessage(s string) string {
+	if len(s) <= 300 && utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return s
+	}
+	return smiles.Quote(s)
 }
 
 // lockedWriter serialises writes from several goroutines.

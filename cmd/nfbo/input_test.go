@@ -1,0 +1,378 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/chem/smiles"
+)
+
+// countingOracle writes an external objective that scores a SMILES as its length / 10 and appends every molecule
+// it is asked to score to a file; it returns the command line and a function that returns the molecules scored
+// so far. A test that asserts no call was made reads it after the command returns.
+func countingOracle(t testing.TB, dir string) (cmdLine string, calls func() []string) {
+	t.Helper()
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 on PATH")
+	}
+	script := filepath.Join(dir, "counting_oracle.py")
+	record := filepath.Join(dir, "oracle_calls.txt")
+	src := `import json, sys
+record = sys.argv[1]
+for line in sys.stdin:
+    req = json.loads(line)
+    if req.get("op") != "score":
+        resp = {"ok": False, "error": "unknown op %r" % req.get("op")}
+    else:
+        with open(record, "a") as f:
+            for smi in req["smiles"]:
+                f.write(smi + "\n")
+        resp = {"ok": True, "scores": [len(s) / 10 if s else None for s in req["smiles"]],
+                "errors": ["" if s else "empty SMILES" for s in req["smiles"]]}
+    resp["id"] = req.get("id")
+    print(json.dumps(resp), flush=True)
+`
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return python + " " + script + " " + record, func() []string {
+		b, err := os.ReadFile(record)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	}
+}
+
+// A line whose SMILES holds a byte that is not printable ASCII is not sent to the objective (RDKit would score
+// the part before the byte, another molecule): it gets 0 and a message naming its line and the byte's offset.
+func TestScoreCmdRejectsNonASCII(t *testing.T) {
+	dir := t.TempDir()
+	oracle, calls := countingOracle(t, dir)
+	in := "CCéN\nC\xff\xfeC\nCCO\nC\u00a0C\nc1ccccc1 b\u00e9nz\u00e8ne\nC\x1b[31mC\n"
+	out, errOut, err := runCmd(t, newScoreCmd(), in, "-objective-cmd", oracle, "-task", "demo")
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != 1 {
+		t.Fatalf("err = %v, want exit status 1\n%s", err, errOut)
+	}
+	if want := "0\n0\n0.29999999999999999\n0\n0.80000000000000004\n0\n"; out != want {
+		t.Errorf("stdout %q, want %q", out, want)
+	}
+	for _, want := range []string{
+		`stdin:1: smiles: non-ASCII character 'é' (U+00E9) at byte offset 2 of "CCéN"`,
+		`stdin:2: smiles: invalid UTF-8 byte 0xff at byte offset 1 of "C\xff\xfeC"`,
+		`stdin:4: smiles: non-ASCII character '\u00a0' (U+00A0) at byte offset 1`,
+		`stdin:6: smiles: control character 0x1b at byte offset 1 of "C\x1b[31mC"`,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "\x1b") || strings.Contains(errOut, "\xff") {
+		t.Errorf("raw bytes of the input reached stderr: %q", errOut)
+	}
+	if got := calls(); strings.Join(got, ",") != "CCO,c1ccccc1" {
+		t.Errorf("the objective was asked for %q, want only the two good lines", got)
+	}
+}
+
+// A bad line of a megabyte gives a message of one short line.
+func TestScoreCmdLongBadLine(t *testing.T) {
+	dir := t.TempDir()
+	oracle, _ := countingOracle(t, dir)
+	in := strings.Repeat("C", 1<<20) + "\xff\n"
+	_, errOut, _ := runCmd(t, newScoreCmd(), in, "-objective-cmd", oracle, "-task", "demo")
+	if len(errOut) > 400 || !strings.Contains(errOut, "(1048577 bytes)") {
+		t.Errorf("stderr of %d bytes: %.400q", len(errOut), errOut)
+	}
+}
+
+// writeInitFiles writes init files for the pre-flight tests into dir: the first n molecules of the GuacaMol CSV
+// one per line, a CSV whose adip column holds NaN and Inf, and a file with a non-ASCII byte.
+func writeInitFiles(t *testing.T, dir string, n int) (smi, nanCSV, nonASCII string) {
+	t.Helper()
+	f, err := os.Open(guacamol100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	var lines []string
+	for _, r := range rows[1 : n+1] {
+		lines = append(lines, r[col["smile"]])
+	}
+	smi = filepath.Join(dir, "init.smi")
+	os.WriteFile(smi, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	rows[3][col["adip"]], rows[5][col["adip"]] = "NaN", "-Inf"
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	w.WriteAll(rows[:n+1])
+	nanCSV = filepath.Join(dir, "nan.csv")
+	os.WriteFile(nanCSV, []byte(b.String()), 0o644)
+	nonASCII = filepath.Join(dir, "latin1.smi")
+	os.WriteFile(nonASCII, []byte(lines[0]+"\n"+lines[1]+"\nCC\xe9N\n"), 0o644)
+	return smi, nanCSV, nonASCII
+}
+
+// Every check that needs no objective runs before the first objective call and before the run directory is
+// made: each refused case leaves the counting objective uncalled and no run directory behind.
+func TestOptimizePreflight(t *testing.T) {
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	oracle, calls := countingOracle(t, dir)
+	smi, nanCSV, nonASCII := writeInitFiles(t, dir, 25)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"budget below the initial molecules", []string{"-init", guacamol100, "-budget", "80"},
+			"-budget 80 leaves no call for the optimiser: the 100 initial molecules of " + guacamol100 + " have no demo scores"},
+		{"budget equal to the initial molecules", []string{"-init", smi, "-budget", "25"}, "-budget 25 leaves no call"},
+		{"more anchors than initial points", []string{"-init", smi, "-init-count", "2", "-budget", "30"},
+			"bo: config: 5 anchors but only 2 initial points"},
+		{"queries above candidates", []string{"-init", smi, "-budget", "40", "-queries", "300", "-candidates", "200"},
+			"bo: config: Queries = 300 > Candidates = 200 per anchor"},
+		{"NaN score", []string{"-task", "adip", "-init", nanCSV, "-init-count", "20", "-budget", "30"},
+			"nan.csv:4: column 6 (adip): the score \"NaN\" is not a finite number"},
+		{"non-ASCII SMILES", []string{"-init", nonASCII, "-budget", "30"},
+			"latin1.smi:3: smiles: invalid UTF-8 byte 0xe9 at byte offset 2 of \"CC\\xe9N\""},
+		{"-restart without -resume", []string{"-init", smi, "-budget", "30", "-restart"}, "-restart goes with -resume"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, "run-"+strings.ReplaceAll(tc.name, " ", "-"))
+			args := append([]string{"-task", "demo", "-objective-cmd", oracle, "-candidates", "200", "-model", dir, "-out", out}, tc.args...)
+			_, stderr, err := runCmd(t, newOptimizeCmd(), "", args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q\n%s", err, tc.want, stderr)
+			}
+			if got := calls(); len(got) != 0 {
+				t.Errorf("%d objective calls before the error", len(got))
+			}
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("run directory %s left behind (%v)", out, err)
+			}
+		})
+	}
+	t.Run("unknown task", func(t *testing.T) {
+		needRDKit(t)
+		out := filepath.Join(dir, "run-unknown-task")
+		_, _, err := runCmd(t, newOptimizeCmd(), "", "-task", "qde", "-init", smi, "-budget", "30", "-model", dir, "-out", out)
+		if err == nil || !strings.Contains(err.Error(), `unknown task "qde"`) {
+			t.Fatalf("error %v, want unknown task", err)
+		}
+		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("run directory %s left behind (%v)", out, err)
+		}
+	})
+}
+
+// A resumed run is checked before it pays: an emptied or shortened log, a deleted checkpoint, a damaged
+// checkpoint or pending batch are refused with what to do, and no call is made; -restart sets the damaged or
+// missing state aside and continues from the log without paying twice. The run's setting label counts the
+// initial molecules actually used (25, not the preset's 100).
+func TestOptimizeResumeChecks(t *testing.T) {
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	oracle, calls := countingOracle(t, dir)
+	smi, _, _ := writeInitFiles(t, dir, 25)
+	out := filepath.Join(dir, "run")
+	args := []string{"-task", "demo", "-objective-cmd", oracle, "-init", smi, "-budget", "35", "-candidates", "200",
+		"-model", dir, "-out", out, "-seed", "2"}
+	if _, stderr, err := runCmd(t, newOptimizeCmd(), "", args...); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	paid := len(calls())
+	if paid != 35 {
+		t.Fatalf("%d calls, want the budget of 35", paid)
+	}
+	run, err := bench.LoadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := run.Info; i.Setting != "25+10" || i.Calls != 35 || i.InitialCalls != 25 || i.Objective != "cmd: "+oracle {
+		t.Errorf("run.json: %+v; want setting 25+10, 35 calls, 25 initial calls and the objective", i)
+	}
+	files := map[string][]byte{}
+	for _, name := range []string{"evaluations.jsonl", "checkpoint.gob", "pending.gob"} {
+		if files[name], err = os.ReadFile(filepath.Join(out, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restore := func() {
+		t.Helper()
+		for name, b := range files {
+			if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(filepath.Join(out, name+".damaged"))
+		}
+	}
+	flip := func(name string) {
+		b := bytes.Clone(files[name])
+		b[len(b)/2] ^= 0x10
+		os.WriteFile(filepath.Join(out, name), b, 0o644)
+	}
+	resume := func(extra ...string) (string, error) {
+		_, stderr, err := runCmd(t, newOptimizeCmd(), "", append(append(args, "-resume"), extra...)...)
+		return stderr, err
+	}
+	log := files["evaluations.jsonl"]
+	for _, tc := range []struct {
+		name   string
+		break_ func()
+		want   string
+	}{
+		{"emptied log", func() { os.WriteFile(filepath.Join(out, "evaluations.jsonl"), nil, 0o644) },
+			"evaluations.jsonl holds 0 paid calls, but run.json records 35: evaluations were lost"},
+		{"log cut to 30 records", func() {
+			lines := bytes.SplitAfter(log, []byte("\n"))
+			os.WriteFile(filepath.Join(out, "evaluations.jsonl"), bytes.Join(lines[:30], nil), 0o644)
+		}, "holds 30 paid calls, but run.json records 35"},
+		{"deleted checkpoint", func() { os.Remove(filepath.Join(out, "checkpoint.gob")) },
+			"has no checkpoint.gob, but its log holds 35 paid calls, 10 more than the initial molecules"},
+		{"damaged checkpoint", func() { flip("checkpoint.gob") },
+			"checkpoint.gob: damaged: CRC-32C"},
+		{"damaged pending batch", func() { flip("pending.gob") },
+			"pending.gob: damaged: CRC-32C"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer restore()
+			tc.break_()
+			stderr, err := resume()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q\n%s", err, tc.want, stderr)
+			}
+			if strings.Contains(err.Error(), "can be resumed with -resume") {
+				t.Errorf("the error invites a -resume that would fail the same way: %v", err)
+			}
+			if n := len(calls()); n != paid {
+				t.Errorf("%d objective calls after the refused resume, want %d", n, paid)
+			}
+			if strings.Contains(tc.name, "checkpoint") || strings.Contains(tc.name, "pending") {
+				if !strings.Contains(err.Error(), "-restart") {
+					t.Errorf("no way forward offered: %v", err)
+				}
+				stderr, err := resume("-restart")
+				if err != nil {
+					t.Fatalf("-resume -restart: %v\n%s", err, stderr)
+				}
+				if n := len(calls()); n != paid {
+					t.Errorf("%d objective calls after -restart, want %d: nothing is paid twice", n, paid)
+				}
+			}
+		})
+	}
+	if _, err := resume("-restart"); err == nil || !strings.Contains(err.Error(), "is intact; resume without -restart") {
+		t.Errorf("-restart with an intact checkpoint: %v", err)
+	}
+}
+
+// Ctrl-C after the initial molecules are paid reports them in the count, and run.json records them.
+func TestOptimizeInterruptCountsInitialCalls(t *testing.T) {
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	oracle, calls := countingOracle(t, dir)
+	smi, _, _ := writeInitFiles(t, dir, 20)
+	out := filepath.Join(dir, "run")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for len(calls()) < 20 && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	var stdout, stderr bytes.Buffer
+	cmd := newOptimizeCmd()
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), &stdout, &stderr
+	err := cmd.Execute(ctx, []string{"-task", "demo", "-objective-cmd", oracle, "-init", smi, "-budget", "500",
+		"-candidates", "200", "-model", dir, "-out", out})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled\n%s", err, stderr.String())
+	}
+	m := regexp.MustCompile(`interrupted after (\d+) paid calls \(20 for the initial molecules, (\d+) by the optimiser\)`).
+		FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("stderr does not count the 20 initial calls:\n%s", stderr.String())
+	}
+	total, _ := strconv.Atoi(m[1])
+	opt, _ := strconv.Atoi(m[2])
+	if total != 20+opt || total != len(calls()) {
+		t.Errorf("reported %d paid calls (20 + %d); the objective was called %d times", total, opt, len(calls()))
+	}
+	if run, err := bench.LoadRun(out); err != nil || run.Info.Calls != total || run.Info.Finished {
+		t.Errorf("run.json after the interrupt: %+v, %v; want %d calls, unfinished", run.Info, err, total)
+	}
+}
+
+// FuzzParseInit feeds arbitrary init files (CSV, or one SMILES per line) to the reader of -init: it must never
+// panic, and every molecule it accepts has a printable-ASCII SMILES, a finite score and a line inside the file,
+// in increasing order. The seed corpus is testdata/fuzz/FuzzParseInit and the f.Add calls.
+func FuzzParseInit(f *testing.F) {
+	f.Add([]byte("smiles,adip\nCCO,0.5\nCCN,0.25\n"), "adip", 10)
+	f.Add([]byte("CCO\n# a comment\nc1ccccc1 benzène\n\n"), "qed", 10)
+	f.Add([]byte("\ufeffSMILES\nCCO\r\nCCN\r\n"), "qed", 1)
+	f.Add([]byte("smile,adip\n\"C,C\",NaN\n"), "adip", 5)
+	f.Add([]byte("name,smiles,adip\nx,CC\u00a0O,1\n"), "adip", 5)
+	f.Add([]byte("CC\xe9N\n"), "qed", 3)
+	f.Fuzz(func(t *testing.T, data []byte, task string, count int) {
+		count = 1 + (count&0xffff)%50
+		rows, hasScores, err := parseInit("fuzz.csv", data, task, count)
+		if err != nil {
+			if len(rows) != 0 {
+				t.Fatalf("error %v with %d rows", err, len(rows))
+			}
+			return
+		}
+		lines := bytes.Count(data, []byte("\n")) + 1
+		if len(rows) == 0 || len(rows) > count {
+			t.Fatalf("%d rows for count %d", len(rows), count)
+		}
+		prev := 0
+		for _, r := range rows {
+			if err := smiles.CheckText(r.smiles); err != nil {
+				t.Errorf("line %d: accepted %q: %v", r.line, r.smiles, err)
+			}
+			if r.line <= prev || r.line > lines {
+				t.Errorf("line %d after line %d in a file of %d lines", r.line, prev, lines)
+			}
+			if math.IsNaN(r.score) || math.IsInf(r.score, 0) || (!hasScores && r.score != 0) {
+				t.Errorf("line %d: score %v (file has scores: %v)", r.line, r.score, hasScores)
+			}
+			prev = r.line
+		}
+	})
+}
+
+// A bad line of a megabyte, or one with control bytes, gives "selfies encode" a short message with the bytes
+// escaped.
+func TestSelfiesEncodeLongBadLine(t *testing.T) {
+	_, stderr, code := run(t, strings.Repeat("C", 1<<20)+"X\nC\x1b[31mC\n", "selfies", "encode")
+	if code != 1 || len(stderr) > 600 || strings.Contains(stderr, "\x1b") || !strings.Contains(stderr, "(1048577 bytes)") {
+		t.Errorf("exit %d, stderr of %d bytes: %.600q", code, len(stderr), stderr)
+	}
+}

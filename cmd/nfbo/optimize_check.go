@@ -1,0 +1,118 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/nfbo/nfbo/bo"
+	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/chem/objective"
+)
+
+// checkResume checks, before anything is paid, that the run directory of a resumed run can go on as the run it
+// was: its checkpoint and pending batch are intact, its evaluation log holds every call the run recorded as paid
+// (a log that holds fewer would have the lost molecules paid for again), and an NF-BO run that has made calls
+// of its own still has its checkpoint (without it the optimiser would start again, and the run would silently
+// differ from an uninterrupted one). info is the saved run.json; paidInit bounds the calls the initial molecules
+// pay for. With -restart, a missing or damaged checkpoint (or a damaged pending batch) is set aside instead.
+func checkResume(a optimizeArgs, info bench.RunInfo, paidInit int, warnf func(string, ...any)) error {
+	logPath := filepath.Join(a.Out, bo.EvalLogFile)
+	recs, _, _, err := objective.ReadLog(logPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("optimize: -resume: %w", err)
+	}
+	logged := len(recs)
+	restartHow := "add -restart to start the optimiser again from the initial molecules: the molecules in the log are " +
+		"answered from it, not paid again, but the run will differ from an uninterrupted one"
+
+	st, err := bo.InspectRunDir(a.Out)
+	var rde *bo.RunDirError
+	damaged := "" // the base name of a damaged file, set aside with -restart
+	switch {
+	case err == nil:
+	case errors.As(err, &rde) && errors.Is(err, bo.ErrDamaged):
+		damaged = filepath.Base(rde.Path)
+		if !a.Restart {
+			how := restartHow
+			if damaged == bo.PendingFile {
+				how = "add -restart to set it aside: the optimiser then proposes the batch again from the intact checkpoint, " +
+					"and molecules of it already in the log are answered from it, not paid again"
+			}
+			return fmt.Errorf("optimize: -resume: %w; the run cannot continue from it, and resuming again will meet the same "+
+				"file. The %d paid evaluations in %s are intact. Restore %s from a backup, or %s", err, logged, logPath, damaged, how)
+		}
+		if damaged == bo.CheckpointFile {
+			st = bo.RunDirState{}
+		}
+	default:
+		return fmt.Errorf("optimize: -resume: %w", err)
+	}
+	if st.Unchecked {
+		warnf("%s was written without a checksum by an earlier nfbo, so damage to it cannot be detected; "+
+			"the next checkpoint is written with one", filepath.Join(a.Out, bo.CheckpointFile))
+	}
+
+	// What the run recorded as paid: run.json's count when it was last written, and the checkpoint's.
+	want, why := info.Calls, fmt.Sprintf("%s records %d", bench.RunInfoFile, info.Calls)
+	if st.Checkpoint && info.InitialCalls+st.Calls > want {
+		want = info.InitialCalls + st.Calls
+		why = fmt.Sprintf("the checkpoint after iteration %d records %d (%d for the initial molecules, %d by the optimiser)",
+			st.Iterations, want, info.InitialCalls, st.Calls)
+	}
+	if logged < want {
+		return fmt.Errorf("optimize: -resume: %s holds %d paid calls, but %s: evaluations were lost (the log was cut short, "+
+			"emptied or replaced), and resuming would pay for them again. Restore %s from a backup, or start a new run "+
+			"with another -out", logPath, logged, why, bo.EvalLogFile)
+	}
+
+	initial := paidInit
+	if info.InitialCalls > 0 {
+		initial = info.InitialCalls
+	}
+	restart := func(names ...string) error {
+		if err := setAside(warnf, a.Out, names...); err != nil {
+			return err
+		}
+		warnf("-restart: the optimiser starts again from the initial molecules; the %d molecules already in %s are answered from it",
+			logged, logPath)
+		return nil
+	}
+	switch {
+	case damaged == bo.PendingFile:
+		return setAside(warnf, a.Out, bo.PendingFile)
+	case damaged == bo.CheckpointFile:
+		return restart(bo.CheckpointFile, bo.PendingFile)
+	case a.Method != "nfbo":
+		return nil // the baselines keep no checkpoint: they replay from their seed
+	case st.Checkpoint && a.Restart:
+		return fmt.Errorf("optimize: -restart: %s is intact; resume without -restart", filepath.Join(a.Out, bo.CheckpointFile))
+	case st.Checkpoint || logged <= initial:
+		// Intact, or the run was stopped before the optimiser's first checkpoint, so before its first call.
+		return nil
+	case !a.Restart:
+		return fmt.Errorf("optimize: -resume: %s has no %s, but its log holds %d paid calls, %d more than the initial "+
+			"molecules: the checkpoint was deleted or lost, and resuming without it would silently give another run than the "+
+			"uninterrupted one. Restore %s from a backup, or %s",
+			a.Out, bo.CheckpointFile, logged, logged-initial, bo.CheckpointFile, restartHow)
+	}
+	return restart(bo.PendingFile)
+}
+
+// setAside renames the named files of dir that exist to NAME.damaged, so that a restarted run neither reads
+// nor destroys them, and says so.
+func setAside(warnf func(string, ...any), dir string, names ...string) error {
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err := os.Rename(path, path+".damaged"); err != nil {
+			return fmt.Errorf("optimize: -restart: %w", err)
+		}
+		warnf("-restart: %s set aside as %s", path, path+".damaged")
+	}
+	return nil
+}
