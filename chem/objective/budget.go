@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -29,6 +30,12 @@ const (
 	// Invalid: RDKit cannot parse the SMILES, so it has no canonical form.
 	// It scores 0 and costs nothing (PMO's rule).
 	Invalid
+	// Failed: the objective gave no answer for this molecule alone (see
+	// Result.Failed), now or earlier in this Budget's life. It scores 0
+	// with the reason, costs nothing and is not logged, so a Budget opened
+	// again on the same log (a resumed run) asks the objective for it
+	// once more.
+	Failed
 )
 
 // String returns the status in words, e.g. "cached".
@@ -42,6 +49,8 @@ func (s Status) String() string {
 		return "cached"
 	case Invalid:
 		return "invalid"
+	case Failed:
+		return "failed"
 	}
 	return fmt.Sprintf("Status(%d)", int(s))
 }
@@ -62,6 +71,24 @@ type Evaluation struct {
 	// Call is the 1-based index of the paid call that produced the score
 	// (for Paid and Cached); 0 otherwise.
 	Call int
+}
+
+// A StreamObjective is an Objective that hands over its results as they
+// arrive, rather than at the end of the batch. Budget uses it, when the
+// objective has it, to put every answer on disk before the objective is
+// asked for more: a batch that the objective splits into several requests
+// (a worker pool) then loses at most the requests in flight to a crash,
+// not the answers of the requests that came back before it.
+type StreamObjective interface {
+	Objective
+	// ScoreStream scores smiles as Score does, and calls deliver with the
+	// results of smiles[lo:hi] as soon as they are settled (every entry
+	// Done; Failed ones included). The calls cover each molecule at most
+	// once, are serialised, and no further request is sent on behalf of
+	// the answered ones before deliver returns. When deliver returns an
+	// error, ScoreStream sends nothing more and returns an error wrapping
+	// it; the molecules never delivered were not scored.
+	ScoreStream(ctx context.Context, smiles []string, deliver func(lo, hi int, res []Result) error) error
 }
 
 // ErrBudgetExhausted is returned (wrapped) by Evaluate when the budget ran
@@ -90,17 +117,25 @@ type BudgetOptions struct {
 // returned, so that no evaluation is ever lost or paid for twice.
 // Reopening the log with OpenBudget restores the cache and the call count
 // exactly. A Budget is safe for concurrent use; evaluations are serialised.
+//
+// Only answers are paid for and logged. A molecule the objective gave no
+// answer for (Result.Failed; Status Failed) scores 0 for free and stays
+// out of the log, and so do the molecules left unscored when the objective
+// fails as a whole (a *ProgramError; Status NotScored): the log never
+// holds a zero that stands for "no answer", so a resumed run asks for
+// those molecules again.
 type Budget struct {
 	obj   Objective
 	canon Canonicalizer
 	opts  BudgetOptions
 	path  string
 
-	mu    sync.Mutex
-	f     *os.File
-	recs  []Record
-	cache map[string]int // canonical SMILES -> index in recs
-	err   error          // sticky: set when the log could not be written
+	mu     sync.Mutex
+	f      *os.File
+	recs   []Record
+	cache  map[string]int    // canonical SMILES -> index in recs
+	failed map[string]string // canonical SMILES -> reason, for molecules not answered in this Budget's life
+	err    error             // sticky: set when the log could not be written
 }
 
 // OpenBudget opens the evaluation log at path, creating it if needed, and
@@ -119,7 +154,7 @@ func OpenBudget(path string, obj Objective, canon Canonicalizer, opts BudgetOpti
 	if err != nil {
 		return nil, fmt.Errorf("objective: opening evaluation log: %w", err)
 	}
-	b := &Budget{obj: obj, canon: canon, opts: opts, path: path, f: f, cache: make(map[string]int)}
+	b := &Budget{obj: obj, canon: canon, opts: opts, path: path, f: f, cache: make(map[string]int), failed: make(map[string]string)}
 	if err := b.replay(created); err != nil {
 		f.Close()
 		return nil, err
@@ -160,18 +195,129 @@ func (b *Budget) replay(created bool) error {
 		}
 		b.cache[r.Canonical] = i
 	}
+	if n := countNoAnswer(recs); n > 0 {
+		kept, size, backup, err := b.dropNoAnswer(recs)
+		if err != nil {
+			return err
+		}
+		b.warnf("objective: evaluation log %s: dropped %d of its %d records, written by an earlier nfbo for molecules "+
+			"its objective never answered (%q): they are not paid for, and are scored again when the run asks for them; "+
+			"the log as it was is kept in %s", b.path, n, len(recs), legacyNoAnswer, backup)
+		recs, end = kept, size
+		clear(b.cache)
+		for i, r := range recs {
+			b.cache[r.Canonical] = i
+		}
+	}
 	b.recs = recs
 	if _, err := b.f.Seek(end, 0); err != nil {
 		return fmt.Errorf("objective: seeking in %s: %w", b.path, err)
 	}
 	if created {
 		// The new file's directory entry must survive a crash too.
-		if d, err := os.Open(filepath.Dir(b.path)); err == nil {
-			_ = d.Sync()
-			d.Close()
-		}
+		syncDir(filepath.Dir(b.path))
 	}
 	return nil
+}
+
+// legacyNoAnswer begins the Error of the records that nfbo wrote, before
+// it learnt to tell a broken objective from a poisonous molecule, for
+// molecules its objective never answered (a worker that crashed, hung or
+// garbled its answer on every attempt). They hold no answer, only a 0.
+const legacyNoAnswer = "worker failed on this molecule"
+
+// NoAnswer reports whether r is a record that an earlier nfbo wrote for a
+// molecule its objective never answered (its Error begins "worker failed
+// on this molecule"): a 0 that is no score. OpenBudget drops such records
+// from the log, so that they are not paid for and the molecules are scored
+// again; a reader that counts a log's paid calls should skip them too.
+func (r Record) NoAnswer() bool {
+	return strings.HasPrefix(r.Error, legacyNoAnswer)
+}
+
+func countNoAnswer(recs []Record) int {
+	n := 0
+	for _, r := range recs {
+		if r.NoAnswer() {
+			n++
+		}
+	}
+	return n
+}
+
+// dropNoAnswer rewrites the log without its NoAnswer records, the others
+// renumbered in order, and reopens it. The log as it was is first copied
+// to backup (PATH.orig, or PATH.orig.N when that exists); the new one
+// replaces it by an atomic rename, so that a crash leaves one or the
+// other. It returns the records kept and the log's new size.
+func (b *Budget) dropNoAnswer(recs []Record) (kept []Record, size int64, backup string, err error) {
+	var buf bytes.Buffer
+	for _, r := range recs {
+		if r.NoAnswer() {
+			continue
+		}
+		r.Call = len(kept) + 1
+		line, err := json.Marshal(r)
+		if err != nil {
+			return nil, 0, "", fmt.Errorf("objective: encoding record %d of %s: %w", r.Call, b.path, err)
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+		kept = append(kept, r)
+	}
+	old, err := os.ReadFile(b.path)
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("objective: reading %s: %w", b.path, err)
+	}
+	backup = b.path + ".orig"
+	for i := 1; ; i++ {
+		if _, err := os.Lstat(backup); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		backup = fmt.Sprintf("%s.orig.%d", b.path, i)
+	}
+	if err := writeSynced(backup, old); err != nil {
+		return nil, 0, "", fmt.Errorf("objective: keeping a copy of %s before dropping its records of unanswered molecules: %w", b.path, err)
+	}
+	tmp := b.path + ".tmp"
+	os.Remove(tmp) // left by a crash during an earlier rewrite
+	if err := writeSynced(tmp, buf.Bytes()); err != nil {
+		os.Remove(tmp)
+		return nil, 0, "", fmt.Errorf("objective: rewriting %s: %w", b.path, err)
+	}
+	if err := os.Rename(tmp, b.path); err != nil {
+		os.Remove(tmp)
+		return nil, 0, "", fmt.Errorf("objective: rewriting %s: %w", b.path, err)
+	}
+	syncDir(filepath.Dir(b.path))
+	f, err := os.OpenFile(b.path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("objective: reopening %s: %w", b.path, err)
+	}
+	b.f.Close()
+	b.f = f
+	return kept, int64(buf.Len()), backup, nil
+}
+
+// writeSynced writes data to a new file at path and syncs it.
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	return errors.Join(werr, serr, cerr)
+}
+
+// syncDir makes the directory entries of dir durable; failures are
+// ignored (some file systems cannot sync a directory).
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
 }
 
 // Calls returns the number of paid calls so far, those replayed from the
@@ -214,13 +360,19 @@ func (b *Budget) Lookup(canonical string) (Record, bool) {
 // scores 0 for free, one seen before is answered from the cache for free,
 // and the new ones are scored by the objective, in order, while the budget
 // lasts. Each paid evaluation is written to the log and synced before
-// Evaluate returns. The result has one Evaluation per input, in order.
+// Evaluate returns, and, with a StreamObjective, before the objective is
+// asked for more. The result has one Evaluation per input, in order.
+//
+// A molecule the objective gave no answer for (Result.Failed) scores 0
+// with the reason, Status Failed, for free and without a record; it is not
+// sent again while this Budget is open.
 //
 // When the budget runs out the remaining new molecules are NotScored and
 // the error wraps ErrBudgetExhausted. When the objective fails, the
 // molecules it did score are still paid, logged and returned, the others
-// are NotScored, and the error is the objective's. A failure to write the
-// log is permanent: every later call returns it.
+// are NotScored, and the error is the objective's (a *ProgramError when
+// its program is broken). A failure to write the log is permanent: every
+// later call returns it.
 func (b *Budget) Evaluate(ctx context.Context, smiles []string) ([]Evaluation, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -267,14 +419,31 @@ func (b *Budget) Evaluate(ctx context.Context, smiles []string) ([]Evaluation, e
 		for j, i := range newIdx {
 			batch[j] = smiles[i]
 		}
-		res, err := b.obj.Score(ctx, batch)
-		objErr = err
-		if err == nil && len(res) != len(batch) {
-			objErr = fmt.Errorf("objective returned %d results for %d molecules", len(res), len(batch))
-			res = nil
+		if so, ok := b.obj.(StreamObjective); ok {
+			objErr = so.ScoreStream(ctx, batch, func(lo, hi int, res []Result) error {
+				if len(res) != hi-lo {
+					return fmt.Errorf("objective delivered %d results for molecules %d to %d", len(res), lo, hi-1)
+				}
+				return b.pay(newIdx[lo:hi], res, out)
+			})
+		} else {
+			res, err := b.obj.Score(ctx, batch)
+			objErr = err
+			if err == nil && len(res) != len(batch) {
+				objErr = fmt.Errorf("objective returned %d results for %d molecules", len(res), len(batch))
+				res = nil
+			}
+			if res != nil && len(res) != len(batch) {
+				res = nil // a partial answer of the wrong length cannot be matched to the molecules
+			}
+			if res != nil {
+				if err := b.pay(newIdx, res, out); err != nil {
+					return nil, err
+				}
+			}
 		}
-		if err := b.pay(newIdx, res, out); err != nil {
-			return nil, err
+		if b.err != nil {
+			return nil, b.err
 		}
 	}
 	// Later duplicates within the batch share the first occurrence's answer.
@@ -282,9 +451,12 @@ func (b *Budget) Evaluate(ctx context.Context, smiles []string) ([]Evaluation, e
 		if out[i].Status != NotScored || out[i].Canonical == "" {
 			continue
 		}
-		if j, ok := firstOf[out[i].Canonical]; ok && j != i && out[j].Status == Paid {
+		if j, ok := firstOf[out[i].Canonical]; ok && j != i && (out[j].Status == Paid || out[j].Status == Failed) {
 			out[i].Score, out[i].Reason, out[i].Call = out[j].Score, out[j].Reason, out[j].Call
 			out[i].Status = Cached
+			if out[j].Status == Failed {
+				out[i].Status = Failed
+			}
 		}
 	}
 	switch {
@@ -296,25 +468,40 @@ func (b *Budget) Evaluate(ctx context.Context, smiles []string) ([]Evaluation, e
 	return out, nil
 }
 
-// hit fills ev from the cache and reports whether the molecule was there.
+// hit fills ev from the cache, or from the molecules that got no answer in
+// this Budget's life, and reports whether the molecule was there.
 func (b *Budget) hit(canonical string, ev *Evaluation) bool {
-	j, ok := b.cache[canonical]
-	if !ok {
-		return false
+	if j, ok := b.cache[canonical]; ok {
+		r := b.recs[j]
+		ev.Score, ev.Reason, ev.Call, ev.Status = r.Score, r.Error, r.Call, Cached
+		return true
 	}
-	r := b.recs[j]
-	ev.Score, ev.Reason, ev.Call, ev.Status = r.Score, r.Error, r.Call, Cached
-	return true
+	if why, ok := b.failed[canonical]; ok {
+		// Not sent again in this session: each attempt may cost the user
+		// money and it failed on every one. A new session (a resumed run)
+		// tries once more.
+		ev.Reason, ev.Status = why, Failed
+		return true
+	}
+	return false
 }
 
-// pay appends the done results to the log, syncs it, and only then
-// updates the cache, the count and out.
+// pay appends the done results res of the inputs idx to the log, syncs it,
+// and only then updates the cache, the count and out. A Failed result is
+// no answer: it is neither logged nor counted, and its molecule is
+// remembered as failed (see hit).
+//
+// An isolated failure is not paid for, although the program was called for
+// it (Retries+1 times): the budget counts answers, as PMO counts oracle
+// calls that return a value, and a record would replay a 0 that is no
+// score on every resume, where the molecule can never be scored again.
+// Pool.MaxFailures bounds what such molecules can cost.
 func (b *Budget) pay(idx []int, res []Result, out []Evaluation) error {
 	var buf bytes.Buffer
 	var recs []Record
 	now := time.Now().UTC()
 	for j, i := range idx {
-		if res == nil || !res[j].Done {
+		if !res[j].Done || res[j].Failed {
 			continue
 		}
 		r := Record{
@@ -338,27 +525,30 @@ func (b *Budget) pay(idx []int, res []Result, out []Evaluation) error {
 		buf.WriteByte('\n')
 		recs = append(recs, r)
 	}
-	if len(recs) == 0 {
-		return nil
-	}
-	if _, err := b.f.Write(buf.Bytes()); err != nil {
-		b.err = fmt.Errorf("objective: appending to evaluation log %s: %w", b.path, err)
-		return b.err
-	}
-	if err := b.f.Sync(); err != nil {
-		b.err = fmt.Errorf("objective: syncing evaluation log %s: %w", b.path, err)
-		return b.err
+	if len(recs) > 0 {
+		if _, err := b.f.Write(buf.Bytes()); err != nil {
+			b.err = fmt.Errorf("objective: appending to evaluation log %s: %w", b.path, err)
+			return b.err
+		}
+		if err := b.f.Sync(); err != nil {
+			b.err = fmt.Errorf("objective: syncing evaluation log %s: %w", b.path, err)
+			return b.err
+		}
 	}
 	k := 0
 	for j, i := range idx {
-		if res == nil || !res[j].Done {
-			continue
+		switch {
+		case !res[j].Done:
+		case res[j].Failed:
+			b.failed[out[i].Canonical] = res[j].Reason
+			out[i].Score, out[i].Reason, out[i].Status = 0, res[j].Reason, Failed
+		default:
+			r := recs[k]
+			k++
+			b.cache[r.Canonical] = len(b.recs)
+			b.recs = append(b.recs, r)
+			out[i].Score, out[i].Reason, out[i].Call, out[i].Status = r.Score, r.Error, r.Call, Paid
 		}
-		r := recs[k]
-		k++
-		b.cache[r.Canonical] = len(b.recs)
-		b.recs = append(b.recs, r)
-		out[i].Score, out[i].Reason, out[i].Call, out[i].Status = r.Score, r.Error, r.Call, Paid
 	}
 	return nil
 }

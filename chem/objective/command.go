@@ -2,6 +2,7 @@ package objective
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -20,6 +21,7 @@ func NewCommand(argv []string, opts PoolOptions) (*Pool, error) {
 		return nil, errors.New("objective: empty objective command")
 	}
 	opts.command = append([]string(nil), argv...)
+	opts.name = fmt.Sprintf("objective program %q", strings.Join(argv, " "))
 	opts.handshake = false
 	return newPool(opts), nil
 }

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,8 +29,38 @@ func TestMain(m *testing.M) {
 // testOracle scores a SMILES as its length. Special molecules: CRASH exits
 // (every time), CRASHONCE exits the first time only (a marker file in
 // $NFBO_TEST_MARKER remembers), HANG never answers, NULL answers null,
-// FAIL answers an error, GARBLE writes a line that is not JSON.
+// FAIL answers an error, GARBLE writes a line that is not JSON, NAN
+// answers NaN (written as Python's json module writes it), REFUSE makes
+// the whole request answer "ok": false.
+//
+// $NFBO_TEST_MODE breaks the whole program: "exit" exits with status 3 at
+// once, after a line on stderr; "hang" never answers; "nan" answers NaN
+// for every molecule; "garble" answers every request with a line that is
+// not JSON. $NFBO_TEST_RECV names a file to which every molecule received
+// is appended (one line each, before answering: $NFBO_TEST_TAG, the
+// process id, the request id and the molecule), and $NFBO_TEST_DELAY a
+// time.Duration to sleep per request. $NFBO_TEST_LOG names an evaluation
+// log: each request first checks that every molecule this process
+// answered before is in it, and answers "ok": false if not.
 func testOracle(in io.Reader, out io.Writer) {
+	mode := os.Getenv("NFBO_TEST_MODE")
+	switch mode {
+	case "exit":
+		fmt.Fprintln(os.Stderr, "oracle: cannot load the model")
+		os.Exit(3)
+	case "hang":
+		time.Sleep(time.Hour)
+	}
+	delay, _ := time.ParseDuration(os.Getenv("NFBO_TEST_DELAY"))
+	var recv *os.File
+	if path := os.Getenv("NFBO_TEST_RECV"); path != "" {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			panic(err)
+		}
+		recv = f
+	}
+	var answered []string
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	for sc.Scan() {
@@ -46,8 +78,41 @@ func testOracle(in io.Reader, out io.Writer) {
 			json.NewEncoder(out).Encode(map[string]any{"id": req.ID, "ok": false, "error": "unknown op " + req.Op})
 			continue
 		}
-		scores := make([]any, len(req.SMILES))
+		if recv != nil {
+			// One line per molecule: the tag (or pid), the process and
+			// request ids, the molecule.
+			tag := os.Getenv("NFBO_TEST_TAG")
+			if tag == "" {
+				tag = "-"
+			}
+			var b strings.Builder
+			for _, s := range req.SMILES {
+				fmt.Fprintf(&b, "%s %d %d %s\n", tag, os.Getpid(), req.ID, s)
+			}
+			if _, err := recv.WriteString(b.String()); err != nil {
+				panic(err)
+			}
+		}
+		if path := os.Getenv("NFBO_TEST_LOG"); path != "" {
+			if missing := notLogged(path, answered); missing != "" {
+				json.NewEncoder(out).Encode(map[string]any{"id": req.ID, "ok": false,
+					"error": "molecule " + missing + " was answered but is not in the log yet"})
+				continue
+			}
+		}
+		time.Sleep(delay)
+		switch mode {
+		case "garble":
+			io.WriteString(out, "this is not json\n")
+			continue
+		case "nan":
+			nans := strings.TrimSuffix(strings.Repeat("NaN, ", len(req.SMILES)), ", ")
+			fmt.Fprintf(out, "{\"id\": %d, \"ok\": true, \"scores\": [%s]}\n", req.ID, nans)
+			continue
+		}
+		scores := make([]string, len(req.SMILES))
 		errs := make([]string, len(req.SMILES))
+		refuse := false
 		for i, s := range req.SMILES {
 			switch s {
 			case "CRASH":
@@ -63,17 +128,47 @@ func testOracle(in io.Reader, out io.Writer) {
 			case "GARBLE":
 				io.WriteString(out, "this is not json\n")
 			case "NULL":
-				scores[i] = nil
+				scores[i] = "null"
 				continue
+			case "NAN":
+				scores[i] = "NaN"
+				continue
+			case "REFUSE":
+				refuse = true
 			case "FAIL":
-				scores[i] = 0
+				scores[i] = "0"
 				errs[i] = "cannot score FAIL"
 				continue
 			}
-			scores[i] = float64(len(s)) + float64(len(req.Task))/1000
+			scores[i] = strconv.FormatFloat(float64(len(s))+float64(len(req.Task))/1000, 'g', -1, 64)
 		}
-		json.NewEncoder(out).Encode(map[string]any{"id": req.ID, "ok": true, "scores": scores, "errors": errs})
+		if refuse {
+			json.NewEncoder(out).Encode(map[string]any{"id": req.ID, "ok": false, "error": "REFUSE refused"})
+			continue
+		}
+		e, _ := json.Marshal(errs)
+		fmt.Fprintf(out, "{\"id\": %d, \"ok\": true, \"scores\": [%s], \"errors\": %s}\n", req.ID, strings.Join(scores, ", "), e)
+		answered = append(answered, req.SMILES...)
 	}
+}
+
+// notLogged returns the first of smiles that is not in the evaluation log
+// at path (by its SMILES field), or "".
+func notLogged(path string, smiles []string) string {
+	recs, _, _, err := ReadLog(path)
+	if err != nil && len(smiles) > 0 {
+		return smiles[0] + " (" + err.Error() + ")"
+	}
+	in := map[string]bool{}
+	for _, r := range recs {
+		in[r.SMILES] = true
+	}
+	for _, s := range smiles {
+		if !in[s] && s != "NAN" {
+			return s
+		}
+	}
+	return ""
 }
 
 func newTestCommand(t *testing.T, opts PoolOptions) *Pool {

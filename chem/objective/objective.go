@@ -54,11 +54,18 @@ type Result struct {
 	Score float64
 	// Reason is empty for a real score. Otherwise it says why the score is
 	// 0: empty or invalid SMILES, a corrupt (-1), negative or non-finite
-	// score, or a worker that failed repeatedly on this molecule.
+	// score, or (with Failed) why the objective gave no answer.
 	Reason string
-	// Done reports that the molecule was evaluated. It is false only in the
-	// partial results returned alongside an error.
+	// Done reports that the molecule was dealt with. It is false only in
+	// the partial results returned alongside an error.
 	Done bool
+	// Failed reports that the objective gave no answer for this molecule
+	// although it answered others: its program crashed, hung or garbled
+	// its answer on this molecule alone, on every attempt, or answered a
+	// score that is not a finite number. Such a molecule scores 0 with the
+	// reason, and a Budget neither pays for it nor logs it, so that a
+	// resumed run asks for it again. Done is set too.
+	Failed bool
 }
 
 // Canonical is the canonical form of one SMILES.
@@ -111,6 +118,14 @@ func (f Func) Score(ctx context.Context, smiles []string) ([]Result, error) {
 }
 
 // ErrRDKitMissing is returned (wrapped) when the Python interpreter cannot
-// import RDKit. Its message names the apt command that installs it.
-var ErrRDKitMissing = errors.New("objective: RDKit is not installed for /usr/bin/python3; " +
-	"install it with: sudo apt-get install -y python3-rdkit rdkit-data python3-numpy")
+// be run or cannot import RDKit. The wrapping error names the interpreter
+// and the apt command that installs RDKit for DefaultPython.
+var ErrRDKitMissing = errors.New("RDKit is not available")
+
+// rdkitMissing returns the error of an interpreter that cannot serve the
+// RDKit worker, naming it; detail says why.
+func rdkitMissing(python, detail string) error {
+	return fmt.Errorf("objective: the Python interpreter %s cannot run the RDKit worker (%s): %w; "+
+		"install RDKit for %s with: sudo apt-get install -y python3-rdkit rdkit-data python3-numpy, "+
+		"or name an interpreter that can import rdkit", python, detail, ErrRDKitMissing, DefaultPython)
+}

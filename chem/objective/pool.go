@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 )
@@ -30,6 +31,16 @@ type PoolOptions struct {
 	// into chunks that the workers take in turn, so the load balances and a
 	// crash costs one chunk. If 0, the default is 64.
 	ChunkSize int
+	// MaxFailures is how many requests in a row may fail (a crash, a hang
+	// past Timeout, a garbled answer, or no usable score for the one
+	// molecule of a request), with no molecule answered in between, before
+	// the program is deemed broken and the call fails with a
+	// *ProgramError. The count runs across calls and workers. If 0, the
+	// default is 3·(Retries+1), 9 with the default Retries: enough to
+	// isolate a molecule that crashes the program while it answers others
+	// (see Pool), too few to burn a budget on a program that answers
+	// nothing. Negative means no limit.
+	MaxFailures int
 	// Stderr receives the workers' log output. If nil, os.Stderr.
 	Stderr io.Writer
 	// Warnf, if not nil, is told about restarts and retries.
@@ -37,6 +48,9 @@ type PoolOptions struct {
 
 	// command is the argv of one worker process.
 	command []string
+	// name names the program in messages, e.g. `objective program
+	// "python3 oracle.py"`.
+	name string
 	// handshake sends "hello" to each new worker and fails fatally on
 	// rdkit_missing; the RDKit pool sets it, external programs need not
 	// implement "hello".
@@ -70,6 +84,16 @@ func (o *PoolOptions) retries() int {
 	return o.Retries
 }
 
+func (o *PoolOptions) maxFailures() int {
+	switch {
+	case o.MaxFailures == 0:
+		return 3 * (o.retries() + 1)
+	case o.MaxFailures < 0:
+		return 0
+	}
+	return o.MaxFailures
+}
+
 func (o *PoolOptions) chunkSize() int {
 	if o.ChunkSize <= 0 {
 		return 64
@@ -78,10 +102,27 @@ func (o *PoolOptions) chunkSize() int {
 }
 
 // Pool is a set of long-lived worker processes speaking the JSON-lines
-// protocol. A batch is split into chunks that the workers score in
-// parallel; a worker that crashes, hangs past the timeout or answers out of
-// step is killed and restarted, and its chunk is retried. Pool is safe for
-// concurrent use. Close it to stop the workers.
+// protocol. A batch is split into chunks (requests) that the workers score
+// in parallel. Pool is safe for concurrent use. Close it to stop the
+// workers.
+//
+// A worker that crashes, hangs past the timeout or answers out of step is
+// killed and restarted, and its request is retried, up to Retries times. A
+// request that still fails is split in halves, each sent once, before
+// either is split further, so that the half that works is answered first;
+// a half that fails is split again, down to single molecules, which get
+// Retries more attempts. A molecule that still fails is an isolated
+// failure: its Result has Failed set, it scores 0 with the reason, and a
+// Budget neither pays for it nor logs it.
+//
+// The program itself is deemed broken, and the call returns a
+// *ProgramError at once, when MaxFailures requests in a row fail with no
+// molecule answered in between, or when a well-formed answer has no usable
+// score for any of the two or more molecules of its request (NaN for
+// everything, say). A program that crashes on everything thus costs at
+// most MaxFailures restarts, not a budget of zeros. Requests in flight on
+// other workers are allowed to finish first, so that what they answer is
+// not lost.
 type Pool struct {
 	opts  PoolOptions
 	slots chan *slot
@@ -91,6 +132,55 @@ type Pool struct {
 	done   chan struct{} // closed by Close, so no acquire waits forever
 	stats  Stats
 	all    []*slot
+	// streak counts the requests in a row, across calls and workers, that
+	// failed with no molecule answered in between; last is the latest.
+	streak int
+	last   failure
+}
+
+// failure describes a failed request for a ProgramError.
+type failure struct {
+	err, exit, stderr string
+}
+
+// ProgramError reports an objective program that is broken rather than
+// troubled by one molecule: it failed PoolOptions.MaxFailures requests in
+// a row with no molecule answered in between, or gave no usable score for
+// any molecule of a request. Nothing is paid for the molecules it did not
+// answer (a Budget leaves them NotScored and out of its log), so once the
+// program is fixed, a resumed run asks for them again.
+type ProgramError struct {
+	// Program names the program, e.g. `objective program "python3 oracle.py"`.
+	Program string
+	// Problem says what it did, e.g. "failed 9 requests in a row, ...".
+	Problem string
+	// Last is the last failure, e.g. "worker (pid 12) exited before
+	// answering"; empty when there was none.
+	Last string
+	// Exit is how the last failed worker ended by itself, e.g. "exit
+	// status 3"; empty when it was killed (hung, garbled) or still runs.
+	Exit string
+	// Stderr is the last line that worker wrote to standard error, if any.
+	Stderr string
+}
+
+// Error implements error, naming the program and its last words.
+func (e *ProgramError) Error() string {
+	var details []string
+	if e.Last != "" {
+		details = append(details, "last failure: "+e.Last)
+	}
+	if e.Exit != "" {
+		details = append(details, e.Exit)
+	}
+	if e.Stderr != "" {
+		details = append(details, fmt.Sprintf("last line on stderr: %q", e.Stderr))
+	}
+	msg := "objective: the " + e.Program + " " + e.Problem
+	if len(details) > 0 {
+		msg += " (" + strings.Join(details, "; ") + ")"
+	}
+	return msg + "; nothing was paid for the molecules it did not answer"
 }
 
 // Stats counts a pool's traffic, for benchmarks of the client's overhead.
@@ -135,8 +225,8 @@ func newPool(opts PoolOptions) *Pool {
 }
 
 var (
-	_ Canonicalizer = (*Pool)(nil)
-	_ Objective     = (*poolObjective)(nil)
+	_ Canonicalizer   = (*Pool)(nil)
+	_ StreamObjective = (*poolObjective)(nil)
 )
 
 // ErrClosed is returned by a Pool used after Close.
@@ -196,6 +286,9 @@ func (pl *Pool) ensure(ctx context.Context, s *slot) error {
 	if err != nil {
 		return err
 	}
+	// The slot holds the new process even if the handshake fails, so that
+	// the failure can quote its exit status and standard error.
+	s.p = p
 	if pl.opts.handshake {
 		resp, err := p.call(ctx, &request{Op: "hello"}, pl.opts.timeout())
 		if err != nil {
@@ -204,14 +297,20 @@ func (pl *Pool) ensure(ctx context.Context, s *slot) error {
 		}
 		if !resp.OK {
 			p.kill()
-			if resp.RDKitMissing {
-				return &errFatal{fmt.Errorf("%w (%s)", ErrRDKitMissing, resp.Error)}
-			}
-			return &errFatal{fmt.Errorf("objective: worker refused hello: %s", resp.Error)}
+			return pl.refused(resp)
 		}
 	}
-	s.p = p
 	return nil
+}
+
+// refused returns the fatal error of a response with "ok": false: a worker
+// that rejects a request will reject it again, so it is not retried.
+func (pl *Pool) refused(resp *response) error {
+	if resp.RDKitMissing {
+		detail, _, _ := strings.Cut(resp.Error, "; install")
+		return &errFatal{rdkitMissing(pl.opts.command[0], detail)}
+	}
+	return &errFatal{fmt.Errorf("objective: the %s refused the request: %s", pl.opts.name, resp.Error)}
 }
 
 // do sends one request on slot s, restarting the worker first if needed,
@@ -236,12 +335,59 @@ func (pl *Pool) do(ctx context.Context, s *slot, req *request, n int) (*response
 	pl.stats.WorkerTime += time.Duration(resp.Seconds * float64(time.Second))
 	pl.stats.ClientTime += elapsed
 	if !resp.OK {
-		if resp.RDKitMissing {
-			return nil, &errFatal{fmt.Errorf("%w (%s)", ErrRDKitMissing, resp.Error)}
-		}
-		return nil, &errFatal{fmt.Errorf("objective: worker: %s", resp.Error)}
+		return nil, pl.refused(resp)
 	}
 	return resp, nil
+}
+
+// noteFailure counts a failed request on slot s and returns a fatal
+// *ProgramError when the streak reaches MaxFailures.
+func (pl *Pool) noteFailure(s *slot, err error) error {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	pl.streak++
+	pl.last = failure{err: err.Error()}
+	if s.p != nil {
+		pl.last.exit, pl.last.stderr = s.p.exitStatus(), s.p.stderr.lastLine()
+	}
+	if limit := pl.opts.maxFailures(); limit > 0 && pl.streak >= limit {
+		return pl.programError(fmt.Sprintf("failed %d requests in a row, answering no molecule in between", pl.streak), pl.last)
+	}
+	return nil
+}
+
+// noteAnswer records a well-formed answer in which answered molecules got
+// a usable score: any resets the streak; none (the one molecule of the
+// request got NaN, say) extends it.
+func (pl *Pool) noteAnswer(s *slot, answered int, why string) error {
+	if answered > 0 {
+		pl.mu.Lock()
+		pl.streak = 0
+		pl.mu.Unlock()
+		return nil
+	}
+	return pl.noteFailure(s, errors.New(why))
+}
+
+// programError returns a fatal *ProgramError about the pool's program.
+func (pl *Pool) programError(problem string, last failure) error {
+	return &errFatal{&ProgramError{Program: pl.opts.name, Problem: problem, Last: last.err, Exit: last.exit, Stderr: last.stderr}}
+}
+
+// unanswered returns the fatal error of a well-formed answer that gives no
+// usable score for any of the n ≥ 2 molecules of its request (why is the
+// first molecule's reason), or nil when some score is usable or n < 2. A
+// program in step with its requests that answers nothing usable will do so
+// again: retrying or splitting only burns calls.
+func (pl *Pool) unanswered(s *slot, answered, n int, why string) error {
+	if answered > 0 || n < 2 {
+		return nil
+	}
+	last := failure{err: why}
+	if s.p != nil {
+		last.stderr = s.p.stderr.lastLine()
+	}
+	return pl.programError(fmt.Sprintf("gave no usable score for any of the %d molecules of a request", n), last)
 }
 
 // Stats returns the pool's counters so far.
@@ -272,15 +418,27 @@ func (pl *Pool) Close() error {
 }
 
 // chunkFunc runs one chunk [lo, hi) of a batch on a slot and stores its
-// results; it returns a non-nil error when the chunk failed.
-type chunkFunc func(ctx context.Context, s *slot, lo, hi int) error
+// results. It returns how many of the chunk's items got a usable answer,
+// or a non-nil error when the request failed.
+type chunkFunc func(ctx context.Context, s *slot, lo, hi int) (answered int, err error)
 
-// run splits n items into chunks, runs them on the workers in parallel
-// with retries, and bisects a chunk that keeps failing until the single
-// item responsible is found; poison(i, err) then records item i's failure.
-// run returns the first fatal or context error; the chunks finished before
-// it keep their results (done reports which).
-func (pl *Pool) run(ctx context.Context, n int, fn chunkFunc, poison func(i int, err error)) (done []bool, err error) {
+// errStopped ends the work of a goroutine after another one failed.
+var errStopped = errors.New("objective: stopped after another request failed")
+
+// run splits n items into chunks and runs them on the workers in parallel,
+// with retries and bisection (see Pool); poison(i, err) records the
+// failure of item i when it is isolated. Each time a chunk, a part of one
+// or an isolated item is settled, deliver(lo, hi) (if not nil) is called
+// with its range: the calls are serialised, and the worker that answered
+// sends its next request only after deliver has returned, so that a caller
+// can put each answer on disk before more is asked. An error from deliver
+// stops the run.
+//
+// run returns the first fatal, deliver or context error. After a fatal or
+// deliver error no new request is sent, but requests in flight finish (and
+// are delivered); ctx's cancellation kills them. The chunks settled before
+// the error keep their results (done reports which).
+func (pl *Pool) run(ctx context.Context, n int, fn chunkFunc, poison func(i int, err error), deliver func(lo, hi int) error) (done []bool, err error) {
 	done = make([]bool, n)
 	if n == 0 {
 		return done, nil
@@ -289,14 +447,15 @@ func (pl *Pool) run(ctx context.Context, n int, fn chunkFunc, poison func(i int,
 	if per := (n + pl.opts.workers() - 1) / pl.opts.workers(); per < size {
 		size = per
 	}
+	retries := pl.opts.retries()
 	type span struct{ lo, hi int }
 	jobs := make(chan span)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 
 	var (
-		mu       sync.Mutex
+		mu       sync.Mutex // guards firstErr, done and the calls of deliver
 		firstErr error
+		stopped  = make(chan struct{})
+		stopOnce sync.Once
 		wg       sync.WaitGroup
 	)
 	fail := func(err error) {
@@ -305,49 +464,115 @@ func (pl *Pool) run(ctx context.Context, n int, fn chunkFunc, poison func(i int,
 			firstErr = err
 		}
 		mu.Unlock()
-		cancel()
+		stopOnce.Do(func() { close(stopped) })
+	}
+	finish := func(lo, hi int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for i := lo; i < hi; i++ {
+			done[i] = true
+		}
+		if deliver == nil {
+			return nil
+		}
+		return deliver(lo, hi)
 	}
 
-	// attempt runs [lo, hi) with retries, then bisects.
-	var attempt func(s *slot, lo, hi int) error
-	attempt = func(s *slot, lo, hi int) error {
-		var last error
-		for try := 0; try <= pl.opts.retries(); try++ {
-			err := fn(ctx, s, lo, hi)
-			if err == nil {
-				mu.Lock()
-				for i := lo; i < hi; i++ {
-					done[i] = true
-				}
-				mu.Unlock()
+	// try sends [lo, hi) once. It returns the request's failure, nil when
+	// the answer was delivered, or a fatal error that ends the run.
+	try := func(s *slot, lo, hi int) (failed, fatal error) {
+		select {
+		case <-stopped:
+			return nil, errStopped
+		default:
+		}
+		answered, err := fn(ctx, s, lo, hi)
+		switch {
+		case err == nil:
+			if err := pl.noteAnswer(s, answered, "no usable score for its only molecule"); err != nil {
+				return nil, err
+			}
+			return nil, finish(lo, hi)
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case isFatal(err):
+			return nil, err
+		}
+		return err, pl.noteFailure(s, err)
+	}
+	// isolate gives item i, which failed once as a half, its remaining
+	// attempts, and poisons it if they all fail.
+	isolate := func(s *slot, i int, last error) error {
+		for a := 1; a <= retries; a++ {
+			pl.warnf("objective: molecule %d: %v; retry %d of %d on a fresh worker", i, last, a, retries)
+			failed, fatal := try(s, i, i+1)
+			if fatal != nil {
+				return fatal
+			}
+			if failed == nil {
 				return nil
 			}
-			if ctx.Err() != nil {
-				return ctx.Err()
+			last = failed
+		}
+		pl.warnf("objective: molecule %d: %v; no answer after %d attempts: it scores 0 and is not paid for", i, last, retries+1)
+		poison(i, last)
+		return finish(i, i+1)
+	}
+	// split tries both halves of [lo, hi), which failed, once each before
+	// searching either further, so that a half that works is answered (and
+	// ends the streak of failures) before the search goes on in the other.
+	var split func(s *slot, lo, hi int) error
+	split = func(s *slot, lo, hi int) error {
+		mid := lo + (hi-lo)/2
+		halves := []span{{lo, mid}, {mid, hi}}
+		var failed [2]error
+		for k, h := range halves {
+			f, fatal := try(s, h.lo, h.hi)
+			if fatal != nil {
+				return fatal
 			}
-			if isFatal(err) {
-				return err
+			failed[k] = f
+		}
+		for k, h := range halves {
+			switch {
+			case failed[k] == nil:
+			case h.hi-h.lo == 1:
+				if err := isolate(s, h.lo, failed[k]); err != nil {
+					return err
+				}
+			default:
+				pl.warnf("objective: molecules %d to %d: %v; splitting them to find the molecule responsible", h.lo, h.hi-1, failed[k])
+				if err := split(s, h.lo, h.hi); err != nil {
+					return err
+				}
 			}
-			last = err
-			if try < pl.opts.retries() {
-				pl.warnf("objective: molecules %d to %d: %v; retry %d of %d on a fresh worker",
-					lo, hi-1, err, try+1, pl.opts.retries())
-			} else {
-				pl.warnf("objective: molecules %d to %d: %v; giving up after %d attempts", lo, hi-1, err, try+1)
+		}
+		return nil
+	}
+	// chunk runs [lo, hi) with retries, then bisects.
+	chunk := func(s *slot, lo, hi int) error {
+		var last error
+		for a := 0; a <= retries; a++ {
+			failed, fatal := try(s, lo, hi)
+			if fatal != nil {
+				return fatal
+			}
+			if failed == nil {
+				return nil
+			}
+			last = failed
+			if a < retries {
+				pl.warnf("objective: molecules %d to %d: %v; retry %d of %d on a fresh worker", lo, hi-1, failed, a+1, retries)
 			}
 		}
 		if hi-lo == 1 {
+			pl.warnf("objective: molecule %d: %v; no answer after %d attempts: it scores 0 and is not paid for", lo, last, retries+1)
 			poison(lo, last)
-			mu.Lock()
-			done[lo] = true
-			mu.Unlock()
-			return nil
+			return finish(lo, hi)
 		}
-		mid := lo + (hi-lo)/2
-		if err := attempt(s, lo, mid); err != nil {
-			return err
-		}
-		return attempt(s, mid, hi)
+		pl.warnf("objective: molecules %d to %d: %v; giving up after %d attempts and splitting them to find the molecule responsible",
+			lo, hi-1, last, retries+1)
+		return split(s, lo, hi)
 	}
 
 	for w := 0; w < pl.opts.workers(); w++ {
@@ -360,9 +585,9 @@ func (pl *Pool) run(ctx context.Context, n int, fn chunkFunc, poison func(i int,
 					fail(err)
 					continue
 				}
-				err = attempt(s, sp.lo, sp.hi)
+				err = chunk(s, sp.lo, sp.hi)
 				pl.slots <- s
-				if err != nil {
+				if err != nil && err != errStopped {
 					fail(err)
 				}
 			}
@@ -373,6 +598,8 @@ feed:
 		hi := min(lo+size, n)
 		select {
 		case jobs <- span{lo, hi}:
+		case <-stopped:
+			break feed
 		case <-ctx.Done():
 			break feed
 		}
@@ -389,29 +616,58 @@ feed:
 // It follows the Objective contract: on error, the Results of the chunks
 // that finished are returned with Done set.
 func (pl *Pool) ScoreTask(ctx context.Context, task string, smiles []string) ([]Result, error) {
+	return pl.scoreTask(ctx, task, smiles, nil)
+}
+
+// scoreTask is ScoreTask with deliver (if not nil) called on each chunk's
+// results as they are settled (see run).
+func (pl *Pool) scoreTask(ctx context.Context, task string, smiles []string, deliver func(lo, hi int, res []Result) error) ([]Result, error) {
 	out := make([]Result, len(smiles))
-	fn := func(ctx context.Context, s *slot, lo, hi int) error {
+	fn := func(ctx context.Context, s *slot, lo, hi int) (int, error) {
 		req := &request{Op: "score", Task: task, SMILES: smiles[lo:hi]}
 		resp, err := pl.do(ctx, s, req, hi-lo)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		res, err := decodeScores(resp.Scores, resp.Errors, hi-lo)
 		if err != nil {
 			s.p.kill()
-			return fmt.Errorf("worker answer: %w", err)
+			return 0, fmt.Errorf("worker answer: %w", err)
+		}
+		answered, why := usable(res)
+		if err := pl.unanswered(s, answered, hi-lo, why); err != nil {
+			return 0, err
 		}
 		copy(out[lo:hi], res)
-		return nil
+		return answered, nil
 	}
 	poison := func(i int, err error) {
-		out[i] = Result{Reason: fmt.Sprintf("worker failed on this molecule %d times: %v", pl.opts.retries()+1, err), Done: true}
+		out[i] = Result{Reason: fmt.Sprintf("no answer: the worker failed on this molecule %d times: %v", pl.opts.retries()+1, err),
+			Done: true, Failed: true}
 	}
-	done, err := pl.run(ctx, len(smiles), fn, poison)
+	var dl func(lo, hi int) error
+	if deliver != nil {
+		dl = func(lo, hi int) error { return deliver(lo, hi, out[lo:hi]) }
+	}
+	done, err := pl.run(ctx, len(smiles), fn, poison, dl)
 	if err != nil {
 		return partial(out, done), fmt.Errorf("objective: scoring %d molecules for task %q: %w", len(smiles), task, err)
 	}
 	return out, nil
+}
+
+// usable counts the results that are answers (not Failed) and returns the
+// first Failed one's reason.
+func usable(res []Result) (n int, why string) {
+	for _, r := range res {
+		switch {
+		case !r.Failed:
+			n++
+		case why == "":
+			why = r.Reason
+		}
+	}
+	return n, why
 }
 
 // ScoreTasks scores smiles for several tasks at once; the worker parses each
@@ -423,28 +679,47 @@ func (pl *Pool) ScoreTasks(ctx context.Context, tasks []string, smiles []string)
 	for j := range out {
 		out[j] = make([]Result, len(smiles))
 	}
-	fn := func(ctx context.Context, s *slot, lo, hi int) error {
+	fn := func(ctx context.Context, s *slot, lo, hi int) (int, error) {
 		req := &request{Op: "score", Tasks: tasks, SMILES: smiles[lo:hi]}
 		resp, err := pl.do(ctx, s, req, hi-lo)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		res, err := decodeMultiScores(resp.Scores, resp.Errors, len(tasks), hi-lo)
 		if err != nil {
 			s.p.kill()
-			return fmt.Errorf("worker answer: %w", err)
+			return 0, fmt.Errorf("worker answer: %w", err)
+		}
+		// A molecule is answered when some task has a usable score for it.
+		answered, why := 0, ""
+		for i := range hi - lo {
+			ok := false
+			for j := range tasks {
+				if !res[j][i].Failed {
+					ok = true
+				} else if why == "" {
+					why = res[j][i].Reason
+				}
+			}
+			if ok {
+				answered++
+			}
+		}
+		if err := pl.unanswered(s, answered, hi-lo, why); err != nil {
+			return 0, err
 		}
 		for j := range tasks {
 			copy(out[j][lo:hi], res[j])
 		}
-		return nil
+		return answered, nil
 	}
 	poison := func(i int, err error) {
 		for j := range tasks {
-			out[j][i] = Result{Reason: fmt.Sprintf("worker failed on this molecule: %v", err), Done: true}
+			out[j][i] = Result{Reason: fmt.Sprintf("no answer: the worker failed on this molecule %d times: %v", pl.opts.retries()+1, err),
+				Done: true, Failed: true}
 		}
 	}
-	if _, err := pl.run(ctx, len(smiles), fn, poison); err != nil {
+	if _, err := pl.run(ctx, len(smiles), fn, poison, nil); err != nil {
 		return nil, fmt.Errorf("objective: scoring %d molecules for %d tasks: %w", len(smiles), len(tasks), err)
 	}
 	return out, nil
@@ -454,12 +729,12 @@ func (pl *Pool) ScoreTasks(ctx context.Context, tasks []string, smiles []string)
 // operation (RDKit's MolToSmiles of MolFromSmiles, PMO's rule).
 func (pl *Pool) Canonicalize(ctx context.Context, smiles []string, isomeric bool) ([]Canonical, error) {
 	out := make([]Canonical, len(smiles))
-	fn := func(ctx context.Context, s *slot, lo, hi int) error {
+	fn := func(ctx context.Context, s *slot, lo, hi int) (int, error) {
 		iso := isomeric
 		req := &request{Op: "canonicalize", SMILES: smiles[lo:hi], Isomeric: &iso}
 		resp, err := pl.do(ctx, s, req, hi-lo)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		var errs []string
 		if len(resp.Errors) > 0 {
@@ -467,7 +742,7 @@ func (pl *Pool) Canonicalize(ctx context.Context, smiles []string, isomeric bool
 		}
 		if len(resp.Canonical) != hi-lo || (errs != nil && len(errs) != hi-lo) {
 			s.p.kill()
-			return fmt.Errorf("worker answered %d canonical SMILES for %d molecules", len(resp.Canonical), hi-lo)
+			return 0, fmt.Errorf("worker answered %d canonical SMILES for %d molecules", len(resp.Canonical), hi-lo)
 		}
 		for i := lo; i < hi; i++ {
 			c := Canonical{SMILES: resp.Canonical[i-lo]}
@@ -479,12 +754,12 @@ func (pl *Pool) Canonicalize(ctx context.Context, smiles []string, isomeric bool
 			}
 			out[i] = c
 		}
-		return nil
+		return hi - lo, nil
 	}
 	poison := func(i int, err error) {
 		out[i] = Canonical{Reason: fmt.Sprintf("worker failed on this molecule: %v", err)}
 	}
-	if _, err := pl.run(ctx, len(smiles), fn, poison); err != nil {
+	if _, err := pl.run(ctx, len(smiles), fn, poison, nil); err != nil {
 		return nil, fmt.Errorf("objective: canonicalising %d molecules: %w", len(smiles), err)
 	}
 	return out, nil
@@ -516,8 +791,17 @@ type poolObjective struct {
 	task string
 }
 
+// Score implements Objective.
 func (o *poolObjective) Score(ctx context.Context, smiles []string) ([]Result, error) {
 	return o.pool.ScoreTask(ctx, o.task, smiles)
+}
+
+// ScoreStream implements StreamObjective: deliver gets each request's
+// results as soon as they are answered, and the worker that answered sends
+// its next request only after deliver has returned.
+func (o *poolObjective) ScoreStream(ctx context.Context, smiles []string, deliver func(lo, hi int, res []Result) error) error {
+	_, err := o.pool.scoreTask(ctx, o.task, smiles, deliver)
+	return err
 }
 
 // lockedWriter serialises the workers' concurrent writes to one writer.

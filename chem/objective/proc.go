@@ -2,6 +2,7 @@ package objective
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,8 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 )
+
+// exitGrace is how long a worker that closed its standard output is given
+// to exit by itself, so that its own exit status can be reported rather
+// than the kill's.
+const exitGrace = time.Second
 
 // proc is one running worker process spoken to over stdin/stdout.
 // It is owned by one goroutine at a time (the pool's slot channel).
@@ -19,10 +26,20 @@ type proc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
+	// out is the read end of the worker's standard output. It is ours, not
+	// exec's, so that Wait never closes it under a read in progress (which
+	// turned "worker exited" into "file already closed").
+	out    *os.File
+	stderr *tailWriter
 	nextID int64
-	// waitErr receives the process's exit once it has been reaped.
-	waitErr chan error
-	dead    bool
+	// exited is closed once the process has been reaped; exitErr is then
+	// Wait's error.
+	exited  chan struct{}
+	exitErr error
+	// killed reports that we killed the process, so exitErr says nothing
+	// about the program itself.
+	killed bool
+	dead   bool
 }
 
 // errFatal marks failures that retrying cannot fix: the program cannot be
@@ -44,26 +61,46 @@ func startProc(argv []string, stderr io.Writer) (*proc, error) {
 		return nil, &errFatal{errors.New("objective: empty worker command")}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stderr = stderr
+	tail := &tailWriter{w: stderr}
+	cmd.Stderr = tail
 	// A grandchild that keeps stderr open must not make Wait hang.
 	cmd.WaitDelay = time.Second
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, &errFatal{fmt.Errorf("objective: worker stdin: %w", err)}
 	}
-	stdout, err := cmd.StdoutPipe()
+	pr, pw, err := os.Pipe()
 	if err != nil {
+		stdin.Close()
 		return nil, &errFatal{fmt.Errorf("objective: worker stdout: %w", err)}
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = pw
+	err = cmd.Start()
+	pw.Close() // the child holds its own copy
+	if err != nil {
+		pr.Close()
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			return nil, &errFatal{fmt.Errorf("objective: cannot start worker %q: %w", strings.Join(argv, " "), err)}
 		}
 		return nil, &errFatal{fmt.Errorf("objective: starting worker %q: %w", strings.Join(argv, " "), err)}
 	}
-	p := &proc{cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<16), waitErr: make(chan error, 1)}
-	go func() { p.waitErr <- cmd.Wait() }()
+	p := &proc{cmd: cmd, stdin: stdin, out: pr, stdout: bufio.NewReaderSize(pr, 1<<16), stderr: tail,
+		exited: make(chan struct{})}
+	go func() {
+		p.exitErr = cmd.Wait()
+		close(p.exited)
+	}()
 	return p, nil
+}
+
+// hasExited reports whether the process has been reaped.
+func (p *proc) hasExited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
 }
 
 // kill ends the process and reaps it; it is safe to call more than once.
@@ -72,9 +109,15 @@ func (p *proc) kill() {
 		return
 	}
 	p.dead = true
-	_ = p.cmd.Process.Kill()
+	if !p.hasExited() {
+		p.killed = true
+		_ = p.cmd.Process.Kill()
+	}
 	_ = p.stdin.Close()
-	<-p.waitErr
+	<-p.exited
+	// A grandchild may still hold the write end; closing ours ends a read
+	// in progress.
+	_ = p.out.Close()
 }
 
 // close asks the process to exit by closing its stdin, and kills it if it
@@ -85,13 +128,27 @@ func (p *proc) close(grace time.Duration) {
 	}
 	_ = p.stdin.Close()
 	select {
-	case <-p.waitErr:
-		p.dead = true
+	case <-p.exited:
 	case <-time.After(grace):
-		p.dead = true
-		_ = p.cmd.Process.Kill()
-		<-p.waitErr
 	}
+	p.kill()
+}
+
+// exitStatus describes how the process ended when it ended by itself
+// ("exit status 3", "signal: segmentation fault"), or "" while it runs or
+// when we killed it.
+func (p *proc) exitStatus() string {
+	if !p.hasExited() || p.killed {
+		return ""
+	}
+	if p.exitErr == nil {
+		return "exit status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(p.exitErr, &ee) {
+		return ee.ProcessState.String()
+	}
+	return p.exitErr.Error()
 }
 
 // call sends req and waits for its response, for at most timeout (no limit
@@ -130,33 +187,94 @@ func (p *proc) call(ctx context.Context, req *request, timeout time.Duration) (*
 		defer t.Stop()
 		timer = t.C
 	}
+	pid := p.cmd.Process.Pid
+	var r reply
 	select {
-	case r := <-done:
-		if r.err != nil {
+	case r = <-done:
+	case <-p.exited:
+		// The worker is gone, but its answer may still be in the pipe (or
+		// a grandchild may hold the pipe open: then there is none).
+		select {
+		case r = <-done:
+		case <-time.After(exitGrace):
 			p.kill()
-			if errors.Is(r.err, io.EOF) {
-				return nil, fmt.Errorf("worker exited (pid %d) before answering", p.cmd.Process.Pid)
-			}
-			return nil, fmt.Errorf("worker (pid %d): %w", p.cmd.Process.Pid, r.err)
+			<-done
+			return nil, fmt.Errorf("worker (pid %d) exited before answering", pid)
 		}
-		var resp response
-		if err := json.Unmarshal(r.line, &resp); err != nil {
-			p.kill()
-			return nil, fmt.Errorf("worker (pid %d) wrote a line that is not a JSON response (%.80q): %w",
-				p.cmd.Process.Pid, r.line, err)
-		}
-		if resp.ID == nil || *resp.ID != req.ID {
-			p.kill()
-			return nil, fmt.Errorf("worker (pid %d) answered out of step: want id %d", p.cmd.Process.Pid, req.ID)
-		}
-		return &resp, nil
 	case <-timer:
 		p.kill()
 		<-done
-		return nil, fmt.Errorf("worker (pid %d) did not answer within %v; killed", p.cmd.Process.Pid, timeout)
+		return nil, fmt.Errorf("worker (pid %d) did not answer within %v; killed", pid, timeout)
 	case <-ctx.Done():
 		p.kill()
 		<-done
 		return nil, ctx.Err()
 	}
+	if r.err != nil {
+		// Give a worker that is on its way out the time to exit by itself,
+		// so that its exit status is its own.
+		select {
+		case <-p.exited:
+		case <-time.After(exitGrace):
+		}
+		exited := p.hasExited()
+		p.kill()
+		if exited || errors.Is(r.err, io.EOF) {
+			return nil, fmt.Errorf("worker (pid %d) exited before answering", pid)
+		}
+		return nil, fmt.Errorf("worker (pid %d): %w", pid, r.err)
+	}
+	resp, err := decodeResponse(r.line)
+	if err != nil {
+		p.kill()
+		return nil, fmt.Errorf("worker (pid %d) wrote a line that is not a JSON response (%.80q): %w", pid, r.line, err)
+	}
+	if resp.ID == nil || *resp.ID != req.ID {
+		p.kill()
+		return nil, fmt.Errorf("worker (pid %d) answered out of step: want id %d", pid, req.ID)
+	}
+	if p.hasExited() {
+		// It answered, then exited: the answer stands, the next request
+		// starts a fresh worker.
+		p.kill()
+	}
+	return resp, nil
+}
+
+// tailWriter passes a worker's standard error through to w and keeps its
+// last bytes, so that a failure can quote the worker's last words.
+type tailWriter struct {
+	w io.Writer
+
+	mu   sync.Mutex
+	tail []byte
+}
+
+// tailKeep is how much of a worker's standard error is kept.
+const tailKeep = 4096
+
+// Write implements io.Writer.
+func (t *tailWriter) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	t.tail = append(t.tail, b...)
+	if len(t.tail) > tailKeep {
+		t.tail = append(t.tail[:0], t.tail[len(t.tail)-tailKeep:]...)
+	}
+	t.mu.Unlock()
+	return t.w.Write(b)
+}
+
+// lastLine returns the last non-blank line written, clipped to 200 bytes.
+func (t *tailWriter) lastLine() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := bytes.TrimRight(t.tail, " \t\r\n")
+	if i := bytes.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	s = bytes.TrimSpace(s)
+	if len(s) > 200 {
+		s = append(append([]byte(nil), s[:197]...), "..."...)
+	}
+	return string(s)
 }

@@ -57,11 +57,85 @@ type TaskInfo struct {
 	TopK []int `json:"top_k"`
 }
 
+// decodeResponse decodes one response line. Python's json module writes
+// NaN, Infinity and -Infinity for non-finite floats, which JSON does not
+// allow; such a line is still the worker's answer, in step with the
+// request, so those tokens are read as the strings "NaN", "Infinity" and
+// "-Infinity" instead of failing the line (and restarting the worker), and
+// decodeScores reports the molecules concerned as not answered.
+func decodeResponse(line []byte) (*response, error) {
+	var resp response
+	err := json.Unmarshal(line, &resp)
+	if err == nil {
+		return &resp, nil
+	}
+	fixed, ok := quoteNonFinite(line)
+	if !ok {
+		return nil, err
+	}
+	resp = response{}
+	if json.Unmarshal(fixed, &resp) != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+// quoteNonFinite returns line with every NaN, Infinity and -Infinity token
+// outside a string quoted, and whether there was any.
+func quoteNonFinite(line []byte) ([]byte, bool) {
+	var out []byte
+	inString, escaped, found := false, false, false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			out = append(out, c)
+			continue
+		}
+		if c == '"' {
+			inString = true
+			out = append(out, c)
+			continue
+		}
+		if i == 0 || !isWordByte(line[i-1]) {
+			matched := false
+			for _, tok := range []string{"NaN", "Infinity", "-Infinity"} {
+				end := i + len(tok)
+				if end <= len(line) && string(line[i:end]) == tok && (end == len(line) || !isWordByte(line[end])) {
+					out = append(append(append(out, '"'), tok...), '"')
+					i = end - 1
+					matched, found = true, true
+					break
+				}
+			}
+			if matched {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out, found
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c == '.' || c == '-' || c == '+' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
 // decodeScores decodes a single-task score list. JSON null becomes 0 with
 // the reason "no score", so an external program may answer null for a
-// molecule it cannot score.
+// molecule it cannot score; so does a non-empty errors[i]. Anything else
+// that is not a finite number (NaN, Infinity, a string, an object, a
+// number beyond float64) is no answer: the molecule's Result has Failed
+// set, so that it is neither paid for nor logged (see Result).
 func decodeScores(raw, rawErrs json.RawMessage, n int) ([]Result, error) {
-	var scores []*float64
+	var scores []json.RawMessage
 	if err := json.Unmarshal(raw, &scores); err != nil {
 		return nil, fmt.Errorf("decoding \"scores\": %w", err)
 	}
@@ -83,13 +157,17 @@ func decodeScores(raw, rawErrs json.RawMessage, n int) ([]Result, error) {
 		if errs != nil && errs[i] != nil {
 			r.Reason = *errs[i]
 		}
+		var v float64
 		switch {
 		case r.Reason != "":
 			// A reported reason always means score 0.
-		case s == nil:
+		case string(s) == "null":
 			r.Reason = "no score"
+		case json.Unmarshal(s, &v) == nil:
+			r.Score = v
 		default:
-			r.Score = *s
+			r.Failed = true
+			r.Reason = fmt.Sprintf("the objective answered %.40s, which is not a finite number", s)
 		}
 		out[i] = r
 	}

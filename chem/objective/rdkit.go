@@ -52,7 +52,7 @@ func NewRDKit(opts RDKitOptions) (*Pool, error) {
 		python = DefaultPython
 	}
 	if _, err := exec.LookPath(python); err != nil {
-		return nil, fmt.Errorf("%w (interpreter %s: %v)", ErrRDKitMissing, python, err)
+		return nil, rdkitMissing(python, err.Error())
 	}
 	script, err := workerScript()
 	if err != nil {
@@ -69,6 +69,7 @@ func NewRDKit(opts RDKitOptions) (*Pool, error) {
 	// -I: isolated mode, so PYTHONPATH and the user's site-packages cannot
 	// shadow Debian's RDKit or numpy. -u: unbuffered stderr.
 	po.command = []string{python, "-I", "-u", script, "--max-smiles-len", strconv.Itoa(maxLen)}
+	po.name = "RDKit worker (" + python + ")"
 	po.handshake = true
 	return newPool(po), nil
 }
@@ -139,14 +140,14 @@ func (pl *Pool) Tasks(ctx context.Context) ([]TaskInfo, error) {
 // single sends one request to one worker, retrying on a fresh worker.
 func (pl *Pool) single(ctx context.Context, req *request) (*response, error) {
 	var resp *response
-	fn := func(ctx context.Context, s *slot, lo, hi int) error {
+	fn := func(ctx context.Context, s *slot, lo, hi int) (int, error) {
 		r, err := pl.do(ctx, s, req, 0)
 		resp = r
-		return err
+		return 1, err
 	}
 	var lastErr error
 	poison := func(_ int, err error) { lastErr = err }
-	if _, err := pl.run(ctx, 1, fn, poison); err != nil {
+	if _, err := pl.run(ctx, 1, fn, poison, nil); err != nil {
 		return nil, err
 	}
 	if resp == nil {

@@ -432,9 +432,11 @@ func TestCanonicalize(t *testing.T) {
 
 func TestRDKitMissingNamesApt(t *testing.T) {
 	_, err := NewRDKit(RDKitOptions{Python: "/nonexistent/python3"})
-	if !errors.Is(err, ErrRDKitMissing) || !strings.Contains(err.Error(), "apt-get install") {
-		t.Fatalf("err = %v, want ErrRDKitMissing naming apt-get", err)
+	if !errors.Is(err, ErrRDKitMissing) || !strings.Contains(err.Error(), "apt-get install") ||
+		!strings.Contains(err.Error(), "interpreter /nonexistent/python3 cannot run") {
+		t.Fatalf("err = %v, want ErrRDKitMissing naming /nonexistent/python3 and apt-get", err)
 	}
+	t.Log(err)
 	// A Python without RDKit: isolate it from site-packages with a fake
 	// interpreter wrapper that hides rdkit.
 	dir := t.TempDir()
@@ -454,7 +456,9 @@ func TestRDKitMissingNamesApt(t *testing.T) {
 	}
 	defer pool.Close()
 	err = pool.Start(context.Background())
-	if !errors.Is(err, ErrRDKitMissing) || !strings.Contains(err.Error(), "apt-get install") {
-		t.Fatalf("err = %v, want ErrRDKitMissing naming apt-get", err)
+	if !errors.Is(err, ErrRDKitMissing) || !strings.Contains(err.Error(), "apt-get install") ||
+		!strings.Contains(err.Error(), "interpreter "+fake+" cannot run") {
+		t.Fatalf("err = %v, want ErrRDKitMissing naming %s and apt-get", err, fake)
 	}
+	t.Log(err)
 }

@@ -1,0 +1,134 @@
+package objective
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"testing"
+)
+
+// FuzzParseLog feeds the evaluation-log reader arbitrary bytes (seed corpus
+// in testdata/fuzz/FuzzParseLog: good logs, a torn last line, damage of
+// each kind, a record of an unanswered molecule). It must never panic; a
+// rejected log is a *LogError naming a line and returns nothing; in an
+// accepted one every complete line is one in-sequence record and only a
+// last line without its newline is left over (torn). An accepted log
+// written out again as Budget writes records reads back the same, and cut
+// anywhere inside its last record it reads as the records before it plus
+// a torn line.
+//
+//	go test ./chem/objective -run '^$' -fuzz FuzzParseLog -fuzztime 1m
+func FuzzParseLog(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, end, torn, err := parseLog("fuzz.jsonl", data)
+		if err != nil {
+			var le *LogError
+			if !errors.As(err, &le) || le.Line < 1 || le.Path != "fuzz.jsonl" {
+				t.Fatalf("error %v is not a *LogError naming a line", err)
+			}
+			if recs != nil || end != 0 || torn != 0 {
+				t.Fatalf("rejected log returned %d records, end %d, torn %d", len(recs), end, torn)
+			}
+			return
+		}
+		if end < 0 || end+int64(torn) != int64(len(data)) {
+			t.Fatalf("end %d + torn %d != %d bytes", end, torn, len(data))
+		}
+		complete, rest := data[:end], data[end:]
+		if len(complete) > 0 && complete[len(complete)-1] != '\n' {
+			t.Fatalf("the complete part does not end with a newline")
+		}
+		if bytes.IndexByte(rest, '\n') >= 0 {
+			t.Fatalf("the torn part %q holds a newline", rest)
+		}
+		if n := bytes.Count(complete, []byte("\n")); n != len(recs) {
+			t.Fatalf("%d complete lines, %d records", n, len(recs))
+		}
+		for i, r := range recs {
+			if r.Call != i+1 {
+				t.Fatalf("record %d has call %d", i+1, r.Call)
+			}
+		}
+
+		// Round trip: written as Budget writes them, the records read back the same.
+		written := encodeRecords(t, recs)
+		again, end2, torn2, err := parseLog("again.jsonl", written)
+		if err != nil || torn2 != 0 || end2 != int64(len(written)) || len(again) != len(recs) {
+			t.Fatalf("written again: %d records, end %d, torn %d, err %v; want %d records", len(again), end2, torn2, err, len(recs))
+		}
+		if !bytes.Equal(encodeRecords(t, again), written) {
+			t.Fatalf("records changed in a round trip:\n%s\n%s", written, encodeRecords(t, again))
+		}
+
+		// A crash in the middle of the last record's write leaves a torn line.
+		if len(recs) == 0 {
+			return
+		}
+		lastStart := bytes.LastIndexByte(written[:len(written)-1], '\n') + 1
+		for _, cut := range []int{lastStart + 1, (lastStart + len(written)) / 2, len(written) - 1} {
+			if cut <= lastStart || cut >= len(written) {
+				continue
+			}
+			got, end3, torn3, err := parseLog("cut.jsonl", written[:cut])
+			if err != nil || len(got) != len(recs)-1 || end3 != int64(lastStart) || torn3 != cut-lastStart {
+				t.Fatalf("cut at %d of %d: %d records, end %d, torn %d, err %v", cut, len(written), len(got), end3, torn3, err)
+			}
+		}
+	})
+}
+
+// encodeRecords writes recs as Budget appends them: one JSON line each.
+func encodeRecords(t *testing.T, recs []Record) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, r := range recs {
+		line, err := json.Marshal(r)
+		if err != nil {
+			t.Fatalf("encoding %+v: %v", r, err)
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes()
+}
+
+// FuzzDecodeResponse: a worker's line never panics the decoder; a line that
+// is standard JSON decodes as encoding/json decodes it, and one whose only
+// fault is Python's NaN, Infinity or -Infinity still decodes, with those
+// scores no answer rather than a reason to restart the worker.
+func FuzzDecodeResponse(f *testing.F) {
+	f.Add([]byte(`{"id": 3, "ok": true, "scores": [0.5, NaN, -Infinity, null], "errors": ["", "", "", "x"]}`))
+	f.Add([]byte(`{"id": 1, "ok": true, "scores": [Infinity], "errors": ["NaN \"NaN\" Infinity"]}`))
+	f.Add([]byte(`{"id": 2, "ok": false, "error": "unknown op"}`))
+	f.Add([]byte(`this is not json`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		resp, err := decodeResponse(line)
+		var want response
+		if json.Unmarshal(line, &want) == nil {
+			if err != nil {
+				t.Fatalf("standard JSON %q rejected: %v", line, err)
+			}
+			got, _ := json.Marshal(resp)
+			exp, _ := json.Marshal(&want)
+			if !bytes.Equal(got, exp) {
+				t.Fatalf("%q decoded as %s, encoding/json gives %s", line, got, exp)
+			}
+		}
+		if err != nil || resp.Scores == nil {
+			return
+		}
+		var n []json.RawMessage
+		if json.Unmarshal(resp.Scores, &n) != nil {
+			return
+		}
+		res, err := decodeScores(resp.Scores, resp.Errors, len(n))
+		if err != nil {
+			return
+		}
+		for i, r := range res {
+			if !r.Done || (r.Failed && r.Reason == "") || (r.Reason != "" && r.Score != 0) {
+				t.Fatalf("molecule %d: %+v", i, r)
+			}
+		}
+	})
+}
