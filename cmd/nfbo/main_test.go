@@ -123,3 +123,17 @@ func TestExitStatusInterrupt(t *testing.T) {
 		t.Errorf("exitStatus after a cancel without a signal = %d, want 1", got)
 	}
 }
+
+// TestTimeoutMustBePositive: -timeout 0 or negative used to mean "no limit" silently.
+func TestTimeoutMustBePositive(t *testing.T) {
+	for _, args := range [][]string{
+		{"score", "-task", "qed", "-timeout", "0"},
+		{"score", "-task", "qed", "-timeout", "-1s"},
+		{"optimize", "-task", "qed", "-init", "x", "-model", "m", "-out", t.TempDir(), "-timeout", "0"},
+	} {
+		_, stderr, code := run(t, "CCO\n", args...)
+		if code != 2 || !strings.Contains(stderr, "-timeout must be positive") {
+			t.Errorf("%v: exit %d, stderr %q; want a usage error", args, code, stderr)
+		}
+	}
+}

@@ -159,6 +159,8 @@ Top-10 (PMO) of the evaluation log are printed.`,
 			return Usagef(cmd, "optimize: -out is required")
 		case a.Restart && !a.Resume:
 			return Usagef(cmd, "optimize: -restart goes with -resume")
+		case a.Timeout <= 0:
+			return Usagef(cmd, "optimize: -timeout must be positive, not %v (a hung worker would block the run for ever)", a.Timeout)
 		case a.Workers < 1:
 			return Usagef(cmd, "optimize: -workers must be at least 1, not %d", a.Workers)
 		case a.Budget < 0 || a.InitCount < 0 || a.Candidates < 0 || a.Anchors < 0 || a.Queries < 0:

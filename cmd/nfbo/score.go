@@ -61,6 +61,9 @@ program that speaks the same protocol instead (docs/objective-protocol.md).`,
 		if *workers < 1 {
 			return Usagef(cmd, "-workers must be at least 1, not %d", *workers)
 		}
+		if *timeout <= 0 {
+			return Usagef(cmd, "-timeout must be positive, not %v (a hung worker would block the run for ever)", *timeout)
+		}
 		tasks := strings.Split(*task, ",")
 		if len(tasks) > 1 && *objCmd != "" {
 			return Usagef(cmd, "-objective-cmd takes a single -task")
