@@ -96,6 +96,16 @@ type StreamObjective interface {
 // molecules have Status NotScored.
 var ErrBudgetExhausted = errors.New("objective: evaluation budget exhausted")
 
+// ErrErrorStreak is returned (wrapped) by Budget.Evaluate when the objective
+// has answered BudgetOptions.MaxErrorStreak molecules in a row with an error
+// instead of a score: a program that answers but cannot score is broken, and
+// going on would spend the budget on zeros.
+var ErrErrorStreak = errors.New("objective: the objective answered only errors")
+
+// DefaultMaxErrorStreak is BudgetOptions.MaxErrorStreak's default: one full
+// request of the worker protocol.
+const DefaultMaxErrorStreak = 64
+
 // BudgetOptions configures OpenBudget. The zero value means no limit and
 // no task check.
 type BudgetOptions struct {
@@ -108,6 +118,12 @@ type BudgetOptions struct {
 	// Warnf is told about a torn last line dropped from the log. If nil,
 	// warnings go to os.Stderr.
 	Warnf func(format string, args ...any)
+	// MaxErrorStreak is how many paid answers in a row may be errors (no
+	// score) before Evaluate stops with ErrErrorStreak. Those answers stay
+	// paid and logged: the objective did answer. The streak starts at 0
+	// when the log is opened. If 0, the default is DefaultMaxErrorStreak;
+	// negative means no limit.
+	MaxErrorStreak int
 }
 
 // Budget is an Objective's evaluation budget with PMO's accounting: a
@@ -136,6 +152,7 @@ type Budget struct {
 	cache  map[string]int    // canonical SMILES -> index in recs
 	failed map[string]string // canonical SMILES -> reason, for molecules not answered in this Budget's life
 	err    error             // sticky: set when the log could not be written
+	errRun int               // paid answers in a row that were errors
 }
 
 // OpenBudget opens the evaluation log at path, creating it if needed, and
@@ -438,7 +455,10 @@ func (b *Budget) Evaluate(ctx context.Context, smiles []string) ([]Evaluation, e
 			}
 			if res != nil {
 				if err := b.pay(newIdx, res, out); err != nil {
-					return nil, err
+					if b.err != nil {
+						return nil, err
+					}
+					objErr = err // an error streak: what was paid is in out
 				}
 			}
 		}
@@ -548,9 +568,27 @@ func (b *Budget) pay(idx []int, res []Result, out []Evaluation) error {
 			b.cache[r.Canonical] = len(b.recs)
 			b.recs = append(b.recs, r)
 			out[i].Score, out[i].Reason, out[i].Call, out[i].Status = r.Score, r.Error, r.Call, Paid
+			if r.Error == "" {
+				b.errRun = 0
+			} else {
+				b.errRun++
+			}
 		}
 	}
+	if limit := b.maxErrorStreak(); limit > 0 && b.errRun >= limit {
+		last := b.recs[len(b.recs)-1]
+		return fmt.Errorf("%w: %d molecules in a row got an error instead of a score (the last, call %d: %q); "+
+			"they were answered, so they are paid and in the log; stopping so as not to spend the budget on zeros",
+			ErrErrorStreak, b.errRun, last.Call, last.Error)
+	}
 	return nil
+}
+
+func (b *Budget) maxErrorStreak() int {
+	if b.opts.MaxErrorStreak == 0 {
+		return DefaultMaxErrorStreak
+	}
+	return b.opts.MaxErrorStreak
 }
 
 // Close closes the log. Every paid evaluation is already synced.

@@ -248,3 +248,82 @@ func TestBudgetObjectiveFails(t *testing.T) {
 		t.Errorf("log holds %d records (err %v), Calls() = %d; want 2", len(recs), err, b.Calls())
 	}
 }
+
+// oneByOne is a StreamObjective that scores and delivers one molecule at a
+// time, counting the molecules it was asked to score.
+type oneByOne struct {
+	f     Func
+	calls int
+}
+
+func (o *oneByOne) Score(ctx context.Context, smiles []string) ([]Result, error) {
+	return o.f.Score(ctx, smiles)
+}
+
+func (o *oneByOne) ScoreStream(ctx context.Context, smiles []string, deliver func(lo, hi int, res []Result) error) error {
+	for i, s := range smiles {
+		o.calls++
+		res, err := o.f.Score(ctx, []string{s})
+		if err != nil {
+			return err
+		}
+		if err := deliver(i, i+1, res); err != nil {
+			return fmt.Errorf("delivering molecule %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// TestBudgetErrorStreak: an objective that answers errors for every
+// molecule stops the run after MaxErrorStreak answers in a row; what it
+// answered stays paid, nothing more is sent, and a score resets the streak.
+func TestBudgetErrorStreak(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "evals.jsonl")
+	var calls atomic.Int64
+	obj := &oneByOne{f: countingObjective(&calls)}
+	b, err := OpenBudget(path, obj, upperCanon{}, BudgetOptions{MaxErrorStreak: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	evs, err := b.Evaluate(ctx, []string{"bad1", "ok", "bad2", "bad3", "bad4", "bad5", "x"})
+	if !errors.Is(err, ErrErrorStreak) || !strings.Contains(err.Error(), `"cannot score bad4"`) {
+		t.Fatalf("err = %v, want ErrErrorStreak naming the last error", err)
+	}
+	if got, want := statuses(evs), "paid,paid,paid,paid,paid,not scored,not scored"; got != want {
+		t.Errorf("statuses %s, want %s", got, want)
+	}
+	if obj.calls != 5 || b.Calls() != 5 {
+		t.Errorf("objective asked for %d molecules, %d paid; want 5 and 5", obj.calls, b.Calls())
+	}
+	// A score ends the streak.
+	if _, err := b.Evaluate(ctx, []string{"good", "bad5", "bad6"}); err != nil {
+		t.Errorf("after a score: %v", err)
+	}
+	// Negative: no limit, also for an objective without streaming.
+	path2 := filepath.Join(t.TempDir(), "evals.jsonl")
+	b2, err := OpenBudget(path2, countingObjective(&calls), upperCanon{}, BudgetOptions{MaxErrorStreak: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	bad := make([]string, 2*DefaultMaxErrorStreak)
+	for i := range bad {
+		bad[i] = fmt.Sprintf("bad%d", i)
+	}
+	if _, err := b2.Evaluate(ctx, bad); err != nil {
+		t.Errorf("no limit: %v", err)
+	}
+	// Default limit, without streaming: everything asked is paid, then the
+	// error.
+	path3 := filepath.Join(t.TempDir(), "evals.jsonl")
+	b3, err := OpenBudget(path3, countingObjective(&calls), upperCanon{}, BudgetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b3.Close()
+	if _, err := b3.Evaluate(ctx, bad); !errors.Is(err, ErrErrorStreak) || b3.Calls() != len(bad) {
+		t.Errorf("default limit: err %v, %d paid", err, b3.Calls())
+	}
+}

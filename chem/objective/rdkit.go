@@ -52,6 +52,11 @@ func NewRDKit(opts RDKitOptions) (*Pool, error) {
 		python = DefaultPython
 	}
 	if _, err := exec.LookPath(python); err != nil {
+		if python != DefaultPython {
+			// A mistyped -python: the apt advice for DefaultPython would mislead.
+			return nil, fmt.Errorf("objective: the Python interpreter %s cannot be run (%v): %w; "+
+				"name an interpreter that can import rdkit", python, err, ErrRDKitMissing)
+		}
 		return nil, rdkitMissing(python, err.Error())
 	}
 	script, err := workerScript()
