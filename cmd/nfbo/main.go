@@ -31,6 +31,7 @@ func root() *Command {
 			newBenchCmd(),
 			newOptimizeCmd(),
 			newFitcheckCmd(),
+			newFlowstatsCmd(),
 		},
 	}
 }
