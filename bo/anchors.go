@@ -7,11 +7,60 @@ import (
 	"sort"
 )
 
-// SelectAnchors writes into dst the indices of len(dst) = N distinct data points to use as trust-region centres.
-// With temperature > 0 they are drawn without replacement with P(i) ∝ exp(minmax(y)ᵢ/temperature), min-max
-// scaling and renormalising over the points not yet drawn before each draw (the reference, temperature 0.01).
-// With temperature 0 they are the N best (greedy, ties to the lower index). It panics when N > len(y).
+// AnchorRule is how the anchors' sampling weights are computed from the scores.
+type AnchorRule int
+
+const (
+	// AnchorsMinMax is the official code's rule: P(i) ∝ exp(minmax(y)ᵢ/τ), the scores min-max scaled over the
+	// points not yet drawn, τ = 0.01 by default. It puts almost all the mass on the top few points.
+	AnchorsMinMax AnchorRule = iota
+	// AnchorsRaw is the paper's rule (Algorithm 1): P(i) ∝ exp(yᵢ/τ) on the raw scores, τ = 0.1 by default.
+	// Its greediness depends on the objective's scale.
+	AnchorsRaw
+)
+
+// String returns the rule's name as the -anchor-rule flag spells it.
+func (r AnchorRule) String() string {
+	switch r {
+	case AnchorsMinMax:
+		return "minmax"
+	case AnchorsRaw:
+		return "raw"
+	}
+	return fmt.Sprintf("AnchorRule(%d)", int(r))
+}
+
+// ParseAnchorRule returns the rule named s ("minmax" or "raw").
+func ParseAnchorRule(s string) (AnchorRule, error) {
+	switch s {
+	case "minmax":
+		return AnchorsMinMax, nil
+	case "raw":
+		return AnchorsRaw, nil
+	}
+	return 0, fmt.Errorf("bo: unknown anchor rule %q (want minmax or raw)", s)
+}
+
+// DefaultTemperature returns the rule's default softmax temperature.
+func (r AnchorRule) DefaultTemperature() float64 {
+	if r == AnchorsRaw {
+		return 0.1
+	}
+	return 0.01
+}
+
+// SelectAnchors writes into dst the indices of len(dst) = N distinct data points to use as trust-region centres,
+// drawn with AnchorsMinMax (the reference's rule); see SelectAnchorsRule.
 func SelectAnchors(dst []int, y []float64, temperature float64, rng *rand.Rand) {
+	SelectAnchorsRule(dst, y, AnchorsMinMax, temperature, rng)
+}
+
+// SelectAnchorsRule writes into dst the indices of len(dst) = N distinct data points to use as trust-region
+// centres. With temperature > 0 they are drawn without replacement with P(i) ∝ exp(sᵢ/temperature),
+// renormalising over the points not yet drawn before each draw, where s is y min-max scaled over those points
+// (AnchorsMinMax) or y itself (AnchorsRaw). With temperature 0 they are the N best (greedy, ties to the lower
+// index). It panics when N > len(y).
+func SelectAnchorsRule(dst []int, y []float64, rule AnchorRule, temperature float64, rng *rand.Rand) {
 	n := len(dst)
 	if n > len(y) {
 		panic(fmt.Sprintf("bo: SelectAnchors: %d anchors from %d points", n, len(y)))
@@ -38,8 +87,11 @@ func SelectAnchors(dst []int, y []float64, temperature float64, rng *rand.Rand) 
 		var sum float64
 		for j, i := range left {
 			e := 1.0 // all equal: uniform
-			if hi > lo {
-				e = math.Exp(((y[i]-lo)/(hi-lo) - 1) / temperature) // shifted by the max for stability
+			switch {
+			case rule == AnchorsRaw:
+				e = math.Exp((y[i] - hi) / temperature) // shifted by the max for stability
+			case hi > lo:
+				e = math.Exp(((y[i]-lo)/(hi-lo) - 1) / temperature)
 			}
 			w[j] = e
 			sum += e

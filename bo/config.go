@@ -54,11 +54,12 @@ const (
 // Config holds the optimiser's settings. Zero fields take the documented defaults, which are the reference's
 // settings on its README command lines (10k budget). See Preset for the named settings of the paper.
 type Config struct {
-	Budget      int     // new objective calls; required
-	Anchors     int     // N, trust regions per iteration; if 0, the default is 10
-	Queries     int     // q, proposals per anchor; if 0, the default is 100
-	Candidates  int     // C, candidates per anchor; if 0, the default is min(50000, max(2000, 200·D))/N
-	Temperature float64 // anchor softmax temperature on min-max scaled y; if 0, the default is 0.01; negative: greedy
+	Budget      int        // new objective calls; required
+	Anchors     int        // N, trust regions per iteration; if 0, the default is 10
+	Queries     int        // q, proposals per anchor; if 0, the default is 100
+	Candidates  int        // C, candidates per anchor; if 0, the default is min(50000, max(2000, 200·D))/N
+	Temperature float64    // anchor softmax temperature; if 0, AnchorRule's default (0.01 or 0.1); negative: greedy
+	AnchorRule  AnchorRule // how anchors are drawn: the code's min-max rule (the zero value) or the paper's raw one
 
 	PerturbProb float64    // base per-dimension perturbation probability; if 0, the default is 0.1
 	TACS        TACSConfig // TACS settings; TACS.Tau 0 turns it off (reference and paper use 400)
@@ -140,7 +141,7 @@ func (c Config) resolved(d int) (Config, error) {
 		c.TRInit = TRLengthInit
 	}
 	if c.Temperature == 0 {
-		c.Temperature = 0.01
+		c.Temperature = c.AnchorRule.DefaultTemperature()
 	}
 	if c.PerturbProb == 0 {
 		c.PerturbProb = 0.1

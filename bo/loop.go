@@ -342,7 +342,7 @@ func (o *Optimizer) iterate(ctx context.Context) error {
 func (o *Optimizer) proposeBatch(ctx context.Context) (*batch, error) {
 	cfg, t, d := o.cfg, o.t, o.d
 	anchors := make([]int, cfg.Anchors)
-	SelectAnchors(anchors, o.st.Y, max(cfg.Temperature, 0), o.rng)
+	SelectAnchorsRule(anchors, o.st.Y, cfg.AnchorRule, max(cfg.Temperature, 0), o.rng)
 	anchorTok := o.gather(anchors)
 	centres := make([]float64, len(anchors)*d)
 	start := time.Now()

@@ -57,6 +57,35 @@ func TestSelectAnchors(t *testing.T) {
 			t.Errorf("P(anchor %d) = %.4f, want %.4f ± %.4f", i, got, p, 4*sd)
 		}
 	}
+	// The paper's rule: P(i) = exp(yᵢ/τ)/Σ on the raw scores, here with y scaled by 3 so that min-max
+	// scaling would give other probabilities.
+	y3 := make([]float64, len(y))
+	for i, v := range y {
+		y3[i] = 3 * v
+	}
+	clear(counts)
+	for range draws {
+		SelectAnchorsRule(one, y3, AnchorsRaw, tau, rng)
+		counts[one[0]]++
+	}
+	z = 0
+	for i, v := range y3 {
+		w[i] = math.Exp(v / tau)
+		z += w[i]
+	}
+	for i := range y {
+		p := w[i] / z
+		sd := math.Sqrt(p * (1 - p) / draws)
+		if got := float64(counts[i]) / draws; math.Abs(got-p) > 4*sd {
+			t.Errorf("raw rule: P(anchor %d) = %.4f, want %.4f ± %.4f", i, got, p, 4*sd)
+		}
+	}
+	if r, err := ParseAnchorRule("raw"); err != nil || r != AnchorsRaw || r.String() != "raw" || r.DefaultTemperature() != 0.1 {
+		t.Errorf("ParseAnchorRule(raw) = %v, %v", r, err)
+	}
+	if _, err := ParseAnchorRule("paper"); err == nil {
+		t.Error("ParseAnchorRule(paper): no error")
+	}
 	// Without replacement: all distinct.
 	all := make([]int, len(y))
 	SelectAnchors(all, y, 0.01, rng)

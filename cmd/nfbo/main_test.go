@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nfbo/nfbo/bo"
 	"os"
 	"strings"
 	"testing"
@@ -133,6 +134,33 @@ func TestTimeoutMustBePositive(t *testing.T) {
 	} {
 		_, stderr, code := run(t, "CCO\n", args...)
 		if code != 2 || !strings.Contains(stderr, "-timeout must be positive") {
+			t.Errorf("%v: exit %d, stderr %q; want a usage error", args, code, stderr)
+		}
+	}
+}
+
+// TestAnchorFlags: -anchor-rule and -anchor-temp reach bo.Config, and bad values are usage errors.
+func TestAnchorFlags(t *testing.T) {
+	preset, err := bo.PresetByName("guacamol-500")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := optimizeArgs{Variant: "screened", AnchorRule: "raw", AnchorTemp: 0.2, Sampler: "exact", Update: "once"}
+	cfg, err := a.optimizerConfig(preset)
+	if err != nil || cfg.AnchorRule != bo.AnchorsRaw || cfg.Temperature != 0.2 {
+		t.Errorf("raw at 0.2: rule %v, temperature %v, err %v", cfg.AnchorRule, cfg.Temperature, err)
+	}
+	a = optimizeArgs{Variant: "screened", AnchorRule: "minmax", Sampler: "exact", Update: "once"}
+	if cfg, err = a.optimizerConfig(preset); err != nil || cfg.AnchorRule != bo.AnchorsMinMax || cfg.Temperature != 0 {
+		t.Errorf("default: rule %v, temperature %v, err %v", cfg.AnchorRule, cfg.Temperature, err)
+	}
+	for _, args := range [][]string{
+		{"-anchor-rule", "paper"},
+		{"-anchor-temp", "-0.5"},
+	} {
+		full := append([]string{"optimize", "-task", "qed", "-init", "x", "-model", "m", "-out", t.TempDir()}, args...)
+		_, stderr, code := run(t, "", full...)
+		if code != 2 || !strings.Contains(stderr, "-anchor-") {
 			t.Errorf("%v: exit %d, stderr %q; want a usage error", args, code, stderr)
 		}
 	}

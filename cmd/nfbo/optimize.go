@@ -40,7 +40,8 @@ type optimizeArgs struct {
 	Method, Setting                string
 	Variant, Label                 string
 	Offspring, FineTuneEvery       int
-	TRInit                         float64
+	TRInit, AnchorTemp             float64
+	AnchorRule                     string
 	Timeout                        time.Duration
 }
 
@@ -76,6 +77,8 @@ func newOptimizeCmd() *Command {
 		"0 means the variant's default, -1 none")
 	fs.IntVar(&a.FineTuneEvery, "finetune-every", 0, "fine-tune the flow every `N` new calls; 0 means the preset's (10 for guacamol-500), -1 never")
 	fs.Float64Var(&a.TRInit, "tr-init", 0, "initial trust-region length; 0 means 0.8, the reference's")
+	fs.StringVar(&a.AnchorRule, "anchor-rule", "minmax", "how anchors are drawn: minmax (the official code's softmax of min-max scaled scores) or raw (the paper's softmax of the scores)")
+	fs.Float64Var(&a.AnchorTemp, "anchor-temp", 0, "the anchors' softmax temperature; 0 means the rule's (0.01 for minmax, 0.1 for raw), -1 greedy (the best points)")
 	fs.StringVar(&a.Label, "label", "", "the method's name in run.json and reports (bench's -variant sets it); empty means derived from -method, -variant and -no-tacs")
 	fs.BoolVar(&a.NoTACS, "no-tacs", false, "perturb every latent dimension with probability 0.1 instead of TACS")
 	fs.StringVar(&a.Update, "update", "once", "surrogate training: once (before the loop, the reference code) or every (each iteration, the paper)")
@@ -171,6 +174,10 @@ Top-10 (PMO) of the evaluation log are printed.`,
 			return Usagef(cmd, "optimize: -update %q: want once or every", a.Update)
 		case a.Method != "nfbo" && a.Method != "prior" && a.Method != "ga":
 			return Usagef(cmd, "optimize: -method %q: want nfbo, prior or ga", a.Method)
+		case a.AnchorRule != "minmax" && a.AnchorRule != "raw":
+			return Usagef(cmd, "optimize: -anchor-rule %q: want minmax or raw", a.AnchorRule)
+		case a.AnchorTemp < 0 && a.AnchorTemp != -1:
+			return Usagef(cmd, "optimize: -anchor-temp must be positive, 0 (the rule's) or -1 (greedy)")
 		case a.Offspring < -1 || a.FineTuneEvery < -1 || a.TRInit < 0:
 			return Usagef(cmd, "optimize: -offspring and -finetune-every must be -1 or more, and -tr-init not negative")
 		case a.Backend != "auto" && a.Backend != "go" && a.Backend != "ort":
@@ -423,10 +430,15 @@ func (a optimizeArgs) optimizerConfig(preset bo.Preset) (bo.Config, error) {
 		cfg.Update = bo.UpdateEveryIteration
 	}
 	cfg.TRInit = a.TRInit
+	rule, err := bo.ParseAnchorRule(a.AnchorRule)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.AnchorRule, cfg.Temperature = rule, a.AnchorTemp
 	if a.FineTuneEvery != 0 {
 		cfg.TrainEvery = a.FineTuneEvery
 	}
-	cfg, err := cfg.WithVariant(a.Variant)
+	cfg, err = cfg.WithVariant(a.Variant)
 	if err != nil {
 		return cfg, err
 	}
