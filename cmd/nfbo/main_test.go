@@ -5,11 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nfbo/nfbo/bo"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nfbo/nfbo/bo"
 )
 
 // run executes the command tree on args with the given stdin and returns
