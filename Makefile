@@ -5,8 +5,10 @@ GO        ?= go
 BIN       := bin/nfbo
 RUN_DIR   ?= runs/quickstart
 BENCHTIME ?= 1x
+# Packages whose numerics go through BLAS, tested on both BLAS builds.
+BLAS_PKGS := ./engine/train ./engine/seqflow ./bo/gp ./kernels
 
-.PHONY: all setup build run test test-short vet fmt bench build-openblas clean
+.PHONY: all setup build run test test-short vet fmt bench build-openblas build-purego clean
 
 all: build
 
@@ -14,13 +16,25 @@ all: build
 setup:
 	@scripts/setup.sh
 
+# build links gonum and gorgonia against OpenBLAS when it is installed (setup
+# installs libopenblas-dev): faster training and fine-tuning steps
+# (BENCHMARKS.md, "BLAS of the default build"). Without it, or with PUREGO=1,
+# the pure-Go build, which always builds.
 build: setup
-	$(GO) build -o $(BIN) ./cmd/nfbo
+	@if [ -z "$(PUREGO)" ] && [ "$$(gcc -print-file-name=libopenblas.so 2>/dev/null)" != libopenblas.so ]; then \
+		echo "CGO_LDFLAGS=-lopenblas $(GO) build -tags openblas -o $(BIN) ./cmd/nfbo"; \
+		CGO_LDFLAGS=-lopenblas $(GO) build -tags openblas -o $(BIN) ./cmd/nfbo; \
+	else \
+		echo "$(GO) build -o $(BIN) ./cmd/nfbo  (pure-Go BLAS)"; \
+		$(GO) build -o $(BIN) ./cmd/nfbo; \
+	fi
 
-# build-openblas links gonum and gorgonia against OpenBLAS (apt-get install
-# libopenblas-dev); optional, 2.5-7x faster linear algebra.
+# build-openblas insists on OpenBLAS; build-purego on pure Go.
 build-openblas: setup
 	CGO_LDFLAGS=-lopenblas $(GO) build -tags openblas -o $(BIN) ./cmd/nfbo
+
+build-purego: setup
+	$(GO) build -o $(BIN) ./cmd/nfbo
 
 # run does the main job on the shipped defaults: see scripts/run.sh.
 run: build
@@ -30,8 +44,19 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
+# test runs every package on pure-Go BLAS, then the packages whose numerics go
+# through BLAS again on OpenBLAS, the build's default (with CI=true OpenBLAS
+# must be there).
 test: setup vet
 	$(GO) test -count=1 -timeout 60m ./...
+	@if [ "$$(gcc -print-file-name=libopenblas.so 2>/dev/null)" != libopenblas.so ]; then \
+		echo "CGO_LDFLAGS=-lopenblas $(GO) test -count=1 -tags openblas $(BLAS_PKGS)"; \
+		CGO_LDFLAGS=-lopenblas $(GO) test -count=1 -tags openblas $(BLAS_PKGS); \
+	elif [ "$(CI)" = true ]; then \
+		echo "OpenBLAS (libopenblas-dev) is missing"; exit 1; \
+	else \
+		echo "OpenBLAS is missing: the OpenBLAS build is not tested"; \
+	fi
 
 test-short: setup
 	$(GO) test -short ./...

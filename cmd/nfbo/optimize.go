@@ -25,6 +25,7 @@ import (
 	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
+	"github.com/nfbo/nfbo/engine/train"
 	"github.com/nfbo/nfbo/model"
 )
 
@@ -371,10 +372,10 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 	if !hasScores {
 		scored = "scored by the objective"
 	}
-	fmt.Fprintf(cmd.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s); "+
+	fmt.Fprintf(cmd.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
 		"preset %s, variant %s: %d anchors × %d queries from %d candidates each (+%d offspring), %s sampler, TACS %v; budget %d new calls (%d in all), "+
 		"seed %d, run directory %s\n",
-		a.Task, len(mols), scored, t, d, a.Model, ck.Params.NumParams(), flow.Backend(), a.Preset, a.Variant, cfg.Anchors, cfg.Queries, cand, cfg.Offspring,
+		a.Task, len(mols), scored, t, d, a.Model, ck.Params.NumParams(), flow.Backend(), train.BLAS, a.Preset, a.Variant, cfg.Anchors, cfg.Queries, cand, cfg.Offspring,
 		cfg.Sampler, cfg.TACS.Tau > 0, cfg.Budget, total, a.Seed, a.Out)
 
 	res, runErr := opt.Run(ctx)

@@ -239,8 +239,8 @@ func (pr *pretrainRun) run(ctx context.Context, tr *train.Trainer, voc *vocab.Vo
 	if steps == 0 {
 		steps = tr.Steps() + int64((len(trainSet)+pr.args.Batch-1)/pr.args.Batch)
 	}
-	fmt.Fprintf(pr.cmd.Stderr, "pretrain: %d molecules (%d skipped): %d train, %d validation; V=%d T=%d, %s, %d parameters; steps %d → %d, batch %d\n",
-		len(seqs)+skipped, skipped, len(trainSet), len(val), cfg.V, cfg.T, cfg.Transform, tr.Params().NumParams(), tr.Steps(), steps, pr.args.Batch)
+	fmt.Fprintf(pr.cmd.Stderr, "pretrain: %d molecules (%d skipped): %d train, %d validation; V=%d T=%d, %s, %d parameters, BLAS %s; steps %d → %d, batch %d\n",
+		len(seqs)+skipped, skipped, len(trainSet), len(val), cfg.V, cfg.T, cfg.Transform, tr.Params().NumParams(), train.BLAS, tr.Steps(), steps, pr.args.Batch)
 	argsJSON, err := json.Marshal(pr.args)
 	if err != nil {
 		return err

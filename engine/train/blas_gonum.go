@@ -2,5 +2,5 @@
 
 package train
 
-// blasName names the BLAS implementation this build uses.
-const blasName = "gonum (pure Go)"
+// BLAS names the BLAS implementation this build uses for the flow's training and the GP's algebra.
+const BLAS = "gonum (pure Go)"

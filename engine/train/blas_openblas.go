@@ -2,24 +2,45 @@
 
 package train
 
+/*
+#cgo LDFLAGS: -lopenblas
+void openblas_set_num_threads(int);
+*/
+import "C"
+
 import (
+	"os"
+	"strconv"
+
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
 	G "gorgonia.org/gorgonia"
 )
 
-// With the openblas build tag (and CGO_LDFLAGS=-lopenblas), gorgonia's
-// matrix products and gonum's BLAS run on OpenBLAS, 2.6–3× faster training
-// steps on the project's 2-core machines (go_stack.md §2). gorgonia and
-// gonum select their BLAS through process-wide setters, so this is the one
-// place the package sets global state, once, at start-up.
+// With the openblas build tag, gorgonia's matrix products and gonum's BLAS
+// run on OpenBLAS. gorgonia and gonum select their BLAS through process-wide
+// setters, so this is the one place the package sets global state, once, at
+// start-up.
+//
+// OpenBLAS runs one thread unless NFBO_BLAS_THREADS says otherwise: its
+// worker threads spin while they wait, so on a machine whose cores are all
+// busy (two benchmark runs on two cores, an objective worker beside the
+// optimiser) several threads per process were measured slower than pure Go,
+// and the optimiser's products are small (B = 32 fine-tuning steps, GPs of at
+// most a few thousand points). Pretraining on an idle machine gains from
+// NFBO_BLAS_THREADS set to the number of cores.
 func init() {
 	impl := netlib.Implementation{}
 	G.Use(impl)
 	blas32.Use(impl)
 	blas64.Use(impl)
+	threads := 1
+	if n, err := strconv.Atoi(os.Getenv(BLASThreadsEnv)); err == nil && n > 0 {
+		threads = n
+	}
+	C.openblas_set_num_threads(C.int(threads))
 }
 
-// blasName names the BLAS implementation this build uses.
-const blasName = "OpenBLAS (netlib)"
+// BLAS names the BLAS implementation this build uses for the flow's training and the GP's algebra.
+const BLAS = "OpenBLAS (netlib)"
