@@ -57,6 +57,12 @@ type Options struct {
 	// Threads is ONNX Runtime's intra-op thread count; 0 means the number
 	// of CPUs the Go runtime uses.
 	Threads int
+	// Spin lets ONNX Runtime's idle intra-op threads spin instead of
+	// sleeping. Off by default: on a machine whose cores are busy (two
+	// benchmark runs on two cores, fine-tuning beside decoding) spinning
+	// threads took 40 % more CPU and 20 % more wall time to decode the same
+	// molecules (BENCHMARKS.md, "ONNX Runtime thread spinning").
+	Spin bool
 	// Batch is the most sequences per session run; 0 means 256 (larger
 	// batches were no faster on 2 cores and need more memory).
 	Batch int

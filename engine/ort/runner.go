@@ -90,12 +90,12 @@ func NewRunner(f *model.Flow, opt Options) (*Runner, error) {
 	}
 	r := &Runner{f: f, cfg: f.Config(), batch: opt.batch(), lib: path,
 		minDecode: opt.minDecodeBatch(), goCodec: NewGoCodec(f, 0)}
-	if r.enc, err = newSession(encM, []string{onnx.EncoderInput}, []string{onnx.EncoderOutput, onnx.EncoderLogDet}, threads); err != nil {
+	if r.enc, err = newSession(encM, []string{onnx.EncoderInput}, []string{onnx.EncoderOutput, onnx.EncoderLogDet}, threads, opt.Spin); err != nil {
 		return nil, err
 	}
 	decM, err := onnx.Decoder(f)
 	if err == nil {
-		r.dec, err = newSession(decM, []string{onnx.DecoderInput}, []string{onnx.DecoderOutput, onnx.DecoderVectors}, threads)
+		r.dec, err = newSession(decM, []string{onnx.DecoderInput}, []string{onnx.DecoderOutput, onnx.DecoderVectors}, threads, opt.Spin)
 	}
 	if err != nil {
 		r.Close()
@@ -104,7 +104,7 @@ func NewRunner(f *model.Flow, opt Options) (*Runner, error) {
 	return r, nil
 }
 
-func newSession(m *onnxpb.ModelProto, in, out []string, threads int) (*ortgo.DynamicAdvancedSession, error) {
+func newSession(m *onnxpb.ModelProto, in, out []string, threads int, spin bool) (*ortgo.DynamicAdvancedSession, error) {
 	data, err := onnx.Marshal(m)
 	if err != nil {
 		return nil, err
@@ -119,6 +119,11 @@ func newSession(m *onnxpb.ModelProto, in, out []string, threads int) (*ortgo.Dyn
 	}
 	if err := opts.SetInterOpNumThreads(1); err != nil {
 		return nil, fmt.Errorf("ort: session options: %w", err)
+	}
+	if !spin {
+		if err := opts.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
+			return nil, fmt.Errorf("ort: session options: %w", err)
+		}
 	}
 	s, err := ortgo.NewDynamicAdvancedSessionWithONNXData(data, in, out, opts)
 	if err != nil {

@@ -39,7 +39,7 @@ func newStepDecoder(t testing.TB, f *model.Flow) *stepDecoder {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := newSession(m, in, out, 0)
+		s, err := newSession(m, in, out, 0, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func decoderSession(t testing.TB, f *model.Flow, mode onnx.DecodeMode) *ortgo.Dy
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newSession(m, []string{onnx.DecoderInput}, []string{onnx.DecoderOutput, onnx.DecoderVectors}, 0)
+	s, err := newSession(m, []string{onnx.DecoderInput}, []string{onnx.DecoderOutput, onnx.DecoderVectors}, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
