@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	"bo/sobol":               {},
 	"bo/baseline":            {},
 	"bo/bench":               {"chem/objective", "chem/objective/metrics"},
-	"bo/flowstats":           {"bo", "model"},
+	"bo/flowstats":           {"bo", "model", "model/modeltest"},
 	"internal/archtest":      {},
 	"cmd/nfbo":               nil, // the CLI wires everything
 }
