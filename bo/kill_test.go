@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nfbo/nfbo/rundir"
 )
 
 const kill9Env = "NFBO_BO_KILL9_DIR"
@@ -31,7 +33,7 @@ func TestKill9Helper(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process for TestKill9")
 	}
-	l, err := OpenEvalLog(filepath.Join(dir, EvalLogFile), &slowScorer{})
+	l, err := OpenEvalLog(filepath.Join(dir, rundir.EvalLogFile), &slowScorer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +89,7 @@ func TestKill9(t *testing.T) {
 	t.Logf("finished after %d kills", kills)
 
 	// Final state: resume once more (it returns at once) to read the data.
-	l, err := OpenEvalLog(filepath.Join(dir, EvalLogFile), &slowScorer{})
+	l, err := OpenEvalLog(filepath.Join(dir, rundir.EvalLogFile), &slowScorer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestKill9(t *testing.T) {
 	if len(newMols) != toyConfig("").Budget {
 		t.Errorf("%d new molecules in the data, want the budget %d", len(newMols), toyConfig("").Budget)
 	}
-	logged := readLog(t, filepath.Join(dir, EvalLogFile))
+	logged := readLog(t, filepath.Join(dir, rundir.EvalLogFile))
 	inData := map[string]int{}
 	for _, s := range newMols {
 		inData[s]++

@@ -138,7 +138,7 @@ type Optimizer struct {
 	rec     Recorder
 	surr    Surrogate
 	st      state
-	pending *batch            // batch found in PendingFile on resume, evaluated by the next iteration
+	pending *batch            // batch found in rundir.PendingFile on resume, evaluated by the next iteration
 	dirs    *sobol.Directions // Sobol direction numbers for D, computed once
 	seen    map[string]struct{}
 	times   Phases // of the current iteration
@@ -301,7 +301,7 @@ func (o *Optimizer) fitInitial(ctx context.Context) error {
 	return o.checkpoint()
 }
 
-// batch is an iteration's filtered proposals. With a RunDir it is written to PendingFile before the objective is
+// batch is an iteration's filtered proposals. With a RunDir it is written to rundir.PendingFile before the objective is
 // called, so that a resumed run evaluates exactly this batch (replayed from the evaluation log) even if the flow
 // or the surrogate were not bit-reproducible.
 type batch struct {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/nfbo/nfbo/bo/gp"
+	"github.com/nfbo/nfbo/rundir"
 )
 
 const toyT, toyV = 6, 8
@@ -211,7 +212,7 @@ func testResume(t *testing.T, mod func(*Config)) {
 	// Reference: one uninterrupted run with a run directory.
 	refDir := t.TempDir()
 	refSc := &toyScorer{}
-	refLog, err := OpenEvalLog(filepath.Join(refDir, EvalLogFile), refSc)
+	refLog, err := OpenEvalLog(filepath.Join(refDir, rundir.EvalLogFile), refSc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func testResume(t *testing.T, mod func(*Config)) {
 	// Interrupted twice: cancelled after iteration 2, then a crash after paying in iteration 5, then resumed.
 	dir := t.TempDir()
 	sc := &toyScorer{}
-	l1, _ := OpenEvalLog(filepath.Join(dir, EvalLogFile), sc)
+	l1, _ := OpenEvalLog(filepath.Join(dir, rundir.EvalLogFile), sc)
 	ctx, cancel := context.WithCancel(context.Background())
 	_, res, err := runToy(t, cfgOf(dir), l1, 3, &recorder{cancel: cancel, after: 2}, ctx)
 	cancel()
@@ -233,7 +234,7 @@ func testResume(t *testing.T, mod func(*Config)) {
 		t.Fatalf("first leg: status %v err %v, want cancelled", res.Status, err)
 	}
 	l1.Close()
-	l2, _ := OpenEvalLog(filepath.Join(dir, EvalLogFile), sc)
+	l2, _ := OpenEvalLog(filepath.Join(dir, rundir.EvalLogFile), sc)
 	iter := 0
 	_, res, err = runToy(t, cfgOf(dir), crashing{l2, &iter, 3}, 12345, nil, context.Background())
 	if res.Status != StatusFailed || err == nil {
@@ -241,7 +242,7 @@ func testResume(t *testing.T, mod func(*Config)) {
 	}
 	l2.Close()
 	paidBefore := sc.calls
-	l3, _ := OpenEvalLog(filepath.Join(dir, EvalLogFile), sc)
+	l3, _ := OpenEvalLog(filepath.Join(dir, rundir.EvalLogFile), sc)
 	rec := &recorder{}
 	o, res, err := runToy(t, cfgOf(dir), l3, 777, rec, context.Background())
 	if err != nil {
@@ -271,14 +272,14 @@ func testResume(t *testing.T, mod func(*Config)) {
 func TestResumePendingBatch(t *testing.T) {
 	dir := t.TempDir()
 	sc := &toyScorer{}
-	l1, _ := OpenEvalLog(filepath.Join(dir, EvalLogFile), sc)
+	l1, _ := OpenEvalLog(filepath.Join(dir, rundir.EvalLogFile), sc)
 	iter := 0
 	if _, res, err := runToy(t, toyConfig(dir), crashing{l1, &iter, 2}, 3, nil, context.Background()); res.Status != StatusFailed || err == nil {
 		t.Fatalf("first leg: %v %v, want the simulated crash", res.Status, err)
 	}
 	l1.Close()
-	logged := readLog(t, filepath.Join(dir, EvalLogFile))
-	l2, _ := OpenEvalLog(filepath.Join(dir, EvalLogFile), sc)
+	logged := readLog(t, filepath.Join(dir, rundir.EvalLogFile))
+	l2, _ := OpenEvalLog(filepath.Join(dir, rundir.EvalLogFile), sc)
 	defer l2.Close()
 	rec := &recorder{}
 	o, res, err := runToyFlow(t, toyConfig(dir), l2, 3, rec, context.Background(), &toyFlow{t: toyT, v: toyV, shift: 1})

@@ -5,11 +5,10 @@
 //
 // A suite directory holds one run directory per run, at
 // TASK/METHOD/seedN/, each with the evaluation log (evaluations.jsonl) and
-// run.json (RunInfo). Reports are regenerated from these files alone.
+// run.json (rundir.Info). Reports are regenerated from these files alone.
 package bench
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,97 +22,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/objective/metrics"
+	"github.com/nfbo/nfbo/rundir"
 )
-
-// Files of a run directory that the report reads.
-const (
-	RunInfoFile = "run.json"
-	EvalLogFile = "evaluations.jsonl"
-)
-
-// RunInfo describes one run; the harness writes it when the run starts and
-// again when it ends.
-type RunInfo struct {
-	Suite    string  `json:"suite"`
-	Setting  string  `json:"setting"` // e.g. "100+500"
-	Task     string  `json:"task"`
-	Method   string  `json:"method"`
-	Seed     int     `json:"seed"`
-	Budget   int     `json:"budget"`   // paid calls allowed
-	Initial  int     `json:"initial"`  // initial molecules, scored before the budget
-	Finished bool    `json:"finished"` // the run spent its budget or stopped for good
-	Seconds  float64 `json:"seconds"`  // wall time of the run so far
-	Error    string  `json:"error,omitempty"`
-	// InitialScores are the scores of the initial molecules when they were
-	// not paid for through the evaluation log (GuacaMol's 100 + 500 setting
-	// reads them from the data file); they count toward Top-k, not calls.
-	InitialScores []float64 `json:"initial_scores,omitempty"`
-	// Objective identifies the objective: ObjectiveRDKit, or "cmd: " and
-	// the -objective-cmd command line. Runs written before it was recorded
-	// have none and are taken as RDKit runs (see ObjectiveID).
-	Objective string `json:"objective,omitempty"`
-	// Calls is the number of paid calls in the evaluation log when run.json
-	// was last written: a log that holds fewer has lost evaluations, and a
-	// run resumed from it would pay for them again.
-	Calls int `json:"calls,omitempty"`
-	// InitialCalls is the number of paid calls that scored the initial
-	// molecules, written once they are scored (0 when the scores came from
-	// the data file).
-	InitialCalls int `json:"initial_calls,omitempty"`
-}
-
-// ObjectiveRDKit is RunInfo.Objective for the RDKit worker's tasks.
-const ObjectiveRDKit = "rdkit"
-
-// ObjectiveCommand returns RunInfo.Objective for an -objective-cmd run.
-func ObjectiveCommand(cmdline string) string { return "cmd: " + cmdline }
-
-// ObjectiveID returns the identity under which the report files the run's
-// objective: "rdkit" for the RDKit worker (and for runs that recorded no
-// objective), else the command with each word reduced to its last path
-// element ("python3 oracle.py"), so that the runs of one program filed
-// from different directories stay together while an external objective
-// is never merged with an RDKit task of the same name.
-func (i RunInfo) ObjectiveID() string {
-	cmdline, ok := strings.CutPrefix(i.Objective, "cmd: ")
-	if !ok {
-		if i.Objective == "" {
-			return ObjectiveRDKit
-		}
-		return i.Objective
-	}
-	words := strings.Fields(cmdline)
-	for k, w := range words {
-		words[k] = filepath.Base(w)
-	}
-	return strings.Join(words, " ")
-}
-
-// ParseRunInfo decodes the bytes of a run.json and checks what the report
-// relies on: a task, method and setting, and counts that are not negative.
-// Unknown fields are allowed, so that a newer nfbo's run.json reads.
-func ParseRunInfo(data []byte) (RunInfo, error) {
-	var info RunInfo
-	if err := json.Unmarshal(data, &info); err != nil {
-		return info, err
-	}
-	switch {
-	case info.Task == "" || info.Method == "" || info.Setting == "":
-		return info, fmt.Errorf("task %q, method %q, setting %q: none may be empty", info.Task, info.Method, info.Setting)
-	case info.Seed < 0 || info.Budget < 0 || info.Initial < 0 || info.Calls < 0 || info.InitialCalls < 0:
-		return info, fmt.Errorf("seed %d, budget %d, initial %d, calls %d, initial calls %d: none may be negative",
-			info.Seed, info.Budget, info.Initial, info.Calls, info.InitialCalls)
-	case info.Seconds < 0 || math.IsNaN(info.Seconds):
-		return info, fmt.Errorf("seconds %v", info.Seconds)
-	}
-	return info, nil
-}
 
 // Run is one run's record for the report.
 type Run struct {
-	Info   RunInfo
+	Info   rundir.Info
 	Dir    string
 	Scores []float64 // paid evaluations in call order
 	// NoLog says the run directory has no evaluation log: a run that
@@ -141,7 +56,7 @@ type runKey struct {
 	seed                             int
 }
 
-func keyOf(i RunInfo) runKey {
+func keyOf(i rundir.Info) runKey {
 	return runKey{i.Setting, i.Task, i.ObjectiveID(), i.Method, i.Seed}
 }
 
@@ -157,7 +72,7 @@ func LoadSuite(dir string) (Suite, error) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() || d.Name() != RunInfoFile {
+		if d.IsDir() || d.Name() != rundir.InfoFile {
 			return nil
 		}
 		r, err := LoadRun(filepath.Dir(path))
@@ -167,11 +82,11 @@ func LoadSuite(dir string) (Suite, error) {
 		}
 		if r.Torn > 0 {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: the last line (%d bytes) has no newline: a write cut short "+
-				"or still under way; the %d complete records are used", filepath.Join(r.Dir, EvalLogFile), r.Torn, len(r.Scores)))
+				"or still under way; the %d complete records are used", filepath.Join(r.Dir, rundir.EvalLogFile), r.Torn, len(r.Scores)))
 		}
 		if !r.NoLog && len(r.Scores) < r.Info.Calls {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%s holds %d calls, but %s records %d paid: evaluations were lost",
-				filepath.Join(r.Dir, EvalLogFile), len(r.Scores), filepath.Join(r.Dir, RunInfoFile), r.Info.Calls))
+				filepath.Join(r.Dir, rundir.EvalLogFile), len(r.Scores), filepath.Join(r.Dir, rundir.InfoFile), r.Info.Calls))
 		}
 		s.Runs = append(s.Runs, r)
 		return nil
@@ -209,17 +124,17 @@ func LoadSuite(dir string) (Suite, error) {
 // its evaluation log, which may be missing (Run.NoLog) or end in a torn
 // line (Run.Torn).
 func LoadRun(dir string) (Run, error) {
-	path := filepath.Join(dir, RunInfoFile)
+	path := filepath.Join(dir, rundir.InfoFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return Run{}, err
 	}
-	info, err := ParseRunInfo(b)
+	info, err := rundir.ParseInfo(b)
 	if err != nil {
 		return Run{}, fmt.Errorf("%s: %w", path, err)
 	}
 	r := Run{Info: info, Dir: dir}
-	recs, _, torn, err := objective.ReadLog(filepath.Join(dir, EvalLogFile))
+	recs, _, torn, err := rundir.ReadLog(filepath.Join(dir, rundir.EvalLogFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		r.NoLog = true
@@ -227,7 +142,7 @@ func LoadRun(dir string) (Run, error) {
 		return Run{}, err
 	}
 	r.Torn = torn
-	slices.SortFunc(recs, func(a, b objective.Record) int { return a.Call - b.Call })
+	slices.SortFunc(recs, func(a, b rundir.Record) int { return a.Call - b.Call })
 	for _, rec := range recs {
 		r.Scores = append(r.Scores, rec.Score)
 	}
@@ -297,8 +212,8 @@ type groupKey struct{ setting, task, method string }
 // taskLabel is the task column of a run: the task name for the RDKit
 // objective, else the name and the objective's identity, so that an external
 // objective never shares a row (or a sum) with an RDKit task of that name.
-func taskLabel(i RunInfo) string {
-	if id := i.ObjectiveID(); id != ObjectiveRDKit {
+func taskLabel(i rundir.Info) string {
+	if id := i.ObjectiveID(); id != rundir.ObjectiveRDKit {
 		return fmt.Sprintf("%s [%s]", i.Task, id)
 	}
 	return i.Task
@@ -385,7 +300,7 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 				}
 				ms, _ := meanStd(secs)
 				pub := "—"
-				if rs[0].Info.ObjectiveID() == ObjectiveRDKit {
+				if rs[0].Info.ObjectiveID() == rundir.ObjectiveRDKit {
 					pub = published(task, setting, method, means, unfinished == 0)
 				}
 				fmt.Fprintf(&b, " %.0f | %s |\n", ms, pub)

@@ -11,27 +11,27 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // writeRun writes a run directory with the given paid scores.
-func writeRun(t *testing.T, dir string, info RunInfo, scores []float64) {
+func writeRun(t *testing.T, dir string, info rundir.Info, scores []float64) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(info)
-	if err := os.WriteFile(filepath.Join(dir, RunInfoFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.InfoFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
 	for i, s := range scores {
-		rec := objective.Record{Call: i + 1, SMILES: fmt.Sprintf("C%d", i), Canonical: fmt.Sprintf("C%d", i),
+		rec := rundir.Record{Call: i + 1, SMILES: fmt.Sprintf("C%d", i), Canonical: fmt.Sprintf("C%d", i),
 			Score: s, Time: time.Unix(0, 0).UTC(), Task: info.Task}
 		line, _ := json.Marshal(rec)
 		log.Write(append(line, '\n'))
 	}
-	if err := os.WriteFile(filepath.Join(dir, EvalLogFile), log.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.EvalLogFile), log.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -45,17 +45,17 @@ func TestReportFromLogs(t *testing.T) {
 		}
 		scores[10] = 0.5 + 0.1*float64(seed) // best 0.6 or 0.7
 		writeRun(t, filepath.Join(dir, "qed", "nfbo", fmt.Sprintf("seed%d", seed)),
-			RunInfo{Setting: "1000+9000", Task: "qed", Method: "nfbo", Seed: seed, Budget: 300, Finished: true, Seconds: 10}, scores)
+			rundir.Info{Setting: "1000+9000", Task: "qed", Method: "nfbo", Seed: seed, Budget: 300, Finished: true, Seconds: 10}, scores)
 		writeRun(t, filepath.Join(dir, "qed", "prior", fmt.Sprintf("seed%d", seed)),
-			RunInfo{Setting: "1000+9000", Task: "qed", Method: "prior", Seed: seed, Budget: 300, Finished: true,
+			rundir.Info{Setting: "1000+9000", Task: "qed", Method: "prior", Seed: seed, Budget: 300, Finished: true,
 				InitialScores: []float64{0.2}}, []float64{0.1, 0.15})
 	}
 	// valt's initial set holds two added molecules; it stays in the 100+500 table, with a note.
 	writeRun(t, filepath.Join(dir, "valt", "nfbo", "seed1"),
-		RunInfo{Setting: "100+500", Task: "valt", Method: "nfbo", Seed: 1, Budget: 500, Initial: 102, Finished: true}, []float64{0.1})
+		rundir.Info{Setting: "100+500", Task: "valt", Method: "nfbo", Seed: 1, Budget: 500, Initial: 102, Finished: true}, []float64{0.1})
 	// An unfinished run is marked and stays out of the sums.
 	writeRun(t, filepath.Join(dir, "zale", "nfbo", "seed1"),
-		RunInfo{Setting: "100+500", Task: "zale", Method: "nfbo", Seed: 1, Budget: 500, Initial: 100}, []float64{0.3})
+		rundir.Info{Setting: "100+500", Task: "zale", Method: "nfbo", Seed: 1, Budget: 500, Initial: 100}, []float64{0.3})
 	suite, err := LoadSuite(dir)
 	if err != nil || len(suite.Warnings) != 0 {
 		t.Fatal(err, suite.Warnings)
@@ -123,30 +123,30 @@ func TestPublishedUnfinished(t *testing.T) {
 // torn last log line is said, and a damaged run.json leaves out that run, with a warning, not the report.
 func TestReportSuiteDefects(t *testing.T) {
 	dir := t.TempDir()
-	info := func(seed int, objective string) RunInfo {
-		return RunInfo{Setting: "100+500", Task: "qed", Method: "nfbo", Seed: seed, Budget: 3, Finished: true, Objective: objective}
+	info := func(seed int, objective string) rundir.Info {
+		return rundir.Info{Setting: "100+500", Task: "qed", Method: "nfbo", Seed: seed, Budget: 3, Finished: true, Objective: objective}
 	}
-	writeRun(t, filepath.Join(dir, "qed", "nfbo", "seed1"), info(1, ObjectiveRDKit), []float64{0.1, 0.2, 0.3})
+	writeRun(t, filepath.Join(dir, "qed", "nfbo", "seed1"), info(1, rundir.ObjectiveRDKit), []float64{0.1, 0.2, 0.3})
 	// A copy of seed 1 with fewer calls, and a legacy run.json (no objective) for the same seed: one run.
 	writeRun(t, filepath.Join(dir, "qed", "nfbo", "seed1.bak"), info(1, ""), []float64{0.9})
-	writeRun(t, filepath.Join(dir, "qed", "nfbo", "seed2"), info(2, ObjectiveRDKit), []float64{0.2, 0.2, 0.4})
+	writeRun(t, filepath.Join(dir, "qed", "nfbo", "seed2"), info(2, rundir.ObjectiveRDKit), []float64{0.2, 0.2, 0.4})
 	// The same task name, scored by an external program: its own row.
-	writeRun(t, filepath.Join(dir, "ext", "seed1"), info(1, ObjectiveCommand("python3 /home/u/oracle.py")), []float64{5, 6, 7})
+	writeRun(t, filepath.Join(dir, "ext", "seed1"), info(1, rundir.ObjectiveCommand("python3 /home/u/oracle.py")), []float64{5, 6, 7})
 	// No log at all.
-	writeRun(t, filepath.Join(dir, "nolog"), RunInfo{Setting: "100+500", Task: "adip", Method: "nfbo", Seed: 1, Budget: 3}, nil)
-	os.Remove(filepath.Join(dir, "nolog", EvalLogFile))
+	writeRun(t, filepath.Join(dir, "nolog"), rundir.Info{Setting: "100+500", Task: "adip", Method: "nfbo", Seed: 1, Budget: 3}, nil)
+	os.Remove(filepath.Join(dir, "nolog", rundir.EvalLogFile))
 	// A torn last line.
-	writeRun(t, filepath.Join(dir, "torn"), RunInfo{Setting: "100+500", Task: "zale", Method: "nfbo", Seed: 1, Budget: 3}, []float64{0.5})
-	f, _ := os.OpenFile(filepath.Join(dir, "torn", EvalLogFile), os.O_APPEND|os.O_WRONLY, 0)
+	writeRun(t, filepath.Join(dir, "torn"), rundir.Info{Setting: "100+500", Task: "zale", Method: "nfbo", Seed: 1, Budget: 3}, []float64{0.5})
+	f, _ := os.OpenFile(filepath.Join(dir, "torn", rundir.EvalLogFile), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"call":2,"smi`)
 	f.Close()
 	// A log that lost calls run.json records as paid.
-	lost := info(4, ObjectiveRDKit)
+	lost := info(4, rundir.ObjectiveRDKit)
 	lost.Calls = 3
 	writeRun(t, filepath.Join(dir, "lost"), lost, []float64{0.1})
 	// A damaged run.json.
 	writeRun(t, filepath.Join(dir, "bad"), info(3, ""), []float64{1})
-	os.WriteFile(filepath.Join(dir, "bad", RunInfoFile), []byte(`{"setting":"100+500","task":"qed",`), 0o644)
+	os.WriteFile(filepath.Join(dir, "bad", rundir.InfoFile), []byte(`{"setting":"100+500","task":"qed",`), 0o644)
 
 	s, err := LoadSuite(dir)
 	if err != nil {
@@ -154,11 +154,11 @@ func TestReportSuiteDefects(t *testing.T) {
 	}
 	warnings := strings.Join(s.Warnings, "\n")
 	for _, want := range []string{
-		"left out " + filepath.Join(dir, "bad") + ": " + filepath.Join(dir, "bad", RunInfoFile) + ": unexpected end of JSON input",
+		"left out " + filepath.Join(dir, "bad") + ": " + filepath.Join(dir, "bad", rundir.InfoFile) + ": unexpected end of JSON input",
 		"left out " + filepath.Join(dir, "qed", "nfbo", "seed1.bak") + ": it repeats setting 100+500, task qed (objective rdkit), method nfbo, seed 1 of " +
 			filepath.Join(dir, "qed", "nfbo", "seed1") + ", which has 3 calls",
-		filepath.Join(dir, "torn", EvalLogFile) + ": the last line (14 bytes) has no newline",
-		filepath.Join(dir, "lost", EvalLogFile) + " holds 1 calls, but " + filepath.Join(dir, "lost", RunInfoFile) + " records 3 paid",
+		filepath.Join(dir, "torn", rundir.EvalLogFile) + ": the last line (14 bytes) has no newline",
+		filepath.Join(dir, "lost", rundir.EvalLogFile) + " holds 1 calls, but " + filepath.Join(dir, "lost", rundir.InfoFile) + " records 3 paid",
 	} {
 		if !strings.Contains(warnings, want) {
 			t.Errorf("warnings lack %q:\n%s", want, warnings)
@@ -185,18 +185,18 @@ func TestReportSuiteDefects(t *testing.T) {
 	}
 }
 
-// FuzzParseRunInfo feeds arbitrary bytes as a run.json: ParseRunInfo must never panic, and what it accepts
+// FuzzParseRunInfo feeds arbitrary bytes as a run.json: rundir.ParseInfo must never panic, and what it accepts
 // must survive a round trip through JSON unchanged. The seed corpus is testdata/fuzz/FuzzParseRunInfo and the
 // f.Add calls.
 func FuzzParseRunInfo(f *testing.F) {
-	good, _ := json.Marshal(RunInfo{Setting: "100+500", Task: "qed", Method: "nfbo", Seed: 1, Budget: 500, Initial: 100,
-		Finished: true, Seconds: 12.5, InitialScores: []float64{0.1, 0.2}, Objective: ObjectiveRDKit, Calls: 500})
+	good, _ := json.Marshal(rundir.Info{Setting: "100+500", Task: "qed", Method: "nfbo", Seed: 1, Budget: 500, Initial: 100,
+		Finished: true, Seconds: 12.5, InitialScores: []float64{0.1, 0.2}, Objective: rundir.ObjectiveRDKit, Calls: 500})
 	f.Add(good)
 	f.Add([]byte(`{"setting":"100+500","task":"qed","method":"nfbo","seed":-1}`))
 	f.Add([]byte(`{"setting":"100+500","task":"qed","method":"nfbo","future_field":[1,2]}`))
 	f.Add([]byte(`{"setting":"100+500",`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		info, err := ParseRunInfo(data)
+		info, err := rundir.ParseInfo(data)
 		if err != nil {
 			return
 		}
@@ -204,7 +204,7 @@ func FuzzParseRunInfo(f *testing.F) {
 		if err != nil {
 			t.Fatalf("accepted %q, which does not marshal: %v", data, err)
 		}
-		again, err := ParseRunInfo(b)
+		again, err := rundir.ParseInfo(b)
 		if err != nil {
 			t.Fatalf("accepted %q but not its round trip %s: %v", data, b, err)
 		}

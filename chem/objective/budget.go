@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // Status says how a molecule in a batch was answered by a Budget.
@@ -148,7 +149,7 @@ type Budget struct {
 
 	mu     sync.Mutex
 	f      *os.File
-	recs   []Record
+	recs   []rundir.Record
 	cache  map[string]int    // canonical SMILES -> index in recs
 	failed map[string]string // canonical SMILES -> reason, for molecules not answered in this Budget's life
 	err    error             // sticky: set when the log could not be written
@@ -188,7 +189,7 @@ func (b *Budget) warnf(format string, args ...any) {
 }
 
 func (b *Budget) replay(created bool) error {
-	recs, end, torn, err := ReadLog(b.path)
+	recs, end, torn, err := rundir.ReadLog(b.path)
 	if err != nil {
 		return err
 	}
@@ -204,11 +205,11 @@ func (b *Budget) replay(created bool) error {
 	}
 	for i, r := range recs {
 		if b.opts.Task != "" && r.Task != "" && r.Task != b.opts.Task {
-			return &LogError{Path: b.path, Line: i + 1,
+			return &rundir.LogError{Path: b.path, Line: i + 1,
 				Err: fmt.Errorf("record is for task %q, not %q", r.Task, b.opts.Task)}
 		}
 		if _, dup := b.cache[r.Canonical]; dup {
-			return &LogError{Path: b.path, Line: i + 1, Err: fmt.Errorf("molecule %s paid for twice", r.Canonical)}
+			return &rundir.LogError{Path: b.path, Line: i + 1, Err: fmt.Errorf("molecule %s paid for twice", r.Canonical)}
 		}
 		b.cache[r.Canonical] = i
 	}
@@ -219,7 +220,7 @@ func (b *Budget) replay(created bool) error {
 		}
 		b.warnf("objective: evaluation log %s: dropped %d of its %d records, written by an earlier nfbo for molecules "+
 			"its objective never answered (%q): they are not paid for, and are scored again when the run asks for them; "+
-			"the log as it was is kept in %s", b.path, n, len(recs), legacyNoAnswer, backup)
+			"the log as it was is kept in %s", b.path, n, len(recs), rundir.NoAnswerPrefix, backup)
 		recs, end = kept, size
 		clear(b.cache)
 		for i, r := range recs {
@@ -232,27 +233,12 @@ func (b *Budget) replay(created bool) error {
 	}
 	if created {
 		// The new file's directory entry must survive a crash too.
-		syncDir(filepath.Dir(b.path))
+		_ = rundir.SyncDir(filepath.Dir(b.path)) // best effort: some file systems cannot sync a directory
 	}
 	return nil
 }
 
-// legacyNoAnswer begins the Error of the records that nfbo wrote, before
-// it learnt to tell a broken objective from a poisonous molecule, for
-// molecules its objective never answered (a worker that crashed, hung or
-// garbled its answer on every attempt). They hold no answer, only a 0.
-const legacyNoAnswer = "worker failed on this molecule"
-
-// NoAnswer reports whether r is a record that an earlier nfbo wrote for a
-// molecule its objective never answered (its Error begins "worker failed
-// on this molecule"): a 0 that is no score. OpenBudget drops such records
-// from the log, so that they are not paid for and the molecules are scored
-// again; a reader that counts a log's paid calls should skip them too.
-func (r Record) NoAnswer() bool {
-	return strings.HasPrefix(r.Error, legacyNoAnswer)
-}
-
-func countNoAnswer(recs []Record) int {
+func countNoAnswer(recs []rundir.Record) int {
 	n := 0
 	for _, r := range recs {
 		if r.NoAnswer() {
@@ -267,7 +253,7 @@ func countNoAnswer(recs []Record) int {
 // to backup (PATH.orig, or PATH.orig.N when that exists); the new one
 // replaces it by an atomic rename, so that a crash leaves one or the
 // other. It returns the records kept and the log's new size.
-func (b *Budget) dropNoAnswer(recs []Record) (kept []Record, size int64, backup string, err error) {
+func (b *Budget) dropNoAnswer(recs []rundir.Record) (kept []rundir.Record, size int64, backup string, err error) {
 	var buf bytes.Buffer
 	for _, r := range recs {
 		if r.NoAnswer() {
@@ -306,7 +292,7 @@ func (b *Budget) dropNoAnswer(recs []Record) (kept []Record, size int64, backup 
 		os.Remove(tmp)
 		return nil, 0, "", fmt.Errorf("objective: rewriting %s: %w", b.path, err)
 	}
-	syncDir(filepath.Dir(b.path))
+	_ = rundir.SyncDir(filepath.Dir(b.path))
 	f, err := os.OpenFile(b.path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("objective: reopening %s: %w", b.path, err)
@@ -328,15 +314,6 @@ func writeSynced(path string, data []byte) error {
 	return errors.Join(werr, serr, cerr)
 }
 
-// syncDir makes the directory entries of dir durable; failures are
-// ignored (some file systems cannot sync a directory).
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-}
-
 // Calls returns the number of paid calls so far, those replayed from the
 // log included.
 func (b *Budget) Calls() int {
@@ -356,19 +333,19 @@ func (b *Budget) Remaining() int {
 }
 
 // Records returns a copy of the log's records in call order.
-func (b *Budget) Records() []Record {
+func (b *Budget) Records() []rundir.Record {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]Record(nil), b.recs...)
+	return append([]rundir.Record(nil), b.recs...)
 }
 
 // Lookup returns the record of a canonical SMILES, if it was paid for.
-func (b *Budget) Lookup(canonical string) (Record, bool) {
+func (b *Budget) Lookup(canonical string) (rundir.Record, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	i, ok := b.cache[canonical]
 	if !ok {
-		return Record{}, false
+		return rundir.Record{}, false
 	}
 	return b.recs[i], true
 }
@@ -518,13 +495,13 @@ func (b *Budget) hit(canonical string, ev *Evaluation) bool {
 // Pool.MaxFailures bounds what such molecules can cost.
 func (b *Budget) pay(idx []int, res []Result, out []Evaluation) error {
 	var buf bytes.Buffer
-	var recs []Record
+	var recs []rundir.Record
 	now := time.Now().UTC()
 	for j, i := range idx {
 		if !res[j].Done || res[j].Failed {
 			continue
 		}
-		r := Record{
+		r := rundir.Record{
 			Call:      len(b.recs) + len(recs) + 1,
 			SMILES:    out[i].SMILES,
 			Canonical: out[i].Canonical,
@@ -614,5 +591,5 @@ func (b *Budget) Close() error {
 func (b *Budget) Scores() []float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return RecordScores(b.recs)
+	return rundir.RecordScores(b.recs)
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // upperCanon is a test Canonicalizer: the canonical form is the upper-case
@@ -128,7 +130,11 @@ func TestBudgetTornLine(t *testing.T) {
 	}
 	for cut := keep; cut > len(data)-len(lines[4]); cut -= 7 {
 		// Every cut point inside the last line is a torn line, never a record.
-		recs, end, torn, err := parseLog(path, data[:cut])
+		cutPath := filepath.Join(t.TempDir(), "cut.jsonl")
+		if err := os.WriteFile(cutPath, data[:cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		recs, end, torn, err := rundir.ReadLog(cutPath)
 		if err != nil || len(recs) != 4 || torn != cut-int(end) {
 			t.Fatalf("cut at %d: %d records, torn %d, err %v", cut, len(recs), torn, err)
 		}
@@ -161,7 +167,7 @@ func TestBudgetTornLine(t *testing.T) {
 	if calls.Load()-before != 1 || evs[4].Call != 5 {
 		t.Errorf("objective called %d times, last call %d; want 1 and 5", calls.Load()-before, evs[4].Call)
 	}
-	recs, _, torn, err := ReadLog(path)
+	recs, _, torn, err := rundir.ReadLog(path)
 	if err != nil || torn != 0 || len(recs) != 5 {
 		t.Errorf("log after resuming: %d records, torn %d, err %v", len(recs), torn, err)
 	}
@@ -184,9 +190,9 @@ func TestBudgetDamagedLog(t *testing.T) {
 		}
 		var calls atomic.Int64
 		_, err := OpenBudget(path, countingObjective(&calls), upperCanon{}, BudgetOptions{Task: "adip"})
-		var le *LogError
+		var le *rundir.LogError
 		if !errors.As(err, &le) {
-			t.Errorf("%s: err = %v, want a *LogError", name, err)
+			t.Errorf("%s: err = %v, want a *rundir.LogError", name, err)
 			continue
 		}
 		t.Logf("%s: %v", name, err)
@@ -243,7 +249,7 @@ func TestBudgetObjectiveFails(t *testing.T) {
 	if got, want := statuses(evs), "paid,paid,not scored,not scored"; got != want {
 		t.Errorf("statuses %s, want %s", got, want)
 	}
-	recs, _, _, err := ReadLog(path)
+	recs, _, _, err := rundir.ReadLog(path)
 	if err != nil || len(recs) != 2 || b.Calls() != 2 {
 		t.Errorf("log holds %d records (err %v), Calls() = %d; want 2", len(recs), err, b.Calls())
 	}

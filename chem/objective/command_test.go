@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // TestMain lets the test binary act as an external objective program
@@ -155,7 +157,7 @@ func testOracle(in io.Reader, out io.Writer) {
 // notLogged returns the first of smiles that is not in the evaluation log
 // at path (by its SMILES field), or "".
 func notLogged(path string, smiles []string) string {
-	recs, _, _, err := ReadLog(path)
+	recs, _, _, err := rundir.ReadLog(path)
 	if err != nil && len(smiles) > 0 {
 		return smiles[0] + " (" + err.Error() + ")"
 	}

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // molecules returns n distinct test molecules, "C0" to "C<n-1>".
@@ -97,7 +99,7 @@ func TestBrokenProgramStops(t *testing.T) {
 					t.Errorf("molecule %d: status %v, want not scored", i, e.Status)
 				}
 			}
-			recs, _, _, rerr := ReadLog(path)
+			recs, _, _, rerr := rundir.ReadLog(path)
 			if rerr != nil || len(recs) != 0 || b.Calls() != 0 {
 				t.Errorf("log holds %d records (err %v), Calls() = %d; want nothing paid", len(recs), rerr, b.Calls())
 			}
@@ -175,7 +177,7 @@ func TestIsolatedFailureNotPaid(t *testing.T) {
 	if r := pool.Stats().Restarts; r != restarts {
 		t.Errorf("a NaN answer restarted the worker %d times", r-restarts)
 	}
-	recs, _, _, err := ReadLog(path)
+	recs, _, _, err := rundir.ReadLog(path)
 	if err != nil || len(recs) != 20 || b.Calls() != 20 {
 		t.Fatalf("log holds %d records (%v), Calls() = %d; want 20", len(recs), err, b.Calls())
 	}
@@ -310,7 +312,7 @@ func TestBudgetDropsLegacyNoAnswer(t *testing.T) {
 	if evs[0].Score != 0.2 || evs[0].Call != 4 || evs[2].Call != 5 || calls.Load() != 2 {
 		t.Errorf("re-scored: %+v; objective called %d times", evs, calls.Load())
 	}
-	recs, _, torn, err := ReadLog(path)
+	recs, _, torn, err := rundir.ReadLog(path)
 	if err != nil || torn != 0 || len(recs) != 5 {
 		t.Fatalf("log: %d records, torn %d, %v", len(recs), torn, err)
 	}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // killDirEnv names the run directory of TestBudgetKill9's helper process.
@@ -140,7 +142,7 @@ func testBudgetKill9(t *testing.T, workers int) {
 				finished = true
 			}
 		}
-		recs, _, _, err := ReadLog(logPath)
+		recs, _, _, err := rundir.ReadLog(logPath)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("after leg %d: %v", leg, err)
 		}

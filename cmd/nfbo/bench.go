@@ -18,6 +18,7 @@ import (
 
 	"github.com/nfbo/nfbo/bo/bench"
 	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // A suite is a named set of tasks at one setting, with the initial data
@@ -337,7 +338,7 @@ func runJobs(ctx context.Context, cmd *Command, out string, jobs []benchJob, pro
 			defer wg.Done()
 			defer func() { <-sem }()
 			argv := j.argv
-			if _, err := os.Stat(filepath.Join(j.dir, bench.RunInfoFile)); err == nil {
+			if _, err := os.Stat(filepath.Join(j.dir, rundir.InfoFile)); err == nil {
 				argv = append(slices.Clone(argv), "-resume")
 			}
 			mu.Lock()

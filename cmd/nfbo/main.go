@@ -30,6 +30,8 @@ func root() *Command {
 			newReportCmd(),
 			newBenchCmd(),
 			newOptimizeCmd(),
+			newAskCmd(),
+			newTellCmd(),
 			newFitcheckCmd(),
 			newFlowstatsCmd(),
 		},

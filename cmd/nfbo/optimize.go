@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,6 +26,7 @@ import (
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/engine/train"
 	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // optimizeArgs are the flags of "nfbo optimize".
@@ -44,49 +44,22 @@ type optimizeArgs struct {
 	TRInit, AnchorTemp             float64
 	AnchorRule                     string
 	Timeout                        time.Duration
+
+	// ask, set by "nfbo ask", makes the run an ask/tell run: the objective scores nothing (objective.Deferred),
+	// and the run stops when it needs scores not yet told, with the molecules it asked for in the ledger.
+	ask *askSession
 }
 
 // newOptimizeCmd returns "nfbo optimize", which runs NF-BO on a task from initial molecules and a model.
 func newOptimizeCmd() *Command {
 	fs := flag.NewFlagSet("optimize", flag.ContinueOnError)
 	var a optimizeArgs
-	fs.StringVar(&a.Task, "task", "", "task name or alias (see \"nfbo tasks\"); passed through to -objective-cmd (required)")
-	fs.StringVar(&a.Init, "init", "", "initial molecules: a CSV `file` with a smiles (or smile) column, or one SMILES per line (required)")
-	fs.IntVar(&a.InitCount, "init-count", 0, "use the first `N` initial molecules; 0 means the preset's count")
-	fs.IntVar(&a.Budget, "budget", 0, "objective calls (distinct new molecules); 0 means the preset's")
-	fs.StringVar(&a.Preset, "preset", "guacamol-500", "optimiser setting: guacamol-500, guacamol-10k or pmo")
-	fs.StringVar(&a.Model, "model", "", "model directory or checkpoint `file` (required)")
-	fs.Uint64Var(&a.Seed, "seed", 1, "random seed; a run is reproducible given seed, data, model and flags")
+	a.addFlags(fs)
 	fs.StringVar(&a.Out, "out", "", "run `directory` (required); it receives the evaluation log and checkpoints")
 	fs.BoolVar(&a.Resume, "resume", false, "continue the run in -out (same flags) after an interruption")
 	fs.BoolVar(&a.Restart, "restart", false, "with -resume, when checkpoint.gob is missing or damaged: start the optimiser again from the "+
 		"initial molecules (the damaged files are kept as *.damaged); molecules already in the evaluation log are answered "+
 		"from it, not paid again, but the run will differ from an uninterrupted one")
-	fs.StringVar(&a.ObjectiveCmd, "objective-cmd", "", "external objective program speaking docs/objective-protocol.md, "+
-		"e.g. \"python3 oracle.py\" (split at spaces, no shell)")
-	fs.IntVar(&a.Workers, "workers", 1, "objective worker processes")
-	fs.StringVar(&a.Python, "python", objective.DefaultPython, "Python interpreter that can import RDKit")
-	fs.DurationVar(&a.Timeout, "timeout", 5*time.Minute, "longest one request to an objective worker may take")
-	fs.StringVar(&a.Sampler, "sampler", "exact", "Thompson sampler: exact (Cholesky, the reference) or pathwise (approximate, faster)")
-	fs.StringVar(&a.Method, "method", "nfbo", "optimiser: nfbo, or a baseline in the same harness: prior (random samples from the flow's prior) "+
-		"or ga (a genetic algorithm on SELFIES symbols)")
-	fs.StringVar(&a.Setting, "setting", "", "the setting the report files this run under; empty means INITIAL+CALLS, e.g. 100+500 "+
-		"(bench passes 100+500 for guacamol7's valt, whose initial set holds two added molecules)")
-	fs.StringVar(&a.Variant, "variant", bo.DefaultVariant, "NF-BO's rules: screened (decode first; an exact GP on token counts, refitted every iteration, "+
-		"picks among decoded candidates and GA offspring) or reference (the official code's rules)")
-	fs.IntVar(&a.Offspring, "offspring", 0, "screened variant: GA children of the best molecules added to each trust region's candidates; "+
-		"0 means the variant's default, -1 none")
-	fs.IntVar(&a.FineTuneEvery, "finetune-every", 0, "fine-tune the flow every `N` new calls; 0 means the preset's (10 for guacamol-500), -1 never")
-	fs.Float64Var(&a.TRInit, "tr-init", 0, "initial trust-region length; 0 means 0.8, the reference's")
-	fs.StringVar(&a.AnchorRule, "anchor-rule", "minmax", "how anchors are drawn: minmax (the official code's softmax of min-max scaled scores) or raw (the paper's softmax of the scores)")
-	fs.Float64Var(&a.AnchorTemp, "anchor-temp", 0, "the anchors' softmax temperature; 0 means the rule's (0.01 for minmax, 0.1 for raw), -1 greedy (the best points)")
-	fs.StringVar(&a.Label, "label", "", "the method's name in run.json and reports (bench's -variant sets it); empty means derived from -method, -variant and -no-tacs")
-	fs.BoolVar(&a.NoTACS, "no-tacs", false, "perturb every latent dimension with probability 0.1 instead of TACS")
-	fs.StringVar(&a.Update, "update", "once", "surrogate training: once (before the loop, the reference code) or every (each iteration, the paper)")
-	fs.StringVar(&a.Backend, "backend", "auto", "who runs the flow: auto (ONNX Runtime when its library is found, else pure Go), go or ort")
-	fs.IntVar(&a.Candidates, "candidates", 0, "candidates per trust region; 0 means 1000 with -variant screened, min(50000, max(2000, 200·D))/anchors with reference")
-	fs.IntVar(&a.Anchors, "anchors", 0, "trust regions per iteration; 0 means the preset's")
-	fs.IntVar(&a.Queries, "queries", 0, "Thompson-sampled proposals per trust region; 0 means the preset's")
 	cmd := &Command{
 		UsageLine: "optimize -task NAME -init FILE -model DIR -out DIR [-budget N] [-preset NAME] [-seed N] [-resume] [-objective-cmd CMD]",
 		Short:     "find molecules with high scores by NF-BO",
@@ -153,36 +126,13 @@ Top-10 (PMO) of the evaluation log are printed.`,
 			return Usagef(cmd, "optimize: unexpected arguments %q", args)
 		}
 		switch {
-		case a.Task == "":
-			return Usagef(cmd, "optimize: -task is required")
-		case a.Init == "":
-			return Usagef(cmd, "optimize: -init is required")
-		case a.Model == "":
-			return Usagef(cmd, "optimize: -model is required")
 		case a.Out == "":
 			return Usagef(cmd, "optimize: -out is required")
 		case a.Restart && !a.Resume:
 			return Usagef(cmd, "optimize: -restart goes with -resume")
-		case a.Timeout <= 0:
-			return Usagef(cmd, "optimize: -timeout must be positive, not %v (a hung worker would block the run for ever)", a.Timeout)
-		case a.Workers < 1:
-			return Usagef(cmd, "optimize: -workers must be at least 1, not %d", a.Workers)
-		case a.Budget < 0 || a.InitCount < 0 || a.Candidates < 0 || a.Anchors < 0 || a.Queries < 0:
-			return Usagef(cmd, "optimize: -budget, -init-count, -candidates, -anchors and -queries must not be negative")
-		case a.Sampler != "exact" && a.Sampler != "pathwise":
-			return Usagef(cmd, "optimize: -sampler %q: want exact or pathwise", a.Sampler)
-		case a.Update != "once" && a.Update != "every":
-			return Usagef(cmd, "optimize: -update %q: want once or every", a.Update)
-		case a.Method != "nfbo" && a.Method != "prior" && a.Method != "ga":
-			return Usagef(cmd, "optimize: -method %q: want nfbo, prior or ga", a.Method)
-		case a.AnchorRule != "minmax" && a.AnchorRule != "raw":
-			return Usagef(cmd, "optimize: -anchor-rule %q: want minmax or raw", a.AnchorRule)
-		case a.AnchorTemp < 0 && a.AnchorTemp != -1:
-			return Usagef(cmd, "optimize: -anchor-temp must be positive, 0 (the rule's) or -1 (greedy)")
-		case a.Offspring < -1 || a.FineTuneEvery < -1 || a.TRInit < 0:
-			return Usagef(cmd, "optimize: -offspring and -finetune-every must be -1 or more, and -tr-init not negative")
-		case a.Backend != "auto" && a.Backend != "go" && a.Backend != "ort":
-			return Usagef(cmd, "optimize: -backend %q: want auto, go or ort", a.Backend)
+		}
+		if err := a.check(cmd, "optimize"); err != nil {
+			return err
 		}
 		preset, err := bo.PresetByName(a.Preset)
 		if err != nil {
@@ -191,6 +141,76 @@ Top-10 (PMO) of the evaluation log are printed.`,
 		return runOptimize(ctx, cmd, a, preset)
 	}
 	return cmd
+}
+
+// addFlags defines the flags that make a run (all of optimize's but -out, -resume and -restart): optimize and
+// ask share them.
+func (a *optimizeArgs) addFlags(fs *flag.FlagSet) {
+	fs.StringVar(&a.Task, "task", "", "task name or alias (see \"nfbo tasks\"); passed through to -objective-cmd (required)")
+	fs.StringVar(&a.Init, "init", "", "initial molecules: a CSV `file` with a smiles (or smile) column, or one SMILES per line (required)")
+	fs.IntVar(&a.InitCount, "init-count", 0, "use the first `N` initial molecules; 0 means the preset's count")
+	fs.IntVar(&a.Budget, "budget", 0, "objective calls (distinct new molecules); 0 means the preset's")
+	fs.StringVar(&a.Preset, "preset", "guacamol-500", "optimiser setting: guacamol-500, guacamol-10k or pmo")
+	fs.StringVar(&a.Model, "model", "", "model directory or checkpoint `file` (required)")
+	fs.Uint64Var(&a.Seed, "seed", 1, "random seed; a run is reproducible given seed, data, model and flags")
+	fs.StringVar(&a.ObjectiveCmd, "objective-cmd", "", "external objective program speaking docs/objective-protocol.md, "+
+		"e.g. \"python3 oracle.py\" (split at spaces, no shell)")
+	fs.IntVar(&a.Workers, "workers", 1, "objective worker processes")
+	fs.StringVar(&a.Python, "python", objective.DefaultPython, "Python interpreter that can import RDKit")
+	fs.DurationVar(&a.Timeout, "timeout", 5*time.Minute, "longest one request to an objective worker may take")
+	fs.StringVar(&a.Sampler, "sampler", "exact", "Thompson sampler: exact (Cholesky, the reference) or pathwise (approximate, faster)")
+	fs.StringVar(&a.Method, "method", "nfbo", "optimiser: nfbo, or a baseline in the same harness: prior (random samples from the flow's prior) "+
+		"or ga (a genetic algorithm on SELFIES symbols)")
+	fs.StringVar(&a.Setting, "setting", "", "the setting the report files this run under; empty means INITIAL+CALLS, e.g. 100+500 "+
+		"(bench passes 100+500 for guacamol7's valt, whose initial set holds two added molecules)")
+	fs.StringVar(&a.Variant, "variant", bo.DefaultVariant, "NF-BO's rules: screened (decode first; an exact GP on token counts, refitted every iteration, "+
+		"picks among decoded candidates and GA offspring) or reference (the official code's rules)")
+	fs.IntVar(&a.Offspring, "offspring", 0, "screened variant: GA children of the best molecules added to each trust region's candidates; "+
+		"0 means the variant's default, -1 none")
+	fs.IntVar(&a.FineTuneEvery, "finetune-every", 0, "fine-tune the flow every `N` new calls; 0 means the preset's (10 for guacamol-500), -1 never")
+	fs.Float64Var(&a.TRInit, "tr-init", 0, "initial trust-region length; 0 means 0.8, the reference's")
+	fs.StringVar(&a.AnchorRule, "anchor-rule", "minmax", "how anchors are drawn: minmax (the official code's softmax of min-max scaled scores) or raw (the paper's softmax of the scores)")
+	fs.Float64Var(&a.AnchorTemp, "anchor-temp", 0, "the anchors' softmax temperature; 0 means the rule's (0.01 for minmax, 0.1 for raw), -1 greedy (the best points)")
+	fs.StringVar(&a.Label, "label", "", "the method's name in run.json and reports (bench's -variant sets it); empty means derived from -method, -variant and -no-tacs")
+	fs.BoolVar(&a.NoTACS, "no-tacs", false, "perturb every latent dimension with probability 0.1 instead of TACS")
+	fs.StringVar(&a.Update, "update", "once", "surrogate training: once (before the loop, the reference code) or every (each iteration, the paper)")
+	fs.StringVar(&a.Backend, "backend", "auto", "who runs the flow: auto (ONNX Runtime when its library is found, else pure Go), go or ort")
+	fs.IntVar(&a.Candidates, "candidates", 0, "candidates per trust region; 0 means 1000 with -variant screened, min(50000, max(2000, 200·D))/anchors with reference")
+	fs.IntVar(&a.Anchors, "anchors", 0, "trust regions per iteration; 0 means the preset's")
+	fs.IntVar(&a.Queries, "queries", 0, "Thompson-sampled proposals per trust region; 0 means the preset's")
+}
+
+// check checks the flags of a run (addFlags) for the command name.
+func (a optimizeArgs) check(cmd *Command, name string) error {
+	switch {
+	case a.Task == "":
+		return Usagef(cmd, "%s: -task is required", name)
+	case a.Init == "":
+		return Usagef(cmd, "%s: -init is required", name)
+	case a.Model == "":
+		return Usagef(cmd, "%s: -model is required", name)
+	case a.Timeout <= 0:
+		return Usagef(cmd, "%s: -timeout must be positive, not %v (a hung worker would block the run for ever)", name, a.Timeout)
+	case a.Workers < 1:
+		return Usagef(cmd, "%s: -workers must be at least 1, not %d", name, a.Workers)
+	case a.Budget < 0 || a.InitCount < 0 || a.Candidates < 0 || a.Anchors < 0 || a.Queries < 0:
+		return Usagef(cmd, "%s: -budget, -init-count, -candidates, -anchors and -queries must not be negative", name)
+	case a.Sampler != "exact" && a.Sampler != "pathwise":
+		return Usagef(cmd, "%s: -sampler %q: want exact or pathwise", name, a.Sampler)
+	case a.Update != "once" && a.Update != "every":
+		return Usagef(cmd, "%s: -update %q: want once or every", name, a.Update)
+	case a.Method != "nfbo" && a.Method != "prior" && a.Method != "ga":
+		return Usagef(cmd, "%s: -method %q: want nfbo, prior or ga", name, a.Method)
+	case a.AnchorRule != "minmax" && a.AnchorRule != "raw":
+		return Usagef(cmd, "%s: -anchor-rule %q: want minmax or raw", name, a.AnchorRule)
+	case a.AnchorTemp < 0 && a.AnchorTemp != -1:
+		return Usagef(cmd, "%s: -anchor-temp must be positive, 0 (the rule's) or -1 (greedy)", name)
+	case a.Offspring < -1 || a.FineTuneEvery < -1 || a.TRInit < 0:
+		return Usagef(cmd, "%s: -offspring and -finetune-every must be -1 or more, and -tr-init not negative", name)
+	case a.Backend != "auto" && a.Backend != "go" && a.Backend != "ort":
+		return Usagef(cmd, "%s: -backend %q: want auto, go or ort", name, a.Backend)
+	}
+	return nil
 }
 
 // initMol is one initial molecule after canonicalisation.
@@ -280,7 +300,7 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 	if err != nil {
 		return err
 	}
-	unlock, err := lockRunDir(a.Out)
+	unlock, err := rundir.Lock(a.Out)
 	if err != nil {
 		return err
 	}
@@ -291,11 +311,14 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 		}
 	}
 	// run.json marks the directory as a run before anything else is written to it, so that a run killed at any
-	// moment can be resumed.
-	if err := writeRunInfo(a.Out, info); err != nil {
+	// moment can be resumed; args.json keeps the flags, so that ask, tell and serve need only the directory.
+	if err := rundir.WriteInfo(a.Out, info); err != nil {
 		return err
 	}
-	budget, err := objective.OpenBudget(filepath.Join(a.Out, bo.EvalLogFile), obj, canon,
+	if err := writeArgs(a); err != nil {
+		return err
+	}
+	budget, err := objective.OpenBudget(filepath.Join(a.Out, rundir.EvalLogFile), obj, canon,
 		objective.BudgetOptions{Limit: total, Task: a.Task, Warnf: warnf})
 	if err != nil {
 		return err
@@ -311,12 +334,17 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 		}
 		evs, err := budget.Evaluate(ctx, keys)
 		if err != nil {
+			if a.ask != nil && errors.Is(err, objective.ErrAwaitingScores) {
+				info.Calls = budget.Calls()
+				info.Seconds += time.Since(start).Seconds()
+				return a.ask.stop(a.Out, info)
+			}
 			if ctx.Err() != nil {
 				info.Calls = budget.Calls()
 				info.Seconds += time.Since(start).Seconds()
 				warnf("interrupted while scoring the initial molecules, after %d paid calls; continue with the same command and -resume",
 					budget.Calls())
-				if err := writeRunInfo(a.Out, info); err != nil {
+				if err := rundir.WriteInfo(a.Out, info); err != nil {
 					return errors.Join(ctx.Err(), err)
 				}
 				return ctx.Err()
@@ -360,7 +388,7 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 	if hasScores {
 		info.InitialScores = init.Y
 	}
-	if err := writeRunInfo(a.Out, info); err != nil {
+	if err := rundir.WriteInfo(a.Out, info); err != nil {
 		return err
 	}
 	d := t * ck.Params.Config.F
@@ -383,10 +411,13 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 	info.Finished = res.Status == bo.StatusBudgetSpent || res.Status == bo.StatusConverged
 	info.Calls = budget.Calls()
 	info.Error = ""
+	if a.ask != nil && errors.Is(runErr, objective.ErrAwaitingScores) {
+		return a.ask.stop(a.Out, info)
+	}
 	if runErr != nil && res.Status != bo.StatusCancelled {
 		info.Error = runErr.Error()
 	}
-	if err := writeRunInfo(a.Out, info); err != nil {
+	if err := rundir.WriteInfo(a.Out, info); err != nil {
 		return errors.Join(runErr, err)
 	}
 	if res.Status == bo.StatusCancelled {
@@ -456,10 +487,13 @@ func (a optimizeArgs) optimizerConfig(preset bo.Preset) (bo.Config, error) {
 
 // objectiveID is the run's objective as run.json records it.
 func (a optimizeArgs) objectiveID() string {
-	if a.ObjectiveCmd != "" {
-		return bench.ObjectiveCommand(a.ObjectiveCmd)
+	if a.ask != nil {
+		return rundir.ObjectiveTell
 	}
-	return bench.ObjectiveRDKit
+	if a.ObjectiveCmd != "" {
+		return rundir.ObjectiveCommand(a.ObjectiveCmd)
+	}
+	return rundir.ObjectiveRDKit
 }
 
 // methodLabel names the run's method in run.json and reports.
@@ -492,23 +526,23 @@ func mutationAlphabet(voc *vocab.Vocab) []int {
 // prepareRunDir checks -out against -resume and returns the run's RunInfo (the saved one when resuming). A
 // resumed run must have been started with the same flags; legacySetting is the setting label nfbo wrote before
 // it counted the initial molecules actually used, accepted from run directories it wrote.
-func prepareRunDir(a optimizeArgs, setting, legacySetting string, total int, warnf func(string, ...any)) (bench.RunInfo, error) {
-	info := bench.RunInfo{Setting: setting, Task: a.Task, Method: a.methodLabel(), Seed: int(a.Seed), Budget: total,
+func prepareRunDir(a optimizeArgs, setting, legacySetting string, total int, warnf func(string, ...any)) (rundir.Info, error) {
+	info := rundir.Info{Setting: setting, Task: a.Task, Method: a.methodLabel(), Seed: int(a.Seed), Budget: total,
 		Objective: a.objectiveID()}
-	path := filepath.Join(a.Out, bench.RunInfoFile)
+	path := filepath.Join(a.Out, rundir.InfoFile)
 	b, err := os.ReadFile(path)
-	if err == nil && !a.Resume && !exists(filepath.Join(a.Out, bo.EvalLogFile)) && !exists(filepath.Join(a.Out, bo.CheckpointFile)) {
+	if err == nil && !a.Resume && !rundir.Exists(filepath.Join(a.Out, rundir.EvalLogFile)) && !rundir.Exists(filepath.Join(a.Out, rundir.CheckpointFile)) {
 		// A run that stopped before its first evaluation holds nothing to keep.
 		err = fs.ErrNotExist
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if a.Resume {
-			return info, fmt.Errorf("optimize: -resume: %s holds no run (no %s)", a.Out, bench.RunInfoFile)
+			return info, fmt.Errorf("optimize: -resume: %s holds no run (no %s)", a.Out, rundir.InfoFile)
 		}
 		// A directory without run.json may still hold a log or checkpoint written by something else.
-		for _, name := range []string{bo.EvalLogFile, bo.CheckpointFile} {
-			if exists(filepath.Join(a.Out, name)) {
+		for _, name := range []string{rundir.EvalLogFile, rundir.CheckpointFile} {
+			if rundir.Exists(filepath.Join(a.Out, name)) {
 				return info, fmt.Errorf("optimize: %s already holds %s; choose another -out", a.Out, name)
 			}
 		}
@@ -519,7 +553,7 @@ func prepareRunDir(a optimizeArgs, setting, legacySetting string, total int, war
 	if !a.Resume {
 		return info, fmt.Errorf("optimize: %s already holds a run; pass -resume to continue it or choose another -out", a.Out)
 	}
-	saved, err := bench.ParseRunInfo(b)
+	saved, err := rundir.ParseInfo(b)
 	if err != nil {
 		return info, fmt.Errorf("optimize: -resume: %s: %w", path, err)
 	}
@@ -535,7 +569,10 @@ func prepareRunDir(a optimizeArgs, setting, legacySetting string, total int, war
 		// Written before nfbo recorded the objective.
 		saved.Objective = info.Objective
 	case saved.Objective == info.Objective:
-	case (saved.Objective == bench.ObjectiveRDKit) != (info.Objective == bench.ObjectiveRDKit):
+	case saved.Objective == rundir.ObjectiveTell || info.Objective == rundir.ObjectiveTell:
+		// A run may switch between ask/tell and an objective that nfbo calls: the scores are in the log either way.
+		saved.Objective = info.Objective
+	case (saved.Objective == rundir.ObjectiveRDKit) != (info.Objective == rundir.ObjectiveRDKit):
 		return info, fmt.Errorf("optimize: -resume: %s was started with objective %q, not %q; resume with the same objective",
 			path, saved.Objective, info.Objective)
 	default:
@@ -545,26 +582,15 @@ func prepareRunDir(a optimizeArgs, setting, legacySetting string, total int, war
 	return saved, nil
 }
 
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-// writeRunInfo writes run.json atomically.
-func writeRunInfo(dir string, info bench.RunInfo) error {
-	b, err := json.MarshalIndent(info, "", "  ")
-	if err != nil {
-		return err
-	}
-	return bo.WriteFileAtomic(filepath.Join(dir, bench.RunInfoFile), append(b, '\n'))
-}
-
 // openObjective returns the objective and the canonicaliser of the budget, and a function that stops their
 // worker processes.
 func openObjective(ctx context.Context, cmd *Command, a optimizeArgs, warnf func(string, ...any)) (objective.Objective, objective.Canonicalizer, func(), error) {
 	stderr := &lockedWriter{w: cmd.Stderr}
 	popts := objective.PoolOptions{Workers: a.Workers, Timeout: a.Timeout, Stderr: stderr, Warnf: warnf}
 	ropts := objective.RDKitOptions{PoolOptions: popts, Python: a.Python}
+	if a.ask != nil {
+		return openDeferred(ctx, a, warnf)
+	}
 	if a.ObjectiveCmd == "" {
 		pool, err := objective.NewRDKit(ropts)
 		if err != nil {
@@ -650,7 +676,7 @@ func printResults(w io.Writer, dir, status string, y []float64, smiles []string,
 	}
 	f := run.Figures()
 	fmt.Fprintf(w, "Top-1 %.4f  Top-10 %.4f  Top-100 %.4f  AUC Top-10 %.4f  (%d calls in %s)\n",
-		f.Top[0], f.Top[1], f.Top[2], f.AUC[1], f.Calls, filepath.Join(dir, bo.EvalLogFile))
+		f.Top[0], f.Top[1], f.Top[2], f.AUC[1], f.Calls, filepath.Join(dir, rundir.EvalLogFile))
 	if len(idx) > 0 {
 		best := y[idx[0]]
 		verdict := "no molecule better than the best initial one was found"

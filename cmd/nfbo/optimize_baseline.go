@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/bo/baseline"
-	"github.com/nfbo/nfbo/bo/bench"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/selfies"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // baselineRun is what "nfbo optimize -method prior|ga" shares with the NF-BO
@@ -21,7 +21,7 @@ import (
 // the same flow (for the prior) and the same run directory.
 type baselineRun struct {
 	args      optimizeArgs
-	info      bench.RunInfo
+	info      rundir.Info
 	start     time.Time
 	budget    *objective.Budget
 	initCalls int
@@ -85,10 +85,14 @@ func runBaseline(ctx context.Context, cmd *Command, r baselineRun) error {
 	info.Calls = r.budget.Calls()
 	info.Finished = err == nil || errors.Is(err, baseline.ErrNoProgress)
 	info.Error = ""
+	if a.ask != nil && errors.Is(err, objective.ErrAwaitingScores) {
+		// The baselines keep no checkpoint: the next ask replays them from their seed to the same batch.
+		return a.ask.stop(a.Out, info)
+	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		info.Error = err.Error()
 	}
-	if werr := writeRunInfo(a.Out, info); werr != nil {
+	if werr := rundir.WriteInfo(a.Out, info); werr != nil {
 		return errors.Join(err, werr)
 	}
 	if errors.Is(err, context.Canceled) {

@@ -8,8 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/nfbo/nfbo/bo"
-	"github.com/nfbo/nfbo/bo/bench"
-	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // checkResume checks, before anything is paid, that the run directory of a resumed run can go on as the run it
@@ -18,9 +17,9 @@ import (
 // of its own still has its checkpoint (without it the optimiser would start again, and the run would silently
 // differ from an uninterrupted one). info is the saved run.json; paidInit bounds the calls the initial molecules
 // pay for. With -restart, a missing or damaged checkpoint (or a damaged pending batch) is set aside instead.
-func checkResume(a optimizeArgs, info bench.RunInfo, paidInit int, warnf func(string, ...any)) error {
-	logPath := filepath.Join(a.Out, bo.EvalLogFile)
-	recs, _, _, err := objective.ReadLog(logPath)
+func checkResume(a optimizeArgs, info rundir.Info, paidInit int, warnf func(string, ...any)) error {
+	logPath := filepath.Join(a.Out, rundir.EvalLogFile)
+	recs, _, _, err := rundir.ReadLog(logPath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("optimize: -resume: %w", err)
 	}
@@ -37,14 +36,14 @@ func checkResume(a optimizeArgs, info bench.RunInfo, paidInit int, warnf func(st
 		damaged = filepath.Base(rde.Path)
 		if !a.Restart {
 			how := restartHow
-			if damaged == bo.PendingFile {
+			if damaged == rundir.PendingFile {
 				how = "add -restart to set it aside: the optimiser then proposes the batch again from the intact checkpoint, " +
 					"and molecules of it already in the log are answered from it, not paid again"
 			}
 			return fmt.Errorf("optimize: -resume: %w; the run cannot continue from it, and resuming again will meet the same "+
 				"file. The %d paid evaluations in %s are intact. Restore %s from a backup, or %s", err, logged, logPath, damaged, how)
 		}
-		if damaged == bo.CheckpointFile {
+		if damaged == rundir.CheckpointFile {
 			st = bo.RunDirState{}
 		}
 	default:
@@ -52,11 +51,11 @@ func checkResume(a optimizeArgs, info bench.RunInfo, paidInit int, warnf func(st
 	}
 	if st.Unchecked {
 		warnf("%s was written without a checksum by an earlier nfbo, so damage to it cannot be detected; "+
-			"the next checkpoint is written with one", filepath.Join(a.Out, bo.CheckpointFile))
+			"the next checkpoint is written with one", filepath.Join(a.Out, rundir.CheckpointFile))
 	}
 
 	// What the run recorded as paid: run.json's count when it was last written, and the checkpoint's.
-	want, why := info.Calls, fmt.Sprintf("%s records %d", bench.RunInfoFile, info.Calls)
+	want, why := info.Calls, fmt.Sprintf("%s records %d", rundir.InfoFile, info.Calls)
 	if st.Checkpoint && info.InitialCalls+st.Calls > want {
 		want = info.InitialCalls + st.Calls
 		why = fmt.Sprintf("the checkpoint after iteration %d records %d (%d for the initial molecules, %d by the optimiser)",
@@ -65,7 +64,7 @@ func checkResume(a optimizeArgs, info bench.RunInfo, paidInit int, warnf func(st
 	if logged < want {
 		return fmt.Errorf("optimize: -resume: %s holds %d paid calls, but %s: evaluations were lost (the log was cut short, "+
 			"emptied or replaced), and resuming would pay for them again. Restore %s from a backup, or start a new run "+
-			"with another -out", logPath, logged, why, bo.EvalLogFile)
+			"with another -out", logPath, logged, why, rundir.EvalLogFile)
 	}
 
 	initial := paidInit
@@ -81,14 +80,14 @@ func checkResume(a optimizeArgs, info bench.RunInfo, paidInit int, warnf func(st
 		return nil
 	}
 	switch {
-	case damaged == bo.PendingFile:
-		return setAside(warnf, a.Out, bo.PendingFile)
-	case damaged == bo.CheckpointFile:
-		return restart(bo.CheckpointFile, bo.PendingFile)
+	case damaged == rundir.PendingFile:
+		return setAside(warnf, a.Out, rundir.PendingFile)
+	case damaged == rundir.CheckpointFile:
+		return restart(rundir.CheckpointFile, rundir.PendingFile)
 	case a.Method != "nfbo":
 		return nil // the baselines keep no checkpoint: they replay from their seed
 	case st.Checkpoint && a.Restart:
-		return fmt.Errorf("optimize: -restart: %s is intact; resume without -restart", filepath.Join(a.Out, bo.CheckpointFile))
+		return fmt.Errorf("optimize: -restart: %s is intact; resume without -restart", filepath.Join(a.Out, rundir.CheckpointFile))
 	case st.Checkpoint || logged <= initial:
 		// Intact, or the run was stopped before the optimiser's first checkpoint, so before its first call.
 		return nil
@@ -96,9 +95,9 @@ func checkResume(a optimizeArgs, info bench.RunInfo, paidInit int, warnf func(st
 		return fmt.Errorf("optimize: -resume: %s has no %s, but its log holds %d paid calls, %d more than the initial "+
 			"molecules: the checkpoint was deleted or lost, and resuming without it would silently give another run than the "+
 			"uninterrupted one. Restore %s from a backup, or %s",
-			a.Out, bo.CheckpointFile, logged, logged-initial, bo.CheckpointFile, restartHow)
+			a.Out, rundir.CheckpointFile, logged, logged-initial, rundir.CheckpointFile, restartHow)
 	}
-	return restart(bo.PendingFile)
+	return restart(rundir.PendingFile)
 }
 
 // setAside renames the named files of dir that exist to NAME.damaged, so that a restarted run neither reads

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // TestOptimizeKill9 builds the nfbo binary, runs "nfbo optimize" with a tiny model and an external objective,
@@ -42,7 +44,7 @@ func TestOptimizeKill9(t *testing.T) {
 	const maxKills = 40
 	for leg := 0; leg <= maxKills && !done; leg++ {
 		a := args(killed)
-		if exists(filepath.Join(killed, "run.json")) {
+		if rundir.Exists(filepath.Join(killed, "run.json")) {
 			a = append(a, "-resume")
 		}
 		cmd := exec.Command(bin, a...)

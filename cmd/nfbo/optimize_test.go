@@ -15,6 +15,7 @@ import (
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/rundir"
 )
 
 const guacamol100 = "../../data/guacamol/guacamol_train_data_first_100.csv"
@@ -130,7 +131,7 @@ func TestBudgetObjectivePaid(t *testing.T) {
 // readLogSMILES returns the canonical SMILES and scores of an evaluation log, in call order.
 func readLogSMILES(t *testing.T, path string) ([]string, []float64) {
 	t.Helper()
-	recs, _, torn, err := objective.ReadLog(path)
+	recs, _, torn, err := rundir.ReadLog(path)
 	if err != nil || torn != 0 {
 		t.Fatalf("read %s: %v (torn %d)", path, err, torn)
 	}
@@ -269,17 +270,17 @@ func TestOptimizeCmdBaselines(t *testing.T) {
 // when the first lets go.
 func TestRunDirLock(t *testing.T) {
 	dir := t.TempDir()
-	unlock, err := lockRunDir(dir)
+	unlock, err := rundir.Lock(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// flock locks belong to the open file description, so a second open in this process conflicts as a second
 	// process would.
-	if _, err := lockRunDir(dir); err == nil || !strings.Contains(err.Error(), "in use by another nfbo process") {
+	if _, err := rundir.Lock(dir); err == nil || !strings.Contains(err.Error(), "in use by another nfbo process") {
 		t.Fatalf("second lock: err = %v, want in use", err)
 	}
 	unlock()
-	unlock2, err := lockRunDir(dir)
+	unlock2, err := rundir.Lock(dir)
 	if err != nil {
 		t.Fatalf("lock after unlock: %v", err)
 	}

@@ -12,20 +12,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/nfbo/nfbo/rundir"
 )
 
-// Files of a run directory.
-const (
-	ConfigFile     = "config.json"    // the resolved Config, written when the run starts
-	CheckpointFile = "checkpoint.gob" // state, RNG, surrogate and flow after the last completed iteration
-	// EvalLogFile is the evaluation log: one JSON line per paid evaluation, appended and synced before the
-	// optimiser sees the score. bo never writes it itself: the Objective does (in nfbo, chem/objective.Budget,
-	// whose cache replays the pending batch after a resume), so that there is one log format and one cache.
-	EvalLogFile = "evaluations.jsonl"
-	PendingFile = "pending.gob" // the batch being evaluated, written before the objective is called
-)
-
-// checkpointData is what CheckpointFile holds, inside an envelope (see sealFile).
+// checkpointData is what rundir.CheckpointFile holds, inside an envelope (see sealFile).
 type checkpointData struct {
 	Version   int
 	State     state
@@ -40,7 +31,7 @@ type checkpointData struct {
 
 const checkpointVersion = 1
 
-// CheckpointFile and PendingFile are a gob stream in an envelope that tells a damaged file from a good one
+// rundir.CheckpointFile and rundir.PendingFile are a gob stream in an envelope that tells a damaged file from a good one
 // before anything in it is used:
 //
 //	magic    8 bytes  "NFBOCKP\x01" (checkpoint) or "NFBOPND\x01" (pending batch)
@@ -110,7 +101,7 @@ func openFile(magic string, data []byte) (payload []byte, sealed bool, err error
 	return payload, true, nil
 }
 
-// decodeCheckpoint checks and decodes the bytes of a CheckpointFile.
+// decodeCheckpoint checks and decodes the bytes of a rundir.CheckpointFile.
 func decodeCheckpoint(data []byte) (c checkpointData, sealed bool, err error) {
 	payload, sealed, err := openFile(checkpointMagic, data)
 	if err != nil {
@@ -125,7 +116,7 @@ func decodeCheckpoint(data []byte) (c checkpointData, sealed bool, err error) {
 	return c, sealed, nil
 }
 
-// decodePending checks and decodes the bytes of a PendingFile.
+// decodePending checks and decodes the bytes of a rundir.PendingFile.
 func decodePending(data []byte) (b batch, sealed bool, err error) {
 	payload, sealed, err := openFile(pendingMagic, data)
 	if err != nil {
@@ -139,7 +130,7 @@ func decodePending(data []byte) (b batch, sealed bool, err error) {
 
 // RunDirState is what a run directory holds for the optimiser, as InspectRunDir finds it.
 type RunDirState struct {
-	// Checkpoint says that CheckpointFile exists (and is intact: InspectRunDir fails otherwise).
+	// Checkpoint says that rundir.CheckpointFile exists (and is intact: InspectRunDir fails otherwise).
 	Checkpoint bool
 	// Unchecked says that the checkpoint or the pending batch was written without the envelope (by nfbo before
 	// it had one), so that damage to it cannot be detected.
@@ -149,7 +140,7 @@ type RunDirState struct {
 	// Calls is the optimiser's count of paid calls at the checkpoint (checkpointData.Calls): the evaluation log
 	// holds at least these beyond the calls paid before the optimiser started.
 	Calls int
-	// Pending says that PendingFile exists (and is intact).
+	// Pending says that rundir.PendingFile exists (and is intact).
 	Pending bool
 }
 
@@ -159,7 +150,7 @@ type RunDirState struct {
 // wrapping ErrDamaged.
 func InspectRunDir(dir string) (RunDirState, error) {
 	var st RunDirState
-	path := filepath.Join(dir, CheckpointFile)
+	path := filepath.Join(dir, rundir.CheckpointFile)
 	data, err := os.ReadFile(path)
 	switch {
 	case err == nil:
@@ -171,7 +162,7 @@ func InspectRunDir(dir string) (RunDirState, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return st, fmt.Errorf("bo: %w", err)
 	}
-	path = filepath.Join(dir, PendingFile)
+	path = filepath.Join(dir, rundir.PendingFile)
 	data, err = os.ReadFile(path)
 	switch {
 	case err == nil:
@@ -186,46 +177,13 @@ func InspectRunDir(dir string) (RunDirState, error) {
 	return st, nil
 }
 
-// WriteFileAtomic writes data to path so that a crash leaves either the old file or the new one: it writes a
-// temporary file in the same directory, syncs it, renames it over path and syncs the directory.
-func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("bo: write %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		err = d.Sync()
-		d.Close()
-		if err != nil {
-			return fmt.Errorf("bo: sync %s: %w", dir, err)
-		}
-	}
-	return nil
-}
-
 // open prepares the run directory: resume its checkpoint if there is one, else write the config.
 func (o *Optimizer) open() error {
 	dir := o.cfg.RunDir
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("bo: run directory: %w", err)
 	}
-	path := filepath.Join(dir, CheckpointFile)
+	path := filepath.Join(dir, rundir.CheckpointFile)
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -233,7 +191,7 @@ func (o *Optimizer) open() error {
 		if err != nil {
 			return err
 		}
-		return WriteFileAtomic(filepath.Join(dir, ConfigFile), append(cfg, '\n'))
+		return rundir.WriteFileAtomic(filepath.Join(dir, rundir.ConfigFile), append(cfg, '\n'))
 	case err != nil:
 		return fmt.Errorf("bo: read checkpoint: %w", err)
 	}
@@ -258,7 +216,7 @@ func (o *Optimizer) open() error {
 	}
 	o.st = c.State
 	o.rebuildSeen()
-	cfgPath := filepath.Join(dir, ConfigFile)
+	cfgPath := filepath.Join(dir, rundir.ConfigFile)
 	saved, err := os.ReadFile(cfgPath)
 	if err != nil {
 		return fmt.Errorf("bo: resume: %w", err)
@@ -267,7 +225,7 @@ func (o *Optimizer) open() error {
 		return &RunDirError{cfgPath, fmt.Errorf("resume: %w", err)}
 	}
 	// A batch proposed after the checkpoint and possibly (partly) evaluated: evaluate exactly it next.
-	pendPath := filepath.Join(dir, PendingFile)
+	pendPath := filepath.Join(dir, rundir.PendingFile)
 	pend, err := os.ReadFile(pendPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -285,7 +243,7 @@ func (o *Optimizer) open() error {
 	return nil
 }
 
-// savePending writes the batch and the random state to PendingFile; without a RunDir it does nothing.
+// savePending writes the batch and the random state to rundir.PendingFile; without a RunDir it does nothing.
 func (o *Optimizer) savePending(b *batch) error {
 	if o.cfg.RunDir == "" {
 		return nil
@@ -298,7 +256,7 @@ func (o *Optimizer) savePending(b *batch) error {
 	if err := gob.NewEncoder(&buf).Encode(b); err != nil {
 		return fmt.Errorf("bo: encode pending batch: %w", err)
 	}
-	return WriteFileAtomic(filepath.Join(o.cfg.RunDir, PendingFile), sealFile(pendingMagic, buf.Bytes()))
+	return rundir.WriteFileAtomic(filepath.Join(o.cfg.RunDir, rundir.PendingFile), sealFile(pendingMagic, buf.Bytes()))
 }
 
 func (o *Optimizer) restoreRNG(state []byte) error {
@@ -308,7 +266,7 @@ func (o *Optimizer) restoreRNG(state []byte) error {
 	return nil
 }
 
-// checkpoint writes CheckpointFile atomically; without a RunDir it does nothing.
+// checkpoint writes rundir.CheckpointFile atomically; without a RunDir it does nothing.
 func (o *Optimizer) checkpoint() error {
 	if o.cfg.RunDir == "" {
 		return nil
@@ -330,7 +288,7 @@ func (o *Optimizer) checkpoint() error {
 	if err := gob.NewEncoder(&buf).Encode(c); err != nil {
 		return fmt.Errorf("bo: encode checkpoint: %w", err)
 	}
-	return WriteFileAtomic(filepath.Join(o.cfg.RunDir, CheckpointFile), sealFile(checkpointMagic, buf.Bytes()))
+	return rundir.WriteFileAtomic(filepath.Join(o.cfg.RunDir, rundir.CheckpointFile), sealFile(checkpointMagic, buf.Bytes()))
 }
 
 // sameConfig reports whether the saved config.json describes cfg. RunDir is left out of the comparison: it is

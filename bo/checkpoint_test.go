@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nfbo/nfbo/rundir"
 )
 
 func TestEvalLog(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, EvalLogFile)
+	path := filepath.Join(dir, rundir.EvalLogFile)
 	// A crash in the middle of a write leaves a last line without its newline: it is dropped.
 	if err := os.WriteFile(path, []byte("{\"smiles\":\"1.\",\"score\":0.5}\n{\"smiles\":\"2.\",\"sco"), 0o644); err != nil {
 		t.Fatal(err)
@@ -48,15 +50,15 @@ func TestEvalLog(t *testing.T) {
 	l.Close()
 	// A bad line that is not the last one is an error naming the file and line.
 	os.WriteFile(path, []byte("{\"smiles\":\"1.\",\"score\":0.5}\nnot json\n{\"smiles\":\"2.\",\"score\":1}\n"), 0o644)
-	if _, err := OpenEvalLog(path, sc); err == nil || !strings.Contains(err.Error(), EvalLogFile+":2") {
-		t.Errorf("bad line 2: error %v, want one naming %s:2", err, EvalLogFile)
+	if _, err := OpenEvalLog(path, sc); err == nil || !strings.Contains(err.Error(), rundir.EvalLogFile+":2") {
+		t.Errorf("bad line 2: error %v, want one naming %s:2", err, rundir.EvalLogFile)
 	}
 }
 
 func TestWriteFileAtomic(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x")
 	for _, content := range []string{"first", "second"} {
-		if err := WriteFileAtomic(path, []byte(content)); err != nil {
+		if err := rundir.WriteFileAtomic(path, []byte(content)); err != nil {
 			t.Fatal(err)
 		}
 		if b, _ := os.ReadFile(path); string(b) != content {
@@ -83,7 +85,7 @@ func TestRunDirDamage(t *testing.T) {
 	if !st.Checkpoint || !st.Pending || st.Unchecked || st.Iterations != 2 || st.Calls == 0 {
 		t.Fatalf("InspectRunDir = %+v, want an intact checkpoint at iteration 2 with its calls and a pending batch", st)
 	}
-	for _, name := range []string{CheckpointFile, PendingFile} {
+	for _, name := range []string{rundir.CheckpointFile, rundir.PendingFile} {
 		path := filepath.Join(dir, name)
 		good, err := os.ReadFile(path)
 		if err != nil {
@@ -142,7 +144,7 @@ func TestRunDirLegacyCheckpoint(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	runToy(t, toyConfig(dir), memObjective{&toyScorer{}}, 1, &recorder{cancel: cancel, after: 1}, ctx)
 	cancel()
-	for _, name := range []string{CheckpointFile, PendingFile} {
+	for _, name := range []string{rundir.CheckpointFile, rundir.PendingFile} {
 		path := filepath.Join(dir, name)
 		data, err := os.ReadFile(path)
 		if err != nil {

@@ -19,7 +19,7 @@ func smallCheckpoint(t testing.TB) []byte {
 	return buf.Bytes()
 }
 
-// FuzzRunDirFile feeds arbitrary bytes to the readers of CheckpointFile and PendingFile: they must never panic,
+// FuzzRunDirFile feeds arbitrary bytes to the readers of rundir.CheckpointFile and rundir.PendingFile: they must never panic,
 // a file they accept must decode, and the envelope must round-trip any payload and catch a flipped byte
 // anywhere in it. The seed corpus (testdata/fuzz/FuzzRunDirFile and the f.Add calls) runs in every go test.
 func FuzzRunDirFile(f *testing.F) {

@@ -1,4 +1,4 @@
-package objective
+package rundir
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -43,7 +44,7 @@ type LogError struct {
 
 // Error implements error, naming the file and line.
 func (e *LogError) Error() string {
-	return fmt.Sprintf("objective: evaluation log %s:%d: %v", e.Path, e.Line, e.Err)
+	return fmt.Sprintf("evaluation log %s:%d: %v", e.Path, e.Line, e.Err)
 }
 
 // Unwrap returns the underlying problem.
@@ -57,7 +58,7 @@ func (e *LogError) Unwrap() error { return e.Err }
 func ReadLog(path string) (recs []Record, end int64, torn int, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("objective: reading evaluation log: %w", err)
+		return nil, 0, 0, fmt.Errorf("rundir: reading evaluation log: %w", err)
 	}
 	return parseLog(path, data)
 }
@@ -99,4 +100,19 @@ func RecordScores(recs []Record) []float64 {
 		s[i] = r.Score
 	}
 	return s
+}
+
+// NoAnswerPrefix begins the Error of the records that nfbo wrote, before
+// it learnt to tell a broken objective from a poisonous molecule, for
+// molecules its objective never answered (a worker that crashed, hung or
+// garbled its answer on every attempt). They hold no answer, only a 0.
+const NoAnswerPrefix = "worker failed on this molecule"
+
+// NoAnswer reports whether r is a record that an earlier nfbo wrote for a
+// molecule its objective never answered (its Error begins "worker failed
+// on this molecule"): a 0 that is no score. OpenBudget drops such records
+// from the log, so that they are not paid for and the molecules are scored
+// again; a reader that counts a log's paid calls should skip them too.
+func (r Record) NoAnswer() bool {
+	return strings.HasPrefix(r.Error, NoAnswerPrefix)
 }

@@ -1,0 +1,86 @@
+// Package rundir owns the run directory: the names of its files, its lock,
+// atomic writes, run.json (Info), the evaluation log's format (Record,
+// ReadLog) and the ledger of molecules asked for by ask/tell (Asked).
+//
+// A run directory holds
+//
+//	run.json           Info: task, method, seed, setting, budget, counts; written first, so a directory with it is a run
+//	args.json          the optimize flags the run was made with (ask, tell and serve read them back)
+//	config.json        the optimiser's resolved configuration
+//	evaluations.jsonl  one Record per paid call, appended and synced before anyone sees the score
+//	checkpoint.gob     the optimiser's state after its last completed iteration (bo)
+//	pending.gob        the batch being evaluated (bo)
+//	asked.jsonl        molecules handed out by "nfbo ask" and their ids (Asked)
+//	lock               held (flock) by the one process that writes the directory
+//
+// Every package that reads or writes one of these files takes its name
+// from here; bo writes the checkpoint and the pending batch itself, since
+// their contents are the optimiser's.
+package rundir
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Files of a run directory.
+const (
+	InfoFile       = "run.json"
+	ArgsFile       = "args.json"
+	ConfigFile     = "config.json"
+	EvalLogFile    = "evaluations.jsonl"
+	CheckpointFile = "checkpoint.gob"
+	PendingFile    = "pending.gob"
+	AskedFile      = "asked.jsonl"
+	LockFile       = "lock"
+)
+
+// WriteFileAtomic writes data to path so that a crash leaves either the old file or the new one: it writes a
+// temporary file in the same directory, syncs it, renames it over path and syncs the directory.
+func WriteFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("rundir: write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("rundir: write %s: %w", path, err)
+	}
+	if err := SyncDir(dir); err != nil {
+		return fmt.Errorf("rundir: sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// SyncDir makes the directory entries of dir durable (a file just created or renamed there). A file system
+// that cannot sync a directory is not an error.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !isSyncUnsupported(err) {
+		return err
+	}
+	return nil
+}
+
+// Exists reports whether path exists.
+func Exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
