@@ -1,0 +1,103 @@
+package rundir
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLedger(t *testing.T) {
+	dir := t.TempDir()
+	l, err := ReadLedger(dir)
+	if err != nil || len(l.Items) != 0 || l.Batches() != 0 {
+		t.Fatalf("empty ledger: %+v, %v", l, err)
+	}
+	now := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	got, err := l.Append([]string{"C1=CC=CC=C1O", "CCO"}, []string{"Oc1ccccc1", "CCO"}, now)
+	if err != nil || got[0].ID != "m1" || got[1].ID != "m2" || got[1].Batch != 1 {
+		t.Fatalf("first append: %+v, %v", got, err)
+	}
+	// Asked again with one new molecule: the old ones keep their ids, by either form of the molecule.
+	got, err = l.Append([]string{"Oc1ccccc1", "CCN", "CCO"}, []string{"Oc1ccccc1", "CCN", "CCO"}, now)
+	if err != nil || got[0].ID != "m1" || got[1].ID != "m3" || got[1].Batch != 2 || got[2].ID != "m2" {
+		t.Fatalf("second append: %+v, %v", got, err)
+	}
+	// A crash in the middle of an append leaves a torn line: it is not an entry, and the next append replaces it.
+	path := filepath.Join(dir, AskedFile)
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"id":"m4","smiles":"CC`)
+	f.Close()
+	l, err = ReadLedger(dir)
+	if err != nil || len(l.Items) != 3 || l.Batches() != 2 {
+		t.Fatalf("ledger with a torn line: %d items, %v", len(l.Items), err)
+	}
+	if a, ok := l.ByID(" m3 "); !ok || a.SMILES != "CCN" {
+		t.Errorf("ByID(m3) = %+v, %v", a, ok)
+	}
+	if _, err := l.Append([]string{"CCCl"}, []string{"CCCl"}, now); err != nil {
+		t.Fatal(err)
+	}
+	l, err = ReadLedger(dir)
+	if err != nil || len(l.Items) != 4 || l.Items[3].ID != "m4" || l.Items[3].SMILES != "CCCl" {
+		t.Fatalf("after appending over a torn line: %+v, %v", l.Items, err)
+	}
+	// Damage other than a torn last line is an error naming the line.
+	data, _ := os.ReadFile(path)
+	bad := strings.Replace(string(data), `"id":"m2"`, `"id":"m7"`, 1)
+	os.WriteFile(path, []byte(bad), 0o644)
+	if _, err := ReadLedger(dir); err == nil || !strings.Contains(err.Error(), AskedFile+":2:") {
+		t.Errorf("ledger with an id out of sequence: %v", err)
+	}
+}
+
+func TestLock(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := Lock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Lock(dir); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second lock: %v, want ErrLocked", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := LockWait(ctx, dir); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "gave up waiting") {
+		t.Fatalf("LockWait on a held lock: %v", err)
+	}
+	done := make(chan error)
+	go func() {
+		u, err := LockWait(context.Background(), dir)
+		if err == nil {
+			u()
+		}
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	unlock()
+	if err := <-done; err != nil {
+		t.Fatalf("LockWait after the holder let go: %v", err)
+	}
+}
+
+func TestInfo(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := ReadInfo(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("ReadInfo of an empty directory: %v", err)
+	}
+	in := Info{Setting: "100+500", Task: "adip", Method: "nfbo", Seed: 2, Budget: 500, Calls: 7, Objective: ObjectiveTell}
+	if err := WriteInfo(dir, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := ReadInfo(dir)
+	if err != nil || out.Task != "adip" || out.Calls != 7 || out.ObjectiveID() != ObjectiveTell {
+		t.Fatalf("round trip: %+v, %v", out, err)
+	}
+	os.WriteFile(filepath.Join(dir, InfoFile), []byte(`{"task":"adip","method":"nfbo","setting":"1+1","seed":-1}`), 0o644)
+	if _, err := ReadInfo(dir); err == nil || !strings.Contains(err.Error(), InfoFile) {
+		t.Errorf("a negative seed: %v", err)
+	}
+}
