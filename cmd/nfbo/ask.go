@@ -28,6 +28,7 @@ type askSession struct {
 	deferred objective.Deferred
 	batch    []rundir.Asked // the molecules awaiting scores, when the run stopped for them
 	info     rundir.Info    // run.json as the run stopped
+	locked   bool           // the caller holds the run directory's lock (serve)
 }
 
 // stop records the molecules the run asked for in the ledger of dir (whose lock the caller holds) and run.json,
@@ -118,7 +119,8 @@ func readArgs(dir string) (optimizeArgs, error) {
 }
 
 // runFlags are the flags of ask that may change from one ask to the next: how, not what, is computed.
-var runFlags = map[string]bool{"run": true, "o": true, "python": true, "backend": true, "timeout": true, "workers": true}
+var runFlags = map[string]bool{"run": true, "o": true, "python": true, "backend": true, "timeout": true, "workers": true,
+	"addr": true, "token-file": true}
 
 // newAskCmd returns "nfbo ask", which proposes the next batch of an ask/tell run.
 func newAskCmd() *Command {
@@ -157,53 +159,15 @@ of them is DIR/asked.jsonl.`,
 		if a.Out == "" {
 			return Usagef(cmd, "ask: -run is required")
 		}
-		run := a
-		switch {
-		case rundir.Exists(filepath.Join(a.Out, rundir.ArgsFile)):
-			var fixed []string
-			fs.Visit(func(f *flag.Flag) {
-				if !runFlags[f.Name] {
-					fixed = append(fixed, "-"+f.Name)
-				}
-			})
-			if len(fixed) > 0 {
-				return Usagef(cmd, "ask: %s holds a run already: its flags are in %s; give only -run (and -o, -python, -backend, -timeout, -workers), not %s",
-					a.Out, filepath.Join(a.Out, rundir.ArgsFile), strings.Join(fixed, " "))
-			}
-			saved, err := readArgs(a.Out)
-			if err != nil {
-				return fmt.Errorf("ask: %w", err)
-			}
-			saved.Python, saved.Backend, saved.Timeout, saved.Workers = a.Python, a.Backend, a.Timeout, a.Workers
-			run = saved
-			run.Resume = true
-		case rundir.Exists(filepath.Join(a.Out, rundir.InfoFile)):
-			// A run made by an nfbo that kept no args.json: the flags it was made with are needed, as with
-			// optimize -resume, and are kept from now on.
-			run.Resume = true
-		}
-		if run.ObjectiveCmd != "" {
-			return Usagef(cmd, "ask: the run in %s calls -objective-cmd %q; ask/tell runs take their scores from tell", a.Out, run.ObjectiveCmd)
-		}
-		if err := run.check(cmd, "ask"); err != nil {
-			return err
-		}
-		preset, err := bo.PresetByName(run.Preset)
+		run, err := resolveRunArgs(cmd, fs, a, "ask")
 		if err != nil {
-			return Usagef(cmd, "ask: %v", err)
-		}
-		run.ask = &askSession{}
-		// The run's progress goes to standard error: standard output is the batch.
-		inner := *cmd
-		inner.Stdout = cmd.Stderr
-		err = runOptimize(ctx, &inner, run, preset)
-		var batch []rundir.Asked
-		switch {
-		case errors.Is(err, errAwaiting):
-			batch = run.ask.batch
-		case err != nil:
 			return err
-		default:
+		}
+		batch, info, err := askNext(ctx, cmd, run, false)
+		if err != nil {
+			return err
+		}
+		if batch == nil {
 			fmt.Fprintf(cmd.Stderr, "nfbo ask: the run in %s is finished: its budget is spent; nothing to ask\n", a.Out)
 		}
 		w := cmd.Stdout
@@ -225,11 +189,74 @@ of them is DIR/asked.jsonl.`,
 		}
 		if len(batch) > 0 {
 			fmt.Fprintf(cmd.Stderr, "nfbo ask: %d molecules (%s to %s) await scores; %d calls paid of %d; tell them with: nfbo tell -run %s FILE\n",
-				len(batch), batch[0].ID, batch[len(batch)-1].ID, run.ask.info.Calls, run.ask.info.Budget, a.Out)
+				len(batch), batch[0].ID, batch[len(batch)-1].ID, info.Calls, info.Budget, a.Out)
 		}
 		return nil
 	}
 	return cmd
+}
+
+// resolveRunArgs returns the flags of the ask/tell run in a.Out for the command name (ask or serve): those of
+// its args.json when it has one (then only the flags in runFlags may be given), else the flags given, which
+// make the run or, for a run made by an nfbo that kept no args.json, must be the ones it was made with.
+func resolveRunArgs(cmd *Command, fs *flag.FlagSet, a optimizeArgs, name string) (optimizeArgs, error) {
+	run := a
+	switch {
+	case rundir.Exists(filepath.Join(a.Out, rundir.ArgsFile)):
+		var fixed []string
+		fs.Visit(func(f *flag.Flag) {
+			if !runFlags[f.Name] {
+				fixed = append(fixed, "-"+f.Name)
+			}
+		})
+		if len(fixed) > 0 {
+			return run, Usagef(cmd, "%s: %s holds a run already: its flags are in %s; give only -run (and -python, -backend, -timeout, -workers), not %s",
+				name, a.Out, filepath.Join(a.Out, rundir.ArgsFile), strings.Join(fixed, " "))
+		}
+		saved, err := readArgs(a.Out)
+		if err != nil {
+			return run, fmt.Errorf("%s: %w", name, err)
+		}
+		saved.Python, saved.Backend, saved.Timeout, saved.Workers = a.Python, a.Backend, a.Timeout, a.Workers
+		run = saved
+		run.Resume = true
+	case rundir.Exists(filepath.Join(a.Out, rundir.InfoFile)):
+		// A run made by an nfbo that kept no args.json: the flags it was made with are needed, as with
+		// optimize -resume, and are kept from now on.
+		run.Resume = true
+	}
+	if run.ObjectiveCmd != "" {
+		return run, Usagef(cmd, "%s: the run in %s calls -objective-cmd %q; ask/tell runs take their scores from tell", name, a.Out, run.ObjectiveCmd)
+	}
+	if err := run.check(cmd, name); err != nil {
+		return run, err
+	}
+	if _, err := bo.PresetByName(run.Preset); err != nil {
+		return run, Usagef(cmd, "%s: %v", name, err)
+	}
+	return run, nil
+}
+
+// askNext runs the ask/tell run until it needs scores not yet told, and returns the molecules awaiting them
+// (nil when the run is finished) and run.json as it stopped. locked says that the caller holds the run
+// directory's lock (serve). The run's progress goes to cmd's standard error.
+func askNext(ctx context.Context, cmd *Command, run optimizeArgs, locked bool) ([]rundir.Asked, rundir.Info, error) {
+	preset, err := bo.PresetByName(run.Preset)
+	if err != nil {
+		return nil, rundir.Info{}, err
+	}
+	run.ask = &askSession{locked: locked}
+	inner := *cmd
+	inner.Stdout = cmd.Stderr
+	err = runOptimize(ctx, &inner, run, preset)
+	switch {
+	case errors.Is(err, errAwaiting):
+		return run.ask.batch, run.ask.info, nil
+	case err != nil:
+		return nil, rundir.Info{}, err
+	}
+	info, err := rundir.ReadInfo(run.Out)
+	return nil, info, err
 }
 
 // writeBatch writes the molecules as CSV: id, then the canonical SMILES (the proposed one when there is none).

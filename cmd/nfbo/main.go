@@ -32,6 +32,7 @@ func root() *Command {
 			newOptimizeCmd(),
 			newAskCmd(),
 			newTellCmd(),
+			newServeCmd(),
 			newFitcheckCmd(),
 			newFlowstatsCmd(),
 		},

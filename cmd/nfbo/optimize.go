@@ -300,11 +300,13 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 	if err != nil {
 		return err
 	}
-	unlock, err := rundir.Lock(a.Out)
-	if err != nil {
-		return err
+	if a.ask == nil || !a.ask.locked {
+		unlock, err := rundir.Lock(a.Out)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 	}
-	defer unlock()
 	if a.Resume {
 		if err := checkResume(a, info, paidInit, warnf); err != nil {
 			return err

@@ -1,0 +1,347 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nfbo/nfbo/asktell"
+	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/rundir"
+)
+
+// newServeCmd returns "nfbo serve", ask/tell over HTTP.
+func newServeCmd() *Command {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var a optimizeArgs
+	a.addFlags(fs)
+	fs.StringVar(&a.Out, "run", "", "run `directory` (required); made by nfbo ask, or by the first ask of this server with optimize's flags")
+	addr := fs.String("addr", "127.0.0.1:8080", "`host:port` to listen on; any address but a loopback one needs -token-file")
+	tokenFile := fs.String("token-file", "", "`file` holding the bearer token every request must carry (Authorization: Bearer TOKEN)")
+	cmd := &Command{
+		UsageLine: "serve -run DIR [-addr HOST:PORT] [-token-file FILE] [optimize's flags for a new run]",
+		Short:     "ask/tell over HTTP/JSON",
+		Long: `Serve offers the ask/tell run in -run DIR over HTTP, for programs and lab
+systems that would rather call than run commands:
+
+  POST /v1/ask     the next batch: {"batch": [{"id": "m1", "smiles": "..."}],
+                   "finished": false, "calls": N, "budget": N}; asking again
+                   before the batch is told gives the same batch
+  POST /v1/tell    scores, as the body: CSV (id,score) or JSON lines, as
+                   "nfbo tell" reads them; answers {"new": N, "repeated": N,
+                   "calls": N, "awaiting": N}; a bad row is a 400 naming its
+                   line, and nothing of that request is applied
+  GET  /v1/status  the run: task, budget, calls, the molecules awaiting
+                   scores and the best ten found
+  GET  /v1/report  the run's table of Top-k and AUC Top-k (Markdown)
+
+Every told score is on disk (appended to evaluations.jsonl and synced) before
+the answer is sent. The server is the run directory's one writer: it holds the
+directory's lock while it runs (a second serve, an ask or a tell of the same
+run waits or is refused) and serves asks and tells one at a time, reads
+concurrently. Errors are {"error": "..."} with a 4xx or 5xx status.
+
+It listens on 127.0.0.1 by default. Any other address, one reachable from
+other machines, is refused unless -token-file names a file holding a bearer
+token; then every request must carry "Authorization: Bearer TOKEN". Request
+bodies are limited to 64 MiB; Ctrl-C or SIGTERM stops the server after the
+requests in flight.`,
+		Flag: fs,
+	}
+	cmd.Run = func(ctx context.Context, cmd *Command, args []string) error {
+		if len(args) != 0 {
+			return Usagef(cmd, "serve: unexpected arguments %q", args)
+		}
+		if a.Out == "" {
+			return Usagef(cmd, "serve: -run is required")
+		}
+		token, err := serveToken(*addr, *tokenFile)
+		if err != nil {
+			return Usagef(cmd, "serve: %v", err)
+		}
+		run, err := resolveRunArgs(cmd, fs, a, "serve")
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(a.Out, 0o755); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		unlock, err := rundir.Lock(a.Out)
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		defer unlock()
+		ln, err := net.Listen("tcp", *addr)
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		s := &labServer{dir: a.Out, token: token, ask: func(ctx context.Context) ([]rundir.Asked, rundir.Info, error) {
+			b, info, err := askNext(ctx, cmd, run, true)
+			if err == nil {
+				run.Resume = true // the first ask made the run
+			}
+			return b, info, err
+		}}
+		srv := &http.Server{
+			Handler:           s.handler(),
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       2 * time.Minute,
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    64 << 10,
+			BaseContext:       func(net.Listener) context.Context { return ctx },
+		}
+		fmt.Fprintf(cmd.Stderr, "nfbo serve: run %s on http://%s/v1/ (ask, tell, status, report)\n", a.Out, ln.Addr())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ln) }()
+		select {
+		case err := <-done:
+			return fmt.Errorf("serve: %w", err)
+		case <-ctx.Done():
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			return fmt.Errorf("serve: shutdown: %w", err)
+		}
+		fmt.Fprintf(cmd.Stderr, "nfbo serve: stopped\n")
+		return ctx.Err()
+	}
+	return cmd
+}
+
+// serveToken returns the bearer token from path (empty when path is), and refuses an address other than a
+// loopback one without a token.
+func serveToken(addr, path string) (string, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("-addr %q: %w", addr, err)
+	}
+	ip := net.ParseIP(host)
+	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
+	if path == "" {
+		if !loopback {
+			return "", fmt.Errorf("-addr %s can be reached from other machines: give -token-file with a bearer token, or listen on 127.0.0.1", addr)
+		}
+		return "", nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("-token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if len(token) < 16 {
+		return "", fmt.Errorf("-token-file %s: the token has %d characters; use at least 16 (e.g. openssl rand -hex 32)", path, len(token))
+	}
+	return token, nil
+}
+
+// labServer is the HTTP side of an ask/tell run in dir, whose lock the process holds: asks and tells, which
+// write, one at a time; status and report, which read, at the same time as each other.
+type labServer struct {
+	dir   string
+	token string
+	// ask runs the optimiser to its next batch (askNext).
+	ask func(ctx context.Context) ([]rundir.Asked, rundir.Info, error)
+
+	mu     sync.RWMutex
+	cached *askReply // the last ask's answer, until a tell changes what is awaited
+}
+
+type askReply struct {
+	Batch    []askedJSON `json:"batch"`
+	Finished bool        `json:"finished"`
+	Calls    int         `json:"calls"`
+	Budget   int         `json:"budget"`
+}
+
+type askedJSON struct {
+	ID     string `json:"id"`
+	SMILES string `json:"smiles"`
+}
+
+func (s *labServer) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/ask", s.handleAsk)
+	mux.HandleFunc("POST /v1/tell", s.handleTell)
+	mux.HandleFunc("GET /v1/status", s.handleStatus)
+	mux.HandleFunc("GET /v1/report", s.handleReport)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.token != "" {
+			got := r.Header.Get("Authorization")
+			if subtle.ConstantTimeCompare([]byte(got), []byte("Bearer "+s.token)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="nfbo"`)
+				writeJSONError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token"))
+				return
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+func writeJSONError(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, map[string]string{"error": err.Error()})
+}
+
+func (s *labServer) handleAsk(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cached == nil {
+		batch, info, err := s.ask(r.Context())
+		if err != nil {
+			writeJSONError(w, http.StatusInternalServerError, err)
+			return
+		}
+		rep := &askReply{Batch: []askedJSON{}, Finished: batch == nil, Calls: info.Calls, Budget: info.Budget}
+		for _, m := range batch {
+			rep.Batch = append(rep.Batch, askedJSON{ID: m.ID, SMILES: displaySMILES(m)})
+		}
+		s.cached = rep
+	}
+	writeJSON(w, http.StatusOK, s.cached)
+}
+
+func displaySMILES(m rundir.Asked) string {
+	if m.Canonical != "" {
+		return m.Canonical
+	}
+	return m.SMILES
+}
+
+func (s *labServer) handleTell(w http.ResponseWriter, r *http.Request) {
+	body := http.MaxBytesReader(w, r.Body, asktell.MaxTellBytes)
+	rows, err := asktell.Parse("request body", body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeJSONError(w, http.StatusRequestEntityTooLarge, err)
+			return
+		}
+		writeJSONError(w, http.StatusBadRequest, fmt.Errorf("%w; nothing was applied", err))
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	info, err := rundir.ReadInfo(s.dir)
+	if err != nil {
+		writeJSONError(w, http.StatusConflict, fmt.Errorf("no run yet: ask first (%w)", err))
+		return
+	}
+	sum, err := asktell.Tell(r.Context(), s.dir, "request body", rows, asktell.Options{Task: info.Task, Limit: info.Budget})
+	if err != nil {
+		status := http.StatusInternalServerError
+		var re *asktell.RowError
+		if errors.As(err, &re) || strings.Contains(err.Error(), "calls left") {
+			status = http.StatusBadRequest
+		}
+		writeJSONError(w, status, fmt.Errorf("%w; nothing was applied", err))
+		return
+	}
+	if sum.New > 0 {
+		s.cached = nil
+		if sum.Calls > info.Calls {
+			info.Calls = sum.Calls
+			if err := rundir.WriteInfo(s.dir, info); err != nil {
+				writeJSONError(w, http.StatusInternalServerError, fmt.Errorf("the scores are in the log, but %w", err))
+				return
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"new": sum.New, "repeated": sum.Repeated, "calls": sum.Calls, "awaiting": sum.Awaiting})
+}
+
+type statusReply struct {
+	Task     string      `json:"task"`
+	Method   string      `json:"method"`
+	Seed     int         `json:"seed"`
+	Budget   int         `json:"budget"`
+	Calls    int         `json:"calls"`
+	Awaiting []askedJSON `json:"awaiting"`
+	Best     []bestJSON  `json:"best"`
+}
+
+type bestJSON struct {
+	Call   int     `json:"call"`
+	Score  float64 `json:"score"`
+	SMILES string  `json:"smiles"`
+}
+
+func (s *labServer) handleStatus(w http.ResponseWriter, r *http.Request) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	info, err := rundir.ReadInfo(s.dir)
+	if err != nil {
+		writeJSONError(w, http.StatusConflict, fmt.Errorf("no run yet: ask first (%w)", err))
+		return
+	}
+	recs, _, _, err := rundir.ReadLog(filepath.Join(s.dir, rundir.EvalLogFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		writeJSONError(w, http.StatusInternalServerError, err)
+		return
+	}
+	ledger, err := rundir.ReadLedger(s.dir)
+	if err != nil {
+		writeJSONError(w, http.StatusInternalServerError, err)
+		return
+	}
+	rep := statusReply{Task: info.Task, Method: info.Method, Seed: info.Seed, Budget: info.Budget, Calls: len(recs),
+		Awaiting: []askedJSON{}, Best: []bestJSON{}}
+	paid := map[string]bool{}
+	for _, rec := range recs {
+		paid[rec.Canonical] = true
+	}
+	for _, m := range ledger.Items {
+		if !paid[m.Canonical] && !paid[m.SMILES] {
+			rep.Awaiting = append(rep.Awaiting, askedJSON{ID: m.ID, SMILES: displaySMILES(m)})
+		}
+	}
+	slices.SortStableFunc(recs, func(a, b rundir.Record) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return 0
+	})
+	for _, rec := range recs[:min(10, len(recs))] {
+		rep.Best = append(rep.Best, bestJSON{Call: rec.Call, Score: rec.Score, SMILES: rec.Canonical})
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+func (s *labServer) handleReport(w http.ResponseWriter, r *http.Request) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	run, err := bench.LoadRun(s.dir)
+	if err != nil {
+		writeJSONError(w, http.StatusConflict, fmt.Errorf("no run yet: ask first (%w)", err))
+		return
+	}
+	var md bytes.Buffer
+	if err := bench.WriteMarkdown(&md, []bench.Run{run}); err != nil {
+		writeJSONError(w, http.StatusInternalServerError, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+	w.Write(md.Bytes())
+}

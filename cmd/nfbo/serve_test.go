@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nfbo/nfbo/rundir"
+)
+
+// lockedBuffer is a bytes.Buffer safe for a command's goroutines and the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startServe runs "nfbo serve" with args in the background on a free loopback port and returns its base URL;
+// the server stops when the test ends.
+func startServe(t *testing.T, args ...string) (base string, stderr *lockedBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := newServeCmd()
+	stderr = &lockedBuffer{}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), io.Discard, stderr
+	done := make(chan error, 1)
+	go func() { done <- cmd.Execute(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...)) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Errorf("serve did not stop")
+		}
+	})
+	addr := regexp.MustCompile(`on (http://[0-9.:]+)/v1/`)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := addr.FindStringSubmatch(stderr.String()); m != nil {
+			return m[1], stderr
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve ended: %v\n%s", err, stderr)
+		default:
+		}
+	}
+	t.Fatalf("serve did not say where it listens:\n%s", stderr)
+	return "", nil
+}
+
+// call sends a request and decodes the JSON answer into v; it returns the status.
+func call(t *testing.T, method, url, body string, v any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if v != nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s %s: %d %q: %v", method, url, resp.StatusCode, b, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// TestServe runs an ask/tell run over HTTP on loopback: the server makes the run at the first ask, asks twice
+// give one batch, 20 clients tell overlapping parts of it at once (every score paid once, none lost), a bad
+// tell is a 400 naming its line that changes nothing, status and report read the run, and the next ask gives
+// the next batch.
+func TestServe(t *testing.T) {
+	needRDKit(t)
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	run := filepath.Join(dir, "run")
+	base, stderr := startServe(t, "-run", run, "-task", "demo", "-init", guacamol100, "-init-count", "40",
+		"-budget", "50", "-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir)
+
+	var first, again askReply
+	if code := call(t, "POST", base+"/v1/ask", "", &first); code != 200 || len(first.Batch) != 40 || first.Finished {
+		t.Fatalf("first ask: %d %+v\n%s", code, first, stderr)
+	}
+	call(t, "POST", base+"/v1/ask", "", &again)
+	if fmt.Sprint(again) != fmt.Sprint(first) {
+		t.Fatalf("a second ask gave another batch")
+	}
+	if code := call(t, "GET", base+"/v1/ask", "", nil); code != http.StatusMethodNotAllowed {
+		t.Errorf("GET /v1/ask: %d", code)
+	}
+
+	logPath := filepath.Join(run, rundir.EvalLogFile)
+	var bad map[string]string
+	if code := call(t, "POST", base+"/v1/tell", "id,score\nm1,0.5\nm2,NaN\n", &bad); code != 400 ||
+		!strings.Contains(bad["error"], "request body:3:") {
+		t.Errorf("bad tell: %d %v", code, bad)
+	}
+	if b, _ := os.ReadFile(logPath); len(b) != 0 {
+		t.Fatalf("a rejected tell wrote %q", b)
+	}
+
+	var wg sync.WaitGroup
+	for c := range 20 {
+		lo := c * 20 / 19
+		var body strings.Builder
+		body.WriteString("id,score\n")
+		for _, m := range first.Batch[lo : lo+20] {
+			fmt.Fprintf(&body, "%s,%g\n", m.ID, lengthScore(m.SMILES))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var rep map[string]any
+			if code := call(t, "POST", base+"/v1/tell", body.String(), &rep); code != 200 {
+				t.Errorf("client %d: %d %v", c, code, rep)
+			}
+		}()
+	}
+	// Readers at the same time.
+	for range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var st statusReply
+			if code := call(t, "GET", base+"/v1/status", "", &st); code != 200 || st.Task != "demo" {
+				t.Errorf("status while telling: %d %+v", code, st)
+			}
+		}()
+	}
+	wg.Wait()
+	smiles, scores := readLogSMILES(t, logPath)
+	if len(smiles) != 40 {
+		t.Fatalf("%d calls in the log after 20 overlapping tells, want 40", len(smiles))
+	}
+	for i, s := range smiles {
+		if scores[i] != lengthScore(s) {
+			t.Errorf("call %d: %s scored %v", i+1, s, scores[i])
+		}
+	}
+	var st statusReply
+	if call(t, "GET", base+"/v1/status", "", &st); st.Calls != 40 || len(st.Awaiting) != 0 || len(st.Best) != 10 || st.Best[0].Score < st.Best[9].Score {
+		t.Errorf("status: %+v", st)
+	}
+	resp, err := http.Get(base + "/v1/report")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(md), "demo") {
+		t.Errorf("report: %d %q", resp.StatusCode, md)
+	}
+	var next askReply
+	if code := call(t, "POST", base+"/v1/ask", "", &next); code != 200 || len(next.Batch) == 0 || next.Batch[0].ID != "m41" {
+		t.Fatalf("ask after the batch was told: %d %+v\n%s", code, next, stderr)
+	}
+	// The server holds the run: a tell from the command line waits for it, and gives up.
+	_, _, err = runCmd(t, newTellCmd(), "id,score\nm41,1\n", "-run", run, "-wait", "100ms", "-")
+	if err == nil || !strings.Contains(err.Error(), "in use by another nfbo process") {
+		t.Errorf("tell while serve holds the run: %v", err)
+	}
+}
+
+func TestServeToken(t *testing.T) {
+	dir := t.TempDir()
+	tokenPath := filepath.Join(dir, "token")
+	os.WriteFile(tokenPath, []byte("0123456789abcdef0123\n"), 0o600)
+	short := filepath.Join(dir, "short")
+	os.WriteFile(short, []byte("abc"), 0o600)
+	for _, c := range []struct {
+		addr, file string
+		ok         bool
+	}{
+		{"127.0.0.1:0", "", true},
+		{"localhost:8080", "", true},
+		{"[::1]:0", "", true},
+		{"0.0.0.0:8080", "", false},
+		{":8080", "", false},
+		{"192.168.1.5:80", "", false},
+		{"0.0.0.0:8080", tokenPath, true},
+		{"0.0.0.0:8080", short, false},
+		{"0.0.0.0:8080", filepath.Join(dir, "none"), false},
+	} {
+		_, err := serveToken(c.addr, c.file)
+		if (err == nil) != c.ok {
+			t.Errorf("serveToken(%q, %q): %v", c.addr, c.file, err)
+		}
+	}
+	_, _, err := runCmd(t, newServeCmd(), "", "-run", filepath.Join(dir, "run"), "-addr", "0.0.0.0:0")
+	if err == nil || !strings.Contains(err.Error(), "-token-file") {
+		t.Errorf("serve on 0.0.0.0 without a token: %v", err)
+	}
+
+	s := &labServer{dir: dir, token: "0123456789abcdef0123"}
+	srv := s.handler()
+	for _, c := range []struct {
+		auth string
+		code int
+	}{{"", 401}, {"Bearer wrong", 401}, {"Bearer 0123456789abcdef0123", 409}} {
+		req, _ := http.NewRequest("GET", "/v1/status", nil)
+		if c.auth != "" {
+			req.Header.Set("Authorization", c.auth)
+		}
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code != c.code {
+			t.Errorf("Authorization %q: %d, want %d", c.auth, rec.Code, c.code)
+		}
+	}
+}
