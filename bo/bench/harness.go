@@ -1,0 +1,415 @@
+package bench
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nfbo/nfbo/rundir"
+)
+
+// A SuiteSpec is a named set of tasks at one setting, with the initial data
+// every method of the suite starts from.
+type SuiteSpec struct {
+	Name    string
+	Tasks   []string
+	Setting string // "INITIAL+BUDGET"
+	Initial int
+	Budget  int // calls after the initial data
+	// paidInit: the initial molecules are scored through the objective and
+	// count toward optimize's -budget (PMO's accounting).
+	PaidInit bool
+	Preset   string
+	// init returns the initial-data file for a task, writing it under dir
+	// when the suite composes it.
+	Init func(dir, task string) (string, error)
+	// Args are extra arguments of every run (user2's -objective-cmd).
+	Args []string
+}
+
+// guacamol7Tasks are the 7 GuacaMol tasks of the NF-BO paper.
+var guacamol7Tasks = []string{"adip", "med2", "osmb", "pdop", "rano", "valt", "zale"}
+
+// pmo20Tasks are the PMO tasks that need only RDKit (drd2, gsk3b and jnk3 need
+// classifier files that cannot be had here).
+var pmo20Tasks = []string{
+	"albuterol_similarity", "amlodipine_mpo", "celecoxib_rediscovery", "deco_hop", "fexofenadine_mpo",
+	"isomers_c7h8n2o2", "isomers_c9h10n2o2pf2cl", "median1", "median2", "mestranol_similarity",
+	"osimertinib_mpo", "perindopril_mpo", "qed", "ranolazine_mpo", "scaffold_hop", "sitagliptin_mpo",
+	"thiothixene_rediscovery", "troglitazone_rediscovery", "valsartan_smarts", "zaleplon_mpo",
+}
+
+// Suites returns the harness's suites, whose data is under dataDir (the repository's data directory); python is
+// the interpreter of user2's objective program.
+func Suites(dataDir, python string) map[string]SuiteSpec {
+	guacamolInit := func(dir, task string) (string, error) {
+		src := filepath.Join(dataDir, "guacamol", "guacamol_train_data_first_100.csv")
+		if task != "valt" {
+			return src, nil
+		}
+		// Valsartan SMARTS scores 0 on all 100 initial molecules; the paper
+		// adds two molecules with a non-zero score. We add the two best of
+		// the 10k GuacaMol set (data/generated), the only ones we can score.
+		return valtInit(dir, src, filepath.Join(dataDir, "generated", "guacamol_10k_selfies_v2.0.0_scores.csv.gz"))
+	}
+	return map[string]SuiteSpec{
+		"guacamol7": {Name: "guacamol7", Tasks: guacamol7Tasks, Setting: "100+500", Initial: 100, Budget: 500,
+			Preset: "guacamol-500", Init: guacamolInit},
+		"guacamol7-10k": {Name: "guacamol7-10k", Tasks: guacamol7Tasks, Setting: "10000+10000", Initial: 10000, Budget: 10000,
+			Preset: "guacamol-10k", Init: func(dir, task string) (string, error) {
+				return filepath.Join(dataDir, "generated", "guacamol_10k_selfies_v2.0.0_scores.csv.gz"), nil
+			}},
+		"user2": {Name: "user2", Tasks: []string{"oral_mpo", "kinase_hybrid"}, Setting: "100+500", Initial: 100, Budget: 500,
+			PaidInit: true, Preset: "guacamol-500",
+			Init: func(dir, task string) (string, error) {
+				return filepath.Join(dataDir, "guacamol", "guacamol_train_data_first_100.csv"), nil
+			},
+			Args: []string{"-objective-cmd", python + " " +
+				filepath.Join(filepath.Dir(filepath.Clean(dataDir)), "examples", "objectives", "user_objectives.py")}},
+		"pmo20": {Name: "pmo20", Tasks: pmo20Tasks, Setting: "1000+9000", Initial: 1000, Budget: 9000, PaidInit: true,
+			Preset: "pmo", Init: func(dir, task string) (string, error) {
+				return filepath.Join(dataDir, "zinc250k", "zinc.txt.gz"), nil
+			}},
+	}
+}
+
+// Methods are the harness's built-in methods.
+var Methods = []string{"nfbo", "nfbo-reference", "nfbo-no-tacs", "prior", "ga"}
+
+// Variants are named ablations of the optimiser (bench's repeated -variant NAME=ARGS), each a method of the
+// harness whose runs get ARGS and report under NAME. It is a flag.Value.
+type Variants map[string]string
+
+// String returns the variants as NAME=ARGS words, sorted.
+func (v Variants) String() string {
+	var b []string
+	for k, a := range v {
+		b = append(b, k+"="+a)
+	}
+	slices.Sort(b)
+	return strings.Join(b, " ")
+}
+
+// Set adds the variant NAME=ARGS.
+func (v Variants) Set(s string) error {
+	name, args, ok := strings.Cut(s, "=")
+	switch {
+	case !ok || name == "":
+		return fmt.Errorf("want NAME=ARGS, e.g. tr04=\"-tr-init 0.4\"")
+	case slices.Contains(Methods, name):
+		return fmt.Errorf("%q is a built-in method", name)
+	case strings.ContainsAny(name, "/ ,"):
+		return fmt.Errorf("variant name %q must not hold '/', ',' or spaces", name)
+	}
+	v[name] = args
+	return nil
+}
+
+// Plan is a suite's runs to make: every task × method × seed, each an "nfbo optimize" in
+// Out/TASK/METHOD/seedN.
+type Plan struct {
+	Suite    SuiteSpec
+	Tasks    []string // a subset of Suite.Tasks; nil means all
+	Methods  []string // of Methods or Variants
+	Variants Variants
+	Seeds    []int
+	Model    string // model directory
+	Out      string // suite directory
+	Workers  int    // objective worker processes per run
+	Extra    string // extra arguments of every run
+	Self     string // the nfbo binary
+}
+
+// PlanError is a Plan that names a method or task the suite does not have.
+type PlanError struct{ Err error }
+
+// Error returns the problem.
+func (e *PlanError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the problem.
+func (e *PlanError) Unwrap() error { return e.Err }
+
+// Jobs checks the plan and returns its runs, writing the initial data that the suite composes under
+// Out/init.
+func (p Plan) Jobs() ([]Job, error) {
+	for _, m := range p.Methods {
+		if _, ok := p.Variants[m]; !ok && !slices.Contains(Methods, m) {
+			return nil, &PlanError{fmt.Errorf("unknown method %q (want %s, or a -variant)", m, strings.Join(Methods, ", "))}
+		}
+	}
+	tasks := p.Tasks
+	if tasks == nil {
+		tasks = p.Suite.Tasks
+	}
+	for _, t := range tasks {
+		if !slices.Contains(p.Suite.Tasks, t) {
+			return nil, &PlanError{fmt.Errorf("task %q is not in suite %s", t, p.Suite.Name)}
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(p.Out, "init"), 0o755); err != nil {
+		return nil, err
+	}
+	var jobs []Job
+	for _, task := range tasks {
+		init, err := p.Suite.Init(filepath.Join(p.Out, "init"), task)
+		if err != nil {
+			return nil, fmt.Errorf("initial data for %s: %w", task, err)
+		}
+		for _, m := range p.Methods {
+			for _, seed := range p.Seeds {
+				dir := filepath.Join(p.Out, task, m, fmt.Sprintf("seed%d", seed))
+				jobs = append(jobs, Job{Dir: dir, Argv: runArgv(p.Self, p.Suite, m, task, init, p.Model, dir, seed, p.Workers, p.Extra, p.Variants)})
+			}
+		}
+	}
+	return jobs, nil
+}
+
+// Job is one run of a suite: its directory and the command line that makes it.
+type Job struct {
+	Dir  string
+	Argv []string
+}
+
+// runArgv returns the command line of one run.
+func runArgv(self string, s SuiteSpec, method, task, init, modelDir, dir string, seed, workers int, extra string, variants Variants) []string {
+	// guacamol7's valt starts from two added molecules (see valtInit).
+	valt := task == "valt" && s.Name == "guacamol7"
+	argv := []string{self, "optimize", "-task", task, "-init", init, "-init-count", strconv.Itoa(s.Initial + 2*btoi(valt)),
+		"-budget", strconv.Itoa(s.Budget + s.Initial*btoi(s.PaidInit)), "-preset", s.Preset, "-model", modelDir, "-out", dir,
+		"-seed", strconv.Itoa(seed), "-workers", strconv.Itoa(workers)}
+	switch method {
+	case "nfbo-no-tacs":
+		argv = append(argv, "-no-tacs")
+	case "nfbo-reference":
+		argv = append(argv, "-variant", "reference")
+	case "prior", "ga":
+		argv = append(argv, "-method", method)
+	default:
+		if args, ok := variants[method]; ok {
+			argv = append(append(argv, "-label", method), strings.Fields(args)...)
+		}
+	}
+	if valt {
+		// The two added molecules do not make valt a different setting: it is reported beside the other tasks.
+		argv = append(argv, "-setting", Setting(s.Initial, s.Budget))
+	}
+	argv = append(argv, s.Args...)
+	return append(argv, strings.Fields(extra)...)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// RunJobs runs the jobs procs at a time, each as its own process, skipping finished runs and resuming
+// interrupted ones (their command with -resume), and keeps out/progress.txt and a partial out/report.md
+// current; it writes a line of progress to progress at each change and every minute.
+func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, procs int) error {
+	start := time.Now()
+	var mu sync.Mutex
+	done, running, failed := 0, 0, 0
+	var durations []float64
+	var todo []Job
+	for _, j := range jobs {
+		if r, err := LoadRun(j.Dir); err == nil && r.Info.Finished && r.Info.Error == "" {
+			done++
+			continue
+		}
+		todo = append(todo, j)
+	}
+	update := func() {
+		left := len(todo) - (done + failed - (len(jobs) - len(todo))) - running
+		eta := "unknown"
+		if len(durations) > 0 {
+			var sum float64
+			for _, d := range durations {
+				sum += d
+			}
+			mean := sum / float64(len(durations))
+			eta = (time.Duration(mean*float64(left+running)/float64(max(procs, 1))) * time.Second).Round(time.Second).String()
+		}
+		msg := fmt.Sprintf("runs: %d done, %d failed, %d running, %d left; elapsed %s; estimated time left %s\nupdated %s\n",
+			done, failed, running, left, time.Since(start).Round(time.Second), eta, time.Now().UTC().Format(time.RFC3339))
+		os.WriteFile(filepath.Join(out, "progress.txt"), []byte(msg), 0o644)
+		if s, err := LoadSuite(out); err == nil && len(s.Runs) > 0 {
+			var md bytes.Buffer
+			fmt.Fprintf(&md, "## Partial report of %s\n\n%s\n", out, msg)
+			if WriteMarkdown(&md, s.Runs) == nil {
+				os.WriteFile(filepath.Join(out, "report.md"), md.Bytes(), 0o644)
+			}
+		}
+		fmt.Fprint(progress, "bench: "+strings.SplitN(msg, "\n", 2)[0]+"\n")
+	}
+	mu.Lock()
+	update()
+	mu.Unlock()
+	// Refresh the progress file while long runs go on, so that its elapsed
+	// time and estimate stay current for someone watching it.
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	stopTick := make(chan struct{})
+	defer close(stopTick)
+	go func() {
+		for {
+			select {
+			case <-tick.C:
+				mu.Lock()
+				update()
+				mu.Unlock()
+			case <-stopTick:
+				return
+			}
+		}
+	}()
+	sem := make(chan struct{}, max(procs, 1))
+	var wg sync.WaitGroup
+	var errs []error
+	for _, j := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(j Job) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			argv := j.Argv
+			if _, err := os.Stat(filepath.Join(j.Dir, rundir.InfoFile)); err == nil {
+				argv = append(slices.Clone(argv), "-resume")
+			}
+			mu.Lock()
+			running++
+			update()
+			mu.Unlock()
+			t0 := time.Now()
+			err := runLogged(ctx, j.Dir, argv)
+			mu.Lock()
+			running--
+			if err != nil {
+				failed++
+				errs = append(errs, fmt.Errorf("%s: %w (log: %s)", j.Dir, err, filepath.Join(j.Dir, "run.log")))
+			} else {
+				done++
+				durations = append(durations, time.Since(t0).Seconds())
+			}
+			update()
+			mu.Unlock()
+		}(j)
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+// runLogged runs argv with its output appended to DIR/run.log.
+func runLogged(ctx context.Context, dir string, argv []string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	log, err := os.OpenFile(filepath.Join(dir, "run.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	fmt.Fprintf(log, "# %s %s\n", time.Now().UTC().Format(time.RFC3339), strings.Join(argv, " "))
+	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	c.Stdout, c.Stderr = log, log
+	return c.Run()
+}
+
+// valtInit writes DIR/valt_init.csv: the 100 initial molecules plus the two
+// best-scoring valt molecules of the 10k GuacaMol set, with their scores.
+func valtInit(dir, first100, scores10k string) (string, error) {
+	out := filepath.Join(dir, "valt_init.csv")
+	rows, err := readCSV(first100)
+	if err != nil {
+		return "", err
+	}
+	extra, err := readCSV(scores10k)
+	if err != nil {
+		return "", err
+	}
+	col := func(hdr []string, name string) int { return slices.Index(hdr, name) }
+	smi, val := col(rows[0], "smile"), col(rows[0], "valt")
+	esmi, eval := col(extra[0], "decoded_smiles"), col(extra[0], "valt")
+	if smi < 0 || val < 0 || esmi < 0 || eval < 0 {
+		return "", fmt.Errorf("valt initial data: missing smile/valt columns in %s or decoded_smiles/valt in %s", first100, scores10k)
+	}
+	body := extra[1:]
+	slices.SortStableFunc(body, func(a, b []string) int {
+		x, _ := strconv.ParseFloat(a[eval], 64)
+		y, _ := strconv.ParseFloat(b[eval], 64)
+		switch {
+		case x > y:
+			return -1
+		case x < y:
+			return 1
+		}
+		return 0
+	})
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write([]string{"smile", "valt"})
+	for _, r := range rows[1:] {
+		w.Write([]string{r[smi], r[val]})
+	}
+	for _, r := range body[:2] {
+		w.Write([]string{r[esmi], r[eval]})
+	}
+	w.Flush()
+	return out, os.WriteFile(out, b.Bytes(), 0o644)
+}
+
+func readCSV(path string) ([][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		gz, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		defer gz.Close()
+		r = gz
+	}
+	recs, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(recs) < 2 {
+		return nil, fmt.Errorf("read %s: no rows", path)
+	}
+	return recs, nil
+}
+
+// SplitList splits a comma-separated list, dropping empty items.
+func SplitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
