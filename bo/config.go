@@ -116,6 +116,10 @@ func PresetByName(name string) (Preset, error) {
 	return Preset{}, fmt.Errorf("bo: unknown preset %q (want guacamol-500, guacamol-10k or pmo)", name)
 }
 
+// Resolved returns c with every default filled in for latent size d (what the optimiser will use), or an
+// error naming a setting out of range.
+func (c Config) Resolved(d int) (Config, error) { return c.resolved(d) }
+
 // resolved fills defaults for latent size d and checks the settings.
 func (c Config) resolved(d int) (Config, error) {
 	if c.Budget <= 0 {

@@ -22,12 +22,11 @@ fi
 # An interrupted `make run` continues where it stopped; a finished one starts afresh.
 run=$out/adip
 resume=()
-if [ -f "$run/run.json" ]; then
-	if grep -q '"finished": true' "$run/run.json"; then
-		rm -rf "$run"
-	else
-		resume=(-resume)
-	fi
+if state=$("$bin" status -json -run "$run" 2>/dev/null); then
+	case $state in
+	*'"finished": true'*) rm -rf "$run" ;;
+	*) resume=(-resume) ;;
+	esac
 fi
 "$bin" optimize -task adip -init data/guacamol/guacamol_train_data_first_100.csv -preset guacamol-500 \
 	-budget "$budget" -model "$model" -seed 1 -out "$run" "${resume[@]}"

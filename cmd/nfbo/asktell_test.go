@@ -129,6 +129,11 @@ func TestAskTellRoundTrip(t *testing.T) {
 	}
 
 	third := askBatch(t, "-run", run)
+	if out, _, err := runCmd(t, newStatusCmd(), "", "-run", run, "-best", "3"); err != nil ||
+		!strings.Contains(out, "11 calls paid of 26; not finished") || !strings.Contains(out, fmt.Sprintf("%d molecules await scores", len(third))) ||
+		!strings.Contains(out, "  "+third[0][0]+"  "+third[0][1]+"\n") {
+		t.Errorf("status: %q, %v", out, err)
+	}
 	if len(third) == 0 || third[0][0] != "m12" {
 		t.Fatalf("third batch %v, want molecules from m12", third)
 	}

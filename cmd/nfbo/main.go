@@ -33,6 +33,7 @@ func root() *Command {
 			newAskCmd(),
 			newTellCmd(),
 			newServeCmd(),
+			newStatusCmd(),
 			newFitcheckCmd(),
 			newFlowstatsCmd(),
 		},

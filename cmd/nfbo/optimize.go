@@ -394,10 +394,11 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 		return err
 	}
 	d := t * ck.Params.Config.F
-	cand := cfg.Candidates
-	if cand == 0 { // bo's default, shown so that the cost of Thompson sampling is visible
-		cand = min(50000, max(2000, 200*d)) / cfg.Anchors
+	shown, err := cfg.Resolved(d) // the defaults bo fills in, shown so that the cost of Thompson sampling is visible
+	if err != nil {
+		return fmt.Errorf("optimize: %w", err)
 	}
+	cand := shown.Candidates
 	scored := "scores from the file"
 	if !hasScores {
 		scored = "scored by the objective"

@@ -8,11 +8,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -275,6 +274,7 @@ type statusReply struct {
 	Seed     int         `json:"seed"`
 	Budget   int         `json:"budget"`
 	Calls    int         `json:"calls"`
+	Finished bool        `json:"finished"`
 	Awaiting []askedJSON `json:"awaiting"`
 	Best     []bestJSON  `json:"best"`
 }
@@ -288,45 +288,29 @@ type bestJSON struct {
 func (s *labServer) handleStatus(w http.ResponseWriter, r *http.Request) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	info, err := rundir.ReadInfo(s.dir)
-	if err != nil {
+	st, err := rundir.ReadStatus(s.dir, 10)
+	if errors.Is(err, fs.ErrNotExist) {
 		writeJSONError(w, http.StatusConflict, fmt.Errorf("no run yet: ask first (%w)", err))
 		return
 	}
-	recs, _, _, err := rundir.ReadLog(filepath.Join(s.dir, rundir.EvalLogFile))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		writeJSONError(w, http.StatusInternalServerError, err)
-		return
-	}
-	ledger, err := rundir.ReadLedger(s.dir)
 	if err != nil {
 		writeJSONError(w, http.StatusInternalServerError, err)
 		return
 	}
-	rep := statusReply{Task: info.Task, Method: info.Method, Seed: info.Seed, Budget: info.Budget, Calls: len(recs),
-		Awaiting: []askedJSON{}, Best: []bestJSON{}}
-	paid := map[string]bool{}
-	for _, rec := range recs {
-		paid[rec.Canonical] = true
+	writeJSON(w, http.StatusOK, newStatusReply(st))
+}
+
+// newStatusReply is a run's status as serve and "nfbo status -json" show it.
+func newStatusReply(st rundir.Status) statusReply {
+	rep := statusReply{Task: st.Info.Task, Method: st.Info.Method, Seed: st.Info.Seed, Budget: st.Info.Budget, Calls: st.Calls,
+		Finished: st.Info.Finished, Awaiting: []askedJSON{}, Best: []bestJSON{}}
+	for _, m := range st.Awaiting {
+		rep.Awaiting = append(rep.Awaiting, askedJSON{ID: m.ID, SMILES: displaySMILES(m)})
 	}
-	for _, m := range ledger.Items {
-		if !paid[m.Canonical] && !paid[m.SMILES] {
-			rep.Awaiting = append(rep.Awaiting, askedJSON{ID: m.ID, SMILES: displaySMILES(m)})
-		}
-	}
-	slices.SortStableFunc(recs, func(a, b rundir.Record) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		return 0
-	})
-	for _, rec := range recs[:min(10, len(recs))] {
+	for _, rec := range st.Best {
 		rep.Best = append(rep.Best, bestJSON{Call: rec.Call, Score: rec.Score, SMILES: rec.Canonical})
 	}
-	writeJSON(w, http.StatusOK, rep)
+	return rep
 }
 
 func (s *labServer) handleReport(w http.ResponseWriter, r *http.Request) {
