@@ -2,9 +2,7 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"image/color"
@@ -12,12 +10,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/nfbo/nfbo/chem/smiles"
+	"github.com/nfbo/nfbo/engine/train"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -64,7 +60,7 @@ PREFIX defaults to LOG without its extension.`,
 		if err != nil {
 			return fmt.Errorf("curve: %w", err)
 		}
-		lg, err := parseTrainLog(name, f)
+		lg, err := train.ParseLog(name, f)
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("curve: %w", err)
@@ -86,179 +82,10 @@ PREFIX defaults to LOG without its extension.`,
 				name, lg.TornLine, lg.TornBytes)
 		}
 		fmt.Fprintf(cmd.Stderr, "curve: %d steps (%d validated) from %s; wrote %s\n",
-			len(lg.Points), lg.numVal(), name, strings.Join(files, ", "))
+			len(lg.Points), lg.NumVal(), name, strings.Join(files, ", "))
 		return nil
 	}
 	return c
-}
-
-// trainLog is a pretraining log as "nfbo pretrain" writes it: one point per
-// logged optimiser step, in increasing step order.
-type trainLog struct {
-	// Batch is the batch size and TrainSize the number of training
-	// sequences, both from the last header line; 0 when the log has none.
-	Batch, TrainSize int
-	// Consistent is false when header lines disagree on Batch or TrainSize,
-	// so that sequences seen cannot be computed from the step alone.
-	Consistent bool
-	// Points holds the logged steps, sorted by step, one per step.
-	Points []logPoint
-	// TornLine is the number of a last line without its newline (one being
-	// written), which is left out, and TornBytes its length; 0 if none.
-	TornLine, TornBytes int
-}
-
-// logPoint is one progress line of "nfbo pretrain".
-type logPoint struct {
-	Step, Epoch int64
-	// Loss is the training loss of the step's batch (per sequence); NLL
-	// (nats) and Sim are per token.
-	Loss, NLL, Sim float64
-	// HasVal says whether the line carries a validation result, ValNLL and
-	// ValSim, computed on the held-out set after the step.
-	HasVal         bool
-	ValNLL, ValSim float64
-	// Line is the line number in the log (from 1).
-	Line int
-}
-
-func (lg *trainLog) numVal() int {
-	n := 0
-	for _, p := range lg.Points {
-		if p.HasVal {
-			n++
-		}
-	}
-	return n
-}
-
-// seqsSeen returns the number of training sequences consumed after p's step:
-// each epoch visits the TrainSize sequences in batches of Batch, the last
-// batch partial. ok is false when the log lacks a consistent header.
-func (lg *trainLog) seqsSeen(p logPoint) (n int64, ok bool) {
-	if !lg.Consistent || lg.Batch <= 0 || lg.TrainSize <= 0 {
-		return 0, false
-	}
-	b, size := int64(lg.Batch), int64(lg.TrainSize)
-	perEpoch := (size + b - 1) / b
-	within := p.Step - p.Epoch*perEpoch
-	if within < 1 || within > perEpoch {
-		return 0, false
-	}
-	return p.Epoch*size + min(within*b, size), true
-}
-
-// pretrainHeader matches the line "nfbo pretrain" writes when it starts or
-// resumes a run (see pretrain.go).
-var pretrainHeader = regexp.MustCompile(`^pretrain: \d+ molecules \(\d+ skipped\): (\d+) train, \d+ validation; .*; steps (\d+) → \d+, batch (\d+)$`)
-
-// parseTrainLog reads a pretraining log from r; name is used in errors,
-// which have the form "NAME:LINE: reason". Step lines ("step S/N epoch E
-// loss L nll/token X sim/token Y ...", optionally followed by " | val
-// nll/token X sim/token Y" and " | checkpoint") give the points. A header
-// line "pretrain: ... steps K → N, batch B" starts a run at step K and drops
-// the points after K logged before it; a step logged again replaces the
-// earlier point. Other lines are ignored. A log without step lines is an error.
-func parseTrainLog(name string, r io.Reader) (*trainLog, error) {
-	lg := &trainLog{Consistent: true}
-	byStep := map[int64]logPoint{}
-	headers := 0
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	text := string(data)
-	if i := strings.LastIndexByte(text, '\n'); i+1 < len(text) {
-		// The last line has no newline: "nfbo pretrain" is still writing it (or was stopped in the middle of
-		// it). It is left out, whole, even when it parses: a number cut short would.
-		lg.TornLine, lg.TornBytes = strings.Count(text, "\n")+1, len(text)-(i+1)
-		text = text[:i+1]
-	}
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	if text == "" {
-		lines = nil
-	}
-	for i, raw := range lines {
-		line := i + 1
-		text := strings.TrimRight(raw, "\r")
-		if m := pretrainHeader.FindStringSubmatch(text); m != nil {
-			size, err1 := strconv.Atoi(m[1])
-			start, err2 := strconv.ParseInt(m[2], 10, 64)
-			batch, err3 := strconv.Atoi(m[3])
-			if err := errors.Join(err1, err2, err3); err != nil {
-				return nil, fmt.Errorf("%s:%d: header line: %w", name, line, err)
-			}
-			if headers > 0 && (size != lg.TrainSize || batch != lg.Batch) {
-				lg.Consistent = false
-			}
-			headers++
-			lg.TrainSize, lg.Batch = size, batch
-			for s := range byStep {
-				if s > start {
-					delete(byStep, s)
-				}
-			}
-			continue
-		}
-		if text != "step" && !strings.HasPrefix(text, "step ") {
-			continue
-		}
-		p, err := parseStepLine(text)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
-		}
-		p.Line = line
-		byStep[p.Step] = p
-	}
-	if len(byStep) == 0 {
-		return nil, fmt.Errorf("%s: no step lines", name)
-	}
-	for _, p := range byStep {
-		lg.Points = append(lg.Points, p)
-	}
-	slices.SortFunc(lg.Points, func(a, b logPoint) int { return cmp.Compare(a.Step, b.Step) })
-	return lg, nil
-}
-
-// parseStepLine parses one progress line of "nfbo pretrain".
-func parseStepLine(text string) (logPoint, error) {
-	var p logPoint
-	segs := strings.Split(text, " | ")
-	f := strings.Fields(segs[0])
-	// step S/N epoch E loss L nll/token X sim/token Y R seq/s left D
-	if len(f) < 10 || f[0] != "step" || f[2] != "epoch" || f[4] != "loss" || f[6] != "nll/token" || f[8] != "sim/token" {
-		return p, fmt.Errorf("malformed step line %s: want \"step S/N epoch E loss L nll/token X sim/token Y ...\"", smiles.Quote(text))
-	}
-	stepStr, _, _ := strings.Cut(f[1], "/")
-	var errs [5]error
-	p.Step, errs[0] = strconv.ParseInt(stepStr, 10, 64)
-	p.Epoch, errs[1] = strconv.ParseInt(f[3], 10, 64)
-	p.Loss, errs[2] = strconv.ParseFloat(f[5], 64)
-	p.NLL, errs[3] = strconv.ParseFloat(f[7], 64)
-	p.Sim, errs[4] = strconv.ParseFloat(f[9], 64)
-	if err := errors.Join(errs[:]...); err != nil {
-		return p, fmt.Errorf("malformed step line %s: %w", smiles.Quote(text), err)
-	}
-	if p.Step < 1 || p.Epoch < 0 {
-		return p, fmt.Errorf("malformed step line %s: step %d, epoch %d", smiles.Quote(text), p.Step, p.Epoch)
-	}
-	for _, seg := range segs[1:] {
-		v := strings.Fields(seg)
-		switch {
-		case len(v) == 1 && v[0] == "checkpoint":
-		case len(v) == 5 && v[0] == "val" && v[1] == "nll/token" && v[3] == "sim/token":
-			var e1, e2 error
-			p.ValNLL, e1 = strconv.ParseFloat(v[2], 64)
-			p.ValSim, e2 = strconv.ParseFloat(v[4], 64)
-			if err := errors.Join(e1, e2); err != nil {
-				return p, fmt.Errorf("malformed validation part %s: %w", smiles.Quote(seg), err)
-			}
-			p.HasVal = true
-		default:
-			return p, fmt.Errorf("malformed step line: unknown part %s", smiles.Quote(seg))
-		}
-	}
-	return p, nil
 }
 
 // Okabe–Ito colours, as in bo/bench's plots.
@@ -270,8 +97,8 @@ var (
 // writeCurvePlots draws the NLL and similarity panels of the points with
 // step ≥ from and writes them to PREFIX.png and PREFIX.svg; it returns the
 // files written.
-func writeCurvePlots(prefix, title string, lg *trainLog, from int64) ([]string, error) {
-	var pts []logPoint
+func writeCurvePlots(prefix, title string, lg *train.Log, from int64) ([]string, error) {
+	var pts []train.LogPoint
 	for _, p := range lg.Points {
 		if p.Step >= from {
 			pts = append(pts, p)
@@ -287,11 +114,11 @@ func writeCurvePlots(prefix, title string, lg *trainLog, from int64) ([]string, 
 	case lg.Batch > 0:
 		xLabel = "optimiser step (batch size changed between resumes)"
 	}
-	nll, err := curvePanel(pts, func(p logPoint) (float64, float64) { return p.NLL, p.ValNLL }, "NLL per token (nats)")
+	nll, err := curvePanel(pts, func(p train.LogPoint) (float64, float64) { return p.NLL, p.ValNLL }, "NLL per token (nats)")
 	if err != nil {
 		return nil, err
 	}
-	sim, err := curvePanel(pts, func(p logPoint) (float64, float64) { return p.Sim, p.ValSim }, "similarity loss per token")
+	sim, err := curvePanel(pts, func(p train.LogPoint) (float64, float64) { return p.Sim, p.ValSim }, "similarity loss per token")
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +154,7 @@ func writeCurvePlots(prefix, title string, lg *trainLog, from int64) ([]string, 
 // curvePanel returns a plot of the training value of every point (thin
 // line) and the validation value of the validated points (points and line);
 // get returns the training and validation values of a point.
-func curvePanel(pts []logPoint, get func(logPoint) (train, val float64), yLabel string) (*plot.Plot, error) {
+func curvePanel(pts []train.LogPoint, get func(train.LogPoint) (train, val float64), yLabel string) (*plot.Plot, error) {
 	p := plot.New()
 	p.Y.Label.Text = yLabel
 	p.Add(plotter.NewGrid())
@@ -413,7 +240,7 @@ func writeTo(name string, w io.WriterTo) error {
 
 // writeValTable writes the validation rows of lg as a Markdown table with a
 // note on its columns.
-func writeValTable(w io.Writer, lg *trainLog) error {
+func writeValTable(w io.Writer, lg *train.Log) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "| step | epoch | sequences seen | train loss | train NLL/token | train sim/token | val NLL/token | val sim/token |")
 	fmt.Fprintln(bw, "|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -422,7 +249,7 @@ func writeValTable(w io.Writer, lg *trainLog) error {
 			continue
 		}
 		seen := "–"
-		if n, ok := lg.seqsSeen(p); ok {
+		if n, ok := lg.SeqsSeen(p); ok {
 			seen = strconv.FormatInt(n, 10)
 		}
 		fmt.Fprintf(bw, "| %d | %d | %s | %.4f | %.4f | %.4f | %.4f | %.4f |\n",

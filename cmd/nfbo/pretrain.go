@@ -239,8 +239,9 @@ func (pr *pretrainRun) run(ctx context.Context, tr *train.Trainer, voc *vocab.Vo
 	if steps == 0 {
 		steps = tr.Steps() + int64((len(trainSet)+pr.args.Batch-1)/pr.args.Batch)
 	}
-	fmt.Fprintf(pr.cmd.Stderr, "pretrain: %d molecules (%d skipped): %d train, %d validation; V=%d T=%d, %s, %d parameters, BLAS %s; steps %d → %d, batch %d\n",
-		len(seqs)+skipped, skipped, len(trainSet), len(val), cfg.V, cfg.T, cfg.Transform, tr.Params().NumParams(), train.BLAS, tr.Steps(), steps, pr.args.Batch)
+	fmt.Fprintln(pr.cmd.Stderr, train.FormatHeader(train.Header{Molecules: len(seqs) + skipped, Skipped: skipped, Train: len(trainSet),
+		Val: len(val), V: cfg.V, T: cfg.T, Transform: cfg.Transform.String(), Params: tr.Params().NumParams(), BLAS: train.BLAS,
+		From: tr.Steps(), To: steps, Batch: pr.args.Batch}))
 	argsJSON, err := json.Marshal(pr.args)
 	if err != nil {
 		return err
@@ -269,14 +270,7 @@ func (pr *pretrainRun) run(ctx context.Context, tr *train.Trainer, voc *vocab.Vo
 		if p.Step%pr.logEvery != 0 && p.Val == nil && p.Step != p.TotalSteps {
 			return nil
 		}
-		line := fmt.Sprintf("step %d/%d epoch %d loss %.4f nll/token %.4f sim/token %.4f %.1f seq/s left %s",
-			p.Step, p.TotalSteps, p.Epoch, p.Loss, p.NLL, p.Sim, p.SeqPerSec, p.Remaining.Round(time.Second))
-		if p.Val != nil {
-			line += fmt.Sprintf(" | val nll/token %.4f sim/token %.4f", p.Val.NLL, p.Val.Sim)
-		}
-		if p.Checkpoint {
-			line += " | checkpoint"
-		}
+		line := train.FormatStep(p)
 		_, err := fmt.Fprintln(pr.cmd.Stdout, line)
 		return err
 	})
