@@ -6,10 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -296,9 +294,11 @@ func runOptimize(ctx context.Context, cmd *Command, a optimizeArgs, preset bo.Pr
 	if setting == "" {
 		setting = bench.Setting(len(mols), total-paidInit)
 	}
-	info, err := prepareRunDir(a, setting, bench.Setting(count, total-paidInit), total, warnf)
+	want := rundir.Info{Setting: setting, Task: a.Task, Method: a.methodLabel(), Seed: int(a.Seed), Budget: total,
+		Objective: a.objectiveID()}
+	info, err := rundir.Open(a.Out, want, a.Resume, bench.Setting(count, total-paidInit), warnf)
 	if err != nil {
-		return err
+		return fmt.Errorf("optimize: %w", err)
 	}
 	if a.ask == nil || !a.ask.locked {
 		unlock, err := rundir.Lock(a.Out)
@@ -524,65 +524,6 @@ func mutationAlphabet(voc *vocab.Vocab) []int {
 		}
 	}
 	return ids
-}
-
-// prepareRunDir checks -out against -resume and returns the run's RunInfo (the saved one when resuming). A
-// resumed run must have been started with the same flags; legacySetting is the setting label nfbo wrote before
-// it counted the initial molecules actually used, accepted from run directories it wrote.
-func prepareRunDir(a optimizeArgs, setting, legacySetting string, total int, warnf func(string, ...any)) (rundir.Info, error) {
-	info := rundir.Info{Setting: setting, Task: a.Task, Method: a.methodLabel(), Seed: int(a.Seed), Budget: total,
-		Objective: a.objectiveID()}
-	path := filepath.Join(a.Out, rundir.InfoFile)
-	b, err := os.ReadFile(path)
-	if err == nil && !a.Resume && !rundir.Exists(filepath.Join(a.Out, rundir.EvalLogFile)) && !rundir.Exists(filepath.Join(a.Out, rundir.CheckpointFile)) {
-		// A run that stopped before its first evaluation holds nothing to keep.
-		err = fs.ErrNotExist
-	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if a.Resume {
-			return info, fmt.Errorf("optimize: -resume: %s holds no run (no %s)", a.Out, rundir.InfoFile)
-		}
-		// A directory without run.json may still hold a log or checkpoint written by something else.
-		for _, name := range []string{rundir.EvalLogFile, rundir.CheckpointFile} {
-			if rundir.Exists(filepath.Join(a.Out, name)) {
-				return info, fmt.Errorf("optimize: %s already holds %s; choose another -out", a.Out, name)
-			}
-		}
-		return info, os.MkdirAll(a.Out, 0o755)
-	case err != nil:
-		return info, fmt.Errorf("optimize: %w", err)
-	}
-	if !a.Resume {
-		return info, fmt.Errorf("optimize: %s already holds a run; pass -resume to continue it or choose another -out", a.Out)
-	}
-	saved, err := rundir.ParseInfo(b)
-	if err != nil {
-		return info, fmt.Errorf("optimize: -resume: %s: %w", path, err)
-	}
-	if saved.Setting == legacySetting {
-		saved.Setting = setting
-	}
-	if saved.Task != a.Task || saved.Seed != int(a.Seed) || saved.Setting != setting || saved.Budget != total || saved.Method != info.Method {
-		return info, fmt.Errorf("optimize: -resume: %s was started with -task %s -seed %d, method %s, setting %s (initial+budget), "+
-			"budget %d; resume with the same flags", path, saved.Task, saved.Seed, saved.Method, saved.Setting, saved.Budget)
-	}
-	switch {
-	case saved.Objective == "":
-		// Written before nfbo recorded the objective.
-		saved.Objective = info.Objective
-	case saved.Objective == info.Objective:
-	case saved.Objective == rundir.ObjectiveTell || info.Objective == rundir.ObjectiveTell:
-		// A run may switch between ask/tell and an objective that nfbo calls: the scores are in the log either way.
-		saved.Objective = info.Objective
-	case (saved.Objective == rundir.ObjectiveRDKit) != (info.Objective == rundir.ObjectiveRDKit):
-		return info, fmt.Errorf("optimize: -resume: %s was started with objective %q, not %q; resume with the same objective",
-			path, saved.Objective, info.Objective)
-	default:
-		warnf("%s was started with objective %q; resuming with %q", path, saved.Objective, info.Objective)
-		saved.Objective = info.Objective
-	}
-	return saved, nil
 }
 
 // openObjective returns the objective and the canonicaliser of the budget, and a function that stops their

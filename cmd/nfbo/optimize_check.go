@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/nfbo/nfbo/bo"
@@ -72,7 +71,7 @@ func checkResume(a optimizeArgs, info rundir.Info, paidInit int, warnf func(stri
 		initial = info.InitialCalls
 	}
 	restart := func(names ...string) error {
-		if err := setAside(warnf, a.Out, names...); err != nil {
+		if err := rundir.SetAside(a.Out, restartWarnf(warnf), names...); err != nil {
 			return err
 		}
 		warnf("-restart: the optimiser starts again from the initial molecules; the %d molecules already in %s are answered from it",
@@ -81,7 +80,7 @@ func checkResume(a optimizeArgs, info rundir.Info, paidInit int, warnf func(stri
 	}
 	switch {
 	case damaged == rundir.PendingFile:
-		return setAside(warnf, a.Out, rundir.PendingFile)
+		return rundir.SetAside(a.Out, restartWarnf(warnf), rundir.PendingFile)
 	case damaged == rundir.CheckpointFile:
 		return restart(rundir.CheckpointFile, rundir.PendingFile)
 	case a.Method != "nfbo":
@@ -100,18 +99,7 @@ func checkResume(a optimizeArgs, info rundir.Info, paidInit int, warnf func(stri
 	return restart(rundir.PendingFile)
 }
 
-// setAside renames the named files of dir that exist to NAME.damaged, so that a restarted run neither reads
-// nor destroys them, and says so.
-func setAside(warnf func(string, ...any), dir string, names ...string) error {
-	for _, name := range names {
-		path := filepath.Join(dir, name)
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err := os.Rename(path, path+".damaged"); err != nil {
-			return fmt.Errorf("optimize: -restart: %w", err)
-		}
-		warnf("-restart: %s set aside as %s", path, path+".damaged")
-	}
-	return nil
+// restartWarnf prefixes -restart's messages.
+func restartWarnf(warnf func(string, ...any)) func(string, ...any) {
+	return func(format string, args ...any) { warnf("-restart: "+format, args...) }
 }

@@ -1,0 +1,90 @@
+package rundir
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Open prepares dir for the run that want describes (Setting, Task, Method, Seed, Budget, Objective) and returns
+// its Info: want itself for a new run, whose directory it makes; the saved run.json for a resumed one (resume
+// true), which must have been started with the same task, seed, method, setting and budget. A directory that
+// holds a run is refused without resume, and one that holds none with it; a run.json left by a run stopped
+// before its first evaluation holds nothing to keep and is started afresh. The objective may change between
+// programs (with a warning), and between ask/tell and a program, but not between the RDKit tasks and a program.
+// legacySetting is the setting label an earlier nfbo wrote for the same run, accepted as setting.
+func Open(dir string, want Info, resume bool, legacySetting string, warnf func(string, ...any)) (Info, error) {
+	path := filepath.Join(dir, InfoFile)
+	b, err := os.ReadFile(path)
+	if err == nil && !resume && !Exists(filepath.Join(dir, EvalLogFile)) && !Exists(filepath.Join(dir, CheckpointFile)) {
+		// A run that stopped before its first evaluation holds nothing to keep.
+		err = fs.ErrNotExist
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if resume {
+			return want, fmt.Errorf("-resume: %s holds no run (no %s)", dir, InfoFile)
+		}
+		// A directory without run.json may still hold a log or checkpoint written by something else.
+		for _, name := range []string{EvalLogFile, CheckpointFile} {
+			if Exists(filepath.Join(dir, name)) {
+				return want, fmt.Errorf("%s already holds %s; choose another -out", dir, name)
+			}
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return want, fmt.Errorf("rundir: %w", err)
+		}
+		return want, nil
+	case err != nil:
+		return want, fmt.Errorf("rundir: %w", err)
+	}
+	if !resume {
+		return want, fmt.Errorf("%s already holds a run; pass -resume to continue it or choose another -out", dir)
+	}
+	saved, err := ParseInfo(b)
+	if err != nil {
+		return want, fmt.Errorf("-resume: %s: %w", path, err)
+	}
+	if saved.Setting == legacySetting {
+		saved.Setting = want.Setting
+	}
+	if saved.Task != want.Task || saved.Seed != want.Seed || saved.Setting != want.Setting || saved.Budget != want.Budget ||
+		saved.Method != want.Method {
+		return want, fmt.Errorf("-resume: %s was started with -task %s -seed %d, method %s, setting %s (initial+budget), "+
+			"budget %d; resume with the same flags", path, saved.Task, saved.Seed, saved.Method, saved.Setting, saved.Budget)
+	}
+	switch {
+	case saved.Objective == "":
+		// Written before nfbo recorded the objective.
+		saved.Objective = want.Objective
+	case saved.Objective == want.Objective:
+	case saved.Objective == ObjectiveTell || want.Objective == ObjectiveTell:
+		// A run may switch between ask/tell and an objective that nfbo calls: the scores are in the log either way.
+		saved.Objective = want.Objective
+	case (saved.Objective == ObjectiveRDKit) != (want.Objective == ObjectiveRDKit):
+		return want, fmt.Errorf("-resume: %s was started with objective %q, not %q; resume with the same objective",
+			path, saved.Objective, want.Objective)
+	default:
+		warnf("%s was started with objective %q; resuming with %q", path, saved.Objective, want.Objective)
+		saved.Objective = want.Objective
+	}
+	return saved, nil
+}
+
+// SetAside renames the named files of dir that exist to NAME.damaged, so that a restarted run neither reads nor
+// destroys them, and says so through warnf.
+func SetAside(dir string, warnf func(string, ...any), names ...string) error {
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err := os.Rename(path, path+".damaged"); err != nil {
+			return fmt.Errorf("rundir: %w", err)
+		}
+		warnf("%s set aside as %s", path, path+".damaged")
+	}
+	return nil
+}
