@@ -101,3 +101,53 @@ func TestInfo(t *testing.T) {
 		t.Errorf("a negative seed: %v", err)
 	}
 }
+
+func TestOpen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	quiet := func(string, ...any) {}
+	want := Info{Setting: "100+500", Task: "adip", Method: "nfbo", Seed: 1, Budget: 500, Objective: ObjectiveRDKit}
+	if _, err := Open(dir, want, true, "", quiet); err == nil || !strings.Contains(err.Error(), "holds no run") {
+		t.Fatalf("resume of nothing: %v", err)
+	}
+	got, err := Open(dir, want, false, "", quiet)
+	if err != nil || got.Task != want.Task || got.Seed != want.Seed || !Exists(dir) {
+		t.Fatalf("new run: %+v, %v", got, err)
+	}
+	saved := want
+	saved.Calls = 12
+	WriteInfo(dir, saved)
+	// run.json alone: the run stopped before its first evaluation, and starts afresh.
+	if _, err := Open(dir, want, false, "", quiet); err != nil {
+		t.Fatalf("a run without evaluations, started again: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, EvalLogFile), nil, 0o644)
+	if _, err := Open(dir, want, false, "", quiet); err == nil || !strings.Contains(err.Error(), "already holds a run") {
+		t.Fatalf("a new run over a run: %v", err)
+	}
+	if got, err := Open(dir, want, true, "", quiet); err != nil || got.Calls != 12 {
+		t.Fatalf("resume: %+v, %v", got, err)
+	}
+	other := want
+	other.Seed = 2
+	if _, err := Open(dir, other, true, "", quiet); err == nil || !strings.Contains(err.Error(), "resume with the same flags") {
+		t.Errorf("resume with another seed: %v", err)
+	}
+	prog := want
+	prog.Objective = ObjectiveCommand("python3 oracle.py")
+	if _, err := Open(dir, prog, true, "", quiet); err == nil || !strings.Contains(err.Error(), "same objective") {
+		t.Errorf("resume of an RDKit run with a program: %v", err)
+	}
+	tell := want
+	tell.Objective = ObjectiveTell
+	if got, err := Open(dir, tell, true, "", quiet); err != nil || got.Objective != ObjectiveTell {
+		t.Errorf("resume of an RDKit run as ask/tell: %+v, %v", got, err)
+	}
+	for _, name := range []string{CheckpointFile, PendingFile} {
+		os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644)
+	}
+	var said []string
+	if err := SetAside(dir, func(f string, a ...any) { said = append(said, f) }, CheckpointFile, PendingFile, ConfigFile); err != nil ||
+		len(said) != 2 || !Exists(filepath.Join(dir, CheckpointFile+".damaged")) || Exists(filepath.Join(dir, PendingFile)) {
+		t.Errorf("SetAside: %v, said %q", err, said)
+	}
+}
