@@ -226,7 +226,10 @@ func resolveRunArgs(cmd *Command, fs *flag.FlagSet, a optimizeArgs, name string)
 		run.Resume = true
 	}
 	if run.ObjectiveCmd != "" {
-		return run, Usagef(cmd, "%s: the run in %s calls -objective-cmd %q; ask/tell runs take their scores from tell", name, a.Out, run.ObjectiveCmd)
+		// A run made by optimize with a program switches to ask/tell: its scores come from tell from now on.
+		fmt.Fprintf(cmd.Stderr, "nfbo %s: %s was made with -objective-cmd %q; from now on its scores come from nfbo tell\n",
+			name, a.Out, run.ObjectiveCmd)
+		run.ObjectiveCmd = ""
 	}
 	if err := run.check(cmd, name); err != nil {
 		return run, err

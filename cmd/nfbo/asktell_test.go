@@ -211,3 +211,39 @@ func TestTellConcurrent(t *testing.T) {
 		delete(want, s)
 	}
 }
+
+// TestOptimizeThenAsk switches a run from optimize to ask/tell: optimize scores the initial molecules with a
+// program that then closes (it answers {"ok": false}), and ask goes on from where the run stopped.
+func TestOptimizeThenAsk(t *testing.T) {
+	needRDKit(t)
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	script := filepath.Join(dir, "closing.py")
+	os.WriteFile(script, []byte(`import json, sys
+for n, line in enumerate(sys.stdin):
+    req = json.loads(line)
+    if n == 0:
+        resp = {"ok": True, "scores": [len(s) / 10 for s in req["smiles"]]}
+    else:
+        resp = {"ok": False, "error": "the lab is closed"}
+    resp["id"] = req["id"]
+    print(json.dumps(resp), flush=True)
+`), 0o644)
+	python := strings.Fields(lengthOracle(t, dir))[0]
+	run := filepath.Join(dir, "run")
+	_, stderr, err := runCmd(t, newOptimizeCmd(), "", "-task", "demo", "-objective-cmd", python+" "+script, "-init", guacamol100,
+		"-init-count", "6", "-budget", "16", "-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir, "-out", run)
+	if err == nil || !strings.Contains(err.Error(), "the lab is closed") {
+		t.Fatalf("optimize with a program that closes: %v\n%s", err, stderr)
+	}
+	if smiles, _ := readLogSMILES(t, filepath.Join(run, rundir.EvalLogFile)); len(smiles) != 6 {
+		t.Fatalf("%d calls paid before the program closed, want the 6 initial molecules", len(smiles))
+	}
+	batch := askBatch(t, "-run", run)
+	if len(batch) == 0 || batch[0][0] != "m1" {
+		t.Fatalf("ask after optimize: %v", batch)
+	}
+	if out := tell(t, run, tellFile(t, dir, "b.csv", batch)); !strings.Contains(out, fmt.Sprintf("told %d new scores", len(batch))) {
+		t.Errorf("tell: %q", out)
+	}
+}

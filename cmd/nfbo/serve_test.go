@@ -19,22 +19,22 @@ import (
 	"github.com/nfbo/nfbo/rundir"
 )
 
-// lockedBuffer is a bytes.Buffer safe for a command's goroutines and the test.
+// lockedBuffer is a bytes.Buffer that a command's goroutines write through lockedWriter while the test reads it.
 type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	lockedWriter
+	buf bytes.Buffer
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
+func newLockedBuffer() *lockedBuffer {
+	l := &lockedBuffer{}
+	l.w = &l.buf
+	return l
 }
 
 func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.b.String()
+	return l.buf.String()
 }
 
 // startServe runs "nfbo serve" with args in the background on a free loopback port and returns its base URL;
@@ -43,7 +43,7 @@ func startServe(t *testing.T, args ...string) (base string, stderr *lockedBuffer
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := newServeCmd()
-	stderr = &lockedBuffer{}
+	stderr = newLockedBuffer()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), io.Discard, stderr
 	done := make(chan error, 1)
 	go func() { done <- cmd.Execute(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...)) }()
