@@ -81,7 +81,11 @@ type Progress struct {
 	// iteration's new molecules, predicted before the surrogate learnt them: how well it steers. NaN when the
 	// surrogate cannot predict or fewer than 3 new molecules came.
 	FitRank float64
-	Times   Phases // wall time of this iteration, by phase
+	// FromFlow is, with ScreenTokens and offspring, how many of New were decoded latent candidates rather than
+	// GA offspring: how much of the batch the flow proposed. -1 with the reference variant or without
+	// offspring, where every pick is the flow's.
+	FromFlow int
+	Times    Phases // wall time of this iteration, by phase
 }
 
 // Phases is the wall time of one iteration split by phase. Proposals past the end of the budget are not
@@ -311,6 +315,7 @@ type batch struct {
 	Invalid    int      // proposals that are not valid molecules
 	Candidates int      // ScreenTokens: latent candidates decoded (N·C)
 	Novel      int      // ScreenTokens: of those, distinct valid molecules new to the data
+	FromFlow   int      // ScreenTokens: of the picks, decoded latent candidates (the rest are GA offspring); -1 unknown
 	Tokens     []int    // B×T canonical sequences of the new molecules
 	SMILES     []string // B molecule keys
 	RNG        []byte   // random state after proposing (RunDir only)
@@ -516,7 +521,7 @@ func (o *Optimizer) filter(decoded []int) *batch {
 	left := o.cfg.Budget - o.Calls()
 	canon := make([]int, t)
 	inBatch := make(map[string]struct{})
-	b := &batch{}
+	b := &batch{FromFlow: -1}
 	for i := 0; i < len(decoded)/t && len(b.SMILES) < left; i++ {
 		s, ok := o.prob.Codec.Canonical(canon, decoded[i*t:(i+1)*t])
 		if !ok {
@@ -600,7 +605,7 @@ func (o *Optimizer) record(b *batch, paid int, fitRank float64) error {
 	return o.rec.Record(Progress{
 		Iteration: o.st.Iter, Calls: r.Calls, Budget: o.cfg.Budget, Proposed: b.Proposed, New: fresh,
 		Duplicate: b.Duplicate, Invalid: b.Invalid, Replayed: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES,
-		TRLength: o.st.TR.Length, FitRank: fitRank, Times: o.times,
+		TRLength: o.st.TR.Length, FitRank: fitRank, FromFlow: b.FromFlow, Times: o.times,
 	})
 }
 

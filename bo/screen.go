@@ -106,7 +106,10 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 		breeder = &Breeder{Alphabet: o.prob.Alphabet, Stop: o.prob.Stop}
 		parents = o.gather(o.topK(100))
 	}
-	b := &batch{Proposed: n * q, Candidates: n * c}
+	b := &batch{Proposed: n * q, Candidates: n * c, FromFlow: -1}
+	if cfg.Offspring > 0 {
+		b.FromFlow = 0
+	}
 	left := cfg.Budget - o.Calls()
 	inBatch := make(map[string]struct{})
 	canon := make([]int, t)
@@ -121,6 +124,7 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 		start = time.Now()
 		var poolTok []int
 		var poolKey []string
+		fromFlow := 0 // the pool's first fromFlow entries are decoded latent candidates, the rest offspring
 		inPool := make(map[string]struct{})
 		add := func(seq []int) bool {
 			s, ok := o.prob.Codec.Canonical(canon, seq)
@@ -149,6 +153,7 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 				b.Novel++
 			}
 		}
+		fromFlow = len(poolKey)
 		for range cfg.Offspring {
 			breeder.Child(child, parents, o.rng)
 			add(child)
@@ -168,6 +173,9 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 		ThompsonSelect(pick, samples, m)
 		o.times.Thompson += time.Since(start)
 		for _, i := range pick {
+			if i < fromFlow && b.FromFlow >= 0 {
+				b.FromFlow++
+			}
 			inBatch[poolKey[i]] = struct{}{}
 			b.Tokens = append(b.Tokens, poolTok[i*t:(i+1)*t]...)
 			b.SMILES = append(b.SMILES, poolKey[i])

@@ -93,6 +93,20 @@ func TestScreenedPicks(t *testing.T) {
 		if p.New >= 3 && math.IsNaN(p.FitRank) {
 			t.Errorf("iteration %d: no fit rank", p.Iteration)
 		}
+		if p.FromFlow < 0 || p.FromFlow > p.New {
+			t.Errorf("iteration %d: %d of %d picks from the flow", p.Iteration, p.FromFlow, p.New)
+		}
+	}
+	// Without offspring every pick is the flow's, and the count says it is not kept.
+	cfg.Offspring = 0
+	rec = &recorder{}
+	if _, _, err := runToy(t, cfg, memObjective{&toyScorer{}}, 5, rec, context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rec.log {
+		if p.FromFlow != -1 {
+			t.Errorf("without offspring: FromFlow %d, want -1", p.FromFlow)
+		}
 	}
 }
 

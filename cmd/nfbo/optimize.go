@@ -593,6 +593,9 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 	if !math.IsNaN(g.FitRank) {
 		line += fmt.Sprintf(" rho %.2f", g.FitRank)
 	}
+	if g.FromFlow >= 0 {
+		line += fmt.Sprintf(" flow %d ga %d", g.FromFlow, g.New-g.FromFlow)
+	}
 	line += fmt.Sprintf(" | s: encode %.2f tacs %.2f cand %.2f ts %.2f decode %.2f obj %.2f finetune %.2f surr %.2f ckpt %.2f total %.2f",
 		s(t.Encode), s(t.TACS), s(t.Candidates), s(t.Thompson), s(t.Decode), s(t.Objective), s(t.FineTune),
 		s(t.Surrogate), s(t.Checkpoint), s(t.Total()))
