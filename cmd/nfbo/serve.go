@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -87,11 +88,8 @@ requests in flight.`,
 			return fmt.Errorf("serve: %w", err)
 		}
 		s := &labServer{dir: a.Out, token: token, ask: func(ctx context.Context) ([]rundir.Asked, rundir.Info, error) {
-			b, info, err := askNext(ctx, cmd, run, true)
-			if err == nil {
-				run.Resume = true // the first ask made the run
-			}
-			return b, info, err
+			run.Resume = rundir.Exists(filepath.Join(run.Out, rundir.InfoFile)) // made by the first ask
+			return askNext(ctx, cmd, run, true)
 		}}
 		srv := &http.Server{
 			Handler:           s.handler(),
