@@ -262,9 +262,10 @@ func TestCrashOnceRetried(t *testing.T) {
 }
 
 // TestCancelReturnsPartial: a cancelled batch returns the finished chunks
-// with Done set and the context's error.
+// with Done set and the context's error; the request in flight is waited
+// for up to its timeout, and then abandoned.
 func TestCancelReturnsPartial(t *testing.T) {
-	pool := newTestCommand(t, PoolOptions{Workers: 1, ChunkSize: 2})
+	pool := newTestCommand(t, PoolOptions{Workers: 1, ChunkSize: 2, Timeout: time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	res, err := pool.ScoreTask(ctx, "", []string{"C", "CC", "HANG", "CCCC"})

@@ -322,3 +322,40 @@ func TestBudgetDropsLegacyNoAnswer(t *testing.T) {
 		}
 	}
 }
+
+// An interrupt while a request is in flight waits for its answer, which is paid and logged, and sends no
+// further request: the work the program did is paid for once, not asked for again after a resume.
+func TestCancelPaysTheAnswerInFlight(t *testing.T) {
+	dir := t.TempDir()
+	path, recv := filepath.Join(dir, "evals.jsonl"), filepath.Join(dir, "recv")
+	t.Setenv("NFBO_TEST_RECV", recv)
+	t.Setenv("NFBO_TEST_DELAY", "400ms")
+	pool := newTestCommand(t, PoolOptions{Workers: 1, ChunkSize: 3, Timeout: time.Minute})
+	b, err := OpenBudget(path, pool.Objective(""), upperCanon{}, BudgetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		// Cancel once the first request is in the program's hands.
+		for len(received(t, recv)) == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	evs, err := b.Evaluate(ctx, molecules(9))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if got, want := statuses(evs), "paid,paid,paid,not scored,not scored,not scored,not scored,not scored,not scored"; got != want {
+		t.Errorf("statuses %s, want %s", got, want)
+	}
+	recs, _, _, err := rundir.ReadLog(path)
+	if err != nil || len(recs) != 3 {
+		t.Errorf("log holds %d records (%v), want the 3 answered", len(recs), err)
+	}
+	if got := received(t, recv); len(got) != 3 {
+		t.Errorf("the program received %d molecules, want only the 3 of the request in flight", len(got))
+	}
+}

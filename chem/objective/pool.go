@@ -290,7 +290,7 @@ func (pl *Pool) ensure(ctx context.Context, s *slot) error {
 	// the failure can quote its exit status and standard error.
 	s.p = p
 	if pl.opts.handshake {
-		resp, err := p.call(ctx, &request{Op: "hello"}, pl.opts.timeout())
+		resp, err := p.call(ctx, &request{Op: "hello"}, pl.opts.timeout(), nil)
 		if err != nil {
 			p.kill()
 			return fmt.Errorf("objective: worker did not start: %w", err)
@@ -320,7 +320,14 @@ func (pl *Pool) do(ctx context.Context, s *slot, req *request, n int) (*response
 		return nil, err
 	}
 	start := time.Now()
-	resp, err := s.p.call(ctx, req, pl.opts.timeout())
+	resp, err := s.p.call(ctx, req, pl.opts.timeout(), func() {
+		wait := "until it answers"
+		if t := pl.opts.timeout(); t > 0 {
+			wait = fmt.Sprintf("up to %v", t)
+		}
+		pl.warnf("objective: interrupted: waiting %s for the answer to the request in flight (%d molecules), so that "+
+			"the work it does is paid for once and not asked for again; interrupt again to abandon it", wait, n)
+	})
 	elapsed := time.Since(start)
 	pl.mu.Lock()
 	defer pl.mu.Unlock()

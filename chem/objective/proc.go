@@ -152,10 +152,18 @@ func (p *proc) exitStatus() string {
 }
 
 // call sends req and waits for its response, for at most timeout (no limit
-// when timeout <= 0) or until ctx is done. Any failure other than a
-// well-formed response leaves the process killed, because its stream can
-// no longer be trusted to be in step.
-func (p *proc) call(ctx context.Context, req *request, timeout time.Duration) (*response, error) {
+// when timeout <= 0). Any failure other than a well-formed response leaves
+// the process killed, because its stream can no longer be trusted to be in
+// step.
+//
+// When ctx is done while the request is in flight, call goes on waiting for
+// the answer, up to the same timeout: the program may be doing work the user
+// pays for (an oracle billed per call, an assay), and an answer that arrives
+// is paid for and logged once, where one abandoned would be asked for again
+// after a resume. interrupted, if not nil, is called once when that wait
+// begins. The caller stops sending requests; a process that must stop at
+// once is killed (nfbo's second interrupt does that).
+func (p *proc) call(ctx context.Context, req *request, timeout time.Duration, interrupted func()) (*response, error) {
 	if p.dead {
 		return nil, errors.New("worker is not running")
 	}
@@ -206,9 +214,24 @@ func (p *proc) call(ctx context.Context, req *request, timeout time.Duration) (*
 		<-done
 		return nil, fmt.Errorf("worker (pid %d) did not answer within %v; killed", pid, timeout)
 	case <-ctx.Done():
-		p.kill()
-		<-done
-		return nil, ctx.Err()
+		if interrupted != nil {
+			interrupted()
+		}
+		select {
+		case r = <-done:
+		case <-p.exited:
+			select {
+			case r = <-done:
+			case <-time.After(exitGrace):
+				p.kill()
+				<-done
+				return nil, ctx.Err()
+			}
+		case <-timer:
+			p.kill()
+			<-done
+			return nil, ctx.Err()
+		}
 	}
 	if r.err != nil {
 		// Give a worker that is on its way out the time to exit by itself,
