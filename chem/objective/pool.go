@@ -772,6 +772,50 @@ func (pl *Pool) Canonicalize(ctx context.Context, smiles []string, isomeric bool
 	return out, nil
 }
 
+// Drawing is a molecule drawn by Draw.
+type Drawing struct {
+	// SVG is the 2D structure as an SVG element (no XML header, ready to inline in HTML); empty when the
+	// molecule is invalid or could not be drawn.
+	SVG string
+	// Canonical is the molecule's RDKit canonical SMILES; empty when invalid.
+	Canonical string
+	// Reason says why SVG is empty.
+	Reason string
+}
+
+// Draw returns RDKit's 2D drawings of smiles, width × height pixels each, for reports. It needs the RDKit
+// worker (NewRDKit).
+func (pl *Pool) Draw(ctx context.Context, smiles []string, width, height int) ([]Drawing, error) {
+	out := make([]Drawing, len(smiles))
+	fn := func(ctx context.Context, s *slot, lo, hi int) (int, error) {
+		req := &request{Op: "draw", SMILES: smiles[lo:hi], Width: width, Height: height}
+		resp, err := pl.do(ctx, s, req, hi-lo)
+		if err != nil {
+			return 0, err
+		}
+		if !resp.OK {
+			return 0, &errFatal{fmt.Errorf("objective: the %s refused to draw: %s", pl.opts.name, resp.Error)}
+		}
+		var errs []string
+		if len(resp.Errors) > 0 {
+			_ = json.Unmarshal(resp.Errors, &errs)
+		}
+		if len(resp.SVGs) != hi-lo || len(resp.Canonical) != hi-lo || len(errs) != hi-lo {
+			s.p.kill()
+			return 0, fmt.Errorf("worker answered %d drawings for %d molecules", len(resp.SVGs), hi-lo)
+		}
+		for i := lo; i < hi; i++ {
+			out[i] = Drawing{SVG: resp.SVGs[i-lo], Canonical: resp.Canonical[i-lo], Reason: errs[i-lo]}
+		}
+		return hi - lo, nil
+	}
+	poison := func(i int, err error) { out[i] = Drawing{Reason: fmt.Sprintf("worker failed on this molecule: %v", err)} }
+	if _, err := pl.run(ctx, len(smiles), fn, poison, nil); err != nil {
+		return nil, fmt.Errorf("objective: drawing %d molecules: %w", len(smiles), err)
+	}
+	return out, nil
+}
+
 // partial returns out if any entry is done, else nil (Objective contract).
 func partial(out []Result, done []bool) []Result {
 	anyDone := false

@@ -17,6 +17,8 @@ type request struct {
 	Tasks    []string `json:"tasks,omitempty"`
 	SMILES   []string `json:"smiles,omitempty"`
 	Isomeric *bool    `json:"isomeric,omitempty"`
+	Width    int      `json:"width,omitempty"`  // draw
+	Height   int      `json:"height,omitempty"` // draw
 }
 
 // response is one protocol response. Scores is decoded lazily because its
@@ -29,6 +31,7 @@ type response struct {
 	Scores       json.RawMessage `json:"scores"`
 	Errors       json.RawMessage `json:"errors"`
 	Canonical    []string        `json:"canonical"`
+	SVGs         []string        `json:"svgs"`
 	Seconds      float64         `json:"seconds"`
 	Tasks        []TaskInfo      `json:"tasks"`
 	Protocol     int             `json:"protocol"`

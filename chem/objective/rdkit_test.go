@@ -465,3 +465,32 @@ func TestRDKitMissingNamesApt(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// Draw returns an inline-ready SVG and the canonical SMILES of each valid molecule, and an empty drawing with
+// the reason for an invalid one.
+func TestDraw(t *testing.T) {
+	pool := newTestRDKit(t, RDKitOptions{})
+	got, err := pool.Draw(context.Background(), []string{"C1=CC=CC=C1O", "C1CC", "CC(=O)O"}, 240, 180)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d drawings for 3 molecules", len(got))
+	}
+	for _, i := range []int{0, 2} {
+		d := got[i]
+		if !strings.HasPrefix(d.SVG, "<svg") || !strings.Contains(d.SVG, "width='240px'") || !strings.Contains(d.SVG, "<path") ||
+			strings.Contains(d.SVG, "<?xml") || d.Reason != "" {
+			t.Errorf("drawing %d: %.200q, reason %q", i, d.SVG, d.Reason)
+		}
+	}
+	if got[0].Canonical != "Oc1ccccc1" || got[2].Canonical != "CC(=O)O" {
+		t.Errorf("canonical SMILES %q, %q", got[0].Canonical, got[2].Canonical)
+	}
+	if got[1].SVG != "" || got[1].Canonical != "" || got[1].Reason == "" {
+		t.Errorf("an invalid molecule was drawn: %+v", got[1])
+	}
+	if _, err := pool.Draw(context.Background(), []string{"C"}, 1, 180); err == nil {
+		t.Errorf("a 1-pixel drawing was accepted")
+	}
+}

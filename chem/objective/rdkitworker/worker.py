@@ -1014,6 +1014,33 @@ def handle(req, state):
             out.append(c)
             errors.append(why)
         return {"ok": True, "canonical": out, "errors": errors, "seconds": time.perf_counter() - t0}
+    if op == "draw":
+        # 2D structure drawings for reports: one SVG per molecule (no XML header, so that it can be inlined in
+        # HTML), with its canonical SMILES; an invalid molecule gets an empty drawing and the reason.
+        width, height = req.get("width", 250), req.get("height", 200)
+        if not isinstance(width, int) or not isinstance(height, int) or not (16 <= width <= 4096 and 16 <= height <= 4096):
+            return {"ok": False, "error": '"width" and "height" must be integers from 16 to 4096'}
+        svgs, out, errors = [], [], []
+        t0 = time.perf_counter()
+        for s in _smiles_list(req):
+            c, why = canonical_one(s, True)
+            svg = ""
+            if c:
+                try:
+                    from rdkit.Chem.Draw import rdMolDraw2D
+                    d = rdMolDraw2D.MolDraw2DSVG(width, height)
+                    d.drawOptions().clearBackground = False
+                    rdMolDraw2D.PrepareAndDrawMolecule(d, Chem.MolFromSmiles(c))
+                    d.FinishDrawing()
+                    svg = d.GetDrawingText()
+                    svg = svg[svg.index("<svg"):] if "<svg" in svg else ""
+                except Exception as e:
+                    why = "drawing failed: %s: %s" % (type(e).__name__, _truncate(str(e)))
+                    svg = ""
+            svgs.append(svg)
+            out.append(c)
+            errors.append(why)
+        return {"ok": True, "svgs": svgs, "canonical": out, "errors": errors, "seconds": time.perf_counter() - t0}
     return {"ok": False, "error": "unknown op %r" % (op,)}
 
 
