@@ -8,13 +8,17 @@ BENCHTIME ?= 1x
 # Packages whose numerics go through BLAS, tested on both BLAS builds.
 BLAS_PKGS := ./engine/train ./engine/seqflow ./bo/gp ./kernels
 
-.PHONY: all setup build run test test-short vet fmt bench build-openblas build-purego clean
+.PHONY: all setup setup-test build run test test-short vet fmt bench build-openblas build-purego clean
 
 all: build
 
 # setup is idempotent and silent when everything is installed.
 setup:
 	@scripts/setup.sh
+
+# setup-test also installs what only the tests need (chromium, for the HTML report's test).
+setup-test:
+	@scripts/setup.sh --test
 
 # build links gonum and gorgonia against OpenBLAS when it is installed (setup
 # installs libopenblas-dev): faster training and fine-tuning steps
@@ -47,7 +51,7 @@ vet:
 # test runs every package on pure-Go BLAS, then the packages whose numerics go
 # through BLAS again on OpenBLAS, the build's default (with CI=true OpenBLAS
 # must be there).
-test: setup vet
+test: setup-test vet
 	$(GO) test -count=1 -timeout 60m ./...
 	@if [ "$$(gcc -print-file-name=libopenblas.so 2>/dev/null)" != libopenblas.so ]; then \
 		echo "CGO_LDFLAGS=-lopenblas $(GO) test -count=1 -tags openblas $(BLAS_PKGS)"; \

@@ -7,12 +7,17 @@
 #   - the ONNX Runtime CPU library 1.30.0, taken from the npm package
 #     onnxruntime-node@1.30.0 and checked against its sha256;
 #   - the Go modules.
+# With --test it also installs Debian's chromium, which the test of the HTML
+# report opens headless (make test passes it).
 # It is idempotent and prints nothing when everything is already there.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(python3-rdkit rdkit-data python3-numpy python3-onnx libopenblas-dev)
+if [ "${1:-}" = --test ]; then
+	APT_PACKAGES+=(chromium)
+fi
 ORT_VERSION=1.30.0
 ORT_DIR=third_party/onnxruntime/lib
 ORT_LIB=$ORT_DIR/libonnxruntime.so.1

@@ -31,6 +31,32 @@ func WritePlots(dir string, runs []Run) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	plots, err := taskPlots(runs)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, tp := range plots {
+		base := filepath.Join(dir, sanitize(tp.setting)+"_"+sanitize(tp.task))
+		for _, ext := range []string{".png", ".svg"} {
+			if err := tp.p.Save(6*vg.Inch, 4*vg.Inch, base+ext); err != nil {
+				return files, fmt.Errorf("bench: save plot %s: %w", base+ext, err)
+			}
+			files = append(files, base+ext)
+		}
+	}
+	return files, nil
+}
+
+// taskPlot is the plot of one setting and task.
+type taskPlot struct {
+	setting, task string
+	p             *plot.Plot
+}
+
+// taskPlots returns, for every setting and task in the order of runs, the best score against objective calls
+// with one line per method (the mean over seeds) and a band of ± one standard error.
+func taskPlots(runs []Run) ([]taskPlot, error) {
 	type key struct{ setting, task string }
 	byTask := map[key]map[string][]Run{}
 	var order []key
@@ -42,7 +68,7 @@ func WritePlots(dir string, runs []Run) ([]string, error) {
 		}
 		byTask[k][r.Info.Method] = append(byTask[k][r.Info.Method], r)
 	}
-	var files []string
+	var out []taskPlot
 	for _, k := range order {
 		p := plot.New()
 		p.Title.Text = fmt.Sprintf("%s (%s)", k.task, k.setting)
@@ -60,25 +86,19 @@ func WritePlots(dir string, runs []Run) ([]string, error) {
 			c := palette[i%len(palette)]
 			band, err := bandPolygon(mean, se, c)
 			if err != nil {
-				return files, err
+				return nil, err
 			}
 			line, err := plotter.NewLine(curveXYs(mean))
 			if err != nil {
-				return files, err
+				return nil, err
 			}
 			line.Color, line.Width = c, vg.Points(1.5)
 			p.Add(band, line)
 			p.Legend.Add(fmt.Sprintf("%s (n=%d)", m, len(byTask[k][m])), line)
 		}
-		base := filepath.Join(dir, sanitize(k.setting)+"_"+sanitize(k.task))
-		for _, ext := range []string{".png", ".svg"} {
-			if err := p.Save(6*vg.Inch, 4*vg.Inch, base+ext); err != nil {
-				return files, fmt.Errorf("bench: save plot %s: %w", base+ext, err)
-			}
-			files = append(files, base+ext)
-		}
+		out = append(out, taskPlot{k.setting, k.task, p})
 	}
-	return files, nil
+	return out, nil
 }
 
 // meanCurve returns the mean best-so-far curve over runs and its standard

@@ -31,6 +31,8 @@ type Run struct {
 	Info   rundir.Info
 	Dir    string
 	Scores []float64 // paid evaluations in call order
+	// Records are the evaluation log's records in call order (the molecules behind Scores).
+	Records []rundir.Record
 	// NoLog says the run directory has no evaluation log: a run that
 	// stopped before its first paid call, or one whose log was lost.
 	NoLog bool
@@ -146,6 +148,7 @@ func LoadRun(dir string) (Run, error) {
 	for _, rec := range recs {
 		r.Scores = append(r.Scores, rec.Score)
 	}
+	r.Records = recs
 	return r, nil
 }
 

@@ -3,18 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/chem/objective"
 )
 
 func newReportCmd() *Command {
 	c := &Command{
-		UsageLine: "report [-out DIR] [-plots=false] SUITEDIR",
-		Short:     "tables and plots from the evaluation logs of a suite",
+		UsageLine: "report [-out DIR] [-plots=false] [-html=false] [-best N] SUITEDIR",
+		Short:     "tables, plots and an HTML report with the best molecules drawn, from a suite's evaluation logs",
 		Long: `Report reads every run under SUITEDIR (a directory holding run.json and
 evaluations.jsonl; "nfbo bench" and "nfbo optimize" write them) and writes,
 from those files alone:
@@ -26,7 +29,15 @@ from those files alone:
   OUT/img/*.png, .svg  best score against objective calls per task, one line per
                        method (mean over seeds), shaded by one standard error.
 
+  OUT/report.html      the same tables and curves as one self-contained page
+                       (inline CSS and SVG, nothing fetched), linking to
+  OUT/runs/*.html      a page per run: its figures, its curve, and its best
+                       molecules (-best, 20) drawn as 2D structures by RDKit,
+                       with score, canonical SMILES and the call that found each.
+
 OUT defaults to SUITEDIR. The Markdown is also printed on standard output.
+Without RDKit the pages show the molecules' SMILES without drawings, with a
+warning. SUITEDIR may also be a single run directory.
 
 A task scored by -objective-cmd is reported apart from the RDKit task of the
 same name, as "TASK [program]". A run whose run.json or log cannot be read is
@@ -39,6 +50,9 @@ like an unfinished run, left out of the sums.`,
 	}
 	out := c.Flag.String("out", "", "output `directory` (default: SUITEDIR)")
 	plots := c.Flag.Bool("plots", true, "write PNG and SVG plots")
+	html := c.Flag.Bool("html", true, "write OUT/report.html and a page per run in OUT/runs/, with the best molecules drawn")
+	best := c.Flag.Int("best", 20, "molecules drawn on each run's page")
+	python := c.Flag.String("python", objective.DefaultPython, "Python interpreter that can import RDKit (for the drawings)")
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if len(args) != 1 {
 			return Usagef(cmd, "report: want one suite directory, got %d arguments", len(args))
@@ -89,8 +103,87 @@ like an unfinished run, left out of the sums.`,
 		if err := os.WriteFile(filepath.Join(*out, "report.md"), md.Bytes(), 0o644); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
+		if *html {
+			if err := writeHTMLReport(ctx, cmd, dir, *out, suite, *best, *python); err != nil {
+				return err
+			}
+		}
 		_, err = cmd.Stdout.Write(md.Bytes())
 		return err
 	}
 	return c
+}
+
+// writeHTMLReport writes OUT/report.html and OUT/runs/*.html for the suite read from dir, drawing each run's
+// best molecules with RDKit when it is there.
+func writeHTMLReport(ctx context.Context, cmd *Command, dir, out string, suite bench.Suite, best int, python string) error {
+	draw, closeDraw, err := rdkitDrawer(ctx, python, cmd.Stderr)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	defer closeDraw()
+	runsDir := filepath.Join(out, "runs")
+	if err := os.MkdirAll(runsDir, 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	links := map[string]string{}
+	for _, r := range suite.Runs {
+		mols := bench.BestMolecules(r, best)
+		if err := bench.Draw(ctx, mols, draw); err != nil {
+			return fmt.Errorf("report: %s: %w", r.Dir, err)
+		}
+		var page bytes.Buffer
+		if err := bench.WriteRunHTML(&page, bench.RunPage{Run: r, Molecules: mols, Suite: "../report.html"}); err != nil {
+			return fmt.Errorf("report: %s: %w", r.Dir, err)
+		}
+		name := bench.RunPageName(r)
+		if err := os.WriteFile(filepath.Join(runsDir, name), page.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		links[r.Dir] = "runs/" + name
+	}
+	var page bytes.Buffer
+	if err := bench.WriteSuiteHTML(&page, bench.SuitePage{Title: "nfbo report of " + dir, Runs: suite.Runs, RunLinks: links,
+		Warnings: suite.Warnings}); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "report.html"), page.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	fmt.Fprintf(cmd.Stderr, "nfbo report: wrote %s and %d run pages in %s\n", filepath.Join(out, "report.html"), len(suite.Runs), runsDir)
+	return nil
+}
+
+// rdkitDrawer returns a DrawFunc drawing molecules with RDKit's worker, and the function that stops it. Without
+// RDKit it returns a nil DrawFunc (pages then show SMILES only) and says so on stderr.
+func rdkitDrawer(ctx context.Context, python string, stderr io.Writer) (bench.DrawFunc, func(), error) {
+	warnf := func(format string, args ...any) { fmt.Fprintf(stderr, "nfbo report: "+format+"\n", args...) }
+	pool, err := objective.NewRDKit(objective.RDKitOptions{Python: python, PoolOptions: objective.PoolOptions{Workers: 1,
+		Stderr: stderr, Warnf: warnf}})
+	if err == nil {
+		err = pool.Start(ctx)
+	}
+	switch {
+	case err == nil:
+		draw := func(ctx context.Context, smiles []string) ([]string, error) {
+			ds, err := pool.Draw(ctx, smiles, 250, 200)
+			svgs := make([]string, len(ds))
+			for i, d := range ds {
+				svgs[i] = d.SVG
+			}
+			return svgs, err
+		}
+		return draw, func() { pool.Close() }, nil
+	case errors.Is(err, objective.ErrRDKitMissing):
+		if pool != nil {
+			pool.Close()
+		}
+		warnf("RDKit is missing, so the pages show SMILES without drawings: %v", err)
+		return nil, func() {}, nil
+	default:
+		if pool != nil {
+			pool.Close()
+		}
+		return nil, nil, err
+	}
 }

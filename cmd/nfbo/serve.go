@@ -46,6 +46,8 @@ systems that would rather call than run commands:
   GET  /v1/status  the run: task, budget, calls, the molecules awaiting
                    scores and the best ten found
   GET  /v1/report  the run's table of Top-k and AUC Top-k (Markdown)
+  GET  /v1/report.html
+                   the run's page: its curve and best molecules drawn
 
 Every told score is on disk (appended to evaluations.jsonl and synced) before
 the answer is sent. The server is the run directory's one writer: it holds the
@@ -90,6 +92,8 @@ requests in flight.`,
 		s := &labServer{dir: a.Out, token: token, ask: func(ctx context.Context) ([]rundir.Asked, rundir.Info, error) {
 			run.Resume = rundir.Exists(filepath.Join(run.Out, rundir.InfoFile)) // made by the first ask
 			return askNext(ctx, cmd, run, true)
+		}, draw: func(ctx context.Context) (bench.DrawFunc, func(), error) {
+			return rdkitDrawer(ctx, run.Python, cmd.Stderr)
 		}}
 		srv := &http.Server{
 			Handler:           s.handler(),
@@ -152,6 +156,9 @@ type labServer struct {
 	// ask runs the optimiser to its next batch (askNext).
 	ask func(ctx context.Context) ([]rundir.Asked, rundir.Info, error)
 
+	// draw starts a drawer of molecules for the HTML report (rdkitDrawer); nil means no drawings.
+	draw func(ctx context.Context) (bench.DrawFunc, func(), error)
+
 	mu     sync.RWMutex
 	cached *askReply // the last ask's answer, until a tell changes what is awaited
 }
@@ -174,6 +181,7 @@ func (s *labServer) handler() http.Handler {
 	mux.HandleFunc("POST /v1/tell", s.handleTell)
 	mux.HandleFunc("GET /v1/status", s.handleStatus)
 	mux.HandleFunc("GET /v1/report", s.handleReport)
+	mux.HandleFunc("GET /v1/report.html", s.handleReportHTML)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.token != "" {
 			got := r.Header.Get("Authorization")
@@ -326,4 +334,35 @@ func (s *labServer) handleReport(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
 	w.Write(md.Bytes())
+}
+
+func (s *labServer) handleReportHTML(w http.ResponseWriter, r *http.Request) {
+	s.mu.RLock()
+	run, err := bench.LoadRun(s.dir)
+	s.mu.RUnlock()
+	if err != nil {
+		writeJSONError(w, http.StatusConflict, fmt.Errorf("no run yet: ask first (%w)", err))
+		return
+	}
+	mols := bench.BestMolecules(run, 20)
+	if s.draw != nil {
+		draw, closeDraw, err := s.draw(r.Context())
+		if err != nil {
+			writeJSONError(w, http.StatusInternalServerError, err)
+			return
+		}
+		err = bench.Draw(r.Context(), mols, draw)
+		closeDraw()
+		if err != nil {
+			writeJSONError(w, http.StatusInternalServerError, err)
+			return
+		}
+	}
+	var page bytes.Buffer
+	if err := bench.WriteRunHTML(&page, bench.RunPage{Run: run, Molecules: mols}); err != nil {
+		writeJSONError(w, http.StatusInternalServerError, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(page.Bytes())
 }

@@ -176,6 +176,15 @@ func TestServe(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(md), "demo") {
 		t.Errorf("report: %d %q", resp.StatusCode, md)
 	}
+	resp, err = http.Get(base + "/v1/report.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.Count(string(page), `<div class="drawing"><svg`) != 20 {
+		t.Errorf("report.html: %d, %d drawings, want 20", resp.StatusCode, strings.Count(string(page), `<div class="drawing"><svg`))
+	}
 	var next askReply
 	if code := call(t, "POST", base+"/v1/ask", "", &next); code != 200 || len(next.Batch) == 0 || next.Batch[0].ID != "m41" {
 		t.Fatalf("ask after the batch was told: %d %+v\n%s", code, next, stderr)
