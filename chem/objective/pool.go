@@ -809,7 +809,9 @@ func (pl *Pool) Draw(ctx context.Context, smiles []string, width, height int) ([
 		}
 		return hi - lo, nil
 	}
-	poison := func(i int, err error) { out[i] = Drawing{Reason: fmt.Sprintf("worker failed on this molecule: %v", err)} }
+	poison := func(i int, err error) {
+		out[i] = Drawing{Reason: fmt.Sprintf("worker failed on this molecule: %v", err)}
+	}
 	if _, err := pl.run(ctx, len(smiles), fn, poison, nil); err != nil {
 		return nil, fmt.Errorf("objective: drawing %d molecules: %w", len(smiles), err)
 	}
