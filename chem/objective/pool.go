@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -613,7 +614,9 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
-	if firstErr == nil && ctx.Err() != nil {
+	if firstErr == nil && ctx.Err() != nil && slices.Contains(done, false) {
+		// Interrupted before every molecule was answered. A batch whose last answers came in after the
+		// interrupt (the requests in flight are waited for) is complete, and not an error.
 		firstErr = ctx.Err()
 	}
 	return done, firstErr
