@@ -49,6 +49,13 @@ func ReadStatus(dir string, best int) (Status, error) {
 			st.Awaiting = append(st.Awaiting, a)
 		}
 	}
+	SortByScore(recs)
+	st.Best = recs[:min(best, len(recs))]
+	return st, nil
+}
+
+// SortByScore sorts records best first, keeping the call order among equal scores.
+func SortByScore(recs []Record) {
 	slices.SortStableFunc(recs, func(a, b Record) int {
 		switch {
 		case a.Score > b.Score:
@@ -58,6 +65,4 @@ func ReadStatus(dir string, best int) (Status, error) {
 		}
 		return 0
 	})
-	st.Best = recs[:min(best, len(recs))]
-	return st, nil
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nfbo/nfbo/rundir"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -29,9 +30,11 @@ type DrawFunc func(ctx context.Context, smiles []string) ([]string, error)
 // BestMolecules returns the run's k best molecules, best first, each once (by canonical SMILES), with the call
 // that first paid for it; molecules answered with an error are left out.
 func BestMolecules(r Run, k int) []Molecule {
+	recs := slices.Clone(r.Records)
+	rundir.SortByScore(recs)
 	var out []Molecule
 	seen := map[string]bool{}
-	for _, rec := range r.Records {
+	for _, rec := range recs {
 		s := rec.Canonical
 		if s == "" {
 			s = rec.SMILES
@@ -41,17 +44,11 @@ func BestMolecules(r Run, k int) []Molecule {
 		}
 		seen[s] = true
 		out = append(out, Molecule{Call: rec.Call, Score: rec.Score, SMILES: s})
-	}
-	slices.SortStableFunc(out, func(a, b Molecule) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
+		if len(out) == k {
+			break
 		}
-		return a.Call - b.Call
-	})
-	return out[:min(k, len(out))]
+	}
+	return out
 }
 
 // Draw fills the molecules' SVG with draw's drawings. Without draw (RDKit missing) it does nothing.

@@ -197,40 +197,41 @@ func (p *proc) call(ctx context.Context, req *request, timeout time.Duration, in
 	}
 	pid := p.cmd.Process.Pid
 	var r reply
-	select {
-	case r = <-done:
-	case <-p.exited:
-		// The worker is gone, but its answer may still be in the pipe (or
-		// a grandchild may hold the pipe open: then there is none).
+	// After an interrupt (ctx done) the answer is still waited for, as below; the failures then report the
+	// interrupt, which is why the call stopped.
+	var interruptErr error
+	fail := func(err error) (*response, error) {
+		if interruptErr != nil {
+			return nil, interruptErr
+		}
+		return nil, err
+	}
+	ctxDone := ctx.Done()
+wait:
+	for {
 		select {
 		case r = <-done:
-		case <-time.After(exitGrace):
-			p.kill()
-			<-done
-			return nil, fmt.Errorf("worker (pid %d) exited before answering", pid)
-		}
-	case <-timer:
-		p.kill()
-		<-done
-		return nil, fmt.Errorf("worker (pid %d) did not answer within %v; killed", pid, timeout)
-	case <-ctx.Done():
-		if interrupted != nil {
-			interrupted()
-		}
-		select {
-		case r = <-done:
+			break wait
 		case <-p.exited:
+			// The worker is gone, but its answer may still be in the pipe (or
+			// a grandchild may hold the pipe open: then there is none).
 			select {
 			case r = <-done:
+				break wait
 			case <-time.After(exitGrace):
 				p.kill()
 				<-done
-				return nil, ctx.Err()
+				return fail(fmt.Errorf("worker (pid %d) exited before answering", pid))
 			}
 		case <-timer:
 			p.kill()
 			<-done
-			return nil, ctx.Err()
+			return fail(fmt.Errorf("worker (pid %d) did not answer within %v; killed", pid, timeout))
+		case <-ctxDone:
+			ctxDone, interruptErr = nil, ctx.Err()
+			if interrupted != nil {
+				interrupted()
+			}
 		}
 	}
 	if r.err != nil {
