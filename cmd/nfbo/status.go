@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 
 	"github.com/nfbo/nfbo/rundir"
 )
@@ -35,6 +37,9 @@ scores and calls (RDKit canonical SMILES).`,
 			return Usagef(cmd, "status: -best must not be negative")
 		}
 		st, err := rundir.ReadStatus(*dir, *best)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("status: %s holds no run (no %s)", *dir, rundir.InfoFile)
+		}
 		if err != nil {
 			return fmt.Errorf("status: %w", err)
 		}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"time"
 
@@ -61,8 +63,11 @@ cannot be changed) is rejected with FILE:LINE and changes nothing.`,
 			return fmt.Errorf("tell: %w; nothing was applied", err)
 		}
 		info, err := rundir.ReadInfo(*dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("tell: %s holds no run (no %s); make one with nfbo ask", *dir, rundir.InfoFile)
+		}
 		if err != nil {
-			return fmt.Errorf("tell: %s is not a run made by nfbo ask: %w", *dir, err)
+			return fmt.Errorf("tell: %w", err)
 		}
 		wctx, cancel := context.WithTimeout(ctx, *wait)
 		defer cancel()
