@@ -6,7 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
+	"os"
 
 	"github.com/nfbo/nfbo/rundir"
 )
@@ -37,7 +37,7 @@ scores and calls (RDKit canonical SMILES).`,
 			return Usagef(cmd, "status: -best must not be negative")
 		}
 		st, err := rundir.ReadStatus(*dir, *best)
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("status: %s holds no run (no %s)", *dir, rundir.InfoFile)
 		}
 		if err != nil {

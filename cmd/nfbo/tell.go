@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"time"
 
@@ -63,7 +62,7 @@ cannot be changed) is rejected with FILE:LINE and changes nothing.`,
 			return fmt.Errorf("tell: %w; nothing was applied", err)
 		}
 		info, err := rundir.ReadInfo(*dir)
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("tell: %s holds no run (no %s); make one with nfbo ask", *dir, rundir.InfoFile)
 		}
 		if err != nil {
