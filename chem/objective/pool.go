@@ -213,7 +213,7 @@ func newPool(opts PoolOptions) *Pool {
 		// Each worker writes to the file directly.
 	default:
 		// exec copies each worker's stderr from its own goroutine.
-		opts.Stderr = &lockedWriter{w: w}
+		opts.Stderr = &LockedWriter{W: w}
 	}
 	n := opts.workers()
 	pl := &Pool{opts: opts, slots: make(chan *slot, n), done: make(chan struct{})}
@@ -860,14 +860,20 @@ func (o *poolObjective) ScoreStream(ctx context.Context, smiles []string, delive
 	return err
 }
 
-// lockedWriter serialises the workers' concurrent writes to one writer.
-type lockedWriter struct {
+// LockedWriter serialises concurrent writes to W: a pool's workers' standard errors, and a command's own
+// messages beside them.
+type LockedWriter struct {
+	W  io.Writer
 	mu sync.Mutex
-	w  io.Writer
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
+// Write writes p to W, one call at a time.
+func (l *LockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return l.W.Write(p)
 }
+
+// Lock and Unlock let a reader of W (a buffer in a test) wait for the writes in progress.
+func (l *LockedWriter) Lock()   { l.mu.Lock() }
+func (l *LockedWriter) Unlock() { l.mu.Unlock() }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // workerSource is the RDKit worker, embedded so that the nfbo binary works
@@ -159,4 +160,43 @@ func (pl *Pool) single(ctx context.Context, req *request) (*response, error) {
 		return nil, lastErr
 	}
 	return resp, nil
+}
+
+// UnknownTaskError is CheckTasks' answer for a task the RDKit worker does not have.
+type UnknownTaskError struct {
+	Task  string
+	Known []string // the worker's task names
+}
+
+// Error names the task and lists the known ones.
+func (e *UnknownTaskError) Error() string {
+	q := make([]string, len(e.Known))
+	for i, k := range e.Known {
+		q[i] = strconv.Quote(k)
+	}
+	return fmt.Sprintf("unknown task %q; run \"nfbo tasks\" for the list (%s)", e.Task, strings.Join(q, ", "))
+}
+
+// CheckTasks returns an *UnknownTaskError for the first of tasks that the worker knows neither by name nor by
+// alias, so that a command fails before its first batch rather than on it.
+func (pl *Pool) CheckTasks(ctx context.Context, tasks []string) error {
+	infos, err := pl.Tasks(ctx)
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	var names []string
+	for _, t := range infos {
+		known[t.Name] = true
+		for _, a := range t.Aliases {
+			known[a] = true
+		}
+		names = append(names, t.Name)
+	}
+	for _, task := range tasks {
+		if !known[task] {
+			return &UnknownTaskError{Task: task, Known: names}
+		}
+	}
+	return nil
 }

@@ -65,3 +65,18 @@ func Quote(s string) string {
 	}
 	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:cut]), len(s))
 }
+
+// FirstField returns the first field of line, as separated by ASCII white space, and its byte offset in line;
+// "" when the line is blank. Line-oriented SMILES files carry the SMILES in that field (and a name or score
+// after it).
+func FirstField(line string) (field string, start int) {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' }
+	for start < len(line) && isSpace(line[start]) {
+		start++
+	}
+	end := start
+	for end < len(line) && !isSpace(line[end]) {
+		end++
+	}
+	return line[start:end], start
+}

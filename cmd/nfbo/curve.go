@@ -13,11 +13,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nfbo/nfbo/engine/train"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/nfbo/nfbo/engine/train"
 )
 
 func newCurveCmd() *Command {

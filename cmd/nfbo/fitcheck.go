@@ -14,6 +14,7 @@ import (
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/optimize"
 )
 
 // newFitcheckCmd returns "nfbo fitcheck", which measures how well each surrogate ranks held-out molecules.
@@ -73,16 +74,12 @@ func runFitcheck(ctx context.Context, cmd *Command, data, task, modelDir string,
 	if err != nil {
 		return fmt.Errorf("fitcheck: vocabulary of %s: %w", modelDir, err)
 	}
-	rows, hasScores, err := readInit(data, task, maxTrain+test)
+	mols, t, hasScores, err := optimize.ReadMolecules(data, task, maxTrain+test, voc, ck.Params.Config.MaxT, cmd.Stderr)
 	if err != nil {
 		return err
 	}
 	if !hasScores {
 		return fmt.Errorf("fitcheck: %s has no column %q", data, task)
-	}
-	mols, t, err := canonicalInit(cmd.Stderr, data, rows, voc, ck.Params.Config.MaxT)
-	if err != nil {
-		return err
 	}
 	if len(mols) < test+2 {
 		return fmt.Errorf("fitcheck: %s: %d usable molecules, fewer than -test %d + 2", data, len(mols), test)
@@ -96,8 +93,8 @@ func runFitcheck(ctx context.Context, cmd *Command, data, task, modelDir string,
 	tok := make([]int, 0, n*t)
 	y := make([]float64, n)
 	for i, m := range mols {
-		tok = append(tok, m.ids[:t]...)
-		y[i] = m.score
+		tok = append(tok, m.IDs[:t]...)
+		y[i] = m.Score
 	}
 	_, f := flow.Shape()
 	d := t * f

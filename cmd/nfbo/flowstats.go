@@ -1,10 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -16,6 +16,7 @@ import (
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/optimize"
 )
 
 // newFlowstatsCmd returns "nfbo flowstats", which measures a model as the optimiser's move operator.
@@ -121,22 +122,27 @@ func parseFloats(s string) ([]float64, error) {
 
 // readScored reads up to count molecules of path (and their -task scores when task is set) as token
 // sequences padded to the model's MaxT, skipping those the vocabulary cannot spell.
-func readScored(cmd *Command, path, task string, count int, voc *vocab.Vocab, maxT int) ([]initMol, error) {
-	rows, hasScores, err := readInit(path, task, count)
+func readScored(cmd *Command, path, task string, count int, voc *vocab.Vocab, maxT int) ([]optimize.Molecule, error) {
+	var skipped lineCounter
+	mols, _, hasScores, err := optimize.ReadMolecules(path, task, count, voc, maxT, &skipped)
 	if err != nil {
 		return nil, err
 	}
 	if task != "" && !hasScores {
 		return nil, fmt.Errorf("flowstats: %s has no column %q", path, task)
 	}
-	mols, _, err := canonicalInit(io.Discard, path, rows, voc, maxT)
-	if err != nil {
-		return nil, err
-	}
-	if skipped := len(rows) - len(mols); skipped > 0 {
-		fmt.Fprintf(cmd.Stderr, "flowstats: %s: %d of %d molecules skipped (duplicates or not spelt by the vocabulary)\n", path, skipped, len(rows))
+	if skipped > 0 {
+		fmt.Fprintf(cmd.Stderr, "flowstats: %s: %d of %d molecules skipped (duplicates or not spelt by the vocabulary)\n", path, skipped, len(mols)+int(skipped))
 	}
 	return mols, nil
+}
+
+// lineCounter counts the lines written to it (ReadMolecules' messages, one per skipped molecule).
+type lineCounter int
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	*c += lineCounter(bytes.Count(p, []byte("\n")))
+	return len(p), nil
 }
 
 func runFlowstats(ctx context.Context, cmd *Command, a flowstatsArgs) error {
@@ -172,7 +178,7 @@ func runFlowstats(ctx context.Context, cmd *Command, a flowstatsArgs) error {
 	// Lengths.
 	dataLen := make([]int, len(mols))
 	for i, m := range mols {
-		dataLen[i] = m.n
+		dataLen[i] = m.N
 	}
 	codec, err := molseq.New(voc, a.t)
 	if err != nil {
@@ -198,8 +204,8 @@ func runFlowstats(ctx context.Context, cmd *Command, a flowstatsArgs) error {
 	minT := slices.Min(a.nllT)
 	var seqs [][]int
 	for _, m := range mols {
-		if m.n < minT {
-			seqs = append(seqs, m.ids)
+		if m.N < minT {
+			seqs = append(seqs, m.IDs)
 		}
 	}
 	fmt.Fprintf(w, "\nNLL on the %d molecules shorter than %d tokens:\n\n", len(seqs), minT)
@@ -220,8 +226,8 @@ func runFlowstats(ctx context.Context, cmd *Command, a flowstatsArgs) error {
 		if err != nil {
 			return err
 		}
-		anchors = append([]initMol(nil), src...)
-		sort.SliceStable(anchors, func(i, j int) bool { return anchors[i].score > anchors[j].score })
+		anchors = append([]optimize.Molecule(nil), src...)
+		sort.SliceStable(anchors, func(i, j int) bool { return anchors[i].Score > anchors[j].Score })
 	}
 	tok := make([]int, 0, a.top*a.t)
 	var picked int
@@ -229,10 +235,10 @@ func runFlowstats(ctx context.Context, cmd *Command, a flowstatsArgs) error {
 		if picked == a.top {
 			break
 		}
-		if m.n >= a.t {
+		if m.N >= a.t {
 			continue // does not fit T with its stop
 		}
-		tok = append(tok, m.ids[:a.t]...)
+		tok = append(tok, m.IDs[:a.t]...)
 		picked++
 	}
 	if picked == 0 {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/bo/bench"
-	"github.com/nfbo/nfbo/chem/smiles"
 )
 
 // countingOracle writes an external objective that scores a SMILES as its length / 10 and appends every molecule
@@ -327,45 +325,6 @@ func TestOptimizeInterruptCountsInitialCalls(t *testing.T) {
 	if run, err := bench.LoadRun(out); err != nil || run.Info.Calls != total || run.Info.Finished {
 		t.Errorf("run.json after the interrupt: %+v, %v; want %d calls, unfinished", run.Info, err, total)
 	}
-}
-
-// FuzzParseInit feeds arbitrary init files (CSV, or one SMILES per line) to the reader of -init: it must never
-// panic, and every molecule it accepts has a printable-ASCII SMILES, a finite score and a line inside the file,
-// in increasing order. The seed corpus is testdata/fuzz/FuzzParseInit and the f.Add calls.
-func FuzzParseInit(f *testing.F) {
-	f.Add([]byte("smiles,adip\nCCO,0.5\nCCN,0.25\n"), "adip", 10)
-	f.Add([]byte("CCO\n# a comment\nc1ccccc1 benzène\n\n"), "qed", 10)
-	f.Add([]byte("\ufeffSMILES\nCCO\r\nCCN\r\n"), "qed", 1)
-	f.Add([]byte("smile,adip\n\"C,C\",NaN\n"), "adip", 5)
-	f.Add([]byte("name,smiles,adip\nx,CC\u00a0O,1\n"), "adip", 5)
-	f.Add([]byte("CC\xe9N\n"), "qed", 3)
-	f.Fuzz(func(t *testing.T, data []byte, task string, count int) {
-		count = 1 + (count&0xffff)%50
-		rows, hasScores, err := parseInit("fuzz.csv", data, task, count)
-		if err != nil {
-			if len(rows) != 0 {
-				t.Fatalf("error %v with %d rows", err, len(rows))
-			}
-			return
-		}
-		lines := bytes.Count(data, []byte("\n")) + 1
-		if len(rows) == 0 || len(rows) > count {
-			t.Fatalf("%d rows for count %d", len(rows), count)
-		}
-		prev := 0
-		for _, r := range rows {
-			if err := smiles.CheckText(r.smiles); err != nil {
-				t.Errorf("line %d: accepted %q: %v", r.line, r.smiles, err)
-			}
-			if r.line <= prev || r.line > lines {
-				t.Errorf("line %d after line %d in a file of %d lines", r.line, prev, lines)
-			}
-			if math.IsNaN(r.score) || math.IsInf(r.score, 0) || (!hasScores && r.score != 0) {
-				t.Errorf("line %d: score %v (file has scores: %v)", r.line, r.score, hasScores)
-			}
-			prev = r.line
-		}
-	})
 }
 
 // A bad line of a megabyte, or one with control bytes, gives "selfies encode" a short message with the bytes

@@ -2,12 +2,10 @@ package main
 
 import (
 	"bufio"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 )
 
 // lineFunc converts one input line; an error is reported with the line's
@@ -69,22 +67,4 @@ func mapLines(ctx context.Context, cmd *Command, files []string, f lineFunc) err
 		return &ExitError{Code: 1}
 	}
 	return nil
-}
-
-// openMaybeGzip opens path for reading, through gzip when its name ends in
-// ".gz"; the returned func closes it.
-func openMaybeGzip(path string) (io.Reader, func(), error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !strings.HasSuffix(path, ".gz") {
-		return fh, func() { fh.Close() }, nil
-	}
-	gz, err := gzip.NewReader(fh)
-	if err != nil {
-		fh.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return gz, func() { gz.Close(); fh.Close() }, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/bo"
+	"github.com/nfbo/nfbo/optimize"
 )
 
 // run executes the command tree on args with the given stdin and returns
@@ -146,13 +147,13 @@ func TestAnchorFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := optimizeArgs{Variant: "screened", AnchorRule: "raw", AnchorTemp: 0.2, Sampler: "exact", Update: "once"}
-	cfg, err := a.optimizerConfig(preset)
+	a := optimize.Args{Variant: "screened", AnchorRule: "raw", AnchorTemp: 0.2, Sampler: "exact", Update: "once"}
+	cfg, err := a.Config(preset)
 	if err != nil || cfg.AnchorRule != bo.AnchorsRaw || cfg.Temperature != 0.2 {
 		t.Errorf("raw at 0.2: rule %v, temperature %v, err %v", cfg.AnchorRule, cfg.Temperature, err)
 	}
-	a = optimizeArgs{Variant: "screened", AnchorRule: "minmax", Sampler: "exact", Update: "once"}
-	if cfg, err = a.optimizerConfig(preset); err != nil || cfg.AnchorRule != bo.AnchorsMinMax || cfg.Temperature != 0 {
+	a = optimize.Args{Variant: "screened", AnchorRule: "minmax", Sampler: "exact", Update: "once"}
+	if cfg, err = a.Config(preset); err != nil || cfg.AnchorRule != bo.AnchorsMinMax || cfg.Temperature != 0 {
 		t.Errorf("default: rule %v, temperature %v, err %v", cfg.AnchorRule, cfg.Temperature, err)
 	}
 	for _, args := range [][]string{

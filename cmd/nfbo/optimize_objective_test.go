@@ -78,7 +78,9 @@ func TestOptimizeCmdBrokenObjective(t *testing.T) {
 			if err := os.WriteFile(script, []byte(exampleOracle), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			resume := append(append([]string{}, args...), "-resume")
+			// A generous -timeout (the last one given wins): the hung case's 1s is for the broken program, and a
+			// loaded machine can take longer than that to start the fixed one.
+			resume := append(append([]string{}, args...), "-resume", "-timeout", "2m")
 			if _, stderr, err := runCmd(t, newOptimizeCmd(), "", resume...); err != nil {
 				t.Fatalf("resume after the fix: %v\nstderr:\n%s", err, stderr)
 			}

@@ -1,18 +1,15 @@
 package main
 
 import (
-	"context"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/nfbo/nfbo/bo/bench"
-	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/model"
 	"github.com/nfbo/nfbo/rundir"
@@ -73,58 +70,6 @@ func TestOptimizeCmdObjectiveCmd(t *testing.T) {
 	if _, _, err := runCmd(t, newOptimizeCmd(), "", "-task", "demo", "-objective-cmd", "true", "-init", guacamol100,
 		"-model", dir, "-out", filepath.Join(dir, "none"), "-resume"); err == nil || !strings.Contains(err.Error(), "holds no run") {
 		t.Errorf("-resume of a directory without a run: %v", err)
-	}
-}
-
-// TestBudgetObjectivePaid checks the paid flags and the call count of the Budget adapter: a new molecule is
-// paid, a repeat (in the same batch, a later batch or after reopening the log) is not, and the count leaves out
-// the calls made before the optimiser started.
-func TestBudgetObjectivePaid(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "evaluations.jsonl")
-	scored := 0
-	f := objective.Func(func(_ context.Context, s string) (float64, error) {
-		scored++
-		return float64(len(s)), nil
-	})
-	b, err := objective.OpenBudget(path, f, keyCanonicalizer{}, objective.BudgetOptions{Task: "len"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Evaluate(context.Background(), []string{"C"}); err != nil { // an "initial" call
-		t.Fatal(err)
-	}
-	o := budgetObjective{b, 1}
-	check := func(smiles []string, wantPaid []bool, wantCalls int) {
-		t.Helper()
-		scores, paid, err := o.Evaluate(context.Background(), smiles)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, s := range smiles {
-			if scores[i] != float64(len(s)) {
-				t.Errorf("%s scored %v, want %d", s, scores[i], len(s))
-			}
-		}
-		if !slices.Equal(paid, wantPaid) || o.Calls() != wantCalls {
-			t.Errorf("Evaluate(%q): paid %v, calls %d; want %v, %d", smiles, paid, o.Calls(), wantPaid, wantCalls)
-		}
-	}
-	check([]string{"CC", "CCO", "CC"}, []bool{true, true, false}, 2)
-	check([]string{"CCO", "CCCC", "C"}, []bool{false, true, false}, 3)
-	b.Close()
-	b, err = objective.OpenBudget(path, f, keyCanonicalizer{}, objective.BudgetOptions{Task: "len"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	o = budgetObjective{b, 1}
-	check([]string{"CCCC", "CC"}, []bool{false, false}, 3)
-	if scored != 4 {
-		t.Errorf("objective called for %d molecules, want 4", scored)
-	}
-	// An invalid molecule (no canonical form) is free and scores 0.
-	if scores, paid, err := o.Evaluate(context.Background(), []string{""}); err != nil || paid[0] || scores[0] != 0 {
-		t.Errorf("empty SMILES: %v %v %v", scores, paid, err)
 	}
 }
 
@@ -285,22 +230,4 @@ func TestRunDirLock(t *testing.T) {
 		t.Fatalf("lock after unlock: %v", err)
 	}
 	unlock2()
-}
-
-// Init files may be gzipped, as the suites' ZINC (pmo20) and GuacaMol 10k (guacamol7-10k) files are.
-func TestReadInitGzip(t *testing.T) {
-	rows, hasScores, err := readInit("../../data/zinc250k/zinc.txt.gz", "qed", 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if hasScores || len(rows) != 3 || rows[0].smiles != "CC(C)(C)c1ccc2occ(CC(=O)Nc3ccccc3F)c2c1" || rows[2].line != 3 {
-		t.Fatalf("zinc.txt.gz: hasScores %v, rows %+v", hasScores, rows)
-	}
-	rows, hasScores, err = readInit("../../data/generated/guacamol_10k_selfies_v2.0.0_scores.csv.gz", "adip", 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !hasScores || len(rows) != 5 {
-		t.Fatalf("guacamol 10k csv.gz: hasScores %v, %d rows", hasScores, len(rows))
-	}
 }

@@ -3,13 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -70,7 +70,7 @@ program that speaks the same protocol instead (docs/objective-protocol.md).`,
 		}
 		// The workers' log output and our messages share stderr from
 		// several goroutines.
-		stderr := &lockedWriter{w: cmd.Stderr}
+		stderr := &objective.LockedWriter{W: cmd.Stderr}
 		popts := objective.PoolOptions{Workers: *workers, Timeout: *timeout, Stderr: stderr,
 			Warnf: func(format string, a ...any) { fmt.Fprintf(stderr, "nfbo score: "+format+"\n", a...) }}
 		var (
@@ -86,7 +86,11 @@ program that speaks the same protocol instead (docs/objective-protocol.md).`,
 		} else {
 			pool, err = objective.NewRDKit(objective.RDKitOptions{PoolOptions: popts, Python: *python})
 			if err == nil {
-				err = checkTasks(ctx, cmd, pool, tasks)
+				err = pool.CheckTasks(ctx, tasks)
+				var ut *objective.UnknownTaskError
+				if errors.As(err, &ut) {
+					err = Usagef(cmd, "%v", err)
+				}
 			}
 		}
 		if pool != nil {
@@ -137,30 +141,6 @@ program that speaks the same protocol instead (docs/objective-protocol.md).`,
 		return nil
 	}
 	return cmd
-}
-
-// checkTasks fails early with a usage error listing the names when a task
-// is unknown, rather than once per batch.
-func checkTasks(ctx context.Context, cmd *Command, pool *objective.Pool, tasks []string) error {
-	infos, err := pool.Tasks(ctx)
-	if err != nil {
-		return err
-	}
-	known := map[string]bool{}
-	var names []string
-	for _, t := range infos {
-		known[t.Name] = true
-		for _, a := range t.Aliases {
-			known[a] = true
-		}
-		names = append(names, strconv.Quote(t.Name))
-	}
-	for _, task := range tasks {
-		if !known[task] {
-			return Usagef(cmd, "unknown task %q; run \"nfbo tasks\" for the list (%s)", task, strings.Join(names, ", "))
-		}
-	}
-	return nil
 }
 
 // scoreFunc scores a batch for every task: one []Result per task.
@@ -234,7 +214,7 @@ func scoreStream(ctx context.Context, score scoreFunc, tasks []string, name stri
 		line, err := r.ReadString('\n')
 		if len(line) > 0 {
 			lineNo++
-			s, _ := firstField(line)
+			s, _ := smiles.FirstField(line)
 			batch = append(batch, s)
 			bad = append(bad, smiles.CheckText(s))
 			if len(batch) == scoreBatch {
@@ -260,19 +240,6 @@ func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
 
-// firstField returns the first field of line, as separated by ASCII white
-// space, and its byte offset in line; "" when the line is blank.
-func firstField(line string) (field string, start int) {
-	for start < len(line) && isSpace(line[start]) {
-		start++
-	}
-	end := start
-	for end < len(line) && !isSpace(line[end]) {
-		end++
-	}
-	return line[start:end], start
-}
-
 // cleanMessage returns a message from outside (an objective's reason, say)
 // as it is when it is printable and short, else quoted and clipped, so that
 // no control byte reaches the terminal and no message runs to megabytes.
@@ -281,16 +248,4 @@ func cleanMessage(s string) string {
 		return s
 	}
 	return smiles.Quote(s)
-}
-
-// lockedWriter serialises writes from several goroutines.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

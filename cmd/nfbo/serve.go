@@ -19,14 +19,15 @@ import (
 
 	"github.com/nfbo/nfbo/asktell"
 	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/optimize"
 	"github.com/nfbo/nfbo/rundir"
 )
 
 // newServeCmd returns "nfbo serve", ask/tell over HTTP.
 func newServeCmd() *Command {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	var a optimizeArgs
-	a.addFlags(fs)
+	var a optimize.Args
+	addRunFlags(fs, &a)
 	fs.StringVar(&a.Out, "run", "", "run `directory` (required); made by nfbo ask, or by the first ask of this server with optimize's flags")
 	addr := fs.String("addr", "127.0.0.1:8080", "`host:port` to listen on; any address but a loopback one needs -token-file")
 	tokenFile := fs.String("token-file", "", "`file` holding the bearer token every request must carry (Authorization: Bearer TOKEN)")
@@ -91,7 +92,7 @@ requests in flight.`,
 		}
 		s := &labServer{dir: a.Out, token: token, ask: func(ctx context.Context) ([]rundir.Asked, rundir.Info, error) {
 			run.Resume = rundir.Exists(filepath.Join(run.Out, rundir.InfoFile)) // made by the first ask
-			return askNext(ctx, cmd, run, true)
+			return optimize.Ask(ctx, optimize.Streams{Stdout: cmd.Stderr, Stderr: cmd.Stderr}, run, true)
 		}, draw: func(ctx context.Context) (bench.DrawFunc, func(), error) {
 			return rdkitDrawer(ctx, run.Python, cmd.Stderr)
 		}}

@@ -16,24 +16,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/rundir"
 )
 
 // lockedBuffer is a bytes.Buffer that a command's goroutines write through lockedWriter while the test reads it.
 type lockedBuffer struct {
-	lockedWriter
+	objective.LockedWriter
 	buf bytes.Buffer
 }
 
 func newLockedBuffer() *lockedBuffer {
 	l := &lockedBuffer{}
-	l.w = &l.buf
+	l.W = &l.buf
 	return l
 }
 
 func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.Lock()
+	defer l.Unlock()
 	return l.buf.String()
 }
 

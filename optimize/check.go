@@ -1,4 +1,4 @@
-package main
+package optimize
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 // of its own still has its checkpoint (without it the optimiser would start again, and the run would silently
 // differ from an uninterrupted one). info is the saved run.json; paidInit bounds the calls the initial molecules
 // pay for. With -restart, a missing or damaged checkpoint (or a damaged pending batch) is set aside instead.
-func checkResume(a optimizeArgs, info rundir.Info, paidInit int, warnf func(string, ...any)) error {
+func checkResume(a Args, info rundir.Info, paidInit int, warnf func(string, ...any)) error {
 	logPath := filepath.Join(a.Out, rundir.EvalLogFile)
 	recs, _, _, err := rundir.ReadLog(logPath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -1,9 +1,10 @@
-package main
+package optimize
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -20,7 +21,7 @@ import (
 // path: the same initial molecules, the same budgeted objective and log,
 // the same flow (for the prior) and the same run directory.
 type baselineRun struct {
-	args      optimizeArgs
+	args      Args
 	info      rundir.Info
 	start     time.Time
 	budget    *objective.Budget
@@ -32,12 +33,13 @@ type baselineRun struct {
 	calls     int // paid calls left for the method after the initial molecules
 	hasScores bool
 	offspring int // molecules per generation (GA) or batch (prior): anchors × queries
+	canon     objective.Canonicalizer
 }
 
 // runBaseline runs a baseline to the end of its budget. Baselines keep no
 // state but their random stream: a resumed run replays from the start, and
 // every molecule it already paid for is answered from the budget's cache.
-func runBaseline(ctx context.Context, cmd *Command, r baselineRun) error {
+func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 	a := r.args
 	codec := selfiesCodec{enc: selfies.NewEncoder(selfies.DefaultConstraints()), dec: selfies.NewDecoder(selfies.DefaultConstraints())}
 	init := make([]baseline.Scored, 0, len(r.mols))
@@ -45,7 +47,7 @@ func runBaseline(ctx context.Context, cmd *Command, r baselineRun) error {
 		init = append(init, baseline.Scored{SELFIES: r.voc.DecodeString(m.ids[:r.t]), SMILES: m.key, Score: m.score})
 	}
 	rng := rand.New(rand.NewPCG(a.Seed, 0x62617365))
-	rec := baselinePrinter{cmd: cmd, total: r.calls}
+	rec := baselinePrinter{w: s.Stdout, total: r.calls}
 	obj := budgetObjective{r.budget, r.initCalls}
 	batch := max(r.offspring, 1)
 	var pool []baseline.Scored
@@ -59,14 +61,14 @@ func runBaseline(ctx context.Context, cmd *Command, r baselineRun) error {
 			Rand:     rng,
 			Recorder: rec,
 		}
-		fmt.Fprintf(cmd.Stderr, "nfbo optimize: task %s, GA on SELFIES (population %d, %d children per generation, robust alphabet), "+
+		fmt.Fprintf(s.Stderr, "nfbo optimize: task %s, GA on SELFIES (population %d, %d children per generation, robust alphabet), "+
 			"%d initial molecules, budget %d new calls, seed %d, run directory %s\n",
 			a.Task, 100, min(batch, 100), len(init), r.calls, a.Seed, a.Out)
 		pool, err = ga.Run(ctx, obj, init, r.calls)
 	case "prior":
-		s := &priorSampler{flow: r.flow, voc: r.voc, rng: rng}
-		p := &baseline.Prior{Sampler: s, Codec: codec, Batch: batch, Recorder: rec}
-		fmt.Fprintf(cmd.Stderr, "nfbo optimize: task %s, random samples from the flow's prior (batches of %d, T=%d), "+
+		ps := &priorSampler{flow: r.flow, voc: r.voc, rng: rng}
+		p := &baseline.Prior{Sampler: ps, Codec: codec, Batch: batch, Recorder: rec}
+		fmt.Fprintf(s.Stderr, "nfbo optimize: task %s, random samples from the flow's prior (batches of %d, T=%d), "+
 			"%d initial molecules, budget %d new calls, seed %d, run directory %s\n",
 			a.Task, batch, r.t, len(init), r.calls, a.Seed, a.Out)
 		pool, err = p.Run(ctx, obj, init, r.calls)
@@ -96,7 +98,7 @@ func runBaseline(ctx context.Context, cmd *Command, r baselineRun) error {
 		return errors.Join(err, werr)
 	}
 	if errors.Is(err, context.Canceled) {
-		fmt.Fprintf(cmd.Stderr, "nfbo optimize: interrupted after %d paid calls (%d for the initial molecules, %d by %s); "+
+		fmt.Fprintf(s.Stderr, "nfbo optimize: interrupted after %d paid calls (%d for the initial molecules, %d by %s); "+
 			"continue with the same command and -resume\n", r.budget.Calls(), r.initCalls, obj.Calls(), a.Method)
 		return err
 	}
@@ -115,7 +117,7 @@ func runBaseline(ctx context.Context, cmd *Command, r baselineRun) error {
 	for _, m := range r.mols {
 		initBest = max(initBest, m.score)
 	}
-	return printResults(cmd.Stdout, a.Out, status, y, smiles, initBest)
+	return printResults(ctx, s.Stdout, r.canon, a.Out, status, y, smiles, initBest)
 }
 
 // selfiesCodec is baseline.Codec over one reused selfies encoder and decoder.
@@ -155,12 +157,12 @@ func (s *priorSampler) SamplePrior(ctx context.Context, n int) ([]string, error)
 
 // baselinePrinter prints one progress line per generation or batch.
 type baselinePrinter struct {
-	cmd   *Command
+	w     io.Writer
 	total int
 }
 
 // Record implements baseline.Recorder.
 func (p baselinePrinter) Record(g baseline.Progress) {
-	fmt.Fprintf(p.cmd.Stdout, "iter %d calls %d/%d best %.4f proposed %d new %d dup %d invalid %d\n",
+	fmt.Fprintf(p.w, "iter %d calls %d/%d best %.4f proposed %d new %d dup %d invalid %d\n",
 		g.Iteration, g.Calls, p.total, g.Best, g.Proposed, g.New, g.Duplicate, g.Invalid)
 }

@@ -1,11 +1,13 @@
-package main
+package optimize
 
 import (
+	"compress/gzip"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -136,4 +138,57 @@ func canonicalInit(warn io.Writer, path string, rows []initRow, voc *vocab.Vocab
 		return nil, 0, fmt.Errorf("optimize: %s: none of the %d initial molecules can be tokenised", path, len(rows))
 	}
 	return mols, longest + 1, nil
+}
+
+// openMaybeGzip opens path for reading, through gzip when its name ends in
+// ".gz"; the returned func closes it.
+func openMaybeGzip(path string) (io.Reader, func(), error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !strings.HasSuffix(path, ".gz") {
+		return fh, func() { fh.Close() }, nil
+	}
+	gz, err := gzip.NewReader(fh)
+	if err != nil {
+		fh.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return gz, func() { gz.Close(); fh.Close() }, nil
+}
+
+// isSpace reports whether c is ASCII white space.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+// Molecule is a molecule of a molecules file after NF-BO's canonicalisation (decode and re-encode).
+type Molecule struct {
+	Line  int     // 1-based line in the file
+	Key   string  // the codec's key: the SMILES of the canonical SELFIES
+	IDs   []int   // canonical token ids, padded to the model's MaxT
+	N     int     // number of symbols
+	Score float64 // the task's score from the file, when it has them
+}
+
+// ReadMolecules reads up to count molecules of path (a CSV with a smiles column, and a column named task
+// when it has the task's scores; or one SMILES per line; gzip when the name ends in .gz), canonicalised with
+// the vocabulary voc and padded to maxT. It returns them, the sequence length T they need (1 + the longest),
+// and whether the file had the task's scores. Molecules the vocabulary cannot spell, and repeats, are skipped
+// with a message to warn naming the line.
+func ReadMolecules(path, task string, count int, voc *vocab.Vocab, maxT int, warn io.Writer) (mols []Molecule, t int, hasScores bool, err error) {
+	rows, hasScores, err := readInit(path, task, count)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	ms, t, err := canonicalInit(warn, path, rows, voc, maxT)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	mols = make([]Molecule, len(ms))
+	for i, m := range ms {
+		mols[i] = Molecule{Line: m.line, Key: m.key, IDs: m.ids, N: m.n, Score: m.score}
+	}
+	return mols, t, hasScores, nil
 }

@@ -1,0 +1,66 @@
+package optimize
+
+import (
+	"bytes"
+	"math"
+	"testing"
+
+	"github.com/nfbo/nfbo/chem/smiles"
+)
+
+// FuzzParseInit feeds arbitrary init files (CSV, or one SMILES per line) to the reader of -init: it must never
+// panic, and every molecule it accepts has a printable-ASCII SMILES, a finite score and a line inside the file,
+// in increasing order. The seed corpus is testdata/fuzz/FuzzParseInit and the f.Add calls.
+func FuzzParseInit(f *testing.F) {
+	f.Add([]byte("smiles,adip\nCCO,0.5\nCCN,0.25\n"), "adip", 10)
+	f.Add([]byte("CCO\n# a comment\nc1ccccc1 benzène\n\n"), "qed", 10)
+	f.Add([]byte("\ufeffSMILES\nCCO\r\nCCN\r\n"), "qed", 1)
+	f.Add([]byte("smile,adip\n\"C,C\",NaN\n"), "adip", 5)
+	f.Add([]byte("name,smiles,adip\nx,CC\u00a0O,1\n"), "adip", 5)
+	f.Add([]byte("CC\xe9N\n"), "qed", 3)
+	f.Fuzz(func(t *testing.T, data []byte, task string, count int) {
+		count = 1 + (count&0xffff)%50
+		rows, hasScores, err := parseInit("fuzz.csv", data, task, count)
+		if err != nil {
+			if len(rows) != 0 {
+				t.Fatalf("error %v with %d rows", err, len(rows))
+			}
+			return
+		}
+		lines := bytes.Count(data, []byte("\n")) + 1
+		if len(rows) == 0 || len(rows) > count {
+			t.Fatalf("%d rows for count %d", len(rows), count)
+		}
+		prev := 0
+		for _, r := range rows {
+			if err := smiles.CheckText(r.smiles); err != nil {
+				t.Errorf("line %d: accepted %q: %v", r.line, r.smiles, err)
+			}
+			if r.line <= prev || r.line > lines {
+				t.Errorf("line %d after line %d in a file of %d lines", r.line, prev, lines)
+			}
+			if math.IsNaN(r.score) || math.IsInf(r.score, 0) || (!hasScores && r.score != 0) {
+				t.Errorf("line %d: score %v (file has scores: %v)", r.line, r.score, hasScores)
+			}
+			prev = r.line
+		}
+	})
+}
+
+// Init files may be gzipped, as the suites' ZINC (pmo20) and GuacaMol 10k (guacamol7-10k) files are.
+func TestReadInitGzip(t *testing.T) {
+	rows, hasScores, err := readInit("../data/zinc250k/zinc.txt.gz", "qed", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasScores || len(rows) != 3 || rows[0].smiles != "CC(C)(C)c1ccc2occ(CC(=O)Nc3ccccc3F)c2c1" || rows[2].line != 3 {
+		t.Fatalf("zinc.txt.gz: hasScores %v, rows %+v", hasScores, rows)
+	}
+	rows, hasScores, err = readInit("../data/generated/guacamol_10k_selfies_v2.0.0_scores.csv.gz", "adip", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasScores || len(rows) != 5 {
+		t.Fatalf("guacamol 10k csv.gz: hasScores %v, %d rows", hasScores, len(rows))
+	}
+}

@@ -1,0 +1,592 @@
+// Package optimize runs nfbo on a task: it reads the model and the initial molecules, opens the objective and
+// the run directory, and runs the optimiser (NF-BO, or a baseline in the same harness) to its budget, resumably;
+// or, for ask/tell, until it needs scores that have not been told. The CLI's optimize, ask and serve are flags
+// around Run and Ask.
+package optimize
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nfbo/nfbo/bo"
+	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/chem/molseq"
+	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/chem/selfies"
+	"github.com/nfbo/nfbo/chem/smiles"
+	"github.com/nfbo/nfbo/chem/vocab"
+	"github.com/nfbo/nfbo/engine/seqflow"
+	"github.com/nfbo/nfbo/engine/train"
+	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/rundir"
+)
+
+// Streams are where a run writes: progress lines and results to Stdout, messages to Stderr.
+type Streams struct {
+	Stdout, Stderr io.Writer
+}
+
+// ArgError is a setting that cannot work (a flag out of range, a budget that leaves no call, too few initial
+// molecules for the anchors): the CLI exits 2 with it.
+type ArgError struct{ Err error }
+
+// Error returns the problem.
+func (e *ArgError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the problem.
+func (e *ArgError) Unwrap() error { return e.Err }
+
+func argErrorf(format string, args ...any) error { return &ArgError{fmt.Errorf(format, args...)} }
+
+// Args are the settings of a run: the flags of "nfbo optimize" and "nfbo ask" (args.json keeps them).
+type Args struct {
+	Task, Init, Preset, Model, Out string
+	ObjectiveCmd, Python, Sampler  string
+	Update, Backend                string
+	InitCount, Budget, Workers     int
+	Candidates, Queries, Anchors   int
+	Seed                           uint64
+	Resume, Restart, NoTACS        bool
+	Method, Setting                string
+	Variant, Label                 string
+	Offspring, FineTuneEvery       int
+	TRInit, AnchorTemp             float64
+	AnchorRule                     string
+	Timeout                        time.Duration
+
+	// ask, set by "nfbo ask", makes the run an ask/tell run: the objective scores nothing (objective.Deferred),
+	// and the run stops when it needs scores not yet told, with the molecules it asked for in the ledger.
+	ask *askSession
+}
+
+// Check checks the settings that need neither the model nor the data; a bad one is an *ArgError.
+func (a Args) Check() error {
+	switch {
+	case a.Task == "":
+		return argErrorf("-task is required")
+	case a.Init == "":
+		return argErrorf("-init is required")
+	case a.Model == "":
+		return argErrorf("-model is required")
+	case a.Timeout <= 0:
+		return argErrorf("-timeout must be positive, not %v (a hung worker would block the run for ever)", a.Timeout)
+	case a.Workers < 1:
+		return argErrorf("-workers must be at least 1, not %d", a.Workers)
+	case a.Budget < 0 || a.InitCount < 0 || a.Candidates < 0 || a.Anchors < 0 || a.Queries < 0:
+		return argErrorf("-budget, -init-count, -candidates, -anchors and -queries must not be negative")
+	case a.Sampler != "exact" && a.Sampler != "pathwise":
+		return argErrorf("-sampler %q: want exact or pathwise", a.Sampler)
+	case a.Update != "once" && a.Update != "every":
+		return argErrorf("-update %q: want once or every", a.Update)
+	case a.Method != "nfbo" && a.Method != "prior" && a.Method != "ga":
+		return argErrorf("-method %q: want nfbo, prior or ga", a.Method)
+	case a.AnchorRule != "minmax" && a.AnchorRule != "raw":
+		return argErrorf("-anchor-rule %q: want minmax or raw", a.AnchorRule)
+	case a.AnchorTemp < 0 && a.AnchorTemp != -1:
+		return argErrorf("-anchor-temp must be positive, 0 (the rule's) or -1 (greedy)")
+	case a.Offspring < -1 || a.FineTuneEvery < -1 || a.TRInit < 0:
+		return argErrorf("-offspring and -finetune-every must be -1 or more, and -tr-init not negative")
+	case a.Backend != "auto" && a.Backend != "go" && a.Backend != "ort":
+		return argErrorf("-backend %q: want auto, go or ort", a.Backend)
+	}
+	return nil
+}
+
+// initMol is one initial molecule after canonicalisation.
+type initMol struct {
+	line  int    // 1-based line in the init file
+	key   string // the codec's key (SMILES of the canonical SELFIES)
+	ids   []int  // canonical ids, padded to the model's MaxT
+	n     int    // number of symbols
+	score float64
+}
+
+// Run makes or resumes (a.Resume) the run in a.Out and runs it until its budget is spent, ctx is done or it
+// fails, writing its progress and results to s. A setting that cannot work is an *ArgError.
+func Run(ctx context.Context, s Streams, a Args) error {
+	if err := a.Check(); err != nil {
+		return err
+	}
+	preset, err := bo.PresetByName(a.Preset)
+	if err != nil {
+		return &ArgError{err}
+	}
+	return run(ctx, s, a, preset)
+}
+
+func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
+	start := time.Now()
+	warnf := func(format string, args ...any) { fmt.Fprintf(s.Stderr, "nfbo optimize: "+format+"\n", args...) }
+	count := a.InitCount
+	if count == 0 {
+		count = preset.InitialPoints
+	}
+
+	// Everything that can be checked without the objective is checked before the first call, and before the
+	// run directory is touched: the model, the initial molecules and their scores, the budget against them, the
+	// optimiser's settings, and the objective's task names; then, under the lock, the run directory's state.
+	ck, err := model.LoadModelDir(a.Model)
+	if err != nil {
+		return err
+	}
+	voc, err := vocab.New(ck.Vocab)
+	if err != nil {
+		return fmt.Errorf("optimize: vocabulary of %s: %w", a.Model, err)
+	}
+	rows, hasScores, err := readInit(a.Init, a.Task, count)
+	if err != nil {
+		return err
+	}
+	mols, t, err := canonicalInit(s.Stderr, a.Init, rows, voc, ck.Params.Config.MaxT)
+	if err != nil {
+		return err
+	}
+	// total counts every paid call. Initial molecules without scores are paid for, so the preset's setting
+	// (pmo: 1,000 initial + 9,000 calls) is 10,000 calls in all, PMO's budget.
+	paidInit := 0
+	if !hasScores {
+		paidInit = len(mols)
+	}
+	total := a.Budget
+	if total == 0 {
+		total = paidInit + preset.Config.Budget
+	}
+	if total <= paidInit {
+		return argErrorf("-budget %d leaves no call for the optimiser: the %d initial molecules of %s have no %s scores, "+
+			"so they are scored first and count as calls (PMO's accounting); give -budget %d for %d new calls, or fewer molecules "+
+			"with -init-count", total, paidInit, a.Init, a.Task, paidInit+preset.Config.Budget, preset.Config.Budget)
+	}
+	cfg, err := a.Config(preset)
+	if err != nil {
+		return argErrorf("%v", err)
+	}
+	// The initial molecules pay for at most paidInit calls (fewer when some are invalid for the objective or
+	// one molecule for it), so the optimiser gets at least total-paidInit.
+	cfg.Budget = total - paidInit
+	if a.Method == "nfbo" {
+		if err := cfg.Check(len(mols), t*ck.Params.Config.F); err != nil {
+			return argErrorf("%v (from the %d initial molecules of %s; lower -anchors, or give more molecules)",
+				err, len(mols), a.Init)
+		}
+	}
+	flow, err := seqflow.New(ck, t, seqflow.Options{Backend: a.Backend, Warn: s.Stderr})
+	if err != nil {
+		return fmt.Errorf("optimize: model %s: %w", a.Model, err)
+	}
+	defer flow.Close()
+	codec, err := molseq.New(voc, t)
+	if err != nil {
+		return err
+	}
+	obj, canon, closeObj, err := openObjective(ctx, s, a, warnf)
+	if err != nil {
+		return err
+	}
+	defer closeObj()
+
+	setting := a.Setting
+	if setting == "" {
+		setting = bench.Setting(len(mols), total-paidInit)
+	}
+	want := rundir.Info{Setting: setting, Task: a.Task, Method: a.methodLabel(), Seed: int(a.Seed), Budget: total,
+		Objective: a.objectiveID()}
+	info, err := rundir.Open(a.Out, want, a.Resume, bench.Setting(count, total-paidInit), warnf)
+	if err != nil {
+		return fmt.Errorf("optimize: %w", err)
+	}
+	if a.ask == nil || !a.ask.locked {
+		unlock, err := rundir.Lock(a.Out)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	if a.Resume {
+		if err := checkResume(a, info, paidInit, warnf); err != nil {
+			return err
+		}
+	}
+	// run.json marks the directory as a run before anything else is written to it, so that a run killed at any
+	// moment can be resumed; args.json keeps the flags, so that ask, tell and serve need only the directory.
+	if err := rundir.WriteInfo(a.Out, info); err != nil {
+		return err
+	}
+	if err := WriteArgs(a); err != nil {
+		return err
+	}
+	budget, err := objective.OpenBudget(filepath.Join(a.Out, rundir.EvalLogFile), obj, canon,
+		objective.BudgetOptions{Limit: total, Task: a.Task, Warnf: warnf})
+	if err != nil {
+		return err
+	}
+	defer budget.Close()
+
+	// Initial molecules without scores are paid for first (PMO's accounting); after a resume they replay.
+	initCalls := 0
+	if !hasScores {
+		keys := make([]string, len(mols))
+		for i, m := range mols {
+			keys[i] = m.key
+		}
+		evs, err := budget.Evaluate(ctx, keys)
+		if err != nil {
+			if a.ask != nil && errors.Is(err, objective.ErrAwaitingScores) {
+				info.Calls = budget.Calls()
+				info.Seconds += time.Since(start).Seconds()
+				return a.ask.stop(a.Out, info)
+			}
+			if ctx.Err() != nil {
+				info.Calls = budget.Calls()
+				info.Seconds += time.Since(start).Seconds()
+				warnf("interrupted while scoring the initial molecules, after %d paid calls; continue with the same command and -resume",
+					budget.Calls())
+				if err := rundir.WriteInfo(a.Out, info); err != nil {
+					return errors.Join(ctx.Err(), err)
+				}
+				return ctx.Err()
+			}
+			return fmt.Errorf("optimize: scoring the %d initial molecules of %s (budget %d): %w", len(mols), a.Init, total, err)
+		}
+		calls := map[int]bool{}
+		for i, e := range evs {
+			mols[i].score = e.Score
+			if e.Call > 0 {
+				calls[e.Call] = true
+			}
+		}
+		initCalls = len(calls)
+	}
+	cfg.Budget = total - initCalls
+	cfg.RunDir = a.Out
+	info.Initial = len(mols)
+	info.InitialCalls = initCalls
+	info.Calls = budget.Calls()
+	if a.Method != "nfbo" {
+		return runBaseline(ctx, s, baselineRun{args: a, info: info, start: start, budget: budget, initCalls: initCalls,
+			mols: mols, voc: voc, flow: flow, t: t, calls: cfg.Budget, hasScores: hasScores, canon: canon,
+			offspring: cfg.Anchors * cfg.Queries})
+	}
+	init := bo.Initial{Tokens: make([]int, 0, len(mols)*t)}
+	for _, m := range mols {
+		init.Tokens = append(init.Tokens, m.ids[:t]...)
+		init.Y = append(init.Y, m.score)
+		init.SMILES = append(init.SMILES, m.key)
+	}
+	rec := &progressPrinter{w: s.Stdout}
+	opt, err := bo.NewOptimizer(cfg, bo.Problem{Flow: flow, Codec: codec, Objective: budgetObjective{budget, initCalls}, Initial: init,
+		Vocab: voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(voc)},
+		rand.NewPCG(a.Seed, 0x6e66626f), rec)
+	if err != nil {
+		return fmt.Errorf("optimize: %w", err)
+	}
+
+	info.InitialScores = nil
+	if hasScores {
+		info.InitialScores = init.Y
+	}
+	if err := rundir.WriteInfo(a.Out, info); err != nil {
+		return err
+	}
+	d := t * ck.Params.Config.F
+	shown, err := cfg.Resolved(d) // the defaults bo fills in, shown so that the cost of Thompson sampling is visible
+	if err != nil {
+		return fmt.Errorf("optimize: %w", err)
+	}
+	cand := shown.Candidates
+	scored := "scores from the file"
+	if !hasScores {
+		scored = "scored by the objective"
+	}
+	fmt.Fprintf(s.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
+		"preset %s, variant %s: %d anchors × %d queries from %d candidates each (+%d offspring), %s sampler, TACS %v; budget %d new calls (%d in all), "+
+		"seed %d, run directory %s\n",
+		a.Task, len(mols), scored, t, d, a.Model, ck.Params.NumParams(), flow.Backend(), train.BLAS, a.Preset, a.Variant, cfg.Anchors, cfg.Queries, cand, cfg.Offspring,
+		cfg.Sampler, cfg.TACS.Tau > 0, cfg.Budget, total, a.Seed, a.Out)
+
+	res, runErr := opt.Run(ctx)
+	info.Seconds += time.Since(start).Seconds()
+	info.Finished = res.Status == bo.StatusBudgetSpent || res.Status == bo.StatusConverged
+	info.Calls = budget.Calls()
+	info.Error = ""
+	if a.ask != nil && errors.Is(runErr, objective.ErrAwaitingScores) {
+		return a.ask.stop(a.Out, info)
+	}
+	if runErr != nil && res.Status != bo.StatusCancelled {
+		info.Error = runErr.Error()
+	}
+	if err := rundir.WriteInfo(a.Out, info); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if res.Status == bo.StatusCancelled {
+		warnf("interrupted after %d paid calls (%d for the initial molecules, %d by the optimiser); continue with the same command and -resume",
+			budget.Calls(), initCalls, res.Calls)
+		return runErr
+	}
+	if runErr != nil {
+		var rde *bo.RunDirError
+		if errors.As(runErr, &rde) {
+			// Resuming again would meet the same file.
+			return fmt.Errorf("optimize: %w", runErr)
+		}
+		return fmt.Errorf("optimize: %w (the run directory %s can be resumed with -resume)", runErr, a.Out)
+	}
+	_, y, smiles := opt.Data()
+	status := fmt.Sprintf("%s after %d iterations, %d new molecules evaluated (+%d initial calls)",
+		res.Status, res.Iterations, res.Calls, initCalls)
+	return printResults(ctx, s.Stdout, canon, a.Out, status, y, smiles, slices.Max(init.Y))
+}
+
+// Config returns the preset's configuration with the flags' changes and the variant's rules; Budget and
+// RunDir are left to the caller.
+func (a Args) Config(preset bo.Preset) (bo.Config, error) {
+	cfg := preset.Config
+	if a.Candidates > 0 {
+		cfg.Candidates = a.Candidates
+	}
+	if a.Anchors > 0 {
+		cfg.Anchors = a.Anchors
+	}
+	if a.Queries > 0 {
+		cfg.Queries = a.Queries
+	}
+	if a.Sampler == "pathwise" {
+		cfg.Sampler = bo.SamplerPathwise
+	}
+	if a.NoTACS {
+		cfg.TACS.Tau = 0
+	}
+	if a.Update == "every" {
+		cfg.Update = bo.UpdateEveryIteration
+	}
+	cfg.TRInit = a.TRInit
+	rule, err := bo.ParseAnchorRule(a.AnchorRule)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.AnchorRule, cfg.Temperature = rule, a.AnchorTemp
+	if a.FineTuneEvery != 0 {
+		cfg.TrainEvery = a.FineTuneEvery
+	}
+	cfg, err = cfg.WithVariant(a.Variant)
+	if err != nil {
+		return cfg, err
+	}
+	switch {
+	case a.Offspring > 0 && cfg.Screen != bo.ScreenTokens:
+		return cfg, errors.New("-offspring needs -variant screened")
+	case a.Offspring > 0:
+		cfg.Offspring = a.Offspring
+	case a.Offspring == -1:
+		cfg.Offspring = 0
+	}
+	return cfg, nil
+}
+
+// objectiveID is the run's objective as run.json records it.
+func (a Args) objectiveID() string {
+	if a.ask != nil {
+		return rundir.ObjectiveTell
+	}
+	if a.ObjectiveCmd != "" {
+		return rundir.ObjectiveCommand(a.ObjectiveCmd)
+	}
+	return rundir.ObjectiveRDKit
+}
+
+// methodLabel names the run's method in run.json and reports.
+func (a Args) methodLabel() string {
+	if a.Label != "" {
+		return a.Label
+	}
+	m := a.Method
+	if m == "nfbo" && a.Variant != "" && a.Variant != bo.DefaultVariant {
+		m += "-" + a.Variant
+	}
+	if m != "ga" && m != "prior" && a.NoTACS {
+		m += "-no-tacs"
+	}
+	return m
+}
+
+// mutationAlphabet returns the token ids of the semantic-robust SELFIES alphabet that are in voc: the symbols
+// the GA and the screened variant's offspring may write.
+func mutationAlphabet(voc *vocab.Vocab) []int {
+	var ids []int
+	for _, s := range selfies.SemanticRobustAlphabet(selfies.DefaultConstraints()) {
+		if id, ok := voc.ID(s); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// openObjective returns the objective and the canonicaliser of the budget, and a function that stops their
+// worker processes.
+func openObjective(ctx context.Context, s Streams, a Args, warnf func(string, ...any)) (objective.Objective, objective.Canonicalizer, func(), error) {
+	stderr := &objective.LockedWriter{W: s.Stderr}
+	popts := objective.PoolOptions{Workers: a.Workers, Timeout: a.Timeout, Stderr: stderr, Warnf: warnf}
+	ropts := objective.RDKitOptions{PoolOptions: popts, Python: a.Python}
+	if a.ask != nil {
+		return openDeferred(ctx, a, warnf)
+	}
+	if a.ObjectiveCmd == "" {
+		pool, err := objective.NewRDKit(ropts)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if err := pool.CheckTasks(ctx, []string{a.Task}); err != nil {
+			var ut *objective.UnknownTaskError
+			if errors.As(err, &ut) {
+				err = &ArgError{err}
+			}
+			pool.Close()
+			return nil, nil, nil, err
+		}
+		return pool.Objective(a.Task), pool, func() { pool.Close() }, nil
+	}
+	argv := objective.SplitCommand(a.ObjectiveCmd)
+	if len(argv) == 0 {
+		return nil, nil, nil, argErrorf("-objective-cmd is empty")
+	}
+	pool, err := objective.NewCommand(argv, popts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// Molecules are identified by RDKit canonical SMILES when RDKit is there, as with the RDKit objective.
+	ropts.Workers = 1
+	rd, err := objective.NewRDKit(ropts)
+	if err == nil {
+		err = rd.Start(ctx)
+	}
+	switch {
+	case err == nil:
+		return pool.Objective(a.Task), rd, func() { pool.Close(); rd.Close() }, nil
+	case errors.Is(err, objective.ErrRDKitMissing):
+		if rd != nil {
+			rd.Close()
+		}
+		warnf("RDKit is missing: molecules are identified by their SELFIES-canonical SMILES")
+		return pool.Objective(a.Task), keyCanonicalizer{}, func() { pool.Close() }, nil
+	default:
+		pool.Close()
+		if rd != nil {
+			rd.Close()
+		}
+		return nil, nil, nil, err
+	}
+}
+
+// progressPrinter prints one line per iteration.
+type progressPrinter struct{ w io.Writer }
+
+// Record implements bo.Recorder.
+func (p *progressPrinter) Record(g bo.Progress) error {
+	t := g.Times
+	s := func(d time.Duration) float64 { return d.Seconds() }
+	line := fmt.Sprintf("iter %d calls %d/%d best %.4f tr %.3g new %d dup %d invalid %d",
+		g.Iteration, g.Calls, g.Budget, g.Best, g.TRLength, g.New, g.Duplicate, g.Invalid)
+	if g.Replayed > 0 {
+		line += fmt.Sprintf(" (cached %d)", g.Replayed)
+	}
+	if !math.IsNaN(g.FitRank) {
+		line += fmt.Sprintf(" rho %.2f", g.FitRank)
+	}
+	if g.FromFlow >= 0 {
+		line += fmt.Sprintf(" flow %d ga %d", g.FromFlow, g.New-g.FromFlow)
+	}
+	line += fmt.Sprintf(" | s: encode %.2f tacs %.2f cand %.2f ts %.2f decode %.2f obj %.2f finetune %.2f surr %.2f ckpt %.2f total %.2f",
+		s(t.Encode), s(t.TACS), s(t.Candidates), s(t.Thompson), s(t.Decode), s(t.Objective), s(t.FineTune),
+		s(t.Surrogate), s(t.Checkpoint), s(t.Total()))
+	_, err := fmt.Fprintln(p.w, line)
+	return err
+}
+
+// printResults prints the best molecules of the run (scores y of molecules smiles, the optimiser's keys, shown as
+// canonicalSMILES gives them with canon) and the figures of the evaluation log.
+// initBest is the best initial score, against which the gain is reported.
+func printResults(ctx context.Context, w io.Writer, canon objective.Canonicalizer, dir, status string, y []float64, smiles []string, initBest float64) error {
+	idx := make([]int, len(y))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return y[idx[a]] > y[idx[b]] })
+	fmt.Fprintf(w, "status: %s\n", status)
+	fmt.Fprintln(w, "best molecules (score, SMILES):")
+	shown := idx[:min(10, len(idx))]
+	keys := make([]string, len(shown))
+	for k, i := range shown {
+		keys[k] = smiles[i]
+	}
+	for k, name := range canonicalSMILES(ctx, canon, dir, keys) {
+		fmt.Fprintf(w, "  %.6f  %s\n", y[shown[k]], name)
+	}
+	run, err := bench.LoadRun(dir)
+	if err != nil {
+		return fmt.Errorf("optimize: read back %s: %w", dir, err)
+	}
+	f := run.Figures()
+	fmt.Fprintf(w, "Top-1 %.4f  Top-10 %.4f  Top-100 %.4f  AUC Top-10 %.4f  (%d calls in %s)\n",
+		f.Top[0], f.Top[1], f.Top[2], f.AUC[1], f.Calls, filepath.Join(dir, rundir.EvalLogFile))
+	if len(idx) > 0 {
+		best := y[idx[0]]
+		verdict := "no molecule better than the best initial one was found"
+		if best > initBest {
+			verdict = fmt.Sprintf("%+.4f over the best initial molecule", best-initBest)
+		}
+		fmt.Fprintf(w, "best initial molecule %.4f, best found %.4f: %s\n", initBest, best, verdict)
+	}
+	return nil
+}
+
+// readInit reads the first count molecules of an init file (through gzip when its name ends in ".gz"): a CSV
+// with a smiles/smile column (and the task's scores when it has a column named like the task), or one SMILES per
+// line. See parseInit.
+func readInit(path, task string, count int) (rows []initRow, hasScores bool, err error) {
+	r, closeInit, err := openMaybeGzip(path)
+	if err != nil {
+		return nil, false, fmt.Errorf("optimize: -init: %w", err)
+	}
+	defer closeInit()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, false, fmt.Errorf("optimize: -init: read %s: %w", path, err)
+	}
+	return parseInit(path, b, task, count)
+}
+
+// parseInit reads the first count molecules of the init file path, whose bytes are data. A SMILES that holds a
+// byte that is not printable ASCII (another encoding, a binary file) is an error naming the line and the byte's
+// offset, as is a task score that is not a finite number; both are found before anything is paid.
+func parseInit(path string, data []byte, task string, count int) (rows []initRow, hasScores bool, err error) {
+	text := strings.TrimPrefix(string(data), "\ufeff") // the byte order mark some editors write
+	first, _, _ := strings.Cut(text, "\n")
+	if strings.Contains(first, ",") {
+		return readInitCSV(path, text, task, count)
+	}
+	for i, line := range strings.Split(text, "\n") {
+		if len(rows) == count {
+			break
+		}
+		f, _ := smiles.FirstField(line)
+		if f == "" || strings.HasPrefix(f, "#") || (i == 0 && strings.EqualFold(f, "smiles")) {
+			continue
+		}
+		if err := smiles.CheckText(f); err != nil {
+			return nil, false, fmt.Errorf("optimize: %s:%d: %w", path, i+1, err)
+		}
+		rows = append(rows, initRow{line: i + 1, smiles: f})
+	}
+	if len(rows) == 0 {
+		return nil, false, fmt.Errorf("optimize: %s: no molecules", path)
+	}
+	return rows, false, nil
+}
