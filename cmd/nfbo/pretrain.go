@@ -34,6 +34,9 @@ type pretrainArgs struct {
 	Seed    uint64  `json:"seed"`
 	ValFrac float64 `json:"val_frac"`
 	Batch   int     `json:"batch"`
+	// RandomPad trains each molecule at a random padded length
+	// (train.Options.RandomPad); a resume may switch it on or off.
+	RandomPad bool `json:"random_pad,omitempty"`
 }
 
 func newPretrainCmd() *Command {
@@ -61,6 +64,13 @@ run is interrupted. -resume continues the run in DIR exactly where its last
 checkpoint stopped, with the same data split and batch size, until -steps
 steps in total; the model's configuration comes from the checkpoint then.
 
+-random-pad trains each molecule as if its sequence were padded to a length
+drawn uniformly between its own length and T, instead of always T, so that
+the model is good at the shorter T an optimisation run uses (T is the longest
+molecule of its data there); validation stays at T. It is recorded in the
+checkpoint and kept by -resume unless given again; it can be switched on
+when resuming a run that trained without it.
+
 -init-only writes the randomly initialised model (step 0, with the same
 split and seed) and stops: a reference point for "nfbo recon", which must
 reconstruct every molecule even before any training.`,
@@ -82,6 +92,7 @@ reconstruct every molecule even before any training.`,
 	logEvery := f.Int64("log-every", 10, "progress line interval in steps")
 	seed := f.Uint64("seed", 1, "seed of the data split, initial weights and training noise")
 	initOnly := f.Bool("init-only", false, "write the randomly initialised model (step 0) and stop")
+	randomPad := f.Bool("random-pad", false, "train each molecule at a padded length drawn from [its length, T]")
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if len(args) != 0 {
 			return Usagef(cmd, "pretrain: unexpected arguments %q", args)
@@ -99,7 +110,8 @@ reconstruct every molecule even before any training.`,
 			return Usagef(cmd, "pretrain: -seq-len %d must not be negative", *seqLen)
 		}
 		pr := &pretrainRun{cmd: cmd, out: *out, steps: *steps, initOnly: *initOnly, valEvery: *valEvery, ckEvery: *ckEvery, logEvery: *logEvery,
-			args: pretrainArgs{Data: *data, Seed: *seed, ValFrac: *valFrac, Batch: *batch}}
+			args: pretrainArgs{Data: *data, Seed: *seed, ValFrac: *valFrac, Batch: *batch, RandomPad: *randomPad}}
+		f.Visit(func(fl *flag.Flag) { pr.randomPadSet = pr.randomPadSet || fl.Name == "random-pad" })
 		if *resume {
 			return pr.resume(ctx)
 		}
@@ -116,6 +128,12 @@ type pretrainRun struct {
 	initOnly                    bool // save step 0 and stop
 	valEvery, ckEvery, logEvery int64
 	args                        pretrainArgs
+	randomPadSet                bool // -random-pad given: a resume takes it instead of the saved setting
+}
+
+// trainOptions returns the trainer's options for the run's settings.
+func (pr *pretrainRun) trainOptions() train.Options {
+	return train.Options{Batch: pr.args.Batch, RandomPad: pr.args.RandomPad, PadToken: vocab.Stop}
 }
 
 func (pr *pretrainRun) start(ctx context.Context, preset, transform, vocabName string, seqLen int) error {
@@ -157,7 +175,7 @@ func (pr *pretrainRun) start(ctx context.Context, preset, transform, vocabName s
 	if err != nil {
 		return err
 	}
-	tr, err := train.NewTrainer(p, rand.NewPCG(pr.args.Seed, 3), train.Options{Batch: pr.args.Batch})
+	tr, err := train.NewTrainer(p, rand.NewPCG(pr.args.Seed, 3), pr.trainOptions())
 	if err != nil {
 		return err
 	}
@@ -181,6 +199,9 @@ func (pr *pretrainRun) resume(ctx context.Context) error {
 		fmt.Fprintf(pr.cmd.Stderr, "pretrain: note: resuming with -data %s; the run started with %s\n", pr.args.Data, saved.Data)
 	}
 	pr.args.Seed, pr.args.ValFrac, pr.args.Batch = saved.Seed, saved.ValFrac, saved.Batch
+	if !pr.randomPadSet {
+		pr.args.RandomPad = saved.RandomPad
+	}
 	voc, err := vocab.New(ck.Vocab)
 	if err != nil {
 		return fmt.Errorf("pretrain: -resume: %s: %w", pr.ckptPath(), err)
@@ -189,9 +210,12 @@ func (pr *pretrainRun) resume(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tr, err := train.Restore(ck, train.Options{Batch: pr.args.Batch})
+	tr, err := train.Restore(ck, pr.trainOptions())
 	if err != nil {
 		return fmt.Errorf("pretrain: -resume: %s: %w", pr.ckptPath(), err)
+	}
+	if pr.args.RandomPad != saved.RandomPad {
+		fmt.Fprintf(pr.cmd.Stderr, "pretrain: note: -random-pad=%v from step %d on (it was %v)\n", pr.args.RandomPad, tr.Steps(), saved.RandomPad)
 	}
 	return pr.run(ctx, tr, voc, mols)
 }

@@ -19,8 +19,11 @@ type batchInputs struct {
 	tok, neg []float64 // [N, V]
 	eps      []float64 // [N, F]
 	wt       []float64 // [N]
-	real     int       // number of real (unpadded) sequences
-	rejected int       // positions still wrong after maxRejectRounds draws
+	// lens is the padded length of each of the B sequences, nil when all
+	// are T; rows at or past a sequence's length have weight 0.
+	lens     []int
+	real     int // number of real (unpadded) sequences
+	rejected int // positions still wrong after maxRejectRounds draws
 }
 
 // normalisedEmbeddings returns E/‖E‖ row by row in float64, [V, F].
@@ -61,17 +64,32 @@ func checkSeqs(cfg model.Config, seqs [][]int) error {
 // T) padded to B sequences. Padding rows repeat sequence 0 with zero noise
 // and weight 0: they must stay finite, since 0·NaN is NaN.
 //
+// lens (nil: T for every sequence) gives each real sequence a padded length
+// 2 ≤ lens[b] ≤ T: the sequence is trained as if it were T_b long, its rows
+// from position lens[b] on get weight 0, zero noise and no negative.
+//
 // With rng nil the noise is zero and the negative token is the true one (no
 // similarity penalty); otherwise rng draws, in this order, one negative per
-// real row and then rejection-sampled noise σ·n per real row, so that a
-// resumed run consumes the stream exactly as an uninterrupted one.
-func prepareBatch(p *model.Params, seqs [][]int, B int, sigma float64, rng *rand.Rand) *batchInputs {
+// weighted row and then rejection-sampled noise σ·n per weighted row, so that
+// a resumed run consumes the stream exactly as an uninterrupted one.
+func prepareBatch(p *model.Params, seqs [][]int, lens []int, B int, sigma float64, rng *rand.Rand) *batchInputs {
 	cfg := p.Config
 	T, F, V := cfg.T, cfg.F, cfg.V
 	N := T * B
 	in := &batchInputs{
 		tok: make([]float64, N*V), neg: make([]float64, N*V),
 		eps: make([]float64, N*F), wt: make([]float64, N), real: len(seqs),
+	}
+	lenOf := func(b int) int { return T }
+	if lens != nil {
+		in.lens = make([]int, B)
+		for b := range B {
+			in.lens[b] = T
+			if b < len(seqs) {
+				in.lens[b] = lens[b]
+			}
+		}
+		lenOf = func(b int) int { return in.lens[b] }
 	}
 	w := 1 / float64(len(seqs))
 	seqAt := func(b int) []int {
@@ -85,7 +103,7 @@ func prepareBatch(p *model.Params, seqs [][]int, B int, sigma float64, rng *rand
 		for t := range T {
 			r := t*B + b
 			in.tok[r*V+s[t]] = 1
-			if b < len(seqs) {
+			if b < len(seqs) && t < lenOf(b) {
 				in.wt[r] = w
 			}
 		}
@@ -95,6 +113,9 @@ func prepareBatch(p *model.Params, seqs [][]int, B int, sigma float64, rng *rand
 	}
 	for t := range T {
 		for b := range len(seqs) {
+			if t >= lenOf(b) {
+				continue
+			}
 			r := t*B + b
 			if j := rng.IntN(V); j != seqs[b][t] {
 				in.neg[r*V+j] = 1
@@ -105,6 +126,9 @@ func prepareBatch(p *model.Params, seqs [][]int, B int, sigma float64, rng *rand
 	vhat := make([]float64, F)
 	for t := range T {
 		for b := range len(seqs) {
+			if t >= lenOf(b) {
+				continue
+			}
 			r := t*B + b
 			x := seqs[b][t]
 			v := en[x*F : (x+1)*F]
@@ -173,6 +197,10 @@ func fillDropout(g *flowGraph, p float64, rng *rand.Rand) {
 // run feeds in (and, for training graphs, dropout masks from rng) and runs
 // the graph once.
 func (g *flowGraph) run(in *batchInputs, dropRate float64, rng *rand.Rand) error {
+	if in.lens != nil && g.posDense {
+		return fmt.Errorf("train: the dense positional input takes sequences of length T only")
+	}
+	g.setLengths(in.lens)
 	g.tok.set(in.tok)
 	g.neg.set(in.neg)
 	g.eps.set(in.eps)

@@ -37,15 +37,21 @@ func benchT() int {
 func BenchmarkTrainStep(b *testing.B) {
 	T := benchT()
 	for _, c := range []struct {
-		preset   string
-		unrolled bool
-	}{{"small", false}, {"small", true}, {"paper", false}, {"paper", true}} {
+		preset        string
+		unrolled      bool
+		couplingNodes bool
+	}{{"small", false, false}, {"small", false, true}, {"small", true, true},
+		{"paper", false, false}, {"paper", false, true}, {"paper", true, true}} {
 		preset := c.preset
 		form := "op"
 		if c.unrolled {
 			form = "unrolled"
 		}
-		b.Run(fmt.Sprintf("preset=%s/lstm=%s/B=32/T=%d", preset, form, T), func(b *testing.B) {
+		coupling := "op"
+		if c.couplingNodes {
+			coupling = "nodes"
+		}
+		b.Run(fmt.Sprintf("preset=%s/lstm=%s/coupling=%s/B=32/T=%d", preset, form, coupling, T), func(b *testing.B) {
 			env := os.Getenv("NFBO_BENCH_PAPER")
 			if preset == "paper" && (env == "" || c.unrolled && env != "all") {
 				b.Skip("set NFBO_BENCH_PAPER=1 (lstm=op) or all")
@@ -60,7 +66,7 @@ func BenchmarkTrainStep(b *testing.B) {
 			}
 			const B = 32
 			seqs := randomSeqs(cfg, B, rand.New(rand.NewPCG(2, 2)))
-			tr, err := NewTrainer(p, rand.NewPCG(3, 3), Options{Batch: B, UnrolledLSTM: c.unrolled})
+			tr, err := NewTrainer(p, rand.NewPCG(3, 3), Options{Batch: B, UnrolledLSTM: c.unrolled, CouplingNodes: c.couplingNodes})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -132,7 +138,7 @@ func BenchmarkGraphVariant(b *testing.B) {
 	}
 	const B = 32
 	rng := rand.New(rand.NewPCG(2, 2))
-	in := prepareBatch(p, randomSeqs(cfg, B, rng), B, cfg.Noise, rng)
+	in := prepareBatch(p, randomSeqs(cfg, B, rng), nil, B, cfg.Noise, rng)
 	for _, v := range []struct {
 		name string
 		opts graphOpts

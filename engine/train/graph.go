@@ -87,11 +87,14 @@ type flowGraph struct {
 	slots []*slot
 
 	tok, neg, eps, wt feed
+	pos0              feed       // [B, P] positional code c_0 of each sequence
+	pos               *posIndex  // padded length of each sequence, for the later codes
 	interMask         [][][]feed // [block][layer-1][step]
 	ctxMask           []feed     // [block]
 	dropout           bool
 	posDense          bool
 	lstmOp            bool
+	couplingOp        bool
 
 	loss, nll, sim *G.Node
 	// nllVal and simVal receive copies of nll and sim during the run: the
@@ -294,6 +297,9 @@ type graphOpts struct {
 	// lstmOp runs each LSTM layer as one op over all steps (lstmop.go)
 	// instead of unrolled per-step nodes.
 	lstmOp bool
+	// couplingOp runs each coupling (net and transform) as one op
+	// (couplingop.go) instead of elementary nodes.
+	couplingOp bool
 }
 
 func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opts graphOpts) (*flowGraph, error) {
@@ -313,7 +319,7 @@ func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opt
 	np := cfg.Transform.NumParams()
 
 	fg := &flowGraph{cfg: cfg, kind: kind, dt: dt, B: B, N: N,
-		dropout: kind == kindTrain && cfg.Dropout > 0, posDense: opts.posDense, lstmOp: opts.lstmOp}
+		dropout: kind == kindTrain && cfg.Dropout > 0, posDense: opts.posDense, lstmOp: opts.lstmOp, couplingOp: opts.couplingOp}
 	b := &builder{g: G.NewGraph(), dt: dt}
 	fg.g = b.g
 
@@ -322,16 +328,13 @@ func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opt
 	fg.eps = b.input("eps", N, F)
 	fg.wt = b.input("wt", N)
 
-	// Constant data enters as named inputs, not gorgonia constants: constant
-	// nodes are deduplicated by their printed value, which is truncated.
-	ones := b.input("ones", B, 1)
-	for i := range B {
-		ones.set1(i, 1)
-	}
-	pos0 := b.input("pos0", 1, cfg.P())
-	pos0.set(posCodes(cfg, 0, 1))
-	posRest := b.input("pos", T-1, cfg.P())
-	posRest.set(posCodes(cfg, 1, T))
+	// Positional codes depend on each sequence's padded length (T unless
+	// the trainer draws shorter ones, Options.RandomPad): c_0 of every
+	// sequence is an input, the codes of the later steps are row indices
+	// read by the positional-gate ops (posop.go). run sets both.
+	fg.pos = newPosIndex(T-1, B, cfg.MaxT)
+	fg.pos0 = b.input("pos0", B, cfg.P())
+	fg.setLengths(nil)
 
 	// Embeddings: E / ‖E‖ per row.
 	E := b.param(fg, p.Embed, 0, V)
@@ -353,7 +356,7 @@ func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opt
 	y := vhat
 	var logdet *G.Node // [N], Σ over blocks, couplings and dims of log|du/dw|
 	for k, blk := range p.Blocks {
-		ctx := fg.lstm(b, k, blk, y, ones.node, pos0.node, posRest.node)
+		ctx := fg.lstm(b, k, blk, y)
 		if fg.dropout {
 			m := b.input(fmt.Sprintf("dropctx.%d", k), N, H)
 			fg.ctxMask = append(fg.ctxMask, m)
@@ -365,6 +368,25 @@ func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opt
 			cond, w := lo, hi
 			if rev {
 				cond, w = hi, lo
+			}
+			if fg.couplingOp {
+				d0 := cp.Layers[0]
+				params := []*G.Node{b.param(fg, d0.W, 0, half), b.param(fg, d0.W, half, H), b.param(fg, d0.B, 0, 1)}
+				for _, d := range cp.Layers[1:] {
+					params = append(params, b.param(fg, d.W, 0, d.In()), b.param(fg, d.B, 0, 1))
+				}
+				u, ldRow := b.coupling(fmt.Sprintf("%d.%d", k, j), cfg.Transform, cond, ctx, w, params)
+				if logdet == nil {
+					logdet = ldRow
+				} else {
+					logdet = b.add(logdet, ldRow)
+				}
+				if rev {
+					lo = u
+				} else {
+					hi = u
+				}
+				continue
 			}
 			// First layer split into conditioning and context rows, so
 			// [cond ; ctx] is never materialised.
@@ -433,6 +455,21 @@ func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opt
 	return fg, nil
 }
 
+// setLengths sets the padded length of each of the B sequences (nil: T
+// for all) for the next run: c_0 and the positional-gate rows.
+func (fg *flowGraph) setLengths(lens []int) {
+	if lens == nil {
+		lens = make([]int, fg.B)
+		for b := range lens {
+			lens[b] = fg.cfg.T
+		}
+	}
+	fg.pos.setLengths(lens)
+	c0 := make([]float64, fg.B*fg.cfg.P())
+	fg.pos.code0(c0)
+	fg.pos0.set(c0)
+}
+
 // set1 sets element i of the feed's value.
 func (f *feed) set1(i int, v float64) {
 	switch d := f.val.Data().(type) {
@@ -447,48 +484,50 @@ func (f *feed) set1(i int, v float64) {
 // outputs are used, and returns the context [N, H]: row block t holds the
 // top layer's h0 for t = 0 and the LSTM output of step t−1 otherwise.
 //
-// Layer 0's input at step t is [y_t ; c_{t+1}]; its positional part is
-// computed for all steps at once as pos·Wih[F:] ([T−1, P]·[P, 4H]) and one
-// row is added per step, instead of a [B, F+P] matmul per step.
-func (fg *flowGraph) lstm(b *builder, k int, blk model.Block, y, ones, pos0, posRest *G.Node) *G.Node {
+// Layer 0's input at step t is [y_t ; c_{t+1}]; its positional part
+// c_{t+1}·Wih[F:] is the sum of two rows of Wih[F:], gathered for every step
+// and sequence at once ([T−1·B, 4H], posop.go), instead of a [B, F+P]
+// matmul per step.
+func (fg *flowGraph) lstm(b *builder, k int, blk model.Block, y *G.Node) *G.Node {
 	cfg := fg.cfg
 	T, F, H, L, B := cfg.T, cfg.F, cfg.H, cfg.LSTMLayers, fg.B
 
 	// Initial state: ReLU MLP of c_0, output index layer·2H + unit·2 + {h, c}.
 	i0, i1 := blk.InitHidden[0], blk.InitHidden[1]
-	hid := b.relu(b.addRow(b.mul(pos0, b.param(fg, i0.W, 0, i0.In())), b.param(fg, i0.B, 0, 1)))
-	st := b.addRow(b.mul(hid, b.param(fg, i1.W, 0, i1.In())), b.param(fg, i1.B, 0, 1)) // [1, 2LH]
-	st = b.reshape(st, L*H, 2)
+	hid := b.relu(b.addRow(b.mul(fg.pos0.node, b.param(fg, i0.W, 0, i0.In())), b.param(fg, i0.B, 0, 1)))
+	st := b.addRow(b.mul(hid, b.param(fg, i1.W, 0, i1.In())), b.param(fg, i1.B, 0, 1)) // [B, 2LH]
+	st = b.reshape(st, B*L*H, 2)
 	hc := [2]*G.Node{}
 	for q := range 2 {
-		hc[q] = b.reshape(b.do("slice", func() (*G.Node, error) { return G.Slice(st, nil, G.S(q)) }), L, H)
+		hc[q] = b.reshape(b.do("slice", func() (*G.Node, error) { return G.Slice(st, nil, G.S(q)) }), B, L, H)
 	}
 	h := make([]*G.Node, L)
 	c := make([]*G.Node, L)
 	for l := range L {
-		h[l] = b.mul(ones, b.reshape(b.pick(hc[0], l), 1, H)) // [B, H]
-		c[l] = b.mul(ones, b.reshape(b.pick(hc[1], l), 1, H))
+		h[l] = b.do("slice", func() (*G.Node, error) { return G.Slice(hc[0], nil, G.S(l)) }) // [B, H]
+		c[l] = b.do("slice", func() (*G.Node, error) { return G.Slice(hc[1], nil, G.S(l)) })
 	}
 	ctxRows := []*G.Node{h[L-1]}
 
 	wih := make([]*G.Node, L)
 	whh := make([]*G.Node, L)
 	bias := make([]*G.Node, L)
-	var posGates *G.Node // [T−1, 4H]: c_{t+1}·Wih[F:] + bih + bhh for layer 0
+	var wpos *G.Node // Wih[F:] of layer 0
 	for l, lp := range blk.LSTM {
 		if l == 0 && fg.posDense {
 			wih[0] = b.param(fg, lp.Wih, 0, F+cfg.P())
 		} else if l == 0 {
 			wih[0] = b.param(fg, lp.Wih, 0, F)
-			posGates = b.mul(posRest, b.param(fg, lp.Wih, F, cfg.P()))
+			wpos = b.param(fg, lp.Wih, F, cfg.P())
 		} else {
 			wih[l] = b.param(fg, lp.Wih, 0, H)
 		}
 		whh[l] = b.param(fg, lp.Whh, 0, H)
 		bias[l] = b.add(b.param(fg, lp.Bih, 0, 1), b.param(fg, lp.Bhh, 0, 1))
 	}
+	var posGates *G.Node // [(T−1)·B, 4H]: c_{t+1}·Wih[F:] + bih + bhh for layer 0
 	if !fg.posDense {
-		posGates = b.addRow(posGates, bias[0])
+		posGates = b.posGates(fg.pos, k, wpos, bias[0])
 	}
 	Y := b.reshape(y, T, B*cfg.F)
 	if fg.lstmOp && !fg.posDense {
@@ -533,7 +572,7 @@ func (fg *flowGraph) lstm(b *builder, k int, blk model.Block, y, ones, pos0, pos
 			if l == 0 && fg.posDense {
 				gates = b.addRow(gates, bias[0])
 			} else if l == 0 {
-				gates = b.addRow(gates, b.reshape(b.pick(posGates, t), 1, 4*H))
+				gates = b.add(gates, b.reshape(b.pick(b.reshape(posGates, T-1, B*4*H), t), B, 4*H))
 			} else {
 				gates = b.addRow(gates, bias[l])
 			}

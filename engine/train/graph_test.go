@@ -58,7 +58,7 @@ func randomSeqs(cfg model.Config, n int, rng *rand.Rand) [][]int {
 // The graph's loss and per-row NLL equal the float64 loop reference, in
 // float64 (to 1e-10) and float32 (to rel 1e-5), with a padded batch.
 func TestGraphMatchesReference(t *testing.T) {
-	for _, opts := range []graphOpts{{}, {lstmOp: true}} {
+	for _, opts := range []graphOpts{{}, {lstmOp: true}, {lstmOp: true, couplingOp: true}} {
 		for _, tr := range []model.Transform{model.NLSq, model.Affine} {
 			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 				t.Run(fmt.Sprintf("%s/%v/%v", variant(opts), tr, dt), func(t *testing.T) {
@@ -70,13 +70,33 @@ func TestGraphMatchesReference(t *testing.T) {
 }
 
 func variant(o graphOpts) string {
+	v := "unrolled"
 	if o.lstmOp {
-		return "lstmop"
+		v = "lstmop"
 	}
-	return "unrolled"
+	if o.couplingOp {
+		v += "+couplingop"
+	}
+	return v
+}
+
+// Sequences trained at padded lengths below T (Options.RandomPad) give the
+// rows, and the loss, of the same sequences in a graph of their own length.
+func TestGraphRandomPadMatchesReference(t *testing.T) {
+	for _, opts := range []graphOpts{{}, {lstmOp: true}, {lstmOp: true, couplingOp: true}} {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			t.Run(fmt.Sprintf("%s/%v", variant(opts), dt), func(t *testing.T) {
+				checkReferenceLens(t, model.NLSq, dt, opts, []int{3, 2})
+			})
+		}
+	}
 }
 
 func checkReference(t *testing.T, tr model.Transform, dt tensor.Dtype, opts graphOpts) {
+	checkReferenceLens(t, tr, dt, opts, nil)
+}
+
+func checkReferenceLens(t *testing.T, tr model.Transform, dt tensor.Dtype, opts graphOpts, lens []int) {
 	{
 		{
 			{
@@ -85,7 +105,7 @@ func checkReference(t *testing.T, tr model.Transform, dt tensor.Dtype, opts grap
 				rng := rand.New(rand.NewPCG(5, 5))
 				const B = 3
 				seqs := randomSeqs(cfg, 2, rng) // one padding row
-				in := prepareBatch(p, seqs, B, cfg.Noise, rng)
+				in := prepareBatch(p, seqs, lens, B, cfg.Noise, rng)
 				g, err := buildGraphOpts(p, B, dt, kindEval, opts)
 				if err != nil {
 					t.Fatal(err)
@@ -138,18 +158,25 @@ func TestGradientCheck(t *testing.T) {
 		tr      model.Transform
 		dropout bool
 		opts    graphOpts
-	}{{model.NLSq, false, graphOpts{}}, {model.Affine, false, graphOpts{}}, {model.NLSq, true, graphOpts{}},
-		{model.NLSq, false, graphOpts{lstmOp: true}}, {model.Affine, true, graphOpts{lstmOp: true}}} {
+		lens    []int
+	}{{model.NLSq, false, graphOpts{}, nil}, {model.Affine, false, graphOpts{}, nil}, {model.NLSq, true, graphOpts{}, nil},
+		{model.NLSq, false, graphOpts{lstmOp: true}, nil}, {model.Affine, true, graphOpts{lstmOp: true}, nil},
+		{model.NLSq, false, graphOpts{lstmOp: true}, []int{2, 3}}, {model.NLSq, true, graphOpts{}, []int{3, 2}},
+		{model.NLSq, false, graphOpts{lstmOp: true, couplingOp: true}, nil}, {model.Affine, false, graphOpts{couplingOp: true}, nil},
+		{model.NLSq, true, graphOpts{lstmOp: true, couplingOp: true}, []int{2, 3}}} {
 		name := variant(tc.opts) + "/" + tc.tr.String()
 		if tc.dropout {
 			name += "+dropout"
+		}
+		if tc.lens != nil {
+			name += fmt.Sprintf("+lens%v", tc.lens)
 		}
 		t.Run(name, func(t *testing.T) {
 			cfg := tinyConfig(tc.tr)
 			p := tinyParams(t, cfg, 11)
 			rng := rand.New(rand.NewPCG(2, 9))
 			const B = 3
-			in := prepareBatch(p, randomSeqs(cfg, 2, rng), B, cfg.Noise, rng)
+			in := prepareBatch(p, randomSeqs(cfg, 2, rng), tc.lens, B, cfg.Noise, rng)
 			g, err := buildGraphOpts(p, B, tensor.Float64, kindTrain, tc.opts)
 			if err != nil {
 				t.Fatal(err)
@@ -173,7 +200,10 @@ func TestGradientCheck(t *testing.T) {
 			for i, s := range g.slots {
 				data := s.val.Data().([]float64)
 				idx := rng.Perm(len(data))
-				if len(idx) > 6 {
+				// Every entry of the positional rows (gathered and scattered
+				// per sequence length) and of the initial-state input weight
+				// (fed c_0 per sequence); 6 of the others.
+				if len(idx) > 6 && !(tc.lens != nil && s.shape[0] == cfg.P()) {
 					idx = idx[:6]
 				}
 				for _, j := range idx {
@@ -212,7 +242,7 @@ func TestPositionalGatherMatchesDense(t *testing.T) {
 	p := tinyParams(t, cfg, 4)
 	rng := rand.New(rand.NewPCG(1, 3))
 	const B = 2
-	in := prepareBatch(p, randomSeqs(cfg, B, rng), B, cfg.Noise, rng)
+	in := prepareBatch(p, randomSeqs(cfg, B, rng), nil, B, cfg.Noise, rng)
 	var losses [2]float64
 	var grads [2][]float64 // gradient of block 0's layer-0 Wih, F+P rows
 	for i, dense := range []bool{false, true} {
@@ -240,5 +270,59 @@ func TestPositionalGatherMatchesDense(t *testing.T) {
 		if !close(grads[0][i], grads[1][i], 1e-12) {
 			t.Fatalf("dWih[%d]: gather %.15g, dense %.15g", i, grads[0][i], grads[1][i])
 		}
+	}
+}
+
+// The fused coupling op gives the loss and every gradient entry of the
+// elementary-node coupling, in float64, for both transforms and with
+// random padded lengths.
+func TestCouplingOpMatchesNodes(t *testing.T) {
+	for _, tr := range []model.Transform{model.NLSq, model.Affine} {
+		t.Run(tr.String(), func(t *testing.T) {
+			cfg := tinyConfig(tr)
+			p := tinyParams(t, cfg, 8)
+			rng := rand.New(rand.NewPCG(6, 1))
+			const B = 3
+			in := prepareBatch(p, randomSeqs(cfg, 2, rng), []int{cfg.T, 3}, B, cfg.Noise, rng)
+			type key struct {
+				t   *model.Tensor
+				off int
+			}
+			var losses [2]float64
+			grads := [2]map[key][]float64{{}, {}}
+			for i, fused := range []bool{false, true} {
+				g, err := buildGraphOpts(p, B, tensor.Float64, kindTrain, graphOpts{lstmOp: true, couplingOp: fused})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := g.run(in, 0, nil); err != nil {
+					t.Fatal(err)
+				}
+				losses[i] = g.lossValue()
+				for _, s := range g.slots {
+					grads[i][key{s.t, s.off}] = append([]float64(nil), s.grad.Value().Data().([]float64)...)
+				}
+			}
+			if !close(losses[1], losses[0], 1e-12) {
+				t.Errorf("loss: fused %.15g, nodes %.15g", losses[1], losses[0])
+			}
+			if len(grads[0]) != len(grads[1]) {
+				t.Fatalf("%d parameter slots fused, %d with nodes", len(grads[1]), len(grads[0]))
+			}
+			n := 0
+			for k, want := range grads[0] {
+				got := grads[1][k]
+				if len(got) != len(want) {
+					t.Fatalf("%s+%d: %d gradient entries fused, %d with nodes", k.t.Name, k.off, len(got), len(want))
+				}
+				for j := range want {
+					if !close(got[j], want[j], 1e-10) {
+						t.Errorf("%s+%d [%d]: fused %.15g, nodes %.15g", k.t.Name, k.off, j, got[j], want[j])
+					}
+					n++
+				}
+			}
+			t.Logf("%d gradient entries equal", n)
+		})
 	}
 }

@@ -28,10 +28,11 @@ import (
 // before backward, so the sharing is safe.
 type lstmSeq[T float32 | float64] struct {
 	S, B, In, H int
-	// perStepBias: the bias input is [S, 4H] (layer 0, positional part
-	// included), else [1, 4H].
-	perStepBias bool
-	name        string // unique in the graph, for hashing and printing
+	// biasRows is the number of rows of the bias input: 1 (one [1, 4H] row
+	// for every step), or S·B (layer 0, the positional part included: row
+	// s·B + b for step s of sequence b).
+	biasRows int
+	name     string // unique in the graph, for hashing and printing
 
 	act   []T // [S·B, 4H]: σ(i), σ(f), tanh(g), σ(o)
 	c     []T // [S·B, H] cell states
@@ -41,16 +42,19 @@ type lstmSeq[T float32 | float64] struct {
 	dWih, dWhh, dBias, dh0, dc0 []T // from the last backward pass
 }
 
-func newLSTMSeq[T float32 | float64](name string, S, B, in, H int, perStepBias bool) *lstmSeq[T] {
-	return &lstmSeq[T]{S: S, B: B, In: in, H: H, perStepBias: perStepBias, name: name,
+func newLSTMSeq[T float32 | float64](name string, S, B, in, H, biasRows int) *lstmSeq[T] {
+	return &lstmSeq[T]{S: S, B: B, In: in, H: H, biasRows: biasRows, name: name,
 		act: make([]T, S*B*4*H), c: make([]T, S*B*H), tc: make([]T, S*B*H), hprev: make([]T, S*B*H)}
 }
 
-func (q *lstmSeq[T]) biasRows() int {
-	if q.perStepBias {
-		return q.S
+// biasRow returns the bias of step s of sequence b.
+func (q *lstmSeq[T]) biasRow(bias []T, s, b int) []T {
+	H4 := 4 * q.H
+	if q.biasRows == 1 {
+		return bias[:H4]
 	}
-	return 1
+	r := s*q.B + b
+	return bias[r*H4 : (r+1)*H4]
 }
 
 // gemm computes C = alpha·op(A)·op(B) + beta·C for row-major A (ar×ac),
@@ -95,7 +99,7 @@ func newDense[T float32 | float64](data []T, shape ...int) *tensor.Dense {
 }
 
 // forward runs the layer: inputs X [S·B, In], Wih [In, 4H], Whh [H, 4H],
-// bias [S or 1, 4H], h0 and c0 [B, H]; it returns the outputs [S·B, H].
+// bias [biasRows, 4H], h0 and c0 [B, H]; it returns the outputs [S·B, H].
 func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 	S, B, H := q.S, q.B, q.H
 	H4 := 4 * H
@@ -107,12 +111,9 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 		copy(q.hprev[s*B*H:(s+1)*B*H], h)
 		g := q.act[s*B*H4 : (s+1)*B*H4]
 		gemm(false, false, 1, h, B, H, Whh, H, H4, 1, g)
-		brow := bias[:H4]
-		if q.perStepBias {
-			brow = bias[s*H4 : (s+1)*H4]
-		}
 		for b := range B {
 			gb := g[b*H4 : (b+1)*H4]
+			brow := q.biasRow(bias, s, b)
 			r := (s*B + b) * H
 			for u := range H {
 				i := sigmoid(gb[u] + brow[u])
@@ -173,13 +174,10 @@ func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dOut []T) []T {
 	gemm(true, false, 1, X, S*B, In, dG, S*B, H4, 0, q.dWih)
 	q.dWhh = make([]T, H*H4)
 	gemm(true, false, 1, q.hprev, S*B, H, dG, S*B, H4, 0, q.dWhh)
-	q.dBias = make([]T, q.biasRows()*H4)
+	q.dBias = make([]T, q.biasRows*H4)
 	for s := range S {
-		dst := q.dBias[:H4]
-		if q.perStepBias {
-			dst = q.dBias[s*H4 : (s+1)*H4]
-		}
 		for b := range B {
+			dst := q.biasRow(q.dBias, s, b)
 			for j, v := range dG[(s*B+b)*H4 : (s*B+b+1)*H4] {
 				dst[j] += v
 			}
@@ -279,7 +277,7 @@ func (op lstmPickOp[T]) shape() tensor.Shape {
 	case 2:
 		return tensor.Shape{q.H, 4 * q.H}
 	case 3:
-		return tensor.Shape{q.biasRows(), 4 * q.H}
+		return tensor.Shape{q.biasRows, 4 * q.H}
 	}
 	return tensor.Shape{q.B, q.H}
 }
@@ -318,14 +316,22 @@ func hashOf(op interface{ WriteHash(hash.Hash) }) uint32 {
 	return h.Sum32()
 }
 
-// lstmLayer adds one LSTM layer over S steps as a single op to the graph.
+// lstmLayer adds one LSTM layer over S steps as a single op to the graph;
+// bias is [1, 4H] or [S·B, 4H] (a row per step and sequence).
 func (b *builder) lstmLayer(name string, S, B, in, H int, X, wih, whh, bias, h0, c0 *G.Node) *G.Node {
-	perStep := bias != nil && bias.Shape()[0] == S && S != 1
+	if b.err != nil {
+		return nil
+	}
+	rows := bias.Shape()[0]
+	if rows != 1 && rows != S*B {
+		b.fail("lstm layer", fmt.Errorf("bias of %d rows, want 1 or S·B = %d", rows, S*B))
+		return nil
+	}
 	var op G.Op
 	if b.dt == tensor.Float32 {
-		op = lstmFwdOp[float32]{newLSTMSeq[float32](name, S, B, in, H, perStep)}
+		op = lstmFwdOp[float32]{newLSTMSeq[float32](name, S, B, in, H, rows)}
 	} else {
-		op = lstmFwdOp[float64]{newLSTMSeq[float64](name, S, B, in, H, perStep)}
+		op = lstmFwdOp[float64]{newLSTMSeq[float64](name, S, B, in, H, rows)}
 	}
 	return b.do("lstm layer", func() (*G.Node, error) { return G.ApplyOp(op, X, wih, whh, bias, h0, c0) })
 }

@@ -37,19 +37,22 @@ func relu64(x []float64) []float64 {
 
 func sigm(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
-func posCode64(cfg model.Config, t int) []float64 {
+// posCode64 returns the positional code of position t of a sequence of
+// length T.
+func posCode64(cfg model.Config, T, t int) []float64 {
 	c := make([]float64, cfg.P())
-	if t < cfg.T {
+	if t < T {
 		c[t] = 1
-		c[cfg.MaxT+cfg.T-1-t] = 1
+		c[cfg.MaxT+T-1-t] = 1
 	}
 	return c
 }
 
-// refLogDensity returns log p(v)_t for one sequence v [T][F] (no dropout).
+// refLogDensity returns log p(v)_t for one sequence v [T][F] (no dropout),
+// its length T = len(v) deciding the positional codes.
 func refLogDensity(p *model.Params, v [][]float64) []float64 {
 	cfg := p.Config
-	T, F, H, L, half := cfg.T, cfg.F, cfg.H, cfg.LSTMLayers, cfg.Half()
+	T, F, H, L, half := len(v), cfg.F, cfg.H, cfg.LSTMLayers, cfg.Half()
 	np := cfg.Transform.NumParams()
 	ld := make([]float64, T)
 	y := make([][]float64, T)
@@ -57,7 +60,7 @@ func refLogDensity(p *model.Params, v [][]float64) []float64 {
 		y[t] = append([]float64(nil), v[t]...)
 	}
 	for k, blk := range p.Blocks {
-		st := dense64(blk.InitHidden[1], relu64(dense64(blk.InitHidden[0], posCode64(cfg, 0))))
+		st := dense64(blk.InitHidden[1], relu64(dense64(blk.InitHidden[0], posCode64(cfg, T, 0))))
 		h := make([][]float64, L)
 		c := make([][]float64, L)
 		for l := range L {
@@ -70,7 +73,7 @@ func refLogDensity(p *model.Params, v [][]float64) []float64 {
 		ctx := make([][]float64, T)
 		ctx[0] = append([]float64(nil), h[L-1]...)
 		for t := 0; t < T-1; t++ {
-			x := append(append([]float64(nil), y[t]...), posCode64(cfg, t+1)...)
+			x := append(append([]float64(nil), y[t]...), posCode64(cfg, T, t+1)...)
 			for l, lp := range blk.LSTM {
 				in := len(x)
 				g := make([]float64, 4*H)
@@ -139,7 +142,9 @@ func refLogDensity(p *model.Params, v [][]float64) []float64 {
 }
 
 // refLoss returns Σ_b wt_b Σ_t (nll + λ·sim) for the inputs of a batch
-// (rows t·B + b) and the per-row nll.
+// (rows t·B + b) and the per-row nll. A sequence with a padded length T_b
+// (in.lens) is evaluated as a sequence of T_b positions; its later rows
+// have weight 0 and nll 0 here.
 func refLoss(p *model.Params, in *batchInputs, B int) (loss float64, nll []float64) {
 	cfg := p.Config
 	T, F, V := cfg.T, cfg.F, cfg.V
@@ -170,8 +175,12 @@ func refLoss(p *model.Params, in *batchInputs, B int) (loss float64, nll []float
 			}
 			sims[t] = 1 - dp/math.Sqrt(n2) + math.Max(0, dn/math.Sqrt(n2))
 		}
-		lp := refLogDensity(p, v)
-		for t := range T {
+		Tb := T
+		if in.lens != nil {
+			Tb = in.lens[b]
+		}
+		lp := refLogDensity(p, v[:Tb])
+		for t := range Tb {
 			r := t*B + b
 			nll[r] = -lp[t]
 			loss += in.wt[r] * (nll[r] + cfg.SimCoef*sims[t])

@@ -51,6 +51,23 @@ type Options struct {
 	// unrolled form compiles ~20× slower and holds per-step weight-gradient
 	// copies (BENCHMARKS.md).
 	UnrolledLSTM bool
+	// CouplingNodes builds each coupling (its net and the NLSq or affine
+	// map) from elementary gorgonia nodes instead of the default single op
+	// with a hand-written backward pass (couplingop.go). Both give the same
+	// loss and gradients (TestCouplingOpMatchesNodes); the op is faster
+	// (BENCHMARKS.md).
+	CouplingNodes bool
+	// RandomPad makes Pretrain train each sequence as if it were padded to
+	// a length T_b drawn uniformly from [L_b, T], L_b being its length up to
+	// and including its first PadToken, so that the model is good at every
+	// sequence length the optimiser may use (its T is the longest molecule
+	// of its data, often well below the pretraining T). Positions from T_b on
+	// carry no loss; validation and FineTune use T. Off: every sequence is
+	// T long, as in the reference.
+	RandomPad bool
+	// PadToken ends a molecule and pads its sequence (chem/vocab.Stop); it
+	// is read only with RandomPad.
+	PadToken int
 }
 
 func (o Options) withDefaults() Options {
@@ -141,7 +158,7 @@ func (tr *Trainer) graph(B int, kind graphKind) (*flowGraph, error) {
 	if g, ok := cache[B]; ok {
 		return g, nil
 	}
-	g, err := buildGraphOpts(tr.p, B, tensor.Float32, kind, graphOpts{lstmOp: !tr.opts.UnrolledLSTM})
+	g, err := buildGraphOpts(tr.p, B, tensor.Float32, kind, graphOpts{lstmOp: !tr.opts.UnrolledLSTM, couplingOp: !tr.opts.CouplingNodes})
 	if err != nil {
 		return nil, err
 	}
@@ -187,13 +204,13 @@ type StepStats struct {
 }
 
 // trainStep runs one optimiser step on seqs (1 ≤ len(seqs) ≤ B, already
-// checked) with the training graph for batch size B.
-func (tr *Trainer) trainStep(seqs [][]int, B int) (StepStats, error) {
+// checked) padded to lens (nil: T) with the training graph for batch size B.
+func (tr *Trainer) trainStep(seqs [][]int, lens []int, B int) (StepStats, error) {
 	g, err := tr.graph(B, kindTrain)
 	if err != nil {
 		return StepStats{}, err
 	}
-	in := prepareBatch(tr.p, seqs, B, tr.p.Config.Noise, tr.rng)
+	in := prepareBatch(tr.p, seqs, lens, B, tr.p.Config.Noise, tr.rng)
 	if err := g.run(in, tr.p.Config.Dropout, tr.rng); err != nil {
 		return StepStats{}, err
 	}
@@ -238,7 +255,7 @@ func (tr *Trainer) Step(ctx context.Context, seqs [][]int) (StepStats, error) {
 	if err := checkSeqs(tr.p.Config, seqs); err != nil {
 		return StepStats{}, err
 	}
-	st, err := tr.trainStep(seqs, tr.opts.Batch)
+	st, err := tr.trainStep(seqs, nil, tr.opts.Batch)
 	if err == nil {
 		tr.step++
 	}
@@ -276,7 +293,7 @@ func (tr *Trainer) Evaluate(ctx context.Context, seqs [][]int) (EvalStats, error
 			return EvalStats{}, err
 		}
 		part := seqs[i:min(i+B, len(seqs))]
-		in := prepareBatch(tr.p, part, B, tr.p.Config.Noise, rng)
+		in := prepareBatch(tr.p, part, nil, B, tr.p.Config.Noise, rng)
 		if err := g.run(in, 0, nil); err != nil {
 			return EvalStats{}, err
 		}
@@ -311,7 +328,7 @@ func (tr *Trainer) LogDensity(ctx context.Context, seqs [][]int) ([]float64, err
 			return nil, err
 		}
 		part := seqs[i:min(i+B, len(seqs))]
-		in := prepareBatch(tr.p, part, B, 0, nil)
+		in := prepareBatch(tr.p, part, nil, B, 0, nil)
 		if err := g.run(in, 0, nil); err != nil {
 			return nil, err
 		}
@@ -418,7 +435,11 @@ func (tr *Trainer) Pretrain(ctx context.Context, train [][]int, cfg PretrainConf
 		for _, i := range perm[tr.cursor:end] {
 			batch = append(batch, train[i])
 		}
-		st, err := tr.trainStep(batch, B)
+		var lens []int
+		if tr.opts.RandomPad {
+			lens = tr.drawLengths(batch)
+		}
+		st, err := tr.trainStep(batch, lens, B)
 		if err != nil {
 			return fmt.Errorf("train: step %d: %w", tr.step+1, err)
 		}
@@ -454,6 +475,25 @@ func (tr *Trainer) Pretrain(ctx context.Context, train [][]int, cfg PretrainConf
 	return nil
 }
 
+// drawLengths draws the padded length of each sequence of a batch for
+// Options.RandomPad from the trainer's random stream.
+func (tr *Trainer) drawLengths(seqs [][]int) []int {
+	T := tr.p.Config.T
+	lens := make([]int, len(seqs))
+	for b, s := range seqs {
+		L := T
+		for t, x := range s {
+			if x == tr.opts.PadToken {
+				L = t + 1
+				break
+			}
+		}
+		L = max(L, 2)
+		lens[b] = L + tr.rng.IntN(T-L+1)
+	}
+	return lens
+}
+
 // FineTune trains p for one epoch over seqs in a random order, in batches of
 // Options.FineTuneBatch with dropout on, continuing the trainer's Adam state
 // (the reference creates its optimiser once per BO run). This is the BO
@@ -485,7 +525,7 @@ func (tr *Trainer) FineTune(ctx context.Context, p *model.Params, seqs [][]int) 
 		for _, j := range perm[i:min(i+B, len(perm))] {
 			batch = append(batch, seqs[j])
 		}
-		st, err := tr.trainStep(batch, B)
+		st, err := tr.trainStep(batch, nil, B)
 		if err != nil {
 			return total, fmt.Errorf("train: fine-tune batch %d: %w", i/B+1, err)
 		}

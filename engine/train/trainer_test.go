@@ -55,17 +55,17 @@ func smallTrainConfig() model.Config {
 // checkpoint file (model.SaveCheckpoint with the trainer state), a fresh
 // trainer restored from it and N more steps. N is chosen to stop mid-epoch, with a partial last batch.
 func TestResumeIsExact(t *testing.T) {
-	for _, unrolled := range []bool{false, true} {
-		t.Run(fmt.Sprintf("unrolled=%v", unrolled), func(t *testing.T) { testResume(t, unrolled) })
+	for _, opts := range []Options{{}, {UnrolledLSTM: true}, {RandomPad: true, PadToken: 1}} {
+		t.Run(fmt.Sprintf("unrolled=%v/randompad=%v", opts.UnrolledLSTM, opts.RandomPad), func(t *testing.T) { testResume(t, opts) })
 	}
 }
 
-func testResume(t *testing.T, unrolled bool) {
+func testResume(t *testing.T, opts Options) {
 	cfg := smallTrainConfig()
 	data := randomSeqs(cfg, 7, rand.New(rand.NewPCG(4, 4)))
 	val := randomSeqs(cfg, 2, rand.New(rand.NewPCG(5, 4)))
 	init := tinyParams(t, cfg, 21)
-	opts := Options{Batch: 3, EvalBatch: 2, UnrolledLSTM: unrolled}
+	opts.Batch, opts.EvalBatch = 3, 2
 	const N = 4 // batches of 3, 3, 1, then 3 of the next epoch
 	ctx := context.Background()
 
@@ -121,6 +121,35 @@ func testResume(t *testing.T, unrolled bool) {
 		t.Errorf("resumed trainer at step %d (Adam %d), want %d", trC.Steps(), trC.Adam().Steps(), 2*N)
 	}
 	t.Logf("losses %v", losses)
+}
+
+// RandomPad draws each padded length uniformly from [L, T], L the length up
+// to the first pad token (T when there is none, 2 at least).
+func TestDrawLengths(t *testing.T) {
+	cfg := smallTrainConfig() // T = 6
+	tr, err := NewTrainer(tinyParams(t, cfg, 1), rand.NewPCG(3, 3), Options{RandomPad: true, PadToken: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqs := [][]int{{2, 3, 1, 1, 1, 1}, {2, 3, 4, 5, 6, 7}, {1, 1, 1, 1, 1, 1}, {2, 3, 4, 5, 1, 2}}
+	wantMin := []int{3, 6, 2, 5}
+	seen := make([]map[int]int, len(seqs))
+	for i := range seen {
+		seen[i] = map[int]int{}
+	}
+	for range 2000 {
+		for b, T := range tr.drawLengths(seqs) {
+			if T < wantMin[b] || T > cfg.T {
+				t.Fatalf("sequence %d: padded length %d outside [%d, %d]", b, T, wantMin[b], cfg.T)
+			}
+			seen[b][T]++
+		}
+	}
+	for b, m := range seen {
+		if n := cfg.T - wantMin[b] + 1; len(m) != n {
+			t.Errorf("sequence %d: %d distinct lengths %v, want all %d of [%d, %d]", b, len(m), m, n, wantMin[b], cfg.T)
+		}
+	}
 }
 
 // A few hundred steps on a tiny set lower the loss, and FineTune runs one

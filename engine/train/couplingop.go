@@ -1,0 +1,391 @@
+package train
+
+import (
+	"fmt"
+	"hash"
+	"math"
+
+	"github.com/chewxy/hm"
+	"github.com/nfbo/nfbo/model"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// This file is one affine coupling layer of the flow (its conditioning net
+// and its element-wise transform) as a gorgonia op with a hand-written
+// backward pass, an alternative to building it from ~40 elementary nodes
+// (graphOpts.couplingOp). Unfused, gorgonia allocates every intermediate of
+// the NLSq map ([N, half] each) on every step and runs each on one core;
+// here the forward pass keeps what the backward pass needs in buffers owned
+// by the op and reused across steps.
+//
+// The op maps (cond [N, half], ctx [N, H], w [N, half], W0c [half, U],
+// W0x [H, U], b0 [1, U], W1, b1, …, WD, bD) to [N, half+1]: columns 0..half−1
+// are u, the transformed w, and column half is Σ_i log|du_i/dw_i| of the row.
+// The net is h0 = ReLU(cond·W0c + ctx·W0x + b0), h_i = ReLU(h_{i−1}·W_i + b_i)
+// and o = h_{D−1}·WD + bD, o [N, half·np] read as [N, half, np].
+
+// couplingSeq holds one coupling's sizes and the state its forward op saves
+// for its backward op (each graph owns its own, and runs forward before
+// backward).
+type couplingSeq[T float32 | float64] struct {
+	N, Half, H int
+	widths     []int // output width of each dense layer; the last is Half·np
+	tr         model.Transform
+	name       string
+
+	hs [][]T // [layer][N·width]: post-ReLU outputs of the hidden layers, then o
+
+	// Gradients of the last backward pass, in input order from ctx on
+	// (dctx, dw, dW0c, dW0x, db0, dW1, db1, …), read by couplingPickOp.
+	grads [][]T
+}
+
+func newCouplingSeq[T float32 | float64](name string, N, half, H int, widths []int, tr model.Transform) *couplingSeq[T] {
+	q := &couplingSeq[T]{N: N, Half: half, H: H, widths: widths, tr: tr, name: name}
+	for _, w := range widths {
+		q.hs = append(q.hs, make([]T, N*w))
+	}
+	return q
+}
+
+// layers returns the number of dense layers.
+func (q *couplingSeq[T]) layers() int { return len(q.widths) }
+
+// arity is the number of inputs: cond, ctx, w, W0c, W0x, b0 and a weight
+// and a bias per later layer.
+func (q *couplingSeq[T]) arity() int { return 6 + 2*(q.layers()-1) }
+
+// inShape returns the shape of input i.
+func (q *couplingSeq[T]) inShape(i int) tensor.Shape {
+	switch i {
+	case 0, 2:
+		return tensor.Shape{q.N, q.Half}
+	case 1:
+		return tensor.Shape{q.N, q.H}
+	case 3:
+		return tensor.Shape{q.Half, q.widths[0]}
+	case 4:
+		return tensor.Shape{q.H, q.widths[0]}
+	case 5:
+		return tensor.Shape{1, q.widths[0]}
+	}
+	l := (i-6)/2 + 1
+	if (i-6)%2 == 0 {
+		return tensor.Shape{q.widths[l-1], q.widths[l]}
+	}
+	return tensor.Shape{1, q.widths[l]}
+}
+
+// addBias sets every row of dst [n, w] to b + dst row.
+func addBias[T float32 | float64](dst, b []T, n, w int) {
+	for r := range n {
+		row := dst[r*w : (r+1)*w]
+		for j, v := range b[:w] {
+			row[j] += v
+		}
+	}
+}
+
+func reluInPlace[T float32 | float64](x []T) {
+	for i, v := range x {
+		if v < 0 {
+			x[i] = 0
+		}
+	}
+}
+
+// forward runs the net and the transform and returns [N, Half+1].
+func (q *couplingSeq[T]) forward(in [][]T) []T {
+	N, half := q.N, q.Half
+	cond, ctx, w := in[0], in[1], in[2]
+	U := q.widths[0]
+	h := q.hs[0]
+	gemm(false, false, 1, cond, N, half, in[3], half, U, 0, h)
+	gemm(false, false, 1, ctx, N, q.H, in[4], q.H, U, 1, h)
+	addBias(h, in[5], N, U)
+	reluInPlace(h)
+	for l := 1; l < q.layers(); l++ {
+		prev, width := q.widths[l-1], q.widths[l]
+		h = q.hs[l]
+		gemm(false, false, 1, q.hs[l-1], N, prev, in[6+2*(l-1)], prev, width, 0, h)
+		addBias(h, in[7+2*(l-1)], N, width)
+		if l < q.layers()-1 {
+			reluInPlace(h)
+		}
+	}
+	o := h
+	np := q.tr.NumParams()
+	out := make([]T, N*(half+1))
+	for r := range N {
+		var ld float64
+		for i := range half {
+			u, l := transformForward(q.tr, o[(r*half+i)*np:][:np], float64(w[r*half+i]))
+			out[r*(half+1)+i] = T(u)
+			ld += l
+		}
+		out[r*(half+1)+half] = T(ld)
+	}
+	return out
+}
+
+// transformForward returns u(w) and log du/dw for the raw parameters o of
+// one scalar (nfbo_reference.md a.4; graph.go's transform is the unfused
+// form).
+func transformForward[T float32 | float64](tr model.Transform, o []T, w float64) (u, ld float64) {
+	if tr == model.Affine {
+		e := math.Exp(0.5 * float64(o[1]))
+		return float64(o[0]) + e*w, 0.5 * float64(o[1])
+	}
+	a, bb, dd, f := float64(o[0]), math.Exp(0.4*float64(o[1])), math.Exp(0.4*float64(o[3])), float64(o[4])
+	cc := math.Tanh(0.3*float64(o[2])) * math.Exp(logA+0.4*float64(o[1])-0.4*float64(o[3]))
+	s := dd*w + f
+	den := 1 + s*s
+	return a + bb*w + cc/den, math.Log(bb - 2*cc*dd*s/(den*den))
+}
+
+// transformBackward writes into do (len np) the gradient with respect to
+// the raw parameters o of du·u(w) + dl·log u'(w), and returns the gradient
+// with respect to w.
+//
+// NLSq, with b = e^{0.4·o1}, d = e^{0.4·o3}, th = tanh(0.3·o2),
+// E = e^{logA + 0.4·o1 − 0.4·o3}, c = th·E, s = d·w + f, den = 1 + s²,
+// g = s/den², g' = (1 − 3s²)/den³ and D = u'(w) = b − 2·c·d·g (c·d does
+// not depend on o3):
+//
+//	∂u/∂o = (1, 0.4·b·w + 0.4·c/den, 0.3·(1−th²)·E/den, −0.4·c/den − 0.8·c·d·w·g, −2·c·g), ∂u/∂w = D
+//	∂log D/∂o = (0, 0.4, −0.6·(1−th²)·E·d·g/D, −0.8·c·d²·w·g'/D, −2·c·d·g'/D), ∂log D/∂w = −2·c·d²·g'/D
+func transformBackward[T float32 | float64](tr model.Transform, do, o []T, w, du, dl float64) (dw float64) {
+	if tr == model.Affine {
+		e := math.Exp(0.5 * float64(o[1]))
+		do[0] = T(du)
+		do[1] = T(du*0.5*e*w + dl*0.5)
+		return du * e
+	}
+	bb, dd, f := math.Exp(0.4*float64(o[1])), math.Exp(0.4*float64(o[3])), float64(o[4])
+	th := math.Tanh(0.3 * float64(o[2]))
+	E := math.Exp(logA + 0.4*float64(o[1]) - 0.4*float64(o[3]))
+	cc := th * E
+	s := dd*w + f
+	den := 1 + s*s
+	g := s / (den * den)
+	gp := (1 - 3*s*s) / (den * den * den)
+	D := bb - 2*cc*dd*g
+	k := dl / D
+	dth := 0.3 * (1 - th*th) * E
+	do[0] = T(du)
+	do[1] = T(du*(0.4*bb*w+0.4*cc/den) + dl*0.4)
+	do[2] = T(du*dth/den - k*2*dth*dd*g)
+	do[3] = T(du*(-0.4*cc/den-0.8*cc*dd*w*g) - k*0.8*cc*dd*dd*w*gp)
+	do[4] = T(-du*2*cc*g - k*2*cc*dd*gp)
+	return du*D - k*2*cc*dd*dd*gp
+}
+
+// backward returns dcond [N, Half] for the output gradient dOut [N, Half+1]
+// and stores the other inputs' gradients in q.grads.
+func (q *couplingSeq[T]) backward(in [][]T, dOut []T) []T {
+	N, half := q.N, q.Half
+	cond, ctx, w := in[0], in[1], in[2]
+	np := q.tr.NumParams()
+	L := q.layers()
+	o := q.hs[L-1]
+	dw := make([]T, N*half)
+	dh := make([]T, N*half*np) // gradient of the current layer's output
+	for r := range N {
+		dl := float64(dOut[r*(half+1)+half])
+		for i := range half {
+			k := r*half + i
+			dw[k] = T(transformBackward(q.tr, dh[k*np:][:np], o[k*np:][:np], float64(w[k]), float64(dOut[r*(half+1)+i]), dl))
+		}
+	}
+	grads := make([][]T, 2*L+3) // dctx, dw, dW0c, dW0x, db0, then dW_l, db_l
+	grads[1] = dw
+	for l := L - 1; l >= 1; l-- {
+		prev, width := q.widths[l-1], q.widths[l]
+		dW := make([]T, prev*width)
+		gemm(true, false, 1, q.hs[l-1], N, prev, dh, N, width, 0, dW)
+		grads[5+2*(l-1)] = dW
+		grads[6+2*(l-1)] = colSums(dh, N, width)
+		dprev := make([]T, N*prev)
+		gemm(false, true, 1, dh, N, width, in[6+2*(l-1)], prev, width, 0, dprev)
+		// Every layer below the output one is ReLU'd: h = 0 where it cut.
+		for j, v := range q.hs[l-1] {
+			if v <= 0 {
+				dprev[j] = 0
+			}
+		}
+		dh = dprev
+	}
+	U := q.widths[0]
+	dW0c := make([]T, half*U)
+	gemm(true, false, 1, cond, N, half, dh, N, U, 0, dW0c)
+	dW0x := make([]T, q.H*U)
+	gemm(true, false, 1, ctx, N, q.H, dh, N, U, 0, dW0x)
+	grads[2], grads[3], grads[4] = dW0c, dW0x, colSums(dh, N, U)
+	dctx := make([]T, N*q.H)
+	gemm(false, true, 1, dh, N, U, in[4], q.H, U, 0, dctx)
+	grads[0] = dctx
+	dcond := make([]T, N*half)
+	gemm(false, true, 1, dh, N, U, in[3], half, U, 0, dcond)
+	q.grads = grads
+	return dcond
+}
+
+// colSums returns the column sums of x [n, w] as [1, w].
+func colSums[T float32 | float64](x []T, n, w int) []T {
+	out := make([]T, w)
+	for r := range n {
+		for j, v := range x[r*w : (r+1)*w] {
+			out[j] += v
+		}
+	}
+	return out
+}
+
+func values[T float32 | float64](v []G.Value) [][]T {
+	out := make([][]T, len(v))
+	for i, x := range v {
+		out[i] = dataOf[T](x)
+	}
+	return out
+}
+
+// couplingFwdOp: see the file comment.
+type couplingFwdOp[T float32 | float64] struct{ q *couplingSeq[T] }
+
+func (op couplingFwdOp[T]) Arity() int { return op.q.arity() }
+func (op couplingFwdOp[T]) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	ts := make([]hm.Type, op.q.arity()+1)
+	for i := range ts {
+		ts[i] = a
+	}
+	return hm.NewFnType(ts...)
+}
+func (op couplingFwdOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.q.N, op.q.Half + 1}, nil
+}
+func (op couplingFwdOp[T]) Do(v ...G.Value) (G.Value, error) {
+	if len(v) != op.q.arity() {
+		return nil, fmt.Errorf("train: coupling %s: %d inputs, want %d", op.q.name, len(v), op.q.arity())
+	}
+	return newDense(op.q.forward(values[T](v)), op.q.N, op.q.Half+1), nil
+}
+func (op couplingFwdOp[T]) ReturnsPtr() bool      { return false }
+func (op couplingFwdOp[T]) CallsExtern() bool     { return false }
+func (op couplingFwdOp[T]) OverwritesInput() int  { return -1 }
+func (op couplingFwdOp[T]) WriteHash(h hash.Hash) { fmt.Fprintf(h, "coupling.fwd(%s)", op.q.name) }
+func (op couplingFwdOp[T]) Hashcode() uint32      { return hashOf(op) }
+func (op couplingFwdOp[T]) String() string        { return "Coupling(" + op.q.name + ")" }
+func (op couplingFwdOp[T]) DiffWRT(n int) []bool {
+	out := make([]bool, n)
+	for i := range out {
+		out[i] = true
+	}
+	return out
+}
+
+// SymDiff returns a backward node, which computes every gradient and
+// returns dcond, and a node per other input that reads its gradient.
+func (op couplingFwdOp[T]) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	args := append(append(G.Nodes{}, in...), grad)
+	bw, err := G.ApplyOp(couplingBwdOp[T](op), args...)
+	if err != nil {
+		return nil, err
+	}
+	res := G.Nodes{bw}
+	for which := 1; which < len(in); which++ {
+		n, err := G.ApplyOp(couplingPickOp[T]{q: op.q, which: which}, bw)
+		if err != nil {
+			return nil, err
+		}
+		res = append(res, n)
+	}
+	return res, nil
+}
+
+// couplingBwdOp: (the forward op's inputs, dOut) → dcond [N, Half]; stores
+// the other gradients for couplingPickOp.
+type couplingBwdOp[T float32 | float64] struct{ q *couplingSeq[T] }
+
+func (op couplingBwdOp[T]) Arity() int { return op.q.arity() + 1 }
+func (op couplingBwdOp[T]) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	ts := make([]hm.Type, op.q.arity()+2)
+	for i := range ts {
+		ts[i] = a
+	}
+	return hm.NewFnType(ts...)
+}
+func (op couplingBwdOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.q.N, op.q.Half}, nil
+}
+func (op couplingBwdOp[T]) Do(v ...G.Value) (G.Value, error) {
+	if len(v) != op.q.arity()+1 {
+		return nil, fmt.Errorf("train: coupling %s backward: %d inputs, want %d", op.q.name, len(v), op.q.arity()+1)
+	}
+	vals := values[T](v)
+	n := len(vals) - 1
+	return newDense(op.q.backward(vals[:n], vals[n]), op.q.N, op.q.Half), nil
+}
+func (op couplingBwdOp[T]) ReturnsPtr() bool      { return false }
+func (op couplingBwdOp[T]) CallsExtern() bool     { return false }
+func (op couplingBwdOp[T]) OverwritesInput() int  { return -1 }
+func (op couplingBwdOp[T]) WriteHash(h hash.Hash) { fmt.Fprintf(h, "coupling.bwd(%s)", op.q.name) }
+func (op couplingBwdOp[T]) Hashcode() uint32      { return hashOf(op) }
+func (op couplingBwdOp[T]) String() string        { return "CouplingGrad(" + op.q.name + ")" }
+
+// couplingPickOp returns the gradient of input which (≥ 1) stored by the
+// backward op whose node is its input (which also orders it after that op).
+type couplingPickOp[T float32 | float64] struct {
+	q     *couplingSeq[T]
+	which int
+}
+
+func (op couplingPickOp[T]) Arity() int { return 1 }
+func (op couplingPickOp[T]) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a)
+}
+func (op couplingPickOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return op.q.inShape(op.which), nil
+}
+func (op couplingPickOp[T]) Do(...G.Value) (G.Value, error) {
+	// A copy: gorgonia may write into values it is handed (gradient sums).
+	src := op.q.grads[op.which-1]
+	return newDense(append([]T(nil), src...), op.q.inShape(op.which)...), nil
+}
+func (op couplingPickOp[T]) ReturnsPtr() bool     { return false }
+func (op couplingPickOp[T]) CallsExtern() bool    { return false }
+func (op couplingPickOp[T]) OverwritesInput() int { return -1 }
+func (op couplingPickOp[T]) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "coupling.pick%d(%s)", op.which, op.q.name)
+}
+func (op couplingPickOp[T]) Hashcode() uint32 { return hashOf(op) }
+func (op couplingPickOp[T]) String() string {
+	return fmt.Sprintf("CouplingGrad%d(%s)", op.which, op.q.name)
+}
+
+// coupling adds one coupling as a single op and returns u [N, half] and the
+// row sums of log|du/dw| [N]. params are W0c, W0x, b0, W1, b1, ….
+func (b *builder) coupling(name string, tr model.Transform, cond, ctx, w *G.Node, params []*G.Node) (u, ldRow *G.Node) {
+	if b.err != nil {
+		return nil, nil
+	}
+	N, half, H := cond.Shape()[0], cond.Shape()[1], ctx.Shape()[1]
+	widths := []int{params[0].Shape()[1]}
+	for i := 3; i < len(params); i += 2 {
+		widths = append(widths, params[i].Shape()[1])
+	}
+	var op G.Op
+	if b.dt == tensor.Float32 {
+		op = couplingFwdOp[float32]{newCouplingSeq[float32](name, N, half, H, widths, tr)}
+	} else {
+		op = couplingFwdOp[float64]{newCouplingSeq[float64](name, N, half, H, widths, tr)}
+	}
+	args := append(G.Nodes{cond, ctx, w}, params...)
+	out := b.do("coupling", func() (*G.Node, error) { return G.ApplyOp(op, args...) })
+	u = b.do("slice", func() (*G.Node, error) { return G.Slice(out, nil, G.S(0, half)) })
+	ldRow = b.do("slice", func() (*G.Node, error) { return G.Slice(out, nil, G.S(half)) })
+	return u, ldRow
+}
