@@ -117,15 +117,17 @@ func (q *couplingSeq[T]) forward(in [][]T) []T {
 	o := h
 	np := q.tr.NumParams()
 	out := make([]T, N*(half+1))
-	for r := range N {
-		var ld float64
-		for i := range half {
-			u, l := transformForward(q.tr, o[(r*half+i)*np:][:np], float64(w[r*half+i]))
-			out[r*(half+1)+i] = T(u)
-			ld += l
+	parallelRows(N, half, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			var ld float64
+			for i := range half {
+				u, l := transformForward(q.tr, o[(r*half+i)*np:][:np], float64(w[r*half+i]))
+				out[r*(half+1)+i] = T(u)
+				ld += l
+			}
+			out[r*(half+1)+half] = T(ld)
 		}
-		out[r*(half+1)+half] = T(ld)
-	}
+	})
 	return out
 }
 
@@ -191,13 +193,15 @@ func (q *couplingSeq[T]) backward(in [][]T, dOut []T) []T {
 	o := q.hs[L-1]
 	dw := make([]T, N*half)
 	dh := make([]T, N*half*np) // gradient of the current layer's output
-	for r := range N {
-		dl := float64(dOut[r*(half+1)+half])
-		for i := range half {
-			k := r*half + i
-			dw[k] = T(transformBackward(q.tr, dh[k*np:][:np], o[k*np:][:np], float64(w[k]), float64(dOut[r*(half+1)+i]), dl))
+	parallelRows(N, half, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			dl := float64(dOut[r*(half+1)+half])
+			for i := range half {
+				k := r*half + i
+				dw[k] = T(transformBackward(q.tr, dh[k*np:][:np], o[k*np:][:np], float64(w[k]), float64(dOut[r*(half+1)+i]), dl))
+			}
 		}
-	}
+	})
 	grads := make([][]T, 2*L+3) // dctx, dw, dW0c, dW0x, db0, then dW_l, db_l
 	grads[1] = dw
 	for l := L - 1; l >= 1; l-- {
@@ -351,9 +355,9 @@ func (op couplingPickOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return op.q.inShape(op.which), nil
 }
 func (op couplingPickOp[T]) Do(...G.Value) (G.Value, error) {
-	// A copy: gorgonia may write into values it is handed (gradient sums).
-	src := op.q.grads[op.which-1]
-	return newDense(append([]T(nil), src...), op.q.inShape(op.which)...), nil
+	// No copy: backward allocates its gradients anew on every run, so
+	// gorgonia may own (and sum gradients into) the one it is handed.
+	return newDense(op.q.grads[op.which-1], op.q.inShape(op.which)...), nil
 }
 func (op couplingPickOp[T]) ReturnsPtr() bool     { return false }
 func (op couplingPickOp[T]) CallsExtern() bool    { return false }

@@ -111,24 +111,26 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 		copy(q.hprev[s*B*H:(s+1)*B*H], h)
 		g := q.act[s*B*H4 : (s+1)*B*H4]
 		gemm(false, false, 1, h, B, H, Whh, H, H4, 1, g)
-		for b := range B {
-			gb := g[b*H4 : (b+1)*H4]
-			brow := q.biasRow(bias, s, b)
-			r := (s*B + b) * H
-			for u := range H {
-				i := sigmoid(gb[u] + brow[u])
-				f := sigmoid(gb[H+u] + brow[H+u])
-				gg := tanhT(gb[2*H+u] + brow[2*H+u])
-				o := sigmoid(gb[3*H+u] + brow[3*H+u])
-				gb[u], gb[H+u], gb[2*H+u], gb[3*H+u] = i, f, gg, o
-				cn := f*c[b*H+u] + i*gg
-				tc := tanhT(cn)
-				c[b*H+u] = cn
-				h[b*H+u] = o * tc
-				q.c[r+u], q.tc[r+u] = cn, tc
-				out[r+u] = o * tc
+		parallelRows(B, H, func(lo, hi int) {
+			for b := lo; b < hi; b++ {
+				gb := g[b*H4 : (b+1)*H4]
+				brow := q.biasRow(bias, s, b)
+				r := (s*B + b) * H
+				for u := range H {
+					i := sigmoid(gb[u] + brow[u])
+					f := sigmoid(gb[H+u] + brow[H+u])
+					gg := tanhT(gb[2*H+u] + brow[2*H+u])
+					o := sigmoid(gb[3*H+u] + brow[3*H+u])
+					gb[u], gb[H+u], gb[2*H+u], gb[3*H+u] = i, f, gg, o
+					cn := f*c[b*H+u] + i*gg
+					tc := tanhT(cn)
+					c[b*H+u] = cn
+					h[b*H+u] = o * tc
+					q.c[r+u], q.tc[r+u] = cn, tc
+					out[r+u] = o * tc
+				}
 			}
-		}
+		})
 	}
 	return out
 }
@@ -142,28 +144,30 @@ func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dOut []T) []T {
 	dh := make([]T, B*H)  // dL/dh entering the step from later steps
 	dcn := make([]T, B*H) // dL/dc from later steps
 	for s := S - 1; s >= 0; s-- {
-		for b := range B {
-			r := (s*B + b) * H
-			a := q.act[(s*B+b)*H4 : (s*B+b+1)*H4]
-			dg := dG[(s*B+b)*H4 : (s*B+b+1)*H4]
-			for u := range H {
-				i, f, gg, o := a[u], a[H+u], a[2*H+u], a[3*H+u]
-				tc := q.tc[r+u]
-				var cp T
-				if s > 0 {
-					cp = q.c[r-B*H+u]
-				} else {
-					cp = c0[b*H+u]
+		parallelRows(B, H, func(lo, hi int) {
+			for b := lo; b < hi; b++ {
+				r := (s*B + b) * H
+				a := q.act[(s*B+b)*H4 : (s*B+b+1)*H4]
+				dg := dG[(s*B+b)*H4 : (s*B+b+1)*H4]
+				for u := range H {
+					i, f, gg, o := a[u], a[H+u], a[2*H+u], a[3*H+u]
+					tc := q.tc[r+u]
+					var cp T
+					if s > 0 {
+						cp = q.c[r-B*H+u]
+					} else {
+						cp = c0[b*H+u]
+					}
+					dht := dOut[r+u] + dh[b*H+u]
+					dc := dht*o*(1-tc*tc) + dcn[b*H+u]
+					dg[u] = dc * gg * i * (1 - i)
+					dg[H+u] = dc * cp * f * (1 - f)
+					dg[2*H+u] = dc * i * (1 - gg*gg)
+					dg[3*H+u] = dht * tc * o * (1 - o)
+					dcn[b*H+u] = dc * f
 				}
-				dht := dOut[r+u] + dh[b*H+u]
-				dc := dht*o*(1-tc*tc) + dcn[b*H+u]
-				dg[u] = dc * gg * i * (1 - i)
-				dg[H+u] = dc * cp * f * (1 - f)
-				dg[2*H+u] = dc * i * (1 - gg*gg)
-				dg[3*H+u] = dht * tc * o * (1 - o)
-				dcn[b*H+u] = dc * f
 			}
-		}
+		})
 		// dh for step s−1: dG_s·Whhᵀ.
 		gemm(false, true, 1, dG[s*B*H4:(s+1)*B*H4], B, H4, Whh, H, H4, 0, dh)
 	}
@@ -296,8 +300,9 @@ func (op lstmPickOp[T]) Do(...G.Value) (G.Value, error) {
 	default:
 		src = op.q.dc0
 	}
-	// A copy: gorgonia may write into values it is handed (gradient sums).
-	return newDense(append([]T(nil), src...), op.shape()...), nil
+	// No copy: backward allocates these slices anew on every run, so
+	// gorgonia may own (and sum gradients into) the one it is handed.
+	return newDense(src, op.shape()...), nil
 }
 func (op lstmPickOp[T]) ReturnsPtr() bool     { return false }
 func (op lstmPickOp[T]) CallsExtern() bool    { return false }
