@@ -1,0 +1,53 @@
+package seqflow_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/nfbo/nfbo/engine/seqflow"
+	"github.com/nfbo/nfbo/engine/train"
+	"github.com/nfbo/nfbo/model"
+)
+
+// BenchmarkFineTune times the optimiser's flow update at the guacamol-500
+// setting: one epoch over 320 sequences (10 batches of 32; a 100 + 500 run
+// fine-tunes on its 10 newest points plus its best up to 1,000, so 110 to 610
+// sequences) of the shipped model at T = 88, with each coupling one fused op
+// (coupling=op, the default) or elementary nodes (coupling=nodes), on pure-Go
+// decoding (no ONNX Runtime session to rebuild).
+func BenchmarkFineTune(b *testing.B) {
+	ck, err := model.LoadCheckpoint(filepath.Join("..", "..", "data", "models", "small", model.CheckpointName))
+	if err != nil {
+		b.Skip("shipped model not found:", err)
+	}
+	const T, n = 88, 320
+	tokens := seqs(rand.New(rand.NewPCG(1, 1)), n, T, ck.Params.Config.V)
+	for _, nodes := range []bool{false, true} {
+		name := "op"
+		if nodes {
+			name = "nodes"
+		}
+		b.Run(fmt.Sprintf("coupling=%s/T=%d/seqs=%d", name, T, n), func(b *testing.B) {
+			f, err := seqflow.New(ck, T, seqflow.Options{Backend: "go", Train: train.Options{CouplingNodes: nodes}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			rng := rand.New(rand.NewPCG(2, 2))
+			ctx := context.Background()
+			if err := f.FineTune(ctx, tokens[:32*T], rng); err != nil { // compiles the graph
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if err := f.FineTune(ctx, tokens, rng); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "seq/s")
+		})
+	}
+}
