@@ -8,7 +8,10 @@
 #     onnxruntime-node@1.30.0 and checked against its sha256;
 #   - the Go modules.
 # With --test it also installs Debian's chromium, which the test of the HTML
-# report opens headless (make test passes it).
+# report opens headless, and fetches NVRTC (Debian non-free's libnvrtc11.2 and
+# libnvrtc-builtins11.8) into third_party/nvrtc, with which the tests compile
+# every CUDA kernel without a GPU (make test passes it). NVRTC comes through
+# a private apt configuration: the machine's sources are not changed.
 # It is idempotent and prints nothing when everything is already there.
 set -euo pipefail
 
@@ -98,6 +101,44 @@ install_ort() {
 	mv "$ORT_LIB.tmp" "$ORT_LIB"
 }
 
+NVRTC_DIR=third_party/nvrtc
+NVRTC_LIB=$NVRTC_DIR/usr/lib/x86_64-linux-gnu/libnvrtc.so.11.2
+
+# install_nvrtc downloads NVRTC's two Debian packages with apt-get (which
+# checks them against the archive's signed index) and unpacks them with
+# dpkg -x, without installing anything on the system.
+install_nvrtc() {
+	[ -e "$NVRTC_LIB" ] && return 0
+	[ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] || { log "NVRTC: Debian ships it for amd64 only"; return 0; }
+	log "fetching NVRTC (Debian non-free libnvrtc11.2, libnvrtc-builtins11.8) into $NVRTC_DIR"
+	local tmp
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' RETURN
+	mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial" "$tmp/deb"
+	echo 'deb http://deb.debian.org/debian bookworm non-free' >"$tmp/sources.list"
+	local o=(-o "Dir::Etc::SourceList=$tmp/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache=$tmp/cache" -o Debug::NoLocking=1
+		-o APT::Sandbox::User=root)
+	local try ok=0
+	for try in 1 2; do
+		if apt-get "${o[@]}" update -qq >/dev/null 2>&1 &&
+			(cd "$tmp/deb" && apt-get "${o[@]}" download -qq libnvrtc11.2 libnvrtc-builtins11.8 >/dev/null 2>&1); then
+			ok=1
+			break
+		fi
+		log "apt-get download of NVRTC failed (try $try)"
+		sleep 3
+	done
+	[ $ok -eq 1 ] || { log "could not fetch NVRTC; the CUDA kernel compile check will not run"; return 1; }
+	mkdir -p "$NVRTC_DIR.tmp"
+	local d
+	for d in "$tmp"/deb/*.deb; do
+		dpkg -x "$d" "$NVRTC_DIR.tmp"
+	done
+	rm -rf "$NVRTC_DIR"
+	mv "$NVRTC_DIR.tmp" "$NVRTC_DIR"
+}
+
 install_go_modules() {
 	go mod download
 }
@@ -105,3 +146,8 @@ install_go_modules() {
 install_apt
 install_ort
 install_go_modules
+if [ "${1:-}" = --test ]; then
+	# A failure here is not fatal: the kernel compile test then fails under
+	# CI=true and skips elsewhere, saying why.
+	install_nvrtc || true
+fi

@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"engine/train":           {"model", "model/modeltest", "kernels", "chem/vocab"},
 	"engine/onnx":            {"engine/onnx/onnxpb", "model", "model/modeltest", "kernels"},
 	"engine/onnx/onnxpb":     {},
+	"engine/cuda":            {},
 	"engine/ort":             {"engine/onnx", "engine/onnx/onnxpb", "model", "model/modeltest", "kernels"},
 	"engine/seqflow":         {"engine/train", "engine/ort", "engine/onnx", "model", "kernels", "chem/vocab", "bo"},
 	"bo":                     {"bo/gp", "bo/sobol", "rundir"},

@@ -1,0 +1,37 @@
+package cuda
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CompileOptions say what NVRTC produces from a kernel source.
+type CompileOptions struct {
+	// Arch is the compute capability times ten (90 for the H100 and H200).
+	Arch int
+	// PTX asks for PTX for the virtual architecture compute_<Arch>, which the driver compiles when it loads it,
+	// instead of a CUBIN for sm_<Arch>.
+	PTX bool
+	// Extra are further NVRTC options.
+	Extra []string
+}
+
+// options returns the NVRTC command-line options. No fast math: the NLSq inverse and the cosine argmax of
+// decoding must match the CPU's.
+func (o CompileOptions) options() []string {
+	arch := fmt.Sprintf("--gpu-architecture=sm_%d", o.Arch)
+	if o.PTX {
+		arch = fmt.Sprintf("--gpu-architecture=compute_%d", o.Arch)
+	}
+	return append([]string{arch, "--std=c++17", "-default-device", "-lineinfo"}, o.Extra...)
+}
+
+// CompileError reports a kernel source that NVRTC rejected, with its log.
+type CompileError struct {
+	Name, Log string
+	Options   []string
+}
+
+func (e *CompileError) Error() string {
+	return fmt.Sprintf("cuda: NVRTC cannot compile %s (options %s):\n%s", e.Name, strings.Join(e.Options, " "), strings.TrimSpace(e.Log))
+}
