@@ -1,0 +1,307 @@
+//go:build cgo
+
+package cuda
+
+/*
+#include <stddef.h>
+#include <stdlib.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+static CUresult nfbo_cuInit(void* f, unsigned flags) { return ((CUresult (*)(unsigned))f)(flags); }
+static CUresult nfbo_int_out(void* f, int* out) { return ((CUresult (*)(int*))f)(out); }
+static CUresult nfbo_errstr(void* f, CUresult r, const char** s) { return ((CUresult (*)(CUresult, const char**))f)(r, s); }
+static CUresult nfbo_cuDeviceGet(void* f, int* d, int ordinal) { return ((CUresult (*)(int*, int))f)(d, ordinal); }
+static CUresult nfbo_cuDeviceGetName(void* f, char* name, int n, int d) { return ((CUresult (*)(char*, int, int))f)(name, n, d); }
+static CUresult nfbo_cuDeviceGetAttribute(void* f, int* v, int attr, int d) { return ((CUresult (*)(int*, int, int))f)(v, attr, d); }
+static CUresult nfbo_cuDeviceTotalMem(void* f, size_t* n, int d) { return ((CUresult (*)(size_t*, int))f)(n, d); }
+static CUresult nfbo_cuDevicePrimaryCtxRetain(void* f, void** ctx, int d) { return ((CUresult (*)(void**, int))f)(ctx, d); }
+static CUresult nfbo_int_in(void* f, int d) { return ((CUresult (*)(int))f)(d); }
+static CUresult nfbo_ptr_in(void* f, void* p) { return ((CUresult (*)(void*))f)(p); }
+static CUresult nfbo_void(void* f) { return ((CUresult (*)(void))f)(); }
+static CUresult nfbo_cuMemAlloc(void* f, CUdeviceptr* p, size_t n) { return ((CUresult (*)(CUdeviceptr*, size_t))f)(p, n); }
+static CUresult nfbo_cuMemFree(void* f, CUdeviceptr p) { return ((CUresult (*)(CUdeviceptr))f)(p); }
+static CUresult nfbo_cuMemcpyHtoD(void* f, CUdeviceptr dst, const void* src, size_t n) { return ((CUresult (*)(CUdeviceptr, const void*, size_t))f)(dst, src, n); }
+static CUresult nfbo_cuMemcpyDtoH(void* f, void* dst, CUdeviceptr src, size_t n) { return ((CUresult (*)(void*, CUdeviceptr, size_t))f)(dst, src, n); }
+static CUresult nfbo_cuModuleLoadData(void* f, void** m, const void* image) { return ((CUresult (*)(void**, const void*))f)(m, image); }
+static CUresult nfbo_cuModuleGetFunction(void* f, void** fn, void* m, const char* name) { return ((CUresult (*)(void**, void*, const char*))f)(fn, m, name); }
+
+typedef CUresult (*pfn_cuLaunchKernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**, void**);
+
+// The kernel's parameters are the addresses of the 8-byte slots; the driver copies them before returning.
+static CUresult nfbo_cuLaunchKernel(void* f, void* fn, unsigned blocks, unsigned threads, unsigned shared,
+	unsigned long long* slots, int n) {
+	void* params[64];
+	if (n > 64) return 1; // CUDA_ERROR_INVALID_VALUE
+	for (int i = 0; i < n; i++) params[i] = &slots[i];
+	return ((pfn_cuLaunchKernel)f)(fn, blocks, 1, 1, threads, 1, 1, shared, NULL, params, NULL);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// Driver entry points, by exact symbol name (gpu_engine.md section 3: never the legacy unsuffixed memory calls).
+type driverFns struct {
+	init, driverVersion, errName, errString, deviceCount, deviceGet, deviceName, deviceAttr, totalMem unsafe.Pointer
+	ctxRetain, ctxRelease, ctxSetCurrent, ctxSync, memAlloc, memFree, htod, dtoh                     unsafe.Pointer
+	moduleLoad, moduleGetFunction, moduleUnload, launch                                              unsafe.Pointer
+}
+
+// CUdevice_attribute values read.
+const (
+	attrMaxThreadsPerBlock = 1
+	attrSMCount            = 16
+	attrCCMajor            = 75
+	attrCCMinor            = 76
+)
+
+// Device is one GPU's primary context, owned by a goroutine locked to its OS thread (CUDA's current context is
+// per thread); every method runs there. A Device is safe for concurrent use; Close it when done.
+type Device struct {
+	lib  *library
+	fn   driverFns
+	ctx  unsafe.Pointer
+	dev  C.int
+	Info DeviceInfo
+	work chan func()
+	done chan struct{}
+}
+
+// OpenDevice loads the driver (libcuda.so.1, DriverDirs then the system's search), initialises it and makes
+// the primary context of GPU ordinal current on the device goroutine.
+func OpenDevice(env Env, ordinal int) (*Device, error) {
+	lib, err := openFirst("the CUDA driver", []string{"libcuda.so.1"}, DriverDirs(env), nil)
+	if err != nil {
+		return nil, err
+	}
+	d := &Device{lib: lib, work: make(chan func()), done: make(chan struct{})}
+	f := &d.fn
+	for _, s := range []struct {
+		name string
+		dst  *unsafe.Pointer
+	}{{"cuInit", &f.init}, {"cuDriverGetVersion", &f.driverVersion}, {"cuGetErrorName", &f.errName},
+		{"cuGetErrorString", &f.errString}, {"cuDeviceGetCount", &f.deviceCount}, {"cuDeviceGet", &f.deviceGet},
+		{"cuDeviceGetName", &f.deviceName}, {"cuDeviceGetAttribute", &f.deviceAttr}, {"cuDeviceTotalMem_v2", &f.totalMem},
+		{"cuDevicePrimaryCtxRetain", &f.ctxRetain}, {"cuDevicePrimaryCtxRelease_v2", &f.ctxRelease},
+		{"cuCtxSetCurrent", &f.ctxSetCurrent}, {"cuCtxSynchronize", &f.ctxSync}, {"cuMemAlloc_v2", &f.memAlloc},
+		{"cuMemFree_v2", &f.memFree}, {"cuMemcpyHtoD_v2", &f.htod}, {"cuMemcpyDtoH_v2", &f.dtoh},
+		{"cuModuleLoadData", &f.moduleLoad}, {"cuModuleGetFunction", &f.moduleGetFunction},
+		{"cuModuleUnload", &f.moduleUnload}, {"cuLaunchKernel", &f.launch}} {
+		if *s.dst, err = lib.sym(s.name); err != nil {
+			return nil, err
+		}
+	}
+	started := make(chan error)
+	go d.loop(ordinal, started)
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// loop is the device goroutine: it sets up the context, reports, then runs the work sent to it.
+func (d *Device) loop(ordinal int, started chan<- error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := d.setup(ordinal); err != nil {
+		started <- err
+		return
+	}
+	started <- nil
+	for w := range d.work {
+		w()
+	}
+	C.nfbo_int_in(d.fn.ctxRelease, d.dev)
+	close(d.done)
+}
+
+func (d *Device) setup(ordinal int) error {
+	if err := d.check("cuInit", C.nfbo_cuInit(d.fn.init, 0)); err != nil {
+		return err
+	}
+	var n, ver C.int
+	if err := d.check("cuDriverGetVersion", C.nfbo_int_out(d.fn.driverVersion, &ver)); err != nil {
+		return err
+	}
+	if err := d.check("cuDeviceGetCount", C.nfbo_int_out(d.fn.deviceCount, &n)); err != nil {
+		return err
+	}
+	if ordinal < 0 || ordinal >= int(n) {
+		return fmt.Errorf("cuda: GPU %d requested, the driver sees %d", ordinal, int(n))
+	}
+	if err := d.check("cuDeviceGet", C.nfbo_cuDeviceGet(d.fn.deviceGet, &d.dev, C.int(ordinal))); err != nil {
+		return err
+	}
+	name := make([]byte, 256)
+	if err := d.check("cuDeviceGetName", C.nfbo_cuDeviceGetName(d.fn.deviceName, (*C.char)(unsafe.Pointer(&name[0])), 256, d.dev)); err != nil {
+		return err
+	}
+	attr := func(a int) (int, error) {
+		var v C.int
+		err := d.check("cuDeviceGetAttribute", C.nfbo_cuDeviceGetAttribute(d.fn.deviceAttr, &v, C.int(a), d.dev))
+		return int(v), err
+	}
+	var mem C.size_t
+	if err := d.check("cuDeviceTotalMem_v2", C.nfbo_cuDeviceTotalMem(d.fn.totalMem, &mem, d.dev)); err != nil {
+		return err
+	}
+	info := DeviceInfo{Ordinal: ordinal, Name: C.GoString((*C.char)(unsafe.Pointer(&name[0]))), TotalMem: uint64(mem),
+		DriverVersion: int(ver), DriverPath: d.lib.path}
+	var err error
+	if info.Major, err = attr(attrCCMajor); err != nil {
+		return err
+	}
+	if info.Minor, err = attr(attrCCMinor); err != nil {
+		return err
+	}
+	if info.SMs, err = attr(attrSMCount); err != nil {
+		return err
+	}
+	if info.MaxThreadsPerBlock, err = attr(attrMaxThreadsPerBlock); err != nil {
+		return err
+	}
+	info.ComputeCapability = info.Major*10 + info.Minor
+	d.Info = info
+	if err := d.check("cuDevicePrimaryCtxRetain", C.nfbo_cuDevicePrimaryCtxRetain(d.fn.ctxRetain, &d.ctx, d.dev)); err != nil {
+		return err
+	}
+	return d.check("cuCtxSetCurrent", C.nfbo_ptr_in(d.fn.ctxSetCurrent, d.ctx))
+}
+
+// check turns a CUresult into an error with the driver's name and description of the code.
+func (d *Device) check(call string, r C.CUresult) error {
+	if r == 0 {
+		return nil
+	}
+	var name, desc *C.char
+	C.nfbo_errstr(d.fn.errName, r, &name)
+	C.nfbo_errstr(d.fn.errString, r, &desc)
+	e := &DriverError{Call: call, Code: int(r), Name: "unknown", Desc: "unknown"}
+	if name != nil {
+		e.Name = C.GoString(name)
+	}
+	if desc != nil {
+		e.Desc = C.GoString(desc)
+	}
+	return e
+}
+
+// do runs f on the device goroutine and returns its error.
+func (d *Device) do(f func() error) error {
+	errc := make(chan error, 1)
+	d.work <- func() { errc <- f() }
+	return <-errc
+}
+
+// Close releases the primary context and ends the device goroutine.
+func (d *Device) Close() error {
+	close(d.work)
+	<-d.done
+	return nil
+}
+
+// Alloc returns n bytes of device memory (cuMemAlloc_v2: plain allocations, never managed memory).
+func (d *Device) Alloc(n int) (Ptr, error) {
+	var p C.CUdeviceptr
+	err := d.do(func() error { return d.check("cuMemAlloc_v2", C.nfbo_cuMemAlloc(d.fn.memAlloc, &p, C.size_t(n))) })
+	return Ptr(p), err
+}
+
+// Free releases memory from Alloc.
+func (d *Device) Free(p Ptr) error {
+	return d.do(func() error { return d.check("cuMemFree_v2", C.nfbo_cuMemFree(d.fn.memFree, C.CUdeviceptr(p))) })
+}
+
+// Upload copies src to the device at dst (synchronously).
+func (d *Device) Upload(dst Ptr, src []float32) error {
+	if len(src) == 0 {
+		return nil
+	}
+	return d.do(func() error {
+		return d.check("cuMemcpyHtoD_v2", C.nfbo_cuMemcpyHtoD(d.fn.htod, C.CUdeviceptr(dst), unsafe.Pointer(&src[0]), C.size_t(4*len(src))))
+	})
+}
+
+// Download copies len(dst) floats from the device at src into dst (synchronously).
+func (d *Device) Download(dst []float32, src Ptr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return d.do(func() error {
+		return d.check("cuMemcpyDtoH_v2", C.nfbo_cuMemcpyDtoH(d.fn.dtoh, unsafe.Pointer(&dst[0]), C.CUdeviceptr(src), C.size_t(4*len(dst))))
+	})
+}
+
+// Module is a loaded CUBIN or PTX image.
+type Module struct {
+	d *Device
+	h unsafe.Pointer
+}
+
+// Kernel is one entry point of a Module.
+type Kernel struct {
+	d    *Device
+	h    unsafe.Pointer
+	Name string
+}
+
+// LoadModule loads a CUBIN, or PTX with its trailing NUL, from NVRTC.Compile.
+func (d *Device) LoadModule(image []byte) (*Module, error) {
+	m := &Module{d: d}
+	cimg := C.CBytes(image)
+	defer C.free(cimg)
+	err := d.do(func() error { return d.check("cuModuleLoadData", C.nfbo_cuModuleLoadData(d.fn.moduleLoad, &m.h, cimg)) })
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Kernel returns the entry point name.
+func (m *Module) Kernel(name string) (*Kernel, error) {
+	k := &Kernel{d: m.d, Name: name}
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	err := m.d.do(func() error {
+		return m.d.check("cuModuleGetFunction "+name, C.nfbo_cuModuleGetFunction(m.d.fn.moduleGetFunction, &k.h, m.h, cn))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Unload releases the module.
+func (m *Module) Unload() error {
+	return m.d.do(func() error { return m.d.check("cuModuleUnload", C.nfbo_ptr_in(m.d.fn.moduleUnload, m.h)) })
+}
+
+// Launch runs the kernel on the default stream and waits for it. args are its parameters in order (see slot).
+func (k *Kernel) Launch(g Grid, args ...any) error {
+	if len(args) > 64 {
+		return fmt.Errorf("cuda: kernel %s: %d arguments, at most 64", k.Name, len(args))
+	}
+	slots := (*C.ulonglong)(C.malloc(C.size_t(8 * max(1, len(args)))))
+	defer C.free(unsafe.Pointer(slots))
+	s := unsafe.Slice(slots, max(1, len(args)))
+	for i, a := range args {
+		v, err := slot(a)
+		if err != nil {
+			return fmt.Errorf("kernel %s argument %d: %w", k.Name, i, err)
+		}
+		s[i] = C.ulonglong(v)
+	}
+	return k.d.do(func() error {
+		r := C.nfbo_cuLaunchKernel(k.d.fn.launch, k.h, C.uint(g.Blocks), C.uint(g.Threads), C.uint(g.SharedBytes), slots, C.int(len(args)))
+		if err := k.d.check("cuLaunchKernel "+k.Name, r); err != nil {
+			return err
+		}
+		return k.d.check("cuCtxSynchronize after "+k.Name, C.nfbo_void(k.d.fn.ctxSync))
+	})
+}

@@ -1,0 +1,12 @@
+//go:build !cgo
+
+package cuda
+
+// Device is a GPU; a build without cgo cannot open one.
+type Device struct{ Info DeviceInfo }
+
+// OpenDevice returns ErrNoCUDA in a build without cgo.
+func OpenDevice(Env, int) (*Device, error) { return nil, ErrNoCUDA }
+
+// Close does nothing.
+func (*Device) Close() error { return nil }

@@ -1,0 +1,220 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+)
+
+// gpuEnabled reports whether the GPU tests must run: NFBO_GPU=1 says a GPU is there, and then its absence is a
+// failure, not a skip.
+func gpuEnabled() bool { return os.Getenv("NFBO_GPU") == "1" }
+
+// Without a GPU, opening one is a LoadError (no driver) or a DriverError, never a crash.
+func TestOpenDeviceWithoutGPU(t *testing.T) {
+	if gpuEnabled() {
+		t.Skip("NFBO_GPU=1: the GPU tests cover the device")
+	}
+	d, err := OpenDevice(fakeEnv(map[string]string{LibDirsEnv: t.TempDir()}, nil), 0)
+	if err == nil {
+		d.Close()
+		t.Skip("a GPU is present; run with NFBO_GPU=1")
+	}
+	var le *LoadError
+	var de *DriverError
+	if !errors.As(err, &le) && !errors.As(err, &de) {
+		t.Fatalf("OpenDevice without a GPU: %v (%T), want a *LoadError or *DriverError", err, err)
+	}
+	t.Log(err)
+}
+
+// openTestDevice opens GPU 0 and loads the embedded kernels compiled for it.
+func openTestDevice(t *testing.T) (*Device, map[string]*Kernel) {
+	t.Helper()
+	if !gpuEnabled() {
+		t.Skip("set NFBO_GPU=1 on a machine with a GPU")
+	}
+	d, err := OpenDevice(OSEnv(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	t.Logf("GPU %+v", d.Info)
+	n := loadTestNVRTC(t)
+	ks := map[string]*Kernel{}
+	for _, src := range Kernels() {
+		img, err := n.Compile(src.Name, src.Code, CompileOptions{Arch: d.Info.ComputeCapability})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := d.LoadModule(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range src.Entries {
+			if ks[e], err = m.Kernel(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return d, ks
+}
+
+// buffers uploads each slice to fresh device memory.
+func buffers(t *testing.T, d *Device, xs ...[]float32) []Ptr {
+	t.Helper()
+	ps := make([]Ptr, len(xs))
+	for i, x := range xs {
+		p, err := d.Alloc(4 * max(1, len(x)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Free(p) })
+		if err := d.Upload(p, x); err != nil {
+			t.Fatal(err)
+		}
+		ps[i] = p
+	}
+	return ps
+}
+
+func download(t *testing.T, d *Device, p Ptr, n int) []float32 {
+	t.Helper()
+	out := make([]float32, n)
+	if err := d.Download(out, p); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func randn(rng *rand.Rand, n int, sd float64) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * sd)
+	}
+	return x
+}
+
+func near(t *testing.T, what string, got []float32, want []float64, tol float64) {
+	t.Helper()
+	bad := 0
+	for i, w := range want {
+		if math.Abs(float64(got[i])-w) > tol*(1+math.Abs(w)) {
+			if bad < 5 {
+				t.Errorf("%s[%d]: GPU %.9g, reference %.9g", what, i, got[i], w)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d entries off", what, bad, len(want))
+	}
+}
+
+// Each kernel against a float64 reference, on odd shapes past a block multiple.
+func TestGPUKernels(t *testing.T) {
+	d, ks := openTestDevice(t)
+	rng := rand.New(rand.NewPCG(1, 1))
+
+	t.Run("nlsq_fwd", func(t *testing.T) {
+		const n, half = 1003, 20
+		o, w := randn(rng, n*half*5, 1), randn(rng, n*half, 1)
+		p := buffers(t, d, o, w, make([]float32, n*(half+1)))
+		if err := ks["nlsq_fwd"].Launch(GridFor(n, 128), p[2], p[0], p[1], n, half); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float64, n*(half+1))
+		logA := math.Log(8*math.Sqrt(3)/9 - 0.05)
+		for r := range n {
+			var ld float64
+			for i := range half {
+				q := o[(r*half+i)*5:]
+				a, bb, dd, f := float64(q[0]), math.Exp(0.4*float64(q[1])), math.Exp(0.4*float64(q[3])), float64(q[4])
+				cc := math.Tanh(0.3*float64(q[2])) * math.Exp(logA+0.4*float64(q[1])-0.4*float64(q[3]))
+				x := float64(w[r*half+i])
+				s := dd*x + f
+				den := 1 + s*s
+				want[r*(half+1)+i] = a + bb*x + cc/den
+				ld += math.Log(bb - 2*cc*dd*s/(den*den))
+			}
+			want[r*(half+1)+half] = ld
+		}
+		near(t, "nlsq", download(t, d, p[2], n*(half+1)), want, 1e-6)
+	})
+
+	for _, perRow := range []int{0, 1} {
+		t.Run("lstm_cell_fwd", func(t *testing.T) {
+			const B, H = 37, 13
+			g, c := randn(rng, B*4*H, 1), randn(rng, B*H, 1)
+			brows := 1
+			if perRow == 1 {
+				brows = B
+			}
+			bias := randn(rng, brows*4*H, 0.5)
+			p := buffers(t, d, g, bias, c, make([]float32, B*H), make([]float32, B*H))
+			if err := ks["lstm_cell_fwd"].Launch(GridFor(B*H, 128), p[0], p[1], perRow, p[2], p[3], p[4], B, H); err != nil {
+				t.Fatal(err)
+			}
+			sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+			wantG, wantC := make([]float64, B*4*H), make([]float64, B*H)
+			wantT, wantH := make([]float64, B*H), make([]float64, B*H)
+			for b := range B {
+				br := bias[perRow*b*4*H:]
+				for u := range H {
+					pre := func(k int) float64 { return float64(g[b*4*H+k*H+u]) + float64(br[k*H+u]) }
+					i, f, gg, og := sig(pre(0)), sig(pre(1)), math.Tanh(pre(2)), sig(pre(3))
+					wantG[b*4*H+u], wantG[b*4*H+H+u], wantG[b*4*H+2*H+u], wantG[b*4*H+3*H+u] = i, f, gg, og
+					cn := f*float64(c[b*H+u]) + i*gg
+					wantC[b*H+u], wantT[b*H+u], wantH[b*H+u] = cn, math.Tanh(cn), og*math.Tanh(cn)
+				}
+			}
+			near(t, "gates", download(t, d, p[0], B*4*H), wantG, 1e-5)
+			near(t, "c", download(t, d, p[2], B*H), wantC, 1e-5)
+			near(t, "tanh(c)", download(t, d, p[3], B*H), wantT, 1e-5)
+			near(t, "h", download(t, d, p[4], B*H), wantH, 1e-5)
+		})
+	}
+
+	t.Run("bias_act", func(t *testing.T) {
+		const n, w = 1003, 7
+		y, b := randn(rng, n*w, 1), randn(rng, w, 1)
+		p := buffers(t, d, y, b)
+		if err := ks["bias_act"].Launch(GridFor(n*w, 256), p[0], p[1], n, w, 1); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float64, n*w)
+		for i := range want {
+			want[i] = math.Max(0, float64(y[i]+b[i%w]))
+		}
+		near(t, "bias+ReLU", download(t, d, p[0], n*w), want, 0)
+	})
+
+	t.Run("adam_step", func(t *testing.T) {
+		const n = 1003
+		par, g := randn(rng, n, 1), randn(rng, n, 1)
+		m, v := randn(rng, n, 0.01), make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.Float64() * 1e-3)
+		}
+		clip := []float32{0.5}
+		p := buffers(t, d, par, g, m, v, clip)
+		const lr, b1, b2, eps, step = 1e-3, 0.9, 0.999, 1e-8, 3
+		stepSize := lr / (1 - math.Pow(b1, step))
+		bc2Sqrt := math.Sqrt(1 - math.Pow(b2, step))
+		if err := ks["adam_step"].Launch(GridFor(n, 256), p[0], p[1], p[2], p[3], p[4], int64(n), stepSize, bc2Sqrt, b1, b2, eps); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float64, n)
+		for j := range n {
+			gj := float64(g[j]) * float64(clip[0])
+			mj := float32(b1*float64(m[j]) + (1-b1)*gj)
+			vj := float32(b2*float64(v[j]) + (1-b2)*gj*gj)
+			want[j] = float64(float32(float64(par[j]) - stepSize*float64(mj)/(math.Sqrt(float64(vj))/bc2Sqrt+eps)))
+		}
+		near(t, "Adam", download(t, d, p[0], n), want, 1e-7)
+	})
+}
