@@ -49,8 +49,8 @@ import (
 // Driver entry points, by exact symbol name (gpu_engine.md section 3: never the legacy unsuffixed memory calls).
 type driverFns struct {
 	init, driverVersion, errName, errString, deviceCount, deviceGet, deviceName, deviceAttr, totalMem unsafe.Pointer
-	ctxRetain, ctxRelease, ctxSetCurrent, ctxSync, memAlloc, memFree, htod, dtoh                     unsafe.Pointer
-	moduleLoad, moduleGetFunction, moduleUnload, launch                                              unsafe.Pointer
+	ctxRetain, ctxRelease, ctxSetCurrent, ctxSync, memAlloc, memFree, htod, dtoh                      unsafe.Pointer
+	moduleLoad, moduleGetFunction, moduleUnload, launch                                               unsafe.Pointer
 }
 
 // CUdevice_attribute values read.
