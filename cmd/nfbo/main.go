@@ -36,6 +36,7 @@ func root() *Command {
 			newStatusCmd(),
 			newFitcheckCmd(),
 			newFlowstatsCmd(),
+			newGPUCmd(),
 		},
 	}
 }

@@ -305,3 +305,18 @@ func (k *Kernel) Launch(g Grid, args ...any) error {
 		return k.d.check("cuCtxSynchronize after "+k.Name, C.nfbo_void(k.d.fn.ctxSync))
 	})
 }
+
+// loadAll loads image and looks up each entry, then unloads it.
+func loadAll(d *Device, image []byte, entries []string) error {
+	m, err := d.LoadModule(image)
+	if err != nil {
+		return err
+	}
+	defer m.Unload()
+	for _, e := range entries {
+		if _, err := m.Kernel(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}

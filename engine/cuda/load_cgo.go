@@ -82,7 +82,7 @@ func openFirst(lib string, sonames, dirs []string, before func(dir string)) (*li
 			}
 		}
 		if !found {
-			le.Attempts = append(le.Attempts, Attempt{Path: d, Reason: "not there"})
+			le.Attempts = append(le.Attempts, Attempt{Path: d, Reason: "not found here"})
 		}
 	}
 	for _, s := range sonames {

@@ -25,7 +25,7 @@ func TestLoadNVRTCErrorListsEveryFolder(t *testing.T) {
 		t.Skipf("LoadNVRTC: %v (an NVRTC is installed system-wide)", err)
 	}
 	msg := err.Error()
-	for _, w := range []string{empty + ": not there", filepath.Join(bogus, "libnvrtc.so.13") + ": ", "/usr/local/cuda/lib64: not there"} {
+	for _, w := range []string{empty + ": not found here", filepath.Join(bogus, "libnvrtc.so.13") + ": ", "/usr/local/cuda/lib64: not found here"} {
 		if !strings.Contains(msg, w) {
 			t.Errorf("error lacks %q:\n%s", w, msg)
 		}

@@ -40,9 +40,9 @@ func TestSearchDirs(t *testing.T) {
 }
 
 func TestLoadErrorMessage(t *testing.T) {
-	e := &LoadError{Lib: "NVRTC", Sonames: nvrtcSonames, Attempts: []Attempt{{"/a", "not there"}, {"/b/libnvrtc.so.13", "invalid ELF header"}}}
+	e := &LoadError{Lib: "NVRTC", Sonames: nvrtcSonames, Attempts: []Attempt{{"/a", "not found here"}, {"/b/libnvrtc.so.13", "invalid ELF header"}}}
 	msg := e.Error()
-	for _, w := range []string{"NVRTC", "libnvrtc.so.13", "/a: not there", "/b/libnvrtc.so.13: invalid ELF header", LibDirsEnv} {
+	for _, w := range []string{"NVRTC", "libnvrtc.so.13", "/a: not found here", "/b/libnvrtc.so.13: invalid ELF header", LibDirsEnv} {
 		if !strings.Contains(msg, w) {
 			t.Errorf("message lacks %q:\n%s", w, msg)
 		}
