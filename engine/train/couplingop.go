@@ -35,6 +35,7 @@ type couplingSeq[T float32 | float64] struct {
 	name       string
 
 	hs [][]T // [layer][N·width]: post-ReLU outputs of the hidden layers, then o
+	ds [][]T // [layer][N·width]: gradients of the layers' outputs, scratch of backward
 
 	// Gradients of the last backward pass, in input order from ctx on
 	// (dctx, dw, dW0c, dW0x, db0, dW1, db1, …), read by couplingPickOp.
@@ -45,6 +46,7 @@ func newCouplingSeq[T float32 | float64](name string, N, half, H int, widths []i
 	q := &couplingSeq[T]{N: N, Half: half, H: H, widths: widths, tr: tr, name: name}
 	for _, w := range widths {
 		q.hs = append(q.hs, make([]T, N*w))
+		q.ds = append(q.ds, make([]T, N*w))
 	}
 	return q
 }
@@ -192,7 +194,7 @@ func (q *couplingSeq[T]) backward(in [][]T, dOut []T) []T {
 	L := q.layers()
 	o := q.hs[L-1]
 	dw := make([]T, N*half)
-	dh := make([]T, N*half*np) // gradient of the current layer's output
+	dh := q.ds[L-1] // gradient of the current layer's output (every entry written)
 	parallelRows(N, half, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			dl := float64(dOut[r*(half+1)+half])
@@ -210,7 +212,7 @@ func (q *couplingSeq[T]) backward(in [][]T, dOut []T) []T {
 		gemm(true, false, 1, q.hs[l-1], N, prev, dh, N, width, 0, dW)
 		grads[5+2*(l-1)] = dW
 		grads[6+2*(l-1)] = colSums(dh, N, width)
-		dprev := make([]T, N*prev)
+		dprev := q.ds[l-1]
 		gemm(false, true, 1, dh, N, width, in[6+2*(l-1)], prev, width, 0, dprev)
 		// Every layer below the output one is ReLU'd: h = 0 where it cut.
 		for j, v := range q.hs[l-1] {

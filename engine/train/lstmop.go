@@ -40,6 +40,8 @@ type lstmSeq[T float32 | float64] struct {
 	hprev []T // [S·B, H] h before each step (h0 for step 0)
 
 	dWih, dWhh, dBias, dh0, dc0 []T // from the last backward pass
+
+	dG []T // [S·B, 4H] gate gradients, scratch of backward
 }
 
 func newLSTMSeq[T float32 | float64](name string, S, B, in, H, biasRows int) *lstmSeq[T] {
@@ -140,7 +142,11 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dOut []T) []T {
 	S, B, H, In := q.S, q.B, q.H, q.In
 	H4 := 4 * H
-	dG := make([]T, S*B*H4)
+	// dG is internal: reused across runs (every entry is written below).
+	if q.dG == nil {
+		q.dG = make([]T, S*B*H4)
+	}
+	dG := q.dG
 	dh := make([]T, B*H)  // dL/dh entering the step from later steps
 	dcn := make([]T, B*H) // dL/dc from later steps
 	for s := S - 1; s >= 0; s-- {
