@@ -315,8 +315,6 @@ func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opt
 	}
 	T, F, H, V := cfg.T, cfg.F, cfg.H, cfg.V
 	N := T * B
-	half := cfg.Half()
-	np := cfg.Transform.NumParams()
 
 	fg := &flowGraph{cfg: cfg, kind: kind, dt: dt, B: B, N: N,
 		dropout: kind == kindTrain && cfg.Dropout > 0, posDense: opts.posDense, lstmOp: opts.lstmOp, couplingOp: opts.couplingOp}
@@ -369,47 +367,12 @@ func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opt
 			if rev {
 				cond, w = hi, lo
 			}
+			var u, ldRow *G.Node
 			if fg.couplingOp {
-				d0 := cp.Layers[0]
-				params := []*G.Node{b.param(fg, d0.W, 0, half), b.param(fg, d0.W, half, H), b.param(fg, d0.B, 0, 1)}
-				for _, d := range cp.Layers[1:] {
-					params = append(params, b.param(fg, d.W, 0, d.In()), b.param(fg, d.B, 0, 1))
-				}
-				u, ldRow := b.coupling(fmt.Sprintf("%d.%d", k, j), cfg.Transform, cond, ctx, w, params)
-				if logdet == nil {
-					logdet = ldRow
-				} else {
-					logdet = b.add(logdet, ldRow)
-				}
-				if rev {
-					lo = u
-				} else {
-					hi = u
-				}
-				continue
+				u, ldRow = fg.fusedCoupling(b, fmt.Sprintf("%d.%d", k, j), cp, cond, ctx, w)
+			} else {
+				u, ldRow = fg.nodeCoupling(b, cp, cond, ctx, w)
 			}
-			// First layer split into conditioning and context rows, so
-			// [cond ; ctx] is never materialised.
-			d0 := cp.Layers[0]
-			h := b.add(b.mul(cond, b.param(fg, d0.W, 0, half)), b.mul(ctx, b.param(fg, d0.W, half, H)))
-			h = b.relu(b.addRow(h, b.param(fg, d0.B, 0, 1)))
-			for i, d := range cp.Layers[1:] {
-				h = b.addRow(b.mul(h, b.param(fg, d.W, 0, d.In())), b.param(fg, d.B, 0, 1))
-				// ReLU after every layer but the output layer, told by its
-				// index: its width half·np may equal U (the paper preset's
-				// 20·5 = 100).
-				if i < len(cp.Layers)-2 {
-					h = b.relu(h)
-				}
-			}
-			// h is [N, half·np] read as [N, half, np], parameter fastest.
-			raw := b.reshape(h, N*half, np)
-			o := make([]*G.Node, np)
-			for q := range np {
-				o[q] = b.reshape(b.do("slice", func() (*G.Node, error) { return G.Slice(raw, nil, G.S(q)) }), N, half)
-			}
-			u, ld := b.transform(cfg.Transform, o, w)
-			ldRow := b.sum(ld, 1)
 			if logdet == nil {
 				logdet = ldRow
 			} else {
@@ -468,6 +431,47 @@ func (fg *flowGraph) setLengths(lens []int) {
 	c0 := make([]float64, fg.B*fg.cfg.P())
 	fg.pos.code0(c0)
 	fg.pos0.set(c0)
+}
+
+// fusedCoupling adds coupling cp as one op (couplingop.go) and returns u
+// [N, half] and the row sums of log|du/dw| [N].
+func (fg *flowGraph) fusedCoupling(b *builder, name string, cp model.Coupling, cond, ctx, w *G.Node) (u, ldRow *G.Node) {
+	half, H := fg.cfg.Half(), fg.cfg.H
+	d0 := cp.Layers[0]
+	params := []*G.Node{b.param(fg, d0.W, 0, half), b.param(fg, d0.W, half, H), b.param(fg, d0.B, 0, 1)}
+	for _, d := range cp.Layers[1:] {
+		params = append(params, b.param(fg, d.W, 0, d.In()), b.param(fg, d.B, 0, 1))
+	}
+	return b.coupling(name, fg.cfg.Transform, cond, ctx, w, params)
+}
+
+// nodeCoupling adds coupling cp from elementary nodes and returns what
+// fusedCoupling returns.
+func (fg *flowGraph) nodeCoupling(b *builder, cp model.Coupling, cond, ctx, w *G.Node) (u, ldRow *G.Node) {
+	half, H, N := fg.cfg.Half(), fg.cfg.H, fg.N
+	np := fg.cfg.Transform.NumParams()
+	// First layer split into conditioning and context rows, so
+	// [cond ; ctx] is never materialised.
+	d0 := cp.Layers[0]
+	h := b.add(b.mul(cond, b.param(fg, d0.W, 0, half)), b.mul(ctx, b.param(fg, d0.W, half, H)))
+	h = b.relu(b.addRow(h, b.param(fg, d0.B, 0, 1)))
+	for i, d := range cp.Layers[1:] {
+		h = b.addRow(b.mul(h, b.param(fg, d.W, 0, d.In())), b.param(fg, d.B, 0, 1))
+		// ReLU after every layer but the output layer, told by its
+		// index: its width half·np may equal U (the paper preset's
+		// 20·5 = 100).
+		if i < len(cp.Layers)-2 {
+			h = b.relu(h)
+		}
+	}
+	// h is [N, half·np] read as [N, half, np], parameter fastest.
+	raw := b.reshape(h, N*half, np)
+	o := make([]*G.Node, np)
+	for q := range np {
+		o[q] = b.reshape(b.do("slice", func() (*G.Node, error) { return G.Slice(raw, nil, G.S(q)) }), N, half)
+	}
+	u, ld := b.transform(fg.cfg.Transform, o, w)
+	return u, b.sum(ld, 1)
 }
 
 // set1 sets element i of the feed's value.
