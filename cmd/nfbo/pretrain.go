@@ -58,6 +58,12 @@ never trained on and gives the validation NLL per token reported every
 noisy embeddings plus the similarity loss, averaged over sequences; Adam
 (lr 1e-3) with gradient clipping at norm 1.
 
+Every validation also reports the largest cosine between two token
+embeddings ("embed cos") and how many of the first -recon validation
+molecules the flow decodes back token for token ("recon OK/N"), with a
+warning when one fails: training can improve the NLL by merging two tokens'
+embeddings, after which the decoder confuses them.
+
 A checkpoint (weights, vocabulary, Adam state, random state and position in
 the data) is written every -checkpoint-every steps, at the end and when the
 run is interrupted. -resume continues the run in DIR exactly where its last
@@ -93,6 +99,7 @@ reconstruct every molecule even before any training.`,
 	seed := f.Uint64("seed", 1, "seed of the data split, initial weights and training noise")
 	initOnly := f.Bool("init-only", false, "write the randomly initialised model (step 0) and stop")
 	randomPad := f.Bool("random-pad", false, "train each molecule at a padded length drawn from [its length, T]")
+	reconN := f.Int("recon", 200, "validation molecules whose reconstruction is checked at every validation (0: none)")
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if len(args) != 0 {
 			return Usagef(cmd, "pretrain: unexpected arguments %q", args)
@@ -106,10 +113,13 @@ reconstruct every molecule even before any training.`,
 		if !(*valFrac >= 0 && *valFrac < 1) {
 			return Usagef(cmd, "pretrain: -val-frac %g must be in [0, 1)", *valFrac)
 		}
+		if *reconN < 0 {
+			return Usagef(cmd, "pretrain: -recon %d must not be negative", *reconN)
+		}
 		if *seqLen < 0 {
 			return Usagef(cmd, "pretrain: -seq-len %d must not be negative", *seqLen)
 		}
-		pr := &pretrainRun{cmd: cmd, out: *out, steps: *steps, initOnly: *initOnly, valEvery: *valEvery, ckEvery: *ckEvery, logEvery: *logEvery,
+		pr := &pretrainRun{cmd: cmd, out: *out, steps: *steps, initOnly: *initOnly, valEvery: *valEvery, ckEvery: *ckEvery, logEvery: *logEvery, recon: *reconN,
 			args: pretrainArgs{Data: *data, Seed: *seed, ValFrac: *valFrac, Batch: *batch, RandomPad: *randomPad}}
 		f.Visit(func(fl *flag.Flag) { pr.randomPadSet = pr.randomPadSet || fl.Name == "random-pad" })
 		if *resume {
@@ -127,6 +137,7 @@ type pretrainRun struct {
 	steps                       int64
 	initOnly                    bool // save step 0 and stop
 	valEvery, ckEvery, logEvery int64
+	recon                       int // validation molecules checked for reconstruction
 	args                        pretrainArgs
 	randomPadSet                bool // -random-pad given: a resume takes it instead of the saved setting
 }
@@ -295,10 +306,17 @@ func (pr *pretrainRun) run(ctx context.Context, tr *train.Trainer, voc *vocab.Vo
 			return nil
 		}
 		line := train.FormatStep(p)
-		_, err := fmt.Fprintln(pr.cmd.Stdout, line)
-		return err
+		if _, err := fmt.Fprintln(pr.cmd.Stdout, line); err != nil {
+			return err
+		}
+		if p.Recon != nil && p.Recon.OK < p.Recon.N {
+			cos, a, b := train.ClosestEmbeddings(tr.Params())
+			fmt.Fprintf(pr.cmd.Stderr, "pretrain: warning: step %d: the flow reconstructs %d of %d validation molecules; the closest token embeddings, %s and %s, have cosine %.6f (a decoder that confuses tokens is no use to the optimiser)\n",
+				p.Step, p.Recon.OK, p.Recon.N, voc.Token(a), voc.Token(b), cos)
+		}
+		return nil
 	})
-	err = tr.Pretrain(ctx, trainSet, train.PretrainConfig{Steps: steps, Val: val, ValEvery: pr.valEvery,
+	err = tr.Pretrain(ctx, trainSet, train.PretrainConfig{Steps: steps, Val: val, ValEvery: pr.valEvery, Recon: pr.recon,
 		CheckpointEvery: pr.ckEvery, Checkpoint: save, Recorder: rec})
 	if err != nil && ctx.Err() != nil {
 		// Interrupted between steps: the weights are those of the last

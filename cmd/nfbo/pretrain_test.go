@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -59,6 +60,10 @@ func TestPretrainResumeMatchesStraight(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "step 4/4") || strings.Contains(stdout, "step 2/4") {
 		t.Errorf("resumed run should report steps 3 and 4 only:\n%s", stdout)
+	}
+	// Every validation reports the closest embeddings and the reconstruction of the validation molecules.
+	if m := regexp.MustCompile(`\| embed cos 0\.\d{6} \| recon (\d+)/(\d+)`).FindStringSubmatch(stdout); m == nil || m[1] != m[2] {
+		t.Errorf("validation lines lack \"embed cos C | recon N/N\":\n%s", stdout)
 	}
 	a, err := model.LoadModelDir(straight)
 	if err != nil {

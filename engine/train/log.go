@@ -36,6 +36,12 @@ func FormatStep(p Progress) string {
 		p.Step, p.TotalSteps, p.Epoch, p.Loss, p.NLL, p.Sim, p.SeqPerSec, p.Remaining.Round(time.Second))
 	if p.Val != nil {
 		line += fmt.Sprintf(" | val nll/token %.4f sim/token %.4f", p.Val.NLL, p.Val.Sim)
+		if p.Val.EmbedCos != 0 {
+			line += fmt.Sprintf(" | embed cos %.6f", p.Val.EmbedCos)
+		}
+	}
+	if p.Recon != nil {
+		line += fmt.Sprintf(" | recon %d/%d", p.Recon.OK, p.Recon.N)
 	}
 	if p.Checkpoint {
 		line += " | checkpoint"
@@ -69,6 +75,11 @@ type LogPoint struct {
 	// ValSim, computed on the held-out set after the step.
 	HasVal         bool
 	ValNLL, ValSim float64
+	// EmbedCos is the largest cosine between two token embeddings at the
+	// validation (0 in logs that predate it); ReconOK of ReconN validation
+	// molecules reconstructed (ReconN 0: not checked).
+	EmbedCos        float64
+	ReconOK, ReconN int
 	// Line is the line number in the log (from 1).
 	Line int
 }
@@ -197,6 +208,20 @@ func parseStepLine(text string) (LogPoint, error) {
 		v := strings.Fields(seg)
 		switch {
 		case len(v) == 1 && v[0] == "checkpoint":
+		case len(v) == 3 && v[0] == "embed" && v[1] == "cos":
+			c, err := strconv.ParseFloat(v[2], 64)
+			if err != nil {
+				return p, fmt.Errorf("malformed embedding part %s: %w", quoteClip(seg), err)
+			}
+			p.EmbedCos = c
+		case len(v) == 2 && v[0] == "recon":
+			a, b, found := strings.Cut(v[1], "/")
+			ok, e1 := strconv.Atoi(a)
+			n, e2 := strconv.Atoi(b)
+			if !found || e1 != nil || e2 != nil || ok < 0 || n < 1 || ok > n {
+				return p, fmt.Errorf("malformed reconstruction part %s: want \"recon OK/N\"", quoteClip(seg))
+			}
+			p.ReconOK, p.ReconN = ok, n
 		case len(v) == 5 && v[0] == "val" && v[1] == "nll/token" && v[3] == "sim/token":
 			var e1, e2 error
 			p.ValNLL, e1 = strconv.ParseFloat(v[2], 64)

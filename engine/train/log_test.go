@@ -155,14 +155,16 @@ func TestFormatRoundTrip(t *testing.T) {
 	h := FormatHeader(Header{Molecules: 3200, Train: 3000, Val: 200, V: 10, T: 8, Transform: "nlsq", Params: 1234, BLAS: "gonum",
 		From: 20, To: 60, Batch: 128})
 	p := Progress{Step: 40, TotalSteps: 60, Epoch: 1, StepStats: StepStats{Loss: 6, NLL: 0.6, Sim: 0.16}, SeqPerSec: 30,
-		Remaining: 20 * time.Second, Val: &EvalStats{NLL: 0.62, Sim: 0.162}, Checkpoint: true}
+		Remaining: 20 * time.Second, Val: &EvalStats{NLL: 0.62, Sim: 0.162, EmbedCos: 0.987654}, Recon: &ReconStats{OK: 199, N: 200},
+		Checkpoint: true}
 	lg, err := ParseLog("x", strings.NewReader(h+"\n"+FormatStep(p)+"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := lg.Points[0]
 	if lg.Batch != 128 || lg.TrainSize != 3000 || len(lg.Points) != 1 || got.Step != 40 || got.Epoch != 1 || got.Loss != 6 ||
-		got.NLL != 0.6 || got.Sim != 0.16 || !got.HasVal || got.ValNLL != 0.62 || got.ValSim != 0.162 {
+		got.NLL != 0.6 || got.Sim != 0.16 || !got.HasVal || got.ValNLL != 0.62 || got.ValSim != 0.162 ||
+		got.EmbedCos != 0.987654 || got.ReconOK != 199 || got.ReconN != 200 {
 		t.Errorf("read back %+v from %q", lg, h)
 	}
 }

@@ -271,6 +271,9 @@ type EvalStats struct {
 	Sim float64
 	// Seqs is the number of sequences evaluated.
 	Seqs int
+	// EmbedCos is the largest cosine between two distinct token embeddings
+	// (ClosestEmbeddings); near 1 the decoder confuses the two.
+	EmbedCos float64
 }
 
 // Evaluate returns the NLL and similarity loss per token of seqs on the
@@ -306,6 +309,7 @@ func (tr *Trainer) Evaluate(ctx context.Context, seqs [][]int) (EvalStats, error
 		es.NLL /= float64(es.Seqs)
 		es.Sim /= float64(es.Seqs)
 	}
+	es.EmbedCos, _, _ = ClosestEmbeddings(tr.p)
 	return es, nil
 }
 
@@ -359,9 +363,16 @@ type Progress struct {
 	Elapsed, Remaining time.Duration
 	// Val is the validation result when this step ran one, else nil.
 	Val *EvalStats
+	// Recon is the reconstruction check run with the validation
+	// (PretrainConfig.Recon), else nil.
+	Recon *ReconStats
 	// Checkpoint is true when a checkpoint was written after this step.
 	Checkpoint bool
 }
+
+// ReconStats count the validation molecules the flow decodes back from
+// their latents token for token.
+type ReconStats struct{ OK, N int }
 
 // A Recorder receives Pretrain's progress after every step. An error stops
 // training and is returned by Pretrain.
@@ -383,6 +394,9 @@ type PretrainConfig struct {
 	// Val is the held-out set evaluated every ValEvery steps and at the end
 	// (nil: no validation).
 	Val [][]int
+	// Recon, when positive, is the number of Val's first sequences whose
+	// reconstruction (Reconstructed) is checked with every validation.
+	Recon int
 	// ValEvery is the validation interval in steps (0: only at the end).
 	ValEvery int64
 	// CheckpointEvery is the checkpoint interval in steps (0: only at the
@@ -455,6 +469,13 @@ func (tr *Trainer) Pretrain(ctx context.Context, train [][]int, cfg PretrainConf
 				return fmt.Errorf("train: validation at step %d: %w", tr.step, err)
 			}
 			pr.Val = &es
+			if n := min(cfg.Recon, len(cfg.Val)); n > 0 {
+				ok, err := Reconstructed(ctx, tr.p, cfg.Val[:n])
+				if err != nil {
+					return fmt.Errorf("train: reconstruction check at step %d: %w", tr.step, err)
+				}
+				pr.Recon = &ReconStats{OK: ok, N: n}
+			}
 		}
 		if cfg.Checkpoint != nil && (last || (cfg.CheckpointEvery > 0 && tr.step%cfg.CheckpointEvery == 0)) {
 			if err := cfg.Checkpoint(ctx, tr); err != nil {

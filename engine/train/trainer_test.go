@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/nfbo/nfbo/model"
@@ -217,5 +218,48 @@ func TestBadInput(t *testing.T) {
 	err = tr.Pretrain(cctx, randomSeqs(cfg, 3, rand.New(rand.NewPCG(1, 1))), PretrainConfig{Steps: 5})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled Pretrain returned %v", err)
+	}
+}
+
+// The health checks see what they should: two embeddings of one direction
+// are the closest pair at cosine 1 and the decoder cannot tell them apart,
+// while a freshly initialised flow reconstructs every sequence.
+func TestHealthChecks(t *testing.T) {
+	cfg := smallTrainConfig()
+	p, err := model.NewParams(cfg, rand.New(rand.NewPCG(2, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// Molecule-like sequences: tokens other than <start> and <stop>, then
+	// <stop> to the end (the decoder writes <stop> after the first one).
+	rng := rand.New(rand.NewPCG(9, 9))
+	seqs := make([][]int, 6)
+	for i := range seqs {
+		seqs[i] = slices.Repeat([]int{model.StopID}, cfg.T)
+		for j := range 1 + rng.IntN(cfg.T-1) {
+			seqs[i][j] = 2 + rng.IntN(cfg.V-2)
+		}
+	}
+	if n, err := Reconstructed(ctx, p, seqs); err != nil || n != len(seqs) {
+		t.Fatalf("a fresh flow reconstructed %d of %d random sequences (%v)", n, len(seqs), err)
+	}
+	F := cfg.F
+	for i := range F {
+		p.Embed.Data[5*F+i] = 2 * p.Embed.Data[3*F+i] // same direction, another norm
+	}
+	cos, a, b := ClosestEmbeddings(p)
+	if a != 3 || b != 5 || math.Abs(cos-1) > 1e-12 {
+		t.Errorf("closest pair %d, %d at cosine %.15f, want 3, 5 at 1", a, b, cos)
+	}
+	fives := make([][]int, 4)
+	for i := range fives {
+		fives[i] = slices.Repeat([]int{model.StopID}, cfg.T)
+		for j := range cfg.T - 1 {
+			fives[i][j] = 5
+		}
+	}
+	if n, err := Reconstructed(ctx, p, fives); err != nil || n != 0 {
+		t.Errorf("%d of %d sequences of a token merged with another reconstructed (%v), want 0", n, len(fives), err)
 	}
 }
