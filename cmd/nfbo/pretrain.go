@@ -37,6 +37,8 @@ type pretrainArgs struct {
 	// RandomPad trains each molecule at a random padded length
 	// (train.Options.RandomPad); a resume may switch it on or off.
 	RandomPad bool `json:"random_pad,omitempty"`
+	// FreezeEmbed keeps the token embeddings fixed (train.Options.FreezeEmbeddings); a resume may switch it.
+	FreezeEmbed bool `json:"freeze_embed,omitempty"`
 }
 
 func newPretrainCmd() *Command {
@@ -77,6 +79,10 @@ molecule of its data there); validation stays at T. It is recorded in the
 checkpoint and kept by -resume unless given again; it can be switched on
 when resuming a run that trained without it.
 
+-freeze-embed keeps the token embeddings as they are (recorded and kept by
+-resume like -random-pad): a model whose embeddings are well apart can then
+train on without merging two of them.
+
 -init-only writes the randomly initialised model (step 0, with the same
 split and seed) and stops: a reference point for "nfbo recon", which must
 reconstruct every molecule even before any training.`,
@@ -99,6 +105,7 @@ reconstruct every molecule even before any training.`,
 	seed := f.Uint64("seed", 1, "seed of the data split, initial weights and training noise")
 	initOnly := f.Bool("init-only", false, "write the randomly initialised model (step 0) and stop")
 	randomPad := f.Bool("random-pad", false, "train each molecule at a padded length drawn from [its length, T]")
+	freezeEmbed := f.Bool("freeze-embed", false, "keep the token embeddings fixed")
 	reconN := f.Int("recon", 200, "validation molecules whose reconstruction is checked at every validation (0: none)")
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if len(args) != 0 {
@@ -120,8 +127,11 @@ reconstruct every molecule even before any training.`,
 			return Usagef(cmd, "pretrain: -seq-len %d must not be negative", *seqLen)
 		}
 		pr := &pretrainRun{cmd: cmd, out: *out, steps: *steps, initOnly: *initOnly, valEvery: *valEvery, ckEvery: *ckEvery, logEvery: *logEvery, recon: *reconN,
-			args: pretrainArgs{Data: *data, Seed: *seed, ValFrac: *valFrac, Batch: *batch, RandomPad: *randomPad}}
-		f.Visit(func(fl *flag.Flag) { pr.randomPadSet = pr.randomPadSet || fl.Name == "random-pad" })
+			args: pretrainArgs{Data: *data, Seed: *seed, ValFrac: *valFrac, Batch: *batch, RandomPad: *randomPad, FreezeEmbed: *freezeEmbed}}
+		f.Visit(func(fl *flag.Flag) {
+			pr.randomPadSet = pr.randomPadSet || fl.Name == "random-pad"
+			pr.freezeSet = pr.freezeSet || fl.Name == "freeze-embed"
+		})
 		if *resume {
 			return pr.resume(ctx)
 		}
@@ -140,11 +150,12 @@ type pretrainRun struct {
 	recon                       int // validation molecules checked for reconstruction
 	args                        pretrainArgs
 	randomPadSet                bool // -random-pad given: a resume takes it instead of the saved setting
+	freezeSet                   bool // the same for -freeze-embed
 }
 
 // trainOptions returns the trainer's options for the run's settings.
 func (pr *pretrainRun) trainOptions() train.Options {
-	return train.Options{Batch: pr.args.Batch, RandomPad: pr.args.RandomPad, PadToken: vocab.Stop}
+	return train.Options{Batch: pr.args.Batch, RandomPad: pr.args.RandomPad, PadToken: vocab.Stop, FreezeEmbeddings: pr.args.FreezeEmbed}
 }
 
 func (pr *pretrainRun) start(ctx context.Context, preset, transform, vocabName string, seqLen int) error {
@@ -213,6 +224,9 @@ func (pr *pretrainRun) resume(ctx context.Context) error {
 	if !pr.randomPadSet {
 		pr.args.RandomPad = saved.RandomPad
 	}
+	if !pr.freezeSet {
+		pr.args.FreezeEmbed = saved.FreezeEmbed
+	}
 	voc, err := vocab.New(ck.Vocab)
 	if err != nil {
 		return fmt.Errorf("pretrain: -resume: %s: %w", pr.ckptPath(), err)
@@ -227,6 +241,9 @@ func (pr *pretrainRun) resume(ctx context.Context) error {
 	}
 	if pr.args.RandomPad != saved.RandomPad {
 		fmt.Fprintf(pr.cmd.Stderr, "pretrain: note: -random-pad=%v from step %d on (it was %v)\n", pr.args.RandomPad, tr.Steps(), saved.RandomPad)
+	}
+	if pr.args.FreezeEmbed != saved.FreezeEmbed {
+		fmt.Fprintf(pr.cmd.Stderr, "pretrain: note: -freeze-embed=%v from step %d on (it was %v)\n", pr.args.FreezeEmbed, tr.Steps(), saved.FreezeEmbed)
 	}
 	return pr.run(ctx, tr, voc, mols)
 }

@@ -36,6 +36,10 @@ type Adam struct {
 	// ClipNorm is the maximum global L2 norm of the gradient; ≤ 0 disables
 	// clipping (default 1).
 	ClipNorm float64
+	// Frozen, when not nil, marks the tensors (by position) that Step
+	// leaves as they are, moments included; their gradients should be
+	// zero so that they do not count in the clipping norm.
+	Frozen []bool
 
 	step int64
 	m, v [][]float32 // per tensor, same lengths as the parameters
@@ -89,6 +93,9 @@ func (a *Adam) Step(params []*model.Tensor, grads [][]float32) float64 {
 	stepSize := a.LR / bc1
 	bc2Sqrt := math.Sqrt(bc2)
 	for i, p := range params {
+		if a.Frozen != nil && a.Frozen[i] {
+			continue
+		}
 		g, m, v := grads[i], a.m[i], a.v[i]
 		if len(g) != len(p.Data) || len(m) != len(p.Data) {
 			panic(fmt.Sprintf("train: Adam tensor %d (%s): %d params, %d grads, %d moments", i, p.Name, len(p.Data), len(g), len(m)))

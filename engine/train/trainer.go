@@ -57,6 +57,12 @@ type Options struct {
 	// loss and gradients (TestCouplingOpMatchesNodes); the op is faster
 	// (BENCHMARKS.md).
 	CouplingNodes bool
+	// FreezeEmbeddings keeps the token embeddings as they are: their
+	// gradient is dropped and Adam leaves them alone. Training can raise the
+	// density by merging two tokens' embeddings until the decoder confuses
+	// them (BENCHMARKS.md, "Random padded lengths"); a model whose
+	// embeddings are well apart can train on without that risk.
+	FreezeEmbeddings bool
 	// RandomPad makes Pretrain train each sequence as if it were padded to
 	// a length T_b drawn uniformly from [L_b, T], L_b being its length up to
 	// and including its first PadToken, so that the model is good at every
@@ -135,10 +141,20 @@ func NewTrainer(p *model.Params, src *rand.PCG, opts Options) (*Trainer, error) 
 		tr.grads = append(tr.grads, make([]float32, t.Len()))
 	}
 	tr.adam = NewAdam(tr.tensors)
-	tr.adam.LR = opts.LearnRate
-	tr.adam.ClipNorm = opts.ClipNorm
+	tr.configureAdam()
 	tr.shuffleSeed = tr.rng.Uint64()
 	return tr, nil
+}
+
+// configureAdam applies the options to the trainer's Adam.
+func (tr *Trainer) configureAdam() {
+	tr.adam.LR = tr.opts.LearnRate
+	tr.adam.ClipNorm = tr.opts.ClipNorm
+	tr.adam.Frozen = nil
+	if tr.opts.FreezeEmbeddings {
+		tr.adam.Frozen = make([]bool, len(tr.tensors))
+		tr.adam.Frozen[tr.index[tr.p.Embed]] = true
+	}
 }
 
 // Params returns the parameters being trained (shared, not a copy).
@@ -218,6 +234,9 @@ func (tr *Trainer) trainStep(seqs [][]int, lens []int, B int) (StepStats, error)
 	for _, s := range g.slots {
 		dst := tr.grads[tr.index[s.t]][s.off : s.off+s.size()]
 		copy(dst, s.grad.Value().Data().([]float32))
+	}
+	if tr.opts.FreezeEmbeddings {
+		clear(tr.grads[tr.index[tr.p.Embed]])
 	}
 	norm := GradNorm(tr.grads)
 	if math.IsNaN(st.Loss) || math.IsInf(st.Loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
@@ -640,6 +659,7 @@ func (tr *Trainer) UnmarshalState(data []byte) error {
 		return err
 	}
 	*tr.src = src
+	adam.Frozen = tr.adam.Frozen // the options', not the state's
 	tr.adam = adam
 	tr.step, tr.epoch, tr.cursor, tr.shuffleSeed = pos[0], pos[1], pos[2], seed
 	return nil

@@ -263,3 +263,38 @@ func TestHealthChecks(t *testing.T) {
 		t.Errorf("%d of %d sequences of a token merged with another reconstructed (%v), want 0", n, len(fives), err)
 	}
 }
+
+// FreezeEmbeddings leaves the embeddings bit for bit as they were, also
+// after a restore with Adam moments, while the other weights train.
+func TestFreezeEmbeddings(t *testing.T) {
+	cfg := smallTrainConfig()
+	p := tinyParams(t, cfg, 21)
+	data := randomSeqs(cfg, 7, rand.New(rand.NewPCG(4, 4)))
+	ctx := context.Background()
+	tr, err := NewTrainer(p, rand.NewPCG(1, 2), Options{Batch: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Pretrain(ctx, data, PretrainConfig{Steps: 3}); err != nil { // moments for every tensor
+		t.Fatal(err)
+	}
+	ck, err := tr.Checkpoint([]string{"<start>", "<stop>", "a", "b", "c", "d", "e", "f", "g"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr, err := Restore(ck, Options{Batch: 3, FreezeEmbeddings: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	embed := slices.Clone(fr.Params().Embed.Data)
+	other := slices.Clone(fr.Params().Blocks[0].LSTM[0].Whh.Data)
+	if err := fr.Pretrain(ctx, data, PretrainConfig{Steps: 6}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(embed, fr.Params().Embed.Data) {
+		t.Error("frozen embeddings changed")
+	}
+	if slices.Equal(other, fr.Params().Blocks[0].LSTM[0].Whh.Data) {
+		t.Error("the LSTM did not train")
+	}
+}
