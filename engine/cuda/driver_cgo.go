@@ -238,6 +238,16 @@ func (d *Device) Download(dst []float32, src Ptr) error {
 	})
 }
 
+// DownloadInt32 copies len(dst) int32 values from the device at src into dst (synchronously).
+func (d *Device) DownloadInt32(dst []int32, src Ptr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return d.do(func() error {
+		return d.check("cuMemcpyDtoH_v2", C.nfbo_cuMemcpyDtoH(d.fn.dtoh, unsafe.Pointer(&dst[0]), C.CUdeviceptr(src), C.size_t(4*len(dst))))
+	})
+}
+
 // Module is a loaded CUBIN or PTX image.
 type Module struct {
 	d *Device

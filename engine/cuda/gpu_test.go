@@ -217,4 +217,129 @@ func TestGPUKernels(t *testing.T) {
 		}
 		near(t, "Adam", download(t, d, p[0], n), want, 1e-7)
 	})
+
+	t.Run("lstm_cell_bwd", func(t *testing.T) {
+		const B, H = 37, 13
+		sig := func(x float64) float32 { return float32(1 / (1 + math.Exp(-x))) }
+		act := make([]float32, B*4*H)
+		for i := range act {
+			if (i/H)%4 == 2 {
+				act[i] = float32(math.Tanh(rng.NormFloat64()))
+			} else {
+				act[i] = sig(rng.NormFloat64())
+			}
+		}
+		tc, cprev, dout, dh, dc := randn(rng, B*H, 0.5), randn(rng, B*H, 1), randn(rng, B*H, 1), randn(rng, B*H, 1), randn(rng, B*H, 1)
+		for i := range tc {
+			tc[i] = float32(math.Tanh(float64(tc[i])))
+		}
+		p := buffers(t, d, make([]float32, B*4*H), act, tc, cprev, dout, dh, dc)
+		if err := ks["lstm_cell_bwd"].Launch(GridFor(B*H, 128), p[0], p[1], p[2], p[3], p[4], p[5], p[6], B, H); err != nil {
+			t.Fatal(err)
+		}
+		wantG, wantC := make([]float64, B*4*H), make([]float64, B*H)
+		for b := range B {
+			for u := range H {
+				a := func(k int) float64 { return float64(act[b*4*H+k*H+u]) }
+				i, f, gg, o := a(0), a(1), a(2), a(3)
+				k := b*H + u
+				tt := float64(tc[k])
+				dht := float64(dout[k]) + float64(dh[k])
+				dct := dht*o*(1-tt*tt) + float64(dc[k])
+				wantG[b*4*H+u] = dct * gg * i * (1 - i)
+				wantG[b*4*H+H+u] = dct * float64(cprev[k]) * f * (1 - f)
+				wantG[b*4*H+2*H+u] = dct * i * (1 - gg*gg)
+				wantG[b*4*H+3*H+u] = dht * tt * o * (1 - o)
+				wantC[k] = dct * f
+			}
+		}
+		near(t, "dgates", download(t, d, p[0], B*4*H), wantG, 1e-5)
+		near(t, "dc", download(t, d, p[6], B*H), wantC, 1e-5)
+	})
+
+	t.Run("nlsq_bwd", func(t *testing.T) {
+		// Against central differences of the float64 forward map.
+		const n, half = 131, 20
+		o, w, dout := randn(rng, n*half*5, 1), randn(rng, n*half, 1), randn(rng, n*(half+1), 1)
+		p := buffers(t, d, make([]float32, n*half*5), make([]float32, n*half), o, w, dout)
+		if err := ks["nlsq_bwd"].Launch(GridFor(n, 64), p[0], p[1], p[2], p[3], p[4], n, half); err != nil {
+			t.Fatal(err)
+		}
+		logA := math.Log(8*math.Sqrt(3)/9 - 0.05)
+		// L(q, x) = du·u + dl·log u' for one scalar with raw parameters q.
+		loss := func(q [5]float64, x, du, dl float64) float64 {
+			bb, dd := math.Exp(0.4*q[1]), math.Exp(0.4*q[3])
+			cc := math.Tanh(0.3*q[2]) * math.Exp(logA+0.4*q[1]-0.4*q[3])
+			s := dd*x + q[4]
+			den := 1 + s*s
+			return du*(q[0]+bb*x+cc/den) + dl*math.Log(bb-2*cc*dd*s/(den*den))
+		}
+		wantO, wantW := make([]float64, n*half*5), make([]float64, n*half)
+		const h = 1e-6
+		for r := range n {
+			dl := float64(dout[r*(half+1)+half])
+			for i := range half {
+				k := r*half + i
+				var q [5]float64
+				for j := range q {
+					q[j] = float64(o[k*5+j])
+				}
+				x, du := float64(w[k]), float64(dout[r*(half+1)+i])
+				for j := range q {
+					up, dn := q, q
+					up[j] += h
+					dn[j] -= h
+					wantO[k*5+j] = (loss(up, x, du, dl) - loss(dn, x, du, dl)) / (2 * h)
+				}
+				wantW[k] = (loss(q, x+h, du, dl) - loss(q, x-h, du, dl)) / (2 * h)
+			}
+		}
+		near(t, "do", download(t, d, p[0], n*half*5), wantO, 1e-4)
+		near(t, "dw", download(t, d, p[1], n*half), wantW, 1e-4)
+	})
+
+	t.Run("nearest_token", func(t *testing.T) {
+		const n, V, F = 1003, 185, 40
+		unit := randn(rng, V*F, 1)
+		for j := range V {
+			var ss float64
+			for _, x := range unit[j*F : (j+1)*F] {
+				ss += float64(x) * float64(x)
+			}
+			for k := range F {
+				unit[j*F+k] = float32(float64(unit[j*F+k]) / math.Sqrt(ss))
+			}
+		}
+		y := make([]float32, n*F)
+		for r := range n {
+			j := rng.IntN(V)
+			for k := range F {
+				y[r*F+k] = unit[j*F+k] + float32(0.1*rng.NormFloat64())
+			}
+		}
+		clear(y[:F]) // a zero row maps to token 0
+		p := buffers(t, d, y, unit, make([]float32, n))
+		if err := ks["nearest_token"].Launch(GridFor(n, 128), p[2], p[0], p[1], n, V, F); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]int32, n)
+		if err := d.DownloadInt32(got, p[2]); err != nil {
+			t.Fatal(err)
+		}
+		for r := range n {
+			best, arg := math.Inf(-1), 0
+			for j := range V {
+				var s float64
+				for k := range F {
+					s += float64(unit[j*F+k]) * float64(y[r*F+k])
+				}
+				if s > best {
+					best, arg = s, j
+				}
+			}
+			if int(got[r]) != arg {
+				t.Errorf("row %d: GPU token %d, reference %d", r, got[r], arg)
+			}
+		}
+	})
 }

@@ -74,3 +74,77 @@ extern "C" __global__ void adam_step(float* p, const float* g, float* m, float* 
 	v[i] = vi;
 	p[i] = (float)((double)p[i] - stepSize * (double)mi / (sqrt((double)vi) / bc2Sqrt + eps));
 }
+
+// lstm_cell_bwd is one step of lstmSeq.backward for B sequences: act [B, 4H] the activated gates of the step,
+// tc [B, H] its tanh(c), cprev [B, H] the cell state before it, dout [B, H] the loss gradient of its output h;
+// dh and dc [B, H] carry the gradients from the later steps in and (dc) the one for the earlier step out.
+// It writes the pre-activation gradients dg [B, 4H]; dh for the earlier step is then dg·Whhᵀ (cuBLAS).
+extern "C" __global__ void lstm_cell_bwd(float* dg, const float* act, const float* tc, const float* cprev,
+	const float* dout, const float* dh, float* dc, int B, int H) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= B * H) return;
+	int b = i / H, u = i % H;
+	const float* a = act + (long)b * 4 * H;
+	float ig = a[u], fg = a[H + u], gg = a[2 * H + u], og = a[3 * H + u];
+	float t = tc[i];
+	float dht = dout[i] + dh[i];
+	float dct = dht * og * (1.0f - t * t) + dc[i];
+	float* d = dg + (long)b * 4 * H;
+	d[u] = dct * gg * ig * (1.0f - ig);
+	d[H + u] = dct * cprev[i] * fg * (1.0f - fg);
+	d[2 * H + u] = dct * ig * (1.0f - gg * gg);
+	d[3 * H + u] = dht * t * og * (1.0f - og);
+	dc[i] = dct * fg;
+}
+
+// nlsq_bwd is couplingop.go's transformBackward for n rows: given the raw parameters o [n, half, 5], the input
+// w [n, half] and the gradient dout [n, half+1] of nlsq_fwd's output (u, then the row's log-det sum), it writes
+// the gradients do [n, half, 5] and dw [n, half], in double as the CPU does.
+extern "C" __global__ void nlsq_bwd(float* dO, float* dw, const float* o, const float* w, const float* dout,
+	int n, int half) {
+	int r = blockIdx.x * blockDim.x + threadIdx.x;
+	if (r >= n) return;
+	double dl = dout[(long)r * (half + 1) + half];
+	for (int i = 0; i < half; i++) {
+		long k = (long)r * half + i;
+		const float* p = o + k * 5;
+		double du = dout[(long)r * (half + 1) + i];
+		double bb = exp(0.4 * (double)p[1]), dd = exp(0.4 * (double)p[3]), f = p[4];
+		double th = tanh(0.3 * (double)p[2]);
+		double E = exp((double)NFBO_LOG_A + 0.4 * (double)p[1] - 0.4 * (double)p[3]);
+		double cc = th * E, x = w[k];
+		double s = dd * x + f, den = 1 + s * s;
+		double g = s / (den * den), gp = (1 - 3 * s * s) / (den * den * den);
+		double D = bb - 2 * cc * dd * g, kk = dl / D, dth = 0.3 * (1 - th * th) * E;
+		float* q = dO + k * 5;
+		q[0] = (float)du;
+		q[1] = (float)(du * (0.4 * bb * x + 0.4 * cc / den) + dl * 0.4);
+		q[2] = (float)(du * dth / den - kk * 2 * dth * dd * g);
+		q[3] = (float)(du * (-0.4 * cc / den - 0.8 * cc * dd * x * g) - kk * 0.8 * cc * dd * dd * x * gp);
+		q[4] = (float)(-du * 2 * cc * g - kk * 2 * cc * dd * gp);
+		dw[k] = (float)(du * D - kk * 2 * cc * dd * dd * gp);
+	}
+}
+
+// nearest_token writes, for each of n vectors y [n, F], the id of the unit embedding unit [V, F] with the
+// largest dot product, which is the decoder's cosine argmax (kernels.NearestCosineTo): the first on ties, and
+// index 0 for a zero or NaN row, as on the CPU. The CPU's products are float32 sgemm, these are double: two
+// tokens within float32 rounding of each other may come out differently, which the GPU's decode parity test
+// (tokens equal to pure Go on 1,000 sequences) measures.
+extern "C" __global__ void nearest_token(int* ids, const float* y, const float* unit, int n, int V, int F) {
+	int r = blockIdx.x * blockDim.x + threadIdx.x;
+	if (r >= n) return;
+	const float* v = y + (long)r * F;
+	double best = -1e300;
+	int arg = 0;
+	for (int j = 0; j < V; j++) {
+		const float* e = unit + (long)j * F;
+		double d = 0;
+		for (int k = 0; k < F; k++) d += (double)e[k] * (double)v[k];
+		if (d > best) {
+			best = d;
+			arg = j;
+		}
+	}
+	ids[r] = arg;
+}
