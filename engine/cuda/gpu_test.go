@@ -343,3 +343,59 @@ func TestGPUKernels(t *testing.T) {
 		}
 	})
 }
+
+// cuBLAS's row-major Gemm, all four transpositions, odd shapes, pedantic math against float64 products.
+func TestGPUGemm(t *testing.T) {
+	d, _ := openTestDevice(t)
+	b, err := d.OpenBLAS(OSEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	t.Logf("cuBLAS %d from %s", b.Version, b.Path)
+	rng := rand.New(rand.NewPCG(3, 3))
+	const m, n, k = 37, 53, 1003
+	for _, tA := range []bool{false, true} {
+		for _, tB := range []bool{false, true} {
+			A, B, C := randn(rng, m*k, 1), randn(rng, k*n, 1), randn(rng, m*n, 1)
+			ar, ac, br, bc := m, k, k, n
+			if tA {
+				ar, ac = k, m
+			}
+			if tB {
+				br, bc = n, k
+			}
+			p := buffers(t, d, A, B, C)
+			if err := b.Gemm(tA, tB, 0.5, p[0], ar, ac, p[1], br, bc, 2, p[2]); err != nil {
+				t.Fatal(err)
+			}
+			want, bound := make([]float64, m*n), make([]float64, m*n)
+			for i := range m {
+				for j := range n {
+					var s, abs float64
+					for l := range k {
+						a := A[i*ac+l]
+						if tA {
+							a = A[l*ac+i]
+						}
+						bv := B[l*bc+j]
+						if tB {
+							bv = B[j*bc+l]
+						}
+						s += float64(a) * float64(bv)
+						abs += math.Abs(float64(a) * float64(bv))
+					}
+					want[i*n+j] = 0.5*s + 2*float64(C[i*n+j])
+					// float32 accumulation of k products: well within 1e-5 of Σ|a·b|.
+					bound[i*n+j] = 1e-5 * (0.5*abs + 2*math.Abs(float64(C[i*n+j])))
+				}
+			}
+			got := download(t, d, p[2], m*n)
+			for i, w := range want {
+				if math.Abs(float64(got[i])-w) > bound[i] {
+					t.Fatalf("gemm tA=%v tB=%v: C[%d] = %.9g, reference %.9g (bound %.3g)", tA, tB, i, got[i], w, bound[i])
+				}
+			}
+		}
+	}
+}

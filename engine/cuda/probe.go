@@ -5,13 +5,15 @@ import (
 	"strings"
 )
 
-// ProbeReport says what a machine offers the GPU engine: NVRTC, the driver and GPU, and whether the embedded
-// kernels compile (and load, when there is a GPU).
+// ProbeReport says what a machine offers the GPU engine: NVRTC, the driver and GPU, cuBLAS, and whether the
+// embedded kernels compile (and load, when there is a GPU).
 type ProbeReport struct {
 	NVRTC      string // "13.0 (path)", or ""
 	NVRTCErr   error
 	Device     *DeviceInfo
 	DeviceErr  error
+	CuBLAS     string // "version (path)", or "" without a GPU
+	CuBLASErr  error
 	Arch       int      // the architecture the kernels were compiled for
 	Compiled   []string // "seqflow.cu: CUBIN 58032 bytes, 4 kernels loaded"
 	CompileErr error
@@ -19,7 +21,7 @@ type ProbeReport struct {
 
 // OK reports whether everything the GPU engine needs is there.
 func (r ProbeReport) OK() bool {
-	return r.NVRTCErr == nil && r.DeviceErr == nil && r.CompileErr == nil
+	return r.NVRTCErr == nil && r.DeviceErr == nil && r.CuBLASErr == nil && r.CompileErr == nil
 }
 
 // String is the report for people, a line per part.
@@ -40,6 +42,9 @@ func (r ProbeReport) String() string {
 			d.Ordinal, d.Name, d.Major, d.Minor, d.SMs, float64(d.TotalMem)/(1<<30), d.DriverVersion/1000, d.DriverVersion%1000/10, d.DriverPath)
 	}
 	line("GPU", dev, r.DeviceErr)
+	if r.Device != nil {
+		line("cuBLAS", r.CuBLAS, r.CuBLASErr)
+	}
 	line("kernels", fmt.Sprintf("sm_%d: %s", r.Arch, strings.Join(r.Compiled, "; ")), r.CompileErr)
 	return b.String()
 }
@@ -61,6 +66,12 @@ func Probe(env Env, ordinal int) ProbeReport {
 		defer d.Close()
 		info := d.Info
 		r.Device = &info
+		if b, err := d.OpenBLAS(env); err != nil {
+			r.CuBLASErr = err
+		} else {
+			r.CuBLAS = fmt.Sprintf("%d (%s)", b.Version, b.Path)
+			b.Close()
+		}
 	}
 	r.Arch = 90
 	if r.Device != nil {
