@@ -15,6 +15,7 @@ import (
 	"github.com/nfbo/nfbo/chem/molseq"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
+	"github.com/nfbo/nfbo/engine/train"
 	"github.com/nfbo/nfbo/model"
 	"github.com/nfbo/nfbo/optimize"
 )
@@ -167,6 +168,23 @@ func runFlowstats(ctx context.Context, cmd *Command, a flowstatsArgs) error {
 	w := cmd.Stdout
 	fmt.Fprintf(w, "model %s: %d parameters, trained at T = %d; %d molecules of %s\n\n",
 		a.model, ck.Params.NumParams(), ck.Params.Config.T, len(mols), a.data)
+
+	// Decoding: a move operator must first give back what it encodes.
+	var fit [][]int
+	for _, m := range mols {
+		if m.N < a.t {
+			fit = append(fit, m.IDs[:a.t])
+		}
+	}
+	atT := ck.Params.Clone()
+	atT.Config.T = a.t
+	recon, err := train.Reconstructed(ctx, atT, fit)
+	if err != nil {
+		return fmt.Errorf("flowstats: reconstruction: %w", err)
+	}
+	cos, ea, eb := train.ClosestEmbeddings(ck.Params)
+	fmt.Fprintf(w, "Decoding at T = %d: %d of %d molecules (those shorter than T) reconstructed token for token; closest token embeddings %s and %s, cosine %.6f\n\n",
+		a.t, recon, len(fit), voc.Token(ea), voc.Token(eb), cos)
 
 	flow, err := seqflow.New(ck, a.t, seqflow.Options{Backend: a.backend, Warn: cmd.Stderr})
 	if err != nil {

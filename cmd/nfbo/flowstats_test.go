@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -27,6 +28,10 @@ func TestFlowstatsCmd(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}
+	}
+	// A tiny random model still inverts exactly: every molecule that fits comes back.
+	if m := regexp.MustCompile(`Decoding at T = 60: (\d+) of (\d+) molecules`).FindStringSubmatch(out); m == nil || m[1] != m[2] || m[1] == "0" {
+		t.Errorf("output lacks a full reconstruction line: %q", m)
 	}
 	for _, args := range [][]string{
 		{"-model", dir},
