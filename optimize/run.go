@@ -56,12 +56,15 @@ type Args struct {
 	Candidates, Queries, Anchors   int
 	Seed                           uint64
 	Resume, Restart, NoTACS        bool
-	Method, Setting                string
-	Variant, Label                 string
-	Offspring, FineTuneEvery       int
-	TRInit, AnchorTemp             float64
-	AnchorRule                     string
-	Timeout                        time.Duration
+	// FreezeEmbed keeps the flow's token embeddings fixed while it is fine-tuned (BENCHMARKS.md: fine-tuning
+	// pulls two tokens' embeddings together until the decoder confuses them).
+	FreezeEmbed              bool
+	Method, Setting          string
+	Variant, Label           string
+	Offspring, FineTuneEvery int
+	TRInit, AnchorTemp       float64
+	AnchorRule               string
+	Timeout                  time.Duration
 
 	// ask, set by "nfbo ask", makes the run an ask/tell run: the objective scores nothing (objective.Deferred),
 	// and the run stops when it needs scores not yet told, with the molecules it asked for in the ledger.
@@ -178,7 +181,8 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 				err, len(mols), a.Init)
 		}
 	}
-	flow, err := seqflow.New(ck, t, seqflow.Options{Backend: a.Backend, Warn: s.Stderr})
+	flow, err := seqflow.New(ck, t, seqflow.Options{Backend: a.Backend, Warn: s.Stderr,
+		Train: train.Options{FreezeEmbeddings: a.FreezeEmbed}})
 	if err != nil {
 		return fmt.Errorf("optimize: model %s: %w", a.Model, err)
 	}
