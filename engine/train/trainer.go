@@ -484,12 +484,18 @@ func (tr *Trainer) Pretrain(ctx context.Context, train [][]int, cfg PretrainConf
 		last := tr.step == cfg.Steps
 		if len(cfg.Val) > 0 && (last || (cfg.ValEvery > 0 && tr.step%cfg.ValEvery == 0)) {
 			es, err := tr.Evaluate(ctx, cfg.Val)
+			if ctx.Err() != nil {
+				return ctx.Err() // interrupted, not failed: the caller checkpoints
+			}
 			if err != nil {
 				return fmt.Errorf("train: validation at step %d: %w", tr.step, err)
 			}
 			pr.Val = &es
 			if n := min(cfg.Recon, len(cfg.Val)); n > 0 {
 				ok, err := Reconstructed(ctx, tr.p, cfg.Val[:n])
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
 				if err != nil {
 					return fmt.Errorf("train: reconstruction check at step %d: %w", tr.step, err)
 				}
