@@ -246,19 +246,11 @@ func TestPositionalGatherMatchesDense(t *testing.T) {
 	var losses [2]float64
 	var grads [2][]float64 // gradient of block 0's layer-0 Wih, F+P rows
 	for i, dense := range []bool{false, true} {
-		g, err := buildGraphOpts(p, B, tensor.Float64, kindTrain, graphOpts{posDense: dense})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := g.run(in, 0, nil); err != nil {
-			t.Fatal(err)
-		}
-		losses[i] = g.lossValue()
-		for _, s := range g.slots {
-			if s.t == p.Blocks[0].LSTM[0].Wih {
-				grads[i] = append(grads[i], s.grad.Value().Data().([]float64)...)
-			}
-		}
+		var all map[gradKey][]float64
+		losses[i], all = runGrads(t, p, B, in, graphOpts{posDense: dense})
+		wih := p.Blocks[0].LSTM[0].Wih
+		// Gathered, Wih is two slots (token and positional rows); dense, one.
+		grads[i] = append(all[gradKey{wih.Name, 0}], all[gradKey{wih.Name, cfg.F * wih.Shape[1]}]...)
 	}
 	if !close(losses[0], losses[1], 1e-12) {
 		t.Errorf("loss: gather %.15g, dense %.15g", losses[0], losses[1])
@@ -284,24 +276,10 @@ func TestCouplingOpMatchesNodes(t *testing.T) {
 			rng := rand.New(rand.NewPCG(6, 1))
 			const B = 3
 			in := prepareBatch(p, randomSeqs(cfg, 2, rng), []int{cfg.T, 3}, B, cfg.Noise, rng)
-			type key struct {
-				t   *model.Tensor
-				off int
-			}
 			var losses [2]float64
-			grads := [2]map[key][]float64{{}, {}}
+			var grads [2]map[gradKey][]float64
 			for i, fused := range []bool{false, true} {
-				g, err := buildGraphOpts(p, B, tensor.Float64, kindTrain, graphOpts{lstmOp: true, couplingOp: fused})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := g.run(in, 0, nil); err != nil {
-					t.Fatal(err)
-				}
-				losses[i] = g.lossValue()
-				for _, s := range g.slots {
-					grads[i][key{s.t, s.off}] = append([]float64(nil), s.grad.Value().Data().([]float64)...)
-				}
+				losses[i], grads[i] = runGrads(t, p, B, in, graphOpts{lstmOp: true, couplingOp: fused})
 			}
 			if !close(losses[1], losses[0], 1e-12) {
 				t.Errorf("loss: fused %.15g, nodes %.15g", losses[1], losses[0])
@@ -313,11 +291,11 @@ func TestCouplingOpMatchesNodes(t *testing.T) {
 			for k, want := range grads[0] {
 				got := grads[1][k]
 				if len(got) != len(want) {
-					t.Fatalf("%s+%d: %d gradient entries fused, %d with nodes", k.t.Name, k.off, len(got), len(want))
+					t.Fatalf("%s+%d: %d gradient entries fused, %d with nodes", k.name, k.off, len(got), len(want))
 				}
 				for j := range want {
 					if !close(got[j], want[j], 1e-10) {
-						t.Errorf("%s+%d [%d]: fused %.15g, nodes %.15g", k.t.Name, k.off, j, got[j], want[j])
+						t.Errorf("%s+%d [%d]: fused %.15g, nodes %.15g", k.name, k.off, j, got[j], want[j])
 					}
 					n++
 				}
@@ -325,4 +303,28 @@ func TestCouplingOpMatchesNodes(t *testing.T) {
 			t.Logf("%d gradient entries equal", n)
 		})
 	}
+}
+
+// gradKey names a parameter slot: its tensor and first element.
+type gradKey struct {
+	name string
+	off  int
+}
+
+// runGrads builds the float64 training graph with opts, runs it on in with
+// dropout off and returns the loss and each slot's gradient.
+func runGrads(t *testing.T, p *model.Params, B int, in *batchInputs, opts graphOpts) (float64, map[gradKey][]float64) {
+	t.Helper()
+	g, err := buildGraphOpts(p, B, tensor.Float64, kindTrain, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.run(in, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	grads := map[gradKey][]float64{}
+	for _, s := range g.slots {
+		grads[gradKey{s.t.Name, s.off}] = append([]float64(nil), s.grad.Value().Data().([]float64)...)
+	}
+	return g.lossValue(), grads
 }
