@@ -28,6 +28,19 @@ ORT_SHA256=ffb75a925ba05e47b235bb66e3e3911714a80b328a9c9425539feb204aa32a23
 
 log() { echo "setup: $*" >&2; }
 
+# twice WHAT CMD... runs CMD, and once more after 3 s if it fails (networks
+# and mirrors hiccup), logging each failure as WHAT.
+twice() {
+	local what=$1 try
+	shift
+	for try in 1 2; do
+		"$@" && return 0
+		log "$what failed (try $try)"
+		[ $try -eq 2 ] || sleep 3
+	done
+	return 1
+}
+
 sudo_if_needed() {
 	if [ "$(id -u)" -eq 0 ]; then
 		"$@"
@@ -80,16 +93,8 @@ install_ort() {
 	local tmp
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' RETURN
-	local try ok=0
-	for try in 1 2; do
-		if (cd "$tmp" && npm pack --silent "onnxruntime-node@$ORT_VERSION" >/dev/null 2>&1); then
-			ok=1
-			break
-		fi
-		log "npm pack failed (try $try)"
-		sleep 3
-	done
-	[ $ok -eq 1 ] || { log "could not fetch onnxruntime-node@$ORT_VERSION"; return 1; }
+	npm_pack() { (cd "$tmp" && npm pack --silent "onnxruntime-node@$ORT_VERSION" >/dev/null 2>&1); }
+	twice "npm pack" npm_pack || { log "could not fetch onnxruntime-node@$ORT_VERSION"; return 1; }
 	tar -xzf "$tmp"/onnxruntime-node-"$ORT_VERSION".tgz -C "$tmp" package/bin/napi-v6/linux/x64/libonnxruntime.so.1
 	mkdir -p "$ORT_DIR"
 	cp "$tmp"/package/bin/napi-v6/linux/x64/libonnxruntime.so.1 "$ORT_LIB.tmp"
@@ -119,17 +124,11 @@ install_nvrtc() {
 	local o=(-o "Dir::Etc::SourceList=$tmp/sources.list" -o Dir::Etc::SourceParts=/dev/null
 		-o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache=$tmp/cache" -o Debug::NoLocking=1
 		-o APT::Sandbox::User=root)
-	local try ok=0
-	for try in 1 2; do
-		if apt-get "${o[@]}" update -qq >/dev/null 2>&1 &&
-			(cd "$tmp/deb" && apt-get "${o[@]}" download -qq libnvrtc11.2 libnvrtc-builtins11.8 >/dev/null 2>&1); then
-			ok=1
-			break
-		fi
-		log "apt-get download of NVRTC failed (try $try)"
-		sleep 3
-	done
-	[ $ok -eq 1 ] || { log "could not fetch NVRTC; the CUDA kernel compile check will not run"; return 1; }
+	apt_download() {
+		apt-get "${o[@]}" update -qq >/dev/null 2>&1 &&
+			(cd "$tmp/deb" && apt-get "${o[@]}" download -qq libnvrtc11.2 libnvrtc-builtins11.8 >/dev/null 2>&1)
+	}
+	twice "apt-get download of NVRTC" apt_download || { log "could not fetch NVRTC; the CUDA kernel compile check will not run"; return 1; }
 	mkdir -p "$NVRTC_DIR.tmp"
 	local d
 	for d in "$tmp"/deb/*.deb; do
