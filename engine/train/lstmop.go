@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
-	"math"
 
 	"github.com/chewxy/hm"
 	"gonum.org/v1/gonum/blas"
@@ -90,9 +89,6 @@ func gemm[T float32 | float64](tA, tB bool, alpha T, a []T, ar, ac int, b []T, b
 			float64(beta), blas64.General{Rows: m, Cols: n, Stride: n, Data: any(c).([]float64)})
 	}
 }
-
-func sigmoid[T float32 | float64](x T) T { return T(1 / (1 + math.Exp(-float64(x)))) }
-func tanhT[T float32 | float64](x T) T   { return T(math.Tanh(float64(x))) }
 
 func dataOf[T float32 | float64](v G.Value) []T { return v.Data().([]T) }
 
