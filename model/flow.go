@@ -165,6 +165,21 @@ func (f *Flow) Params() *Params { return f.p }
 // targets of the cosine-nearest decoding. Callers must not modify it.
 func (f *Flow) UnitEmbedding() []float32 { return f.unit }
 
+// ConfusedToken returns a token whose own unit embedding the decoder maps to another token, and that token;
+// (−1, −1) when every token decodes to itself. Training can pull two embeddings together until they are equal
+// in float32: from then on the decoder cannot produce one of them, and molecules with it no longer reconstruct.
+func (f *Flow) ConfusedToken() (tok, as int) {
+	V, F := f.cfg.V, f.cfg.F
+	ids := make([]int, V)
+	kernels.NearestCosineTo(ids, f.unit, f.unit, make([]float32, V*V), V, F, V)
+	for v, id := range ids {
+		if id != v {
+			return v, id
+		}
+	}
+	return -1, -1
+}
+
 // batchOf returns B for a slice holding B·per values, panicking on misuse.
 func batchOf(fn, name string, n, per int) int {
 	if n%per != 0 {

@@ -395,3 +395,38 @@ func TestForceStop(t *testing.T) {
 		}
 	}
 }
+
+func TestConfusedToken(t *testing.T) {
+	cfg := tinyConfig(NLSq)
+	p := hardParams(t, cfg, 31, 0.4)
+	if tok, as := mustFlow(t, p).ConfusedToken(); tok != -1 || as != -1 {
+		t.Fatalf("random embeddings: token %d decodes as %d, want every token to itself", tok, as)
+	}
+	// Token 5's embedding a multiple of token 3's: the same unit vector, so the decoder (ties to the lower
+	// index) never produces 5, and a sequence holding 5 does not reconstruct.
+	F := cfg.F
+	for i := range F {
+		p.Embed.Data[5*F+i] = 2 * p.Embed.Data[3*F+i]
+	}
+	f := mustFlow(t, p)
+	if tok, as := f.ConfusedToken(); tok != 5 || as != 3 {
+		t.Fatalf("ConfusedToken = %d, %d; want 5, 3", tok, as)
+	}
+	x := make([]int, cfg.T)
+	for i := range x {
+		x[i] = 2 + i%(cfg.V-2)
+	}
+	x[0] = 5
+	z := make([]float32, cfg.T*F)
+	ws := &Workspace{}
+	if err := f.EncodeTo(context.Background(), z, x, ws); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]int, cfg.T)
+	if err := f.DecodeTo(context.Background(), got, z, ws); err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != 3 {
+		t.Errorf("decoded the merged token as %d, want 3", got[0])
+	}
+}

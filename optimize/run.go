@@ -285,7 +285,11 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 		init.Y = append(init.Y, m.score)
 		init.SMILES = append(init.SMILES, m.key)
 	}
-	rec := &progressPrinter{w: s.Stdout}
+	rec := &progressPrinter{w: s.Stdout, health: flowHealth(flow, voc, a.FreezeEmbed), warnf: warnf}
+	if msg := rec.health(); msg != "" {
+		rec.warned = true
+		warnf("warning: the flow of model %s %s", a.Model, msg)
+	}
 	opt, err := bo.NewOptimizer(cfg, bo.Problem{Flow: flow, Codec: codec, Objective: budgetObjective{budget, initCalls}, Initial: init,
 		Vocab: voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(voc)},
 		rand.NewPCG(a.Seed, 0x6e66626f), rec)
@@ -490,7 +494,13 @@ func openObjective(ctx context.Context, s Streams, a Args, warnf func(string, ..
 }
 
 // progressPrinter prints one line per iteration.
-type progressPrinter struct{ w io.Writer }
+type progressPrinter struct {
+	w io.Writer
+	// health, if set, is called after every iteration; a non-empty answer is printed once, as a warning.
+	health func() string
+	warnf  func(format string, args ...any)
+	warned bool
+}
 
 // Record implements bo.Recorder.
 func (p *progressPrinter) Record(g bo.Progress) error {
@@ -511,7 +521,31 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 		s(t.Encode), s(t.TACS), s(t.Candidates), s(t.Thompson), s(t.Decode), s(t.Objective), s(t.FineTune),
 		s(t.Surrogate), s(t.Checkpoint), s(t.Total()))
 	_, err := fmt.Fprintln(p.w, line)
+	if p.health != nil && !p.warned {
+		if msg := p.health(); msg != "" {
+			p.warned = true
+			p.warnf("warning: after iteration %d the fine-tuned flow %s", g.Iteration, msg)
+		}
+	}
 	return err
+}
+
+// flowHealth returns a check, for progressPrinter.health, that the flow still decodes every token to itself:
+// BO's fine-tuning, like pretraining, can merge two tokens' embeddings (BENCHMARKS.md), after which the
+// molecules holding one of them are proposed as others. The answer, if any, follows "the flow".
+func flowHealth(flow *seqflow.Flow, voc *vocab.Vocab, frozen bool) func() string {
+	return func() string {
+		tok, as := flow.ConfusedToken()
+		if tok < 0 {
+			return ""
+		}
+		msg := fmt.Sprintf("decodes the token %s as %s (their embeddings have merged): molecules with %s cannot be proposed or reconstructed",
+			voc.Token(tok), voc.Token(as), voc.Token(tok))
+		if !frozen {
+			msg += "; -freeze-embed keeps the embeddings fixed while fine-tuning"
+		}
+		return msg
+	}
 }
 
 // printResults prints the best molecules of the run (scores y of molecules smiles, the optimiser's keys, shown as

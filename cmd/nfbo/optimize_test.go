@@ -63,6 +63,9 @@ func TestOptimizeCmdObjectiveCmd(t *testing.T) {
 	if !strings.Contains(stdout, "Top-10") {
 		t.Errorf("no figures printed")
 	}
+	if strings.Contains(stderr, "decodes the token") {
+		t.Errorf("a flow with distinct embeddings was reported as confusing tokens")
+	}
 	// 20 initial molecules scored through the log (PMO's accounting) + 10 new ones: exactly the budget.
 	if smiles, _ := readLogSMILES(t, filepath.Join(out, "evaluations.jsonl")); len(smiles) != 30 {
 		t.Errorf("%d calls in the log, want 30", len(smiles))
@@ -230,4 +233,40 @@ func TestRunDirLock(t *testing.T) {
 		t.Fatalf("lock after unlock: %v", err)
 	}
 	unlock2()
+}
+
+// TestOptimizeCmdMergedEmbeddings: a model whose embeddings of [C] and [Cl] point the same way cannot propose
+// one of them; optimize says so before it pays for anything.
+func TestOptimizeCmdMergedEmbeddings(t *testing.T) {
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	path := filepath.Join(dir, model.CheckpointName)
+	ck, err := model.LoadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	voc, err := vocab.New(ck.Vocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := voc.ID("[C]")
+	cl, _ := voc.ID("[Cl]")
+	F := ck.Params.Config.F
+	for i := range F {
+		ck.Params.Embed.Data[cl*F+i] = 3 * ck.Params.Embed.Data[c*F+i]
+	}
+	if err := model.SaveCheckpoint(path, ck); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := voc.Token(min(c, cl)), voc.Token(max(c, cl)) // ties decode to the lower id
+	_, stderr, err := runCmd(t, newOptimizeCmd(), "", "-task", "demo", "-objective-cmd", lengthOracle(t, dir),
+		"-init", guacamol100, "-init-count", "20", "-budget", "30", "-candidates", "200", "-model", dir,
+		"-out", filepath.Join(dir, "run"))
+	if err != nil {
+		t.Fatalf("%v\nstderr:\n%s", err, stderr)
+	}
+	want := "decodes the token " + hi + " as " + lo
+	if n := strings.Count(stderr, want); n != 1 {
+		t.Errorf("stderr says %q %d times, want once:\n%s", want, n, stderr)
+	}
 }

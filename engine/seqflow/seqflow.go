@@ -120,6 +120,10 @@ func (f *Flow) scratch(n int) []float32 {
 	return f.buf[:n]
 }
 
+// ConfusedToken returns a token that the current (fine-tuned) flow decodes as another, and that token; (−1, −1)
+// when every token decodes to itself (model.Flow.ConfusedToken).
+func (f *Flow) ConfusedToken() (tok, as int) { return f.flow.ConfusedToken() }
+
 // Encode writes the latents (B×D, D = T·F) of the token sequences (B×T) into dst.
 func (f *Flow) Encode(ctx context.Context, dst []float64, tokens []int) error {
 	z := f.scratch(len(dst))
