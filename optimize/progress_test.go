@@ -36,3 +36,19 @@ func TestProgressHealthWarnsOnce(t *testing.T) {
 		t.Errorf("health checked %d times, want 3 (not again once it warned)", calls)
 	}
 }
+
+func TestFrozenEmbeddings(t *testing.T) {
+	yes, no := true, false
+	for _, c := range []struct {
+		variant string
+		set     *bool
+		want    bool
+	}{
+		{"screened", nil, true}, {"reference", nil, false}, {"", nil, true},
+		{"screened", &no, false}, {"reference", &yes, true},
+	} {
+		if got := (Args{Variant: c.variant, FreezeEmbed: c.set}).FrozenEmbeddings(); got != c.want {
+			t.Errorf("variant %q, -freeze-embed %v: FrozenEmbeddings = %v, want %v", c.variant, c.set, got, c.want)
+		}
+	}
+}

@@ -56,9 +56,9 @@ type Args struct {
 	Candidates, Queries, Anchors   int
 	Seed                           uint64
 	Resume, Restart, NoTACS        bool
-	// FreezeEmbed keeps the flow's token embeddings fixed while it is fine-tuned (BENCHMARKS.md: fine-tuning
-	// pulls two tokens' embeddings together until the decoder confuses them).
-	FreezeEmbed              bool
+	// FreezeEmbed keeps the flow's token embeddings fixed while it is fine-tuned; nil means the variant's
+	// choice (Args.FrozenEmbeddings).
+	FreezeEmbed              *bool `json:",omitempty"`
 	Method, Setting          string
 	Variant, Label           string
 	Offspring, FineTuneEvery int
@@ -69,6 +69,18 @@ type Args struct {
 	// ask, set by "nfbo ask", makes the run an ask/tell run: the objective scores nothing (objective.Deferred),
 	// and the run stops when it needs scores not yet told, with the molecules it asked for in the ledger.
 	ask *askSession
+}
+
+// FrozenEmbeddings reports whether the run fine-tunes its flow with the token embeddings fixed: Args.FreezeEmbed
+// if set, else true for the screened variant and false for the reference (whose code trains them). Fine-tuning
+// as BO does pulls two tokens' embeddings together until the decoder cannot tell them apart (the shipped model:
+// [C] and [Cl] after ~300 steps, a few hundred calls into a pmo run; BENCHMARKS.md), after which the flow
+// proposes molecules with one of them as molecules with the other.
+func (a Args) FrozenEmbeddings() bool {
+	if a.FreezeEmbed != nil {
+		return *a.FreezeEmbed
+	}
+	return a.Variant != "reference"
 }
 
 // Check checks the settings that need neither the model nor the data; a bad one is an *ArgError.
@@ -182,7 +194,7 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 		}
 	}
 	flow, err := seqflow.New(ck, t, seqflow.Options{Backend: a.Backend, Warn: s.Stderr,
-		Train: train.Options{FreezeEmbeddings: a.FreezeEmbed}})
+		Train: train.Options{FreezeEmbeddings: a.FrozenEmbeddings()}})
 	if err != nil {
 		return fmt.Errorf("optimize: model %s: %w", a.Model, err)
 	}
@@ -285,7 +297,7 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 		init.Y = append(init.Y, m.score)
 		init.SMILES = append(init.SMILES, m.key)
 	}
-	rec := &progressPrinter{w: s.Stdout, health: flowHealth(flow, voc, a.FreezeEmbed), warnf: warnf}
+	rec := &progressPrinter{w: s.Stdout, health: flowHealth(flow, voc, a.FrozenEmbeddings()), warnf: warnf}
 	if msg := rec.health(); msg != "" {
 		rec.warned = true
 		warnf("warning: the flow of model %s %s", a.Model, msg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"strconv"
 	"time"
 
 	"github.com/nfbo/nfbo/bo"
@@ -127,7 +128,12 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.Float64Var(&a.AnchorTemp, "anchor-temp", 0, "the anchors' softmax temperature; 0 means the rule's (0.01 for minmax, 0.1 for raw), -1 greedy (the best points)")
 	fs.StringVar(&a.Label, "label", "", "the method's name in run.json and reports (bench's -variant sets it); empty means derived from -method, -variant and -no-tacs")
 	fs.BoolVar(&a.NoTACS, "no-tacs", false, "perturb every latent dimension with probability 0.1 instead of TACS")
-	fs.BoolVar(&a.FreezeEmbed, "freeze-embed", false, "keep the flow's token embeddings fixed when it is fine-tuned")
+	fs.BoolFunc("freeze-embed", "keep the flow's token embeddings fixed when it is fine-tuned (the default with -variant screened; "+
+		"-freeze-embed=false trains them, as the reference does)", func(s string) error {
+		v, err := strconv.ParseBool(s)
+		a.FreezeEmbed = &v
+		return err
+	})
 	fs.StringVar(&a.Update, "update", "once", "surrogate training: once (before the loop, the reference code) or every (each iteration, the paper)")
 	fs.StringVar(&a.Backend, "backend", "auto", "who runs the flow: auto (ONNX Runtime when its library is found, else pure Go), go or ort")
 	fs.IntVar(&a.Candidates, "candidates", 0, "candidates per trust region; 0 means 1000 with -variant screened, min(50000, max(2000, 200·D))/anchors with reference")
