@@ -15,12 +15,13 @@ import (
 	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
+	"github.com/nfbo/nfbo/engine/train"
 	"github.com/nfbo/nfbo/model"
 )
 
 func newReconCmd() *Command {
 	c := &Command{
-		UsageLine: "recon [-format auto|smiles|selfies] [-backend auto|go|ort] [-batch N] [-finetune FILE2] -model DIR FILE",
+		UsageLine: "recon [-format auto|smiles|selfies] [-backend auto|go|ort] [-batch N] [-finetune FILE2 [-epochs N] [-freeze-embed]] -model DIR FILE",
 		Short:     "check that the flow reconstructs molecules token for token",
 		Long: `Recon encodes every molecule of FILE into the SeqFlow latent space and
 decodes it back, then prints the fraction reconstructed token for token and
@@ -44,7 +45,11 @@ every molecule was encoded and reconstructed, 1 otherwise.
 -finetune FILE2 first fine-tunes the flow as the optimiser does after new
 objective calls (one epoch over the molecules of FILE2, same format rules,
 batches of 32, a fresh Adam, random state from -seed) and then checks the
-fine-tuned flow: invertibility must survive every fine-tune.`,
+fine-tuned flow: invertibility must survive every fine-tune. -epochs N
+fine-tunes N epochs, reporting after each the closest pair of token
+embeddings and any token the decoder takes for another (two embeddings
+merged: molecules with it cannot reconstruct); -freeze-embed keeps the
+embeddings fixed, as the optimiser's screened variant does.`,
 		Flag: flag.NewFlagSet("recon", flag.ContinueOnError),
 	}
 	modelDir := c.Flag.String("model", "", "model directory or checkpoint `file` (required)")
@@ -53,6 +58,8 @@ fine-tuned flow: invertibility must survive every fine-tune.`,
 	backend := c.Flag.String("backend", "auto", "who runs the flow: auto, go or ort")
 	finetune := c.Flag.String("finetune", "", "fine-tune one epoch on the molecules of this `file` first")
 	seed := c.Flag.Uint64("seed", 1, "random seed of -finetune")
+	epochs := c.Flag.Int("epochs", 1, "epochs of -finetune")
+	freeze := c.Flag.Bool("freeze-embed", false, "keep the token embeddings fixed in -finetune")
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if *modelDir == "" {
 			return Usagef(cmd, "recon: -model is required")
@@ -69,8 +76,11 @@ fine-tuned flow: invertibility must survive every fine-tune.`,
 		if *batch < 1 {
 			return Usagef(cmd, "recon: -batch %d: must be positive", *batch)
 		}
+		if *epochs < 1 {
+			return Usagef(cmd, "recon: -epochs %d: must be positive", *epochs)
+		}
 		return runRecon(ctx, cmd, reconArgs{model: *modelDir, file: args[0], format: *format, backend: *backend,
-			batch: *batch, finetune: *finetune, seed: *seed})
+			batch: *batch, finetune: *finetune, seed: *seed, epochs: *epochs, freeze: *freeze})
 	}
 	return c
 }
@@ -89,6 +99,8 @@ type reconArgs struct {
 	batch                        int
 	finetune                     string // molecules to fine-tune on first; "" for none
 	seed                         uint64
+	epochs                       int  // of finetune
+	freeze                       bool // fine-tune with the embeddings fixed
 }
 
 func runRecon(ctx context.Context, cmd *Command, a reconArgs) error {
@@ -102,7 +114,8 @@ func runRecon(ctx context.Context, cmd *Command, a reconArgs) error {
 		return fmt.Errorf("recon: model %s: %w", a.model, err)
 	}
 	cfg := ck.Params.Config
-	flow, err := seqflow.New(ck, cfg.T, seqflow.Options{Backend: a.backend, Warn: cmd.Stderr})
+	flow, err := seqflow.New(ck, cfg.T, seqflow.Options{Backend: a.backend, Warn: cmd.Stderr,
+		Train: train.Options{FreezeEmbeddings: a.freeze}})
 	if err != nil {
 		return fmt.Errorf("recon: model %s: %w", a.model, err)
 	}
@@ -201,7 +214,7 @@ func runRecon(ctx context.Context, cmd *Command, a reconArgs) error {
 	return nil
 }
 
-// reconFineTune fine-tunes flow for one epoch on the molecules of a.finetune.
+// reconFineTune fine-tunes flow for a.epochs epochs on the molecules of a.finetune.
 func reconFineTune(ctx context.Context, cmd *Command, flow *seqflow.Flow, voc *vocab.Vocab, a reconArgs, T int) error {
 	data, err := os.ReadFile(a.finetune)
 	if err != nil {
@@ -225,10 +238,27 @@ func reconFineTune(ctx context.Context, cmd *Command, flow *seqflow.Flow, voc *v
 		return fmt.Errorf("recon: -finetune %s: no molecules", a.finetune)
 	}
 	start := time.Now()
-	if err := flow.FineTune(ctx, tokens, rand.New(rand.NewPCG(a.seed, 0))); err != nil {
-		return fmt.Errorf("recon: -finetune %s: %w", a.finetune, err)
+	rng := rand.New(rand.NewPCG(a.seed, 0))
+	for ep := 1; ep <= a.epochs; ep++ {
+		if err := flow.FineTune(ctx, tokens, rng); err != nil {
+			return fmt.Errorf("recon: -finetune %s, epoch %d: %w", a.finetune, ep, err)
+		}
+		if a.epochs == 1 {
+			break
+		}
+		cos, i, j := train.ClosestEmbeddings(flow.Params())
+		line := fmt.Sprintf("recon: epoch %d (%d steps): closest embeddings %s %s cos %.6f", ep, ep*((n+train.DefaultFineTuneBatch-1)/train.DefaultFineTuneBatch),
+			voc.Token(i), voc.Token(j), cos)
+		if tok, as := flow.ConfusedToken(); tok >= 0 {
+			line += fmt.Sprintf("; decodes %s as %s", voc.Token(tok), voc.Token(as))
+		}
+		fmt.Fprintln(cmd.Stderr, line)
 	}
-	fmt.Fprintf(cmd.Stderr, "recon: fine-tuned one epoch on %d molecules of %s in %.1fs\n", n, a.finetune, time.Since(start).Seconds())
+	what := "one epoch"
+	if a.epochs > 1 {
+		what = fmt.Sprintf("%d epochs", a.epochs)
+	}
+	fmt.Fprintf(cmd.Stderr, "recon: fine-tuned %s on %d molecules of %s in %.1fs\n", what, n, a.finetune, time.Since(start).Seconds())
 	return nil
 }
 

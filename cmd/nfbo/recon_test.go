@@ -83,6 +83,12 @@ func TestRecon(t *testing.T) {
 		!strings.Contains(stderr, "fine-tuned one epoch on 20 molecules") {
 		t.Fatalf("-finetune: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
+	// Several epochs, embeddings frozen: each epoch reports the closest pair, and the flow still reconstructs.
+	stdout, stderr, code = run(t, "", "recon", "-model", dir, "-backend", "go", "-finetune", ft, "-epochs", "2", "-freeze-embed", in)
+	if code != 0 || !strings.Contains(stdout, "reconstructed 40 of 40 molecules (1.0000)") ||
+		!strings.Contains(stderr, "recon: epoch 2 (2 steps): closest embeddings") || !strings.Contains(stderr, "fine-tuned 2 epochs on 20 molecules") {
+		t.Fatalf("-finetune -epochs 2: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
 	os.WriteFile(ft, []byte(smiles[0]+"\n[Xx][C]\n"), 0o644)
 	if _, stderr, code := run(t, "", "recon", "-model", dir, "-backend", "go", "-finetune", ft, in); code != 1 || !strings.Contains(stderr, ft+":2:") {
 		t.Fatalf("bad -finetune file: exit %d, stderr %q", code, stderr)
