@@ -4,10 +4,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/nfbo/nfbo/bo"
+	"github.com/nfbo/nfbo/chem/vocab"
+	"github.com/nfbo/nfbo/engine/seqflow"
+	"github.com/nfbo/nfbo/model"
 )
 
 // TestProgressHealthWarnsOnce: the flow check runs after every iteration and its first complaint is printed
@@ -21,7 +25,7 @@ func TestProgressHealthWarnsOnce(t *testing.T) {
 			if calls < 3 {
 				return ""
 			}
-			return "decodes the token [Cl] as [C]"
+			return "cannot tell the tokens [Cl] and [C] apart"
 		},
 		warnf: func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }}
 	for i := 1; i <= 5; i++ {
@@ -29,7 +33,7 @@ func TestProgressHealthWarnsOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "after iteration 3 the fine-tuned flow decodes the token [Cl] as [C]") {
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "after iteration 3 the fine-tuned flow cannot tell the tokens [Cl] and [C] apart") {
 		t.Errorf("warnings = %q, want one for iteration 3", warnings)
 	}
 	if calls != 3 {
@@ -49,6 +53,51 @@ func TestFrozenEmbeddings(t *testing.T) {
 	} {
 		if got := (Args{Variant: c.variant, FreezeEmbed: c.set}).FrozenEmbeddings(); got != c.want {
 			t.Errorf("variant %q, -freeze-embed %v: FrozenEmbeddings = %v, want %v", c.variant, c.set, got, c.want)
+		}
+	}
+}
+
+// TestFlowHealth: distinct embeddings pass; two embeddings whose cosine is at train.MergedCos or above are
+// reported, whether or not the decoder already takes one for the other.
+func TestFlowHealth(t *testing.T) {
+	voc, err := vocab.Named("guacamol+zinc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := model.Config{V: voc.Len(), F: 8, T: 16, MaxT: 32, Blocks: 1, LSTMLayers: 1, H: 8, Couplings: 2, U: 8,
+		CouplingDepth: 1, Transform: model.NLSq, Dropout: 0.2, Noise: 0.1, SimCoef: 1}
+	c, _ := voc.ID("[C]")
+	cl, _ := voc.ID("[Cl]")
+	for _, tc := range []struct {
+		name  string
+		nudge float32 // added to one entry of [Cl]'s copy of [C]'s embedding; -1: leave the embeddings as drawn
+		want  string
+	}{
+		{"distinct", -1, ""},
+		{"equal", 0, "cannot tell the tokens"},
+		{"within rounding", 1e-4, "cannot tell the tokens"}, // cosine ~1 − 1e-8
+		{"apart", 0.05, ""},
+	} {
+		p, err := model.NewParams(cfg, rand.New(rand.NewPCG(3, 4)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		F := cfg.F
+		if tc.nudge >= 0 {
+			copy(p.Embed.Data[cl*F:(cl+1)*F], p.Embed.Data[c*F:(c+1)*F])
+			p.Embed.Data[cl*F] += tc.nudge
+		}
+		flow, err := seqflow.New(&model.Checkpoint{Params: p, Vocab: voc.Tokens()}, cfg.T, seqflow.Options{Backend: "go"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := flowHealth(flow, voc, true)()
+		flow.Close()
+		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%s: flowHealth = %q, want %q", tc.name, got, tc.want)
+		}
+		if tc.want != "" && (!strings.Contains(got, "[C]") || !strings.Contains(got, "[Cl]")) {
+			t.Errorf("%s: %q does not name [C] and [Cl]", tc.name, got)
 		}
 	}
 }

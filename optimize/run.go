@@ -542,17 +542,21 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 	return err
 }
 
-// flowHealth returns a check, for progressPrinter.health, that the flow still decodes every token to itself:
-// BO's fine-tuning, like pretraining, can merge two tokens' embeddings (BENCHMARKS.md), after which the
-// molecules holding one of them are proposed as others. The answer, if any, follows "the flow".
+// flowHealth returns a check, for progressPrinter.health, that the flow can still tell every token from the
+// others: BO's fine-tuning, like pretraining, can merge two tokens' embeddings (BENCHMARKS.md), after which
+// molecules with one of them are proposed as molecules with the other. The answer, if any, follows "the flow".
 func flowHealth(flow *seqflow.Flow, voc *vocab.Vocab, frozen bool) func() string {
 	return func() string {
+		cos, a, b := train.ClosestEmbeddings(flow.Params())
 		tok, as := flow.ConfusedToken()
-		if tok < 0 {
+		if tok < 0 && cos < train.MergedCos {
 			return ""
 		}
-		msg := fmt.Sprintf("decodes the token %s as %s (their embeddings have merged): molecules with %s cannot be proposed or reconstructed",
-			voc.Token(tok), voc.Token(as), voc.Token(tok))
+		if tok < 0 {
+			tok, as = b, a
+		}
+		msg := fmt.Sprintf("cannot tell the tokens %s and %s apart (their embeddings have merged, cosine %.7f): "+
+			"molecules with %s are not reconstructed, and proposals with one hold the other", voc.Token(tok), voc.Token(as), cos, voc.Token(tok))
 		if !frozen {
 			msg += "; -freeze-embed keeps the embeddings fixed while fine-tuning"
 		}

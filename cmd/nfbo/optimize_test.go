@@ -63,7 +63,7 @@ func TestOptimizeCmdObjectiveCmd(t *testing.T) {
 	if !strings.Contains(stdout, "Top-10") {
 		t.Errorf("no figures printed")
 	}
-	if strings.Contains(stderr, "decodes the token") {
+	if strings.Contains(stderr, "cannot tell the tokens") {
 		t.Errorf("a flow with distinct embeddings was reported as confusing tokens")
 	}
 	// 20 initial molecules scored through the log (PMO's accounting) + 10 new ones: exactly the budget.
@@ -265,7 +265,7 @@ func TestOptimizeCmdMergedEmbeddings(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\nstderr:\n%s", err, stderr)
 	}
-	want := "decodes the token " + hi + " as " + lo
+	want := "cannot tell the tokens " + hi + " and " + lo + " apart"
 	if n := strings.Count(stderr, want); n != 1 {
 		t.Errorf("stderr says %q %d times, want once:\n%s", want, n, stderr)
 	}
