@@ -555,7 +555,7 @@ func flowHealth(flow *seqflow.Flow, voc *vocab.Vocab, frozen bool) func() string
 		if tok < 0 {
 			tok, as = b, a
 		}
-		msg := fmt.Sprintf("cannot tell the tokens %s and %s apart (their embeddings have merged, cosine %.7f): "+
+		msg := fmt.Sprintf("cannot tell the tokens %s and %s apart (their embeddings have merged, cosine %.8f): "+
 			"molecules with %s are not reconstructed, and proposals with one hold the other", voc.Token(tok), voc.Token(as), cos, voc.Token(tok))
 		if !frozen {
 			msg += "; -freeze-embed keeps the embeddings fixed while fine-tuning"

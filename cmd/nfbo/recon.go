@@ -247,7 +247,7 @@ func reconFineTune(ctx context.Context, cmd *Command, flow *seqflow.Flow, voc *v
 			break
 		}
 		cos, i, j := train.ClosestEmbeddings(flow.Params())
-		line := fmt.Sprintf("recon: epoch %d (%d steps): closest embeddings %s %s cos %.6f", ep, ep*((n+train.DefaultFineTuneBatch-1)/train.DefaultFineTuneBatch),
+		line := fmt.Sprintf("recon: epoch %d (%d steps): closest embeddings %s %s cos %.8f", ep, ep*((n+train.DefaultFineTuneBatch-1)/train.DefaultFineTuneBatch),
 			voc.Token(i), voc.Token(j), cos)
 		if tok, as := flow.ConfusedToken(); tok >= 0 {
 			line += fmt.Sprintf("; decodes %s as %s", voc.Token(tok), voc.Token(as))
