@@ -16,8 +16,9 @@ import (
 // setting: one epoch over 320 sequences (10 batches of 32; a 100 + 500 run
 // fine-tunes on its 10 newest points plus its best up to 1,000, so 110 to 610
 // sequences) of the shipped model at T = 88, with each coupling one fused op
-// (coupling=op, the default) or elementary nodes (coupling=nodes), on pure-Go
-// decoding (no ONNX Runtime session to rebuild).
+// (coupling=op, the default) or elementary nodes (coupling=nodes), with the
+// token embeddings trained or frozen (embed=frozen, the optimiser's default),
+// on pure-Go decoding (no ONNX Runtime session to rebuild).
 func BenchmarkFineTune(b *testing.B) {
 	ck, err := model.LoadCheckpoint(filepath.Join("..", "..", "data", "models", "small", model.CheckpointName))
 	if err != nil {
@@ -25,13 +26,19 @@ func BenchmarkFineTune(b *testing.B) {
 	}
 	const T, n = 88, 320
 	tokens := seqs(rand.New(rand.NewPCG(1, 1)), n, T, ck.Params.Config.V)
-	for _, nodes := range []bool{false, true} {
-		name := "op"
-		if nodes {
-			name = "nodes"
+	for _, c := range []struct {
+		nodes, frozen bool
+	}{{false, true}, {false, false}, {true, false}} {
+		coupling, embed := "op", "trained"
+		if c.nodes {
+			coupling = "nodes"
 		}
-		b.Run(fmt.Sprintf("coupling=%s/T=%d/seqs=%d", name, T, n), func(b *testing.B) {
-			f, err := seqflow.New(ck, T, seqflow.Options{Backend: "go", Train: train.Options{CouplingNodes: nodes}})
+		if c.frozen {
+			embed = "frozen"
+		}
+		b.Run(fmt.Sprintf("coupling=%s/embed=%s/T=%d/seqs=%d", coupling, embed, T, n), func(b *testing.B) {
+			opts := train.Options{CouplingNodes: c.nodes, FreezeEmbeddings: c.frozen}
+			f, err := seqflow.New(ck, T, seqflow.Options{Backend: "go", Train: opts})
 			if err != nil {
 				b.Fatal(err)
 			}
