@@ -27,6 +27,10 @@ import (
 // resumed run must reuse (data split, batch size, seed).
 const pretrainArgsKey = "cmd/pretrain.args"
 
+// pretrainPlateauKey names the checkpoint section holding the -patience
+// rule's state (train.Plateau), so that a resumed run keeps counting.
+const pretrainPlateauKey = "cmd/pretrain.plateau"
+
 // pretrainArgs are the settings of a pretraining run that fix its data split
 // and its random streams; they are stored in every checkpoint.
 type pretrainArgs struct {
@@ -83,6 +87,11 @@ when resuming a run that trained without it.
 -resume like -random-pad): a model whose embeddings are well apart can then
 train on without merging two of them.
 
+-patience N stops training once N validations in a row have not lowered the
+best validation NLL per token by -min-delta nats: the curve is flat. The last
+step is checkpointed; the count is saved with the checkpoint and continues on
+-resume (give -patience again; 0, the default, trains to -steps).
+
 -init-only writes the randomly initialised model (step 0, with the same
 split and seed) and stops: a reference point for "nfbo recon", which must
 reconstruct every molecule even before any training.`,
@@ -107,6 +116,8 @@ reconstruct every molecule even before any training.`,
 	randomPad := f.Bool("random-pad", false, "train each molecule at a padded length drawn from [its length, T]")
 	freezeEmbed := f.Bool("freeze-embed", false, "keep the token embeddings fixed")
 	reconN := f.Int("recon", 200, "validation molecules whose reconstruction is checked at every validation (0: none)")
+	patience := f.Int("patience", 0, "stop after this many validations without improvement (0: train to -steps)")
+	minDelta := f.Float64("min-delta", 0.005, "the least decrease of the validation NLL per token (nats) that counts as an improvement")
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if len(args) != 0 {
 			return Usagef(cmd, "pretrain: unexpected arguments %q", args)
@@ -126,8 +137,12 @@ reconstruct every molecule even before any training.`,
 		if *seqLen < 0 {
 			return Usagef(cmd, "pretrain: -seq-len %d must not be negative", *seqLen)
 		}
+		if *patience < 0 || !(*minDelta >= 0) {
+			return Usagef(cmd, "pretrain: -patience %d and -min-delta %g must not be negative", *patience, *minDelta)
+		}
 		pr := &pretrainRun{cmd: cmd, out: *out, steps: *steps, initOnly: *initOnly, valEvery: *valEvery, ckEvery: *ckEvery, logEvery: *logEvery, recon: *reconN,
-			args: pretrainArgs{Data: *data, Seed: *seed, ValFrac: *valFrac, Batch: *batch, RandomPad: *randomPad, FreezeEmbed: *freezeEmbed}}
+			plateau: &train.Plateau{Patience: *patience, MinDelta: *minDelta},
+			args:    pretrainArgs{Data: *data, Seed: *seed, ValFrac: *valFrac, Batch: *batch, RandomPad: *randomPad, FreezeEmbed: *freezeEmbed}}
 		f.Visit(func(fl *flag.Flag) {
 			pr.randomPadSet = pr.randomPadSet || fl.Name == "random-pad"
 			pr.freezeSet = pr.freezeSet || fl.Name == "freeze-embed"
@@ -148,6 +163,7 @@ type pretrainRun struct {
 	initOnly                    bool // save step 0 and stop
 	valEvery, ckEvery, logEvery int64
 	recon                       int // validation molecules checked for reconstruction
+	plateau                     *train.Plateau
 	args                        pretrainArgs
 	randomPadSet                bool // -random-pad given: a resume takes it instead of the saved setting
 	freezeSet                   bool // the same for -freeze-embed
@@ -239,6 +255,11 @@ func (pr *pretrainRun) resume(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("pretrain: -resume: %s: %w", pr.ckptPath(), err)
 	}
+	if raw, ok := ck.Optim[pretrainPlateauKey]; ok {
+		if err := json.Unmarshal(raw, pr.plateau); err != nil {
+			return fmt.Errorf("pretrain: -resume: %s: %s: %w", pr.ckptPath(), pretrainPlateauKey, err)
+		}
+	}
 	if pr.args.RandomPad != saved.RandomPad {
 		fmt.Fprintf(pr.cmd.Stderr, "pretrain: note: -random-pad=%v from step %d on (it was %v)\n", pr.args.RandomPad, tr.Steps(), saved.RandomPad)
 	}
@@ -246,6 +267,13 @@ func (pr *pretrainRun) resume(ctx context.Context) error {
 		fmt.Fprintf(pr.cmd.Stderr, "pretrain: note: -freeze-embed=%v from step %d on (it was %v)\n", pr.args.FreezeEmbed, tr.Steps(), saved.FreezeEmbed)
 	}
 	return pr.run(ctx, tr, voc, mols)
+}
+
+// flatReason says why the validation curve counts as flat.
+func (pr *pretrainRun) flatReason() string {
+	p := pr.plateau
+	return fmt.Sprintf("the validation curve is flat: %d validations since step %d have not lowered its NLL per token, %.4f, by %g",
+		p.Since, p.BestStep, p.Best, p.MinDelta)
 }
 
 func (pr *pretrainRun) ckptPath() string { return filepath.Join(pr.out, model.CheckpointName) }
@@ -287,6 +315,9 @@ func (pr *pretrainRun) run(ctx context.Context, tr *train.Trainer, voc *vocab.Vo
 			trainSet = append(trainSet, seqs[j])
 		}
 	}
+	if pr.plateau.Patience > 0 && len(val) == 0 {
+		return Usagef(pr.cmd, "pretrain: -patience needs validation molecules (-val-frac is 0)")
+	}
 	steps := pr.steps
 	if steps == 0 {
 		steps = tr.Steps() + int64((len(trainSet)+pr.args.Batch-1)/pr.args.Batch)
@@ -299,7 +330,11 @@ func (pr *pretrainRun) run(ctx context.Context, tr *train.Trainer, voc *vocab.Vo
 		return err
 	}
 	save := func(ctx context.Context, tr *train.Trainer) error {
-		ck, err := tr.Checkpoint(voc.Tokens(), map[string][]byte{pretrainArgsKey: argsJSON})
+		plateauJSON, err := json.Marshal(pr.plateau)
+		if err != nil {
+			return err
+		}
+		ck, err := tr.Checkpoint(voc.Tokens(), map[string][]byte{pretrainArgsKey: argsJSON, pretrainPlateauKey: plateauJSON})
 		if err != nil {
 			return err
 		}
@@ -311,6 +346,10 @@ func (pr *pretrainRun) run(ctx context.Context, tr *train.Trainer, voc *vocab.Vo
 			return err
 		}
 		fmt.Fprintf(pr.cmd.Stderr, "pretrain: -init-only: wrote the model at step %d to %s\n", tr.Steps(), pr.ckptPath())
+		return nil
+	}
+	if pr.plateau.Flat() {
+		fmt.Fprintf(pr.cmd.Stderr, "pretrain: %s; nothing to do (-patience 0 trains on)\n", pr.flatReason())
 		return nil
 	}
 	compileStart := time.Now()
@@ -334,7 +373,10 @@ func (pr *pretrainRun) run(ctx context.Context, tr *train.Trainer, voc *vocab.Vo
 		return nil
 	})
 	err = tr.Pretrain(ctx, trainSet, train.PretrainConfig{Steps: steps, Val: val, ValEvery: pr.valEvery, Recon: pr.recon,
-		CheckpointEvery: pr.ckEvery, Checkpoint: save, Recorder: rec})
+		CheckpointEvery: pr.ckEvery, Checkpoint: save, Recorder: rec, Plateau: pr.plateau})
+	if err == nil && pr.plateau.Flat() {
+		fmt.Fprintf(pr.cmd.Stderr, "pretrain: %s; stopped at step %d, checkpoint written to %s\n", pr.flatReason(), tr.Steps(), pr.ckptPath())
+	}
 	if err != nil && ctx.Err() != nil {
 		// Interrupted between steps: the weights are those of the last
 		// completed step, so save them for -resume.

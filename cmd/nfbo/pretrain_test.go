@@ -134,3 +134,41 @@ func TestPretrainUsage(t *testing.T) {
 		t.Errorf("-val-frac 1.5: exit %d, want 2", code)
 	}
 }
+
+// pretrain -patience N stops after N validations without improvement, with a
+// checkpoint; a resume keeps the count (and so has nothing to do), and
+// -patience 0 trains on from where it stopped.
+func TestPretrainPatience(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "mols.smi")
+	if err := os.WriteFile(data, []byte(pretrainTestData), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "model")
+	// No validation can lower the NLL by 1e9 nats: the curve is flat at the third.
+	common := []string{"-data", data, "-out", out, "-batch", "4", "-val-frac", "0.2", "-val-every", "1", "-checkpoint-every", "0", "-seed", "7"}
+	stdout, stderr, code := run(t, "", append([]string{"pretrain", "-steps", "50", "-patience", "2", "-min-delta", "1e9"}, common...)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "the validation curve is flat: 2 validations since step 1 ") || !strings.Contains(stderr, "stopped at step 3,") {
+		t.Errorf("stderr does not say the curve is flat at step 3:\n%s", stderr)
+	}
+	if !strings.Contains(stdout, "step 3/50") || strings.Contains(stdout, "step 4/50") {
+		t.Errorf("training did not end at step 3:\n%s", stdout)
+	}
+	_, stderr, code = run(t, "", append([]string{"pretrain", "-resume", "-steps", "50", "-patience", "2", "-min-delta", "1e9"}, common...)...)
+	if code != 0 || !strings.Contains(stderr, "nothing to do") {
+		t.Errorf("resume of a flat run: exit %d, want 0 and \"nothing to do\":\n%s", code, stderr)
+	}
+	stdout, stderr, code = run(t, "", append([]string{"pretrain", "-resume", "-steps", "4"}, common...)...)
+	if code != 0 {
+		t.Fatalf("resume with -patience 0: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "step 4/4") || strings.Contains(stdout, "step 3/4") {
+		t.Errorf("resume did not continue from the checkpoint of step 3:\n%s", stdout)
+	}
+	if _, stderr, code := run(t, "", append([]string{"pretrain", "-steps", "5", "-patience", "2", "-val-frac", "0"}, "-data", data, "-out", filepath.Join(dir, "noval"))...); code != 2 || !strings.Contains(stderr, "-patience needs validation") {
+		t.Errorf("-patience without validation: exit %d, want 2 and a usage error:\n%s", code, stderr)
+	}
+}

@@ -387,6 +387,8 @@ type Progress struct {
 	Recon *ReconStats
 	// Checkpoint is true when a checkpoint was written after this step.
 	Checkpoint bool
+	// Flat is true when this step's validation made PretrainConfig.Plateau flat: it is the last step.
+	Flat bool
 }
 
 // ReconStats count the validation molecules the flow decodes back from
@@ -425,6 +427,9 @@ type PretrainConfig struct {
 	Checkpoint func(ctx context.Context, tr *Trainer) error
 	// Recorder receives progress after every step (nil: none).
 	Recorder Recorder
+	// Plateau, when not nil, observes every validation; training ends after the validation that makes the
+	// curve flat, with a checkpoint, or at once if it is flat already.
+	Plateau *Plateau
 }
 
 // Pretrain trains on train (token sequences of length T) until
@@ -432,6 +437,7 @@ type PretrainConfig struct {
 // a fresh random order each epoch; the last batch of an epoch is partial.
 // It continues from the trainer's position, so a trainer restored with
 // UnmarshalState resumes exactly where the checkpointed one stopped. It
+// stops early when cfg.Plateau says the validation curve is flat, and
 // returns ctx's error if cancelled (the last checkpoint stays valid).
 func (tr *Trainer) Pretrain(ctx context.Context, train [][]int, cfg PretrainConfig) error {
 	if len(train) == 0 {
@@ -442,6 +448,9 @@ func (tr *Trainer) Pretrain(ctx context.Context, train [][]int, cfg PretrainConf
 	}
 	if err := checkSeqs(tr.p.Config, cfg.Val); err != nil {
 		return fmt.Errorf("validation set: %w", err)
+	}
+	if cfg.Plateau != nil && cfg.Plateau.Flat() {
+		return nil
 	}
 	B := tr.opts.Batch
 	n := int64(len(train))
@@ -501,6 +510,9 @@ func (tr *Trainer) Pretrain(ctx context.Context, train [][]int, cfg PretrainConf
 				}
 				pr.Recon = &ReconStats{OK: ok, N: n}
 			}
+			if cfg.Plateau != nil && cfg.Plateau.Observe(tr.step, es.NLL) {
+				pr.Flat, last = true, true
+			}
 		}
 		if cfg.Checkpoint != nil && (last || (cfg.CheckpointEvery > 0 && tr.step%cfg.CheckpointEvery == 0)) {
 			if err := cfg.Checkpoint(ctx, tr); err != nil {
@@ -516,6 +528,9 @@ func (tr *Trainer) Pretrain(ctx context.Context, train [][]int, cfg PretrainConf
 			if err := cfg.Recorder.Record(pr); err != nil {
 				return err
 			}
+		}
+		if pr.Flat {
+			return nil
 		}
 	}
 	return nil
