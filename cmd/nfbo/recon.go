@@ -244,7 +244,7 @@ func reconFineTune(ctx context.Context, cmd *Command, flow *seqflow.Flow, voc *v
 			return fmt.Errorf("recon: -finetune %s, epoch %d: %w", a.finetune, ep, err)
 		}
 		if a.epochs == 1 {
-			break
+			break // the check below is for watching a long fine-tune
 		}
 		cos, i, j := train.ClosestEmbeddings(flow.Params())
 		line := fmt.Sprintf("recon: epoch %d (%d steps): closest embeddings %s %s cos %.8f", ep, ep*((n+train.DefaultFineTuneBatch-1)/train.DefaultFineTuneBatch),
