@@ -43,11 +43,14 @@ type pretrainArgs struct {
 	RandomPad bool `json:"random_pad,omitempty"`
 	// FreezeEmbed keeps the token embeddings fixed (train.Options.FreezeEmbeddings); a resume may switch it.
 	FreezeEmbed bool `json:"freeze_embed,omitempty"`
+	// Anneal is the learning-rate decay of -decay-steps, nil for a constant rate; a resume continues it
+	// unless given a new one.
+	Anneal *train.Anneal `json:"anneal,omitempty"`
 }
 
 func newPretrainCmd() *Command {
 	c := &Command{
-		UsageLine: "pretrain [-preset small|paper] [-resume] [-init-only] [-steps N] [-batch B] -data FILE -out DIR",
+		UsageLine: "pretrain [-preset small|paper] [-resume] [-init-only] [-steps N] [-batch B] [-decay-steps N] [-patience N] -data FILE -out DIR",
 		Short:     "pretrain a SeqFlow on a file of molecules",
 		Long: `Pretrain trains a SeqFlow from scratch (or resumes one) on the molecules of
 FILE and writes the model to DIR/` + model.CheckpointName + `.
@@ -87,6 +90,13 @@ when resuming a run that trained without it.
 -resume like -random-pad): a model whose embeddings are well apart can then
 train on without merging two of them.
 
+-decay-steps N lowers the learning rate along a half cosine from its current
+value (1e-3 in a new run) to -lr-min over the N steps after this run's first,
+so that the validation curve flattens within N steps; -steps defaults to the
+end of the decay then. The schedule is saved in the checkpoint and continued
+by -resume; giving -decay-steps again on a resume starts a new decay from the
+rate the run has reached.
+
 -patience N stops training once N validations in a row have not lowered the
 best validation NLL per token by -min-delta nats: the curve is flat. The last
 step is checkpointed; the count is saved with the checkpoint and continues on
@@ -118,6 +128,8 @@ reconstruct every molecule even before any training.`,
 	reconN := f.Int("recon", 200, "validation molecules whose reconstruction is checked at every validation (0: none)")
 	patience := f.Int("patience", 0, "stop after this many validations without improvement (0: train to -steps)")
 	minDelta := f.Float64("min-delta", 0.005, "the least decrease of the validation NLL per token (nats) that counts as an improvement")
+	decaySteps := f.Int64("decay-steps", 0, "lower the learning rate to -lr-min along a half cosine over this many steps (0: constant rate)")
+	lrMin := f.Float64("lr-min", 1e-5, "the learning rate at the end of -decay-steps")
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if len(args) != 0 {
 			return Usagef(cmd, "pretrain: unexpected arguments %q", args)
@@ -140,7 +152,11 @@ reconstruct every molecule even before any training.`,
 		if *patience < 0 || !(*minDelta >= 0) {
 			return Usagef(cmd, "pretrain: -patience %d and -min-delta %g must not be negative", *patience, *minDelta)
 		}
+		if *decaySteps < 0 || !(*lrMin >= 0 && *lrMin < train.DefaultLearnRate) {
+			return Usagef(cmd, "pretrain: -decay-steps %d must not be negative and -lr-min %g must be in [0, %g)", *decaySteps, *lrMin, train.DefaultLearnRate)
+		}
 		pr := &pretrainRun{cmd: cmd, out: *out, steps: *steps, initOnly: *initOnly, valEvery: *valEvery, ckEvery: *ckEvery, logEvery: *logEvery, recon: *reconN,
+			decaySteps: *decaySteps, lrMin: *lrMin,
 			plateau: &train.Plateau{Patience: *patience, MinDelta: *minDelta},
 			args:    pretrainArgs{Data: *data, Seed: *seed, ValFrac: *valFrac, Batch: *batch, RandomPad: *randomPad, FreezeEmbed: *freezeEmbed}}
 		f.Visit(func(fl *flag.Flag) {
@@ -165,8 +181,10 @@ type pretrainRun struct {
 	recon                       int // validation molecules checked for reconstruction
 	plateau                     *train.Plateau
 	args                        pretrainArgs
-	randomPadSet                bool // -random-pad given: a resume takes it instead of the saved setting
-	freezeSet                   bool // the same for -freeze-embed
+	randomPadSet                bool    // -random-pad given: a resume takes it instead of the saved setting
+	freezeSet                   bool    // the same for -freeze-embed
+	decaySteps                  int64   // -decay-steps: a new decay from this run's first step
+	lrMin                       float64 // -lr-min
 }
 
 // trainOptions returns the trainer's options for the run's settings.
@@ -243,6 +261,7 @@ func (pr *pretrainRun) resume(ctx context.Context) error {
 	if !pr.freezeSet {
 		pr.args.FreezeEmbed = saved.FreezeEmbed
 	}
+	pr.args.Anneal = saved.Anneal
 	voc, err := vocab.New(ck.Vocab)
 	if err != nil {
 		return fmt.Errorf("pretrain: -resume: %s: %w", pr.ckptPath(), err)
@@ -318,8 +337,19 @@ func (pr *pretrainRun) run(ctx context.Context, tr *train.Trainer, voc *vocab.Vo
 	if pr.plateau.Patience > 0 && len(val) == 0 {
 		return Usagef(pr.cmd, "pretrain: -patience needs validation molecules (-val-frac is 0)")
 	}
+	if pr.decaySteps > 0 {
+		// From the rate the run has reached (Adam's, restored by a resume), so that a new decay does not jump.
+		a := train.Anneal{From: tr.Steps(), To: tr.Steps() + pr.decaySteps, Peak: tr.Adam().LR, Min: min(pr.lrMin, tr.Adam().LR)}
+		if err := a.Validate(); err != nil {
+			return err
+		}
+		pr.args.Anneal = &a
+	}
 	steps := pr.steps
-	if steps == 0 {
+	switch {
+	case steps == 0 && pr.args.Anneal != nil && pr.args.Anneal.To > tr.Steps():
+		steps = pr.args.Anneal.To
+	case steps == 0:
 		steps = tr.Steps() + int64((len(trainSet)+pr.args.Batch-1)/pr.args.Batch)
 	}
 	fmt.Fprintln(pr.cmd.Stderr, train.FormatHeader(train.Header{Molecules: len(seqs) + skipped, Skipped: skipped, Train: len(trainSet),
@@ -328,6 +358,11 @@ func (pr *pretrainRun) run(ctx context.Context, tr *train.Trainer, voc *vocab.Vo
 	argsJSON, err := json.Marshal(pr.args)
 	if err != nil {
 		return err
+	}
+	var learnRate func(int64) float64
+	if a := pr.args.Anneal; a != nil {
+		learnRate = a.LR
+		fmt.Fprintf(pr.cmd.Stderr, "pretrain: learning rate %.4g falling along a half cosine to %.4g from step %d to step %d\n", a.Peak, a.Min, a.From, a.To)
 	}
 	save := func(ctx context.Context, tr *train.Trainer) error {
 		plateauJSON, err := json.Marshal(pr.plateau)
@@ -373,7 +408,7 @@ func (pr *pretrainRun) run(ctx context.Context, tr *train.Trainer, voc *vocab.Vo
 		return nil
 	})
 	err = tr.Pretrain(ctx, trainSet, train.PretrainConfig{Steps: steps, Val: val, ValEvery: pr.valEvery, Recon: pr.recon,
-		CheckpointEvery: pr.ckEvery, Checkpoint: save, Recorder: rec, Plateau: pr.plateau})
+		CheckpointEvery: pr.ckEvery, Checkpoint: save, Recorder: rec, Plateau: pr.plateau, LearnRate: learnRate})
 	if err == nil && pr.plateau.Flat() {
 		fmt.Fprintf(pr.cmd.Stderr, "pretrain: %s; stopped at step %d, checkpoint written to %s\n", pr.flatReason(), tr.Steps(), pr.ckptPath())
 	}

@@ -172,3 +172,66 @@ func TestPretrainPatience(t *testing.T) {
 		t.Errorf("-patience without validation: exit %d, want 2 and a usage error:\n%s", code, stderr)
 	}
 }
+
+// pretrain -decay-steps N lowers the learning rate over N steps and ends there by default; the schedule is
+// saved in the checkpoint, so a run interrupted in the decay and resumed gives the straight run's weights bit
+// for bit, and a new -decay-steps on a resume starts from the rate reached.
+func TestPretrainDecay(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "mols.smi")
+	if err := os.WriteFile(data, []byte(pretrainTestData), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"-data", data, "-batch", "4", "-val-frac", "0.2", "-val-every", "2", "-checkpoint-every", "0", "-log-every", "1", "-seed", "7"}
+	straight := filepath.Join(dir, "straight")
+	stdout, stderr, code := run(t, "", append([]string{"pretrain", "-out", straight, "-decay-steps", "4", "-lr-min", "1e-4"}, common...)...)
+	if code != 0 {
+		t.Fatalf("straight run: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "learning rate 0.001 falling along a half cosine to 0.0001 from step 0 to step 4") {
+		t.Errorf("no note of the decay:\n%s", stderr)
+	}
+	// The rate of each step: 1e-3 at the first, the cosine's values after, 1e-4 only at the end (step 5 on).
+	wantLR := []string{"| lr 0.001", "| lr 0.0008682", "| lr 0.00055", "| lr 0.0002318"}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[3], "step 4/4") {
+		t.Fatalf("want steps 1-4 (the decay's end), got:\n%s", stdout)
+	}
+	for i, w := range wantLR {
+		if !strings.Contains(lines[i], w) {
+			t.Errorf("step %d: %q lacks %q", i+1, lines[i], w)
+		}
+	}
+	split := filepath.Join(dir, "split")
+	if _, stderr, code := run(t, "", append([]string{"pretrain", "-out", split, "-decay-steps", "4", "-lr-min", "1e-4", "-steps", "2"}, common...)...); code != 0 {
+		t.Fatalf("first half: exit %d\n%s", code, stderr)
+	}
+	stdout, stderr, code = run(t, "", append([]string{"pretrain", "-out", split, "-resume"}, common...)...)
+	if code != 0 || !strings.Contains(stdout, "step 4/4") || !strings.Contains(stdout, "| lr 0.0002318") {
+		t.Fatalf("resume within the decay: exit %d, want steps 3-4 at the saved schedule's rates\n%s\n%s", code, stdout, stderr)
+	}
+	a, err := model.LoadModelDir(straight)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := model.LoadModelDir(split)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta, tb := a.Params.Tensors(), b.Params.Tensors()
+	for i := range ta {
+		for j := range ta[i].Data {
+			if math.Float32bits(ta[i].Data[j]) != math.Float32bits(tb[i].Data[j]) {
+				t.Fatalf("%s[%d]: straight %v, resumed %v", ta[i].Name, j, ta[i].Data[j], tb[i].Data[j])
+			}
+		}
+	}
+	// A new decay on a resume starts from the rate of the last step taken.
+	_, stderr, code = run(t, "", append([]string{"pretrain", "-out", split, "-resume", "-decay-steps", "2", "-lr-min", "1e-5"}, common...)...)
+	if code != 0 || !strings.Contains(stderr, "learning rate 0.0002318 falling along a half cosine to 1e-05 from step 4 to step 6") {
+		t.Errorf("new decay on resume: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := run(t, "", append([]string{"pretrain", "-out", filepath.Join(dir, "bad"), "-decay-steps", "4", "-lr-min", "0.01"}, common...)...); code != 2 || !strings.Contains(stderr, "-lr-min") {
+		t.Errorf("-lr-min above the rate: exit %d, want 2 and a usage error:\n%s", code, stderr)
+	}
+}

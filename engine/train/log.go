@@ -43,6 +43,9 @@ func FormatStep(p Progress) string {
 	if p.Recon != nil {
 		line += fmt.Sprintf(" | recon %d/%d", p.Recon.OK, p.Recon.N)
 	}
+	if p.LR != 0 {
+		line += fmt.Sprintf(" | lr %.4g", p.LR)
+	}
 	if p.Checkpoint {
 		line += " | checkpoint"
 	}
@@ -80,6 +83,8 @@ type LogPoint struct {
 	// molecules reconstructed (ReconN 0: not checked).
 	EmbedCos        float64
 	ReconOK, ReconN int
+	// LR is the learning rate of the step when the log gives it (a scheduled rate, Anneal), else 0.
+	LR float64
 	// Line is the line number in the log (from 1).
 	Line int
 }
@@ -117,7 +122,7 @@ var headerLine = regexp.MustCompile(`^pretrain: \d+ molecules \(\d+ skipped\): (
 // ParseLog reads a pretraining log from r; name is used in errors,
 // which have the form "NAME:LINE: reason". Step lines ("step S/N epoch E
 // loss L nll/token X sim/token Y ...", optionally followed by " | val
-// nll/token X sim/token Y" and " | checkpoint") give the points. A header
+// nll/token X sim/token Y", " | embed cos C", " | recon OK/N", " | lr RATE" and " | checkpoint") give the points. A header
 // line "pretrain: ... steps K → N, batch B" starts a run at step K and drops
 // the points after K logged before it; a step logged again replaces the
 // earlier point. Other lines are ignored. A log without step lines is an error.
@@ -208,6 +213,12 @@ func parseStepLine(text string) (LogPoint, error) {
 		v := strings.Fields(seg)
 		switch {
 		case len(v) == 1 && v[0] == "checkpoint":
+		case len(v) == 2 && v[0] == "lr":
+			lr, err := strconv.ParseFloat(v[1], 64)
+			if err != nil || !(lr > 0) {
+				return p, fmt.Errorf("malformed learning-rate part %s: want \"lr RATE\" with a positive rate", quoteClip(seg))
+			}
+			p.LR = lr
 		case len(v) == 3 && v[0] == "embed" && v[1] == "cos":
 			c, err := strconv.ParseFloat(v[2], 64)
 			if err != nil {

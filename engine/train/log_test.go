@@ -83,6 +83,7 @@ func TestParseLogMalformed(t *testing.T) {
 		{"keyword", "step 20/30 epoch 0 loss 1.0 nll 0.1 sim/token 0.01 1.0 seq/s left 1s", "malformed step line"},
 		{"val", good[:len(good)-1] + " | val nll/token abc sim/token 0.1", "abc"},
 		{"part", good[:len(good)-1] + " | frobnicate", "frobnicate"},
+		{"lr", good[:len(good)-1] + " | lr -1e-3", "learning-rate"},
 	} {
 		log := good + "nfbo: context canceled\n" + tc.bad + "\n" + good
 		_, err := ParseLog("runs/train.log", strings.NewReader(log))
@@ -156,7 +157,7 @@ func TestFormatRoundTrip(t *testing.T) {
 		From: 20, To: 60, Batch: 128})
 	p := Progress{Step: 40, TotalSteps: 60, Epoch: 1, StepStats: StepStats{Loss: 6, NLL: 0.6, Sim: 0.16}, SeqPerSec: 30,
 		Remaining: 20 * time.Second, Val: &EvalStats{NLL: 0.62, Sim: 0.162, EmbedCos: 0.987654}, Recon: &ReconStats{OK: 199, N: 200},
-		Checkpoint: true}
+		LR: 0.000123456, Checkpoint: true}
 	lg, err := ParseLog("x", strings.NewReader(h+"\n"+FormatStep(p)+"\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +165,7 @@ func TestFormatRoundTrip(t *testing.T) {
 	got := lg.Points[0]
 	if lg.Batch != 128 || lg.TrainSize != 3000 || len(lg.Points) != 1 || got.Step != 40 || got.Epoch != 1 || got.Loss != 6 ||
 		got.NLL != 0.6 || got.Sim != 0.16 || !got.HasVal || got.ValNLL != 0.62 || got.ValSim != 0.162 ||
-		got.EmbedCos != 0.987654 || got.ReconOK != 199 || got.ReconN != 200 {
+		got.EmbedCos != 0.987654 || got.ReconOK != 199 || got.ReconN != 200 || got.LR != 0.0001235 {
 		t.Errorf("read back %+v from %q", lg, h)
 	}
 }

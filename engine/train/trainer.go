@@ -385,6 +385,8 @@ type Progress struct {
 	// Recon is the reconstruction check run with the validation
 	// (PretrainConfig.Recon), else nil.
 	Recon *ReconStats
+	// LR is the learning rate this step was taken at when PretrainConfig.LearnRate set it, else 0.
+	LR float64
 	// Checkpoint is true when a checkpoint was written after this step.
 	Checkpoint bool
 	// Flat is true when this step's validation made PretrainConfig.Plateau flat: it is the last step.
@@ -430,6 +432,10 @@ type PretrainConfig struct {
 	// Plateau, when not nil, observes every validation; training ends after the validation that makes the
 	// curve flat, with a checkpoint, or at once if it is flat already.
 	Plateau *Plateau
+	// LearnRate, when not nil, gives the learning rate of the step taken after step steps (Anneal.LR); it is
+	// set on Adam before every step, so that Adam's state, and a checkpoint, hold the last step's. nil: Adam's
+	// rate stays as it is.
+	LearnRate func(step int64) float64
 }
 
 // Pretrain trains on train (token sequences of length T) until
@@ -481,6 +487,11 @@ func (tr *Trainer) Pretrain(ctx context.Context, train [][]int, cfg PretrainConf
 		if tr.opts.RandomPad {
 			lens = tr.drawLengths(batch)
 		}
+		var lr float64
+		if cfg.LearnRate != nil {
+			lr = cfg.LearnRate(tr.step)
+			tr.adam.LR = lr
+		}
 		st, err := tr.trainStep(batch, lens, B)
 		if err != nil {
 			return fmt.Errorf("train: step %d: %w", tr.step+1, err)
@@ -489,7 +500,7 @@ func (tr *Trainer) Pretrain(ctx context.Context, train [][]int, cfg PretrainConf
 		tr.cursor = end
 		seqsDone += int64(len(batch))
 
-		pr := Progress{Step: tr.step, TotalSteps: cfg.Steps, Epoch: tr.epoch, StepStats: st}
+		pr := Progress{Step: tr.step, TotalSteps: cfg.Steps, Epoch: tr.epoch, StepStats: st, LR: lr}
 		last := tr.step == cfg.Steps
 		if len(cfg.Val) > 0 && (last || (cfg.ValEvery > 0 && tr.step%cfg.ValEvery == 0)) {
 			es, err := tr.Evaluate(ctx, cfg.Val)
