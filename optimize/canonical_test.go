@@ -3,6 +3,7 @@ package optimize
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,5 +54,28 @@ func TestCanonicalSMILESListing(t *testing.T) {
 	// No log, no canonicaliser: the keys.
 	if got := canonicalSMILES(context.Background(), nil, t.TempDir(), keys); !slices.Equal(got, keys) {
 		t.Errorf("without log or canonicaliser: %q, want the keys", got)
+	}
+}
+
+// With -objective-cmd, -timeout is the user's program's: the RDKit canonicaliser beside it starts under its own
+// default, however short -timeout is (a 1 s -timeout killed it while it imported RDKit on a loaded machine).
+func TestObjectiveCmdTimeoutSparesCanonicalizer(t *testing.T) {
+	warnings := 0
+	a := Args{Task: "demo", ObjectiveCmd: "python3 -c pass", Timeout: time.Nanosecond, Workers: 1}
+	_, canon, stop, err := openObjective(context.Background(), Streams{Stdout: io.Discard, Stderr: io.Discard}, a,
+		func(string, ...any) { warnings++ })
+	if err != nil {
+		t.Fatalf("openObjective with -timeout 1ns: %v", err)
+	}
+	defer stop()
+	if _, ok := canon.(*objective.Pool); !ok {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("canonicaliser %T, want RDKit's (RDKit is required when CI=true)", canon)
+		}
+		t.Skipf("RDKit is missing (canonicaliser %T)", canon)
+	}
+	got, err := canon.Canonicalize(context.Background(), []string{"C1=CC=CC=C1"}, false)
+	if err != nil || len(got) != 1 || got[0].SMILES != "c1ccccc1" {
+		t.Errorf("canonicalised %+v, %v; want c1ccccc1", got, err)
 	}
 }

@@ -482,7 +482,9 @@ func openObjective(ctx context.Context, s Streams, a Args, warnf func(string, ..
 		return nil, nil, nil, err
 	}
 	// Molecules are identified by RDKit canonical SMILES when RDKit is there, as with the RDKit objective.
-	ropts.Workers = 1
+	// -timeout bounds the user's program; the canonicaliser keeps its own default, so that a program answering
+	// in a second does not get an RDKit worker killed while it imports RDKit on a busy machine.
+	ropts.Workers, ropts.Timeout = 1, 0
 	rd, err := objective.NewRDKit(ropts)
 	if err == nil {
 		err = rd.Start(ctx)
