@@ -65,22 +65,7 @@ func TestPretrainResumeMatchesStraight(t *testing.T) {
 	if m := regexp.MustCompile(`\| embed cos 0\.\d{6} \| recon (\d+)/(\d+)`).FindStringSubmatch(stdout); m == nil || m[1] != m[2] {
 		t.Errorf("validation lines lack \"embed cos C | recon N/N\":\n%s", stdout)
 	}
-	a, err := model.LoadModelDir(straight)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := model.LoadModelDir(split)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ta, tb := a.Params.Tensors(), b.Params.Tensors()
-	for i := range ta {
-		for j := range ta[i].Data {
-			if math.Float32bits(ta[i].Data[j]) != math.Float32bits(tb[i].Data[j]) {
-				t.Fatalf("%s[%d]: straight %v, resumed %v", ta[i].Name, j, ta[i].Data[j], tb[i].Data[j])
-			}
-		}
-	}
+	sameWeights(t, straight, split)
 	if _, _, code := run(t, "", append([]string{"pretrain", "-out", straight, "-steps", "4"}, common...)...); code == 0 {
 		t.Error("pretrain over an existing checkpoint without -resume succeeded")
 	}
@@ -113,6 +98,28 @@ func TestPretrainInitOnlyPaperRecon(t *testing.T) {
 	stdout, stderr, code := run(t, "", "recon", "-model", out, "-backend", "go", data)
 	if code != 0 || !strings.Contains(stdout, "reconstructed 15 of 15 molecules (1.0000)") {
 		t.Fatalf("recon: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// sameWeights fails t unless the models in the two directories, a straight run and a resumed one, have the
+// same weights bit for bit.
+func sameWeights(t *testing.T, straight, resumed string) {
+	t.Helper()
+	a, err := model.LoadModelDir(straight)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := model.LoadModelDir(resumed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta, tb := a.Params.Tensors(), b.Params.Tensors()
+	for i := range ta {
+		for j := range ta[i].Data {
+			if math.Float32bits(ta[i].Data[j]) != math.Float32bits(tb[i].Data[j]) {
+				t.Fatalf("%s[%d]: straight %v, resumed %v", ta[i].Name, j, ta[i].Data[j], tb[i].Data[j])
+			}
+		}
 	}
 }
 
@@ -210,22 +217,7 @@ func TestPretrainDecay(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "step 4/4") || !strings.Contains(stdout, "| lr 0.0002318") {
 		t.Fatalf("resume within the decay: exit %d, want steps 3-4 at the saved schedule's rates\n%s\n%s", code, stdout, stderr)
 	}
-	a, err := model.LoadModelDir(straight)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := model.LoadModelDir(split)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ta, tb := a.Params.Tensors(), b.Params.Tensors()
-	for i := range ta {
-		for j := range ta[i].Data {
-			if math.Float32bits(ta[i].Data[j]) != math.Float32bits(tb[i].Data[j]) {
-				t.Fatalf("%s[%d]: straight %v, resumed %v", ta[i].Name, j, ta[i].Data[j], tb[i].Data[j])
-			}
-		}
-	}
+	sameWeights(t, straight, split)
 	// A new decay on a resume starts from the rate of the last step taken.
 	_, stderr, code = run(t, "", append([]string{"pretrain", "-out", split, "-resume", "-decay-steps", "2", "-lr-min", "1e-5"}, common...)...)
 	if code != 0 || !strings.Contains(stderr, "learning rate 0.0002318 falling along a half cosine to 1e-05 from step 4 to step 6") {
