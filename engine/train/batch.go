@@ -172,15 +172,24 @@ func fillDropout(g *flowGraph, p float64, rng *rand.Rand) {
 		return
 	}
 	keep := 1 / (1 - p)
+	// Drawn straight into the masks' values: a step draws millions.
 	draw := func(f *feed) {
-		n := f.val.Shape().TotalSize()
-		buf := make([]float64, n)
-		for i := range buf {
-			if rng.Float64() >= p {
-				buf[i] = keep
+		switch d := f.val.Data().(type) {
+		case []float32:
+			for i := range d {
+				d[i] = 0
+				if rng.Float64() >= p {
+					d[i] = float32(keep)
+				}
+			}
+		case []float64:
+			for i := range d {
+				d[i] = 0
+				if rng.Float64() >= p {
+					d[i] = keep
+				}
 			}
 		}
-		f.set(buf)
 	}
 	for k := range g.interMask {
 		for l := range g.interMask[k] {

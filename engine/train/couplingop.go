@@ -37,13 +37,18 @@ type couplingSeq[T float32 | float64] struct {
 	hs [][]T // [layer][N·width]: post-ReLU outputs of the hidden layers, then o
 	ds [][]T // [layer][N·width]: gradients of the layers' outputs, scratch of backward
 
-	// Gradients of the last backward pass, in input order from ctx on
-	// (dctx, dw, dW0c, dW0x, db0, dW1, db1, …), read by couplingPickOp.
-	grads [][]T
+	// The op's results, reused from run to run (every entry is written
+	// anew by each run, so gorgonia may sum gradients into them in place):
+	// out [N, Half+1], dcond [N, Half], and the gradients of the last
+	// backward pass in input order from ctx on (dctx, dw, dW0c, dW0x, db0,
+	// dW1, db1, …), read by couplingPickOp.
+	out, dcond []T
+	grads      [][]T
 }
 
 func newCouplingSeq[T float32 | float64](name string, N, half, H int, widths []int, tr model.Transform) *couplingSeq[T] {
-	q := &couplingSeq[T]{N: N, Half: half, H: H, widths: widths, tr: tr, name: name}
+	q := &couplingSeq[T]{N: N, Half: half, H: H, widths: widths, tr: tr, name: name,
+		grads: make([][]T, 2*len(widths)+3)}
 	for _, w := range widths {
 		q.hs = append(q.hs, make([]T, N*w))
 		q.ds = append(q.ds, make([]T, N*w))
@@ -118,7 +123,7 @@ func (q *couplingSeq[T]) forward(in [][]T) []T {
 	}
 	o := h
 	np := q.tr.NumParams()
-	out := make([]T, N*(half+1))
+	out := resize(&q.out, N*(half+1))
 	parallelRows(N, half, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			var ld float64
@@ -193,7 +198,8 @@ func (q *couplingSeq[T]) backward(in [][]T, dOut []T) []T {
 	np := q.tr.NumParams()
 	L := q.layers()
 	o := q.hs[L-1]
-	dw := make([]T, N*half)
+	grads := q.grads // dctx, dw, dW0c, dW0x, db0, then dW_l, db_l
+	dw := resize(&grads[1], N*half)
 	dh := q.ds[L-1] // gradient of the current layer's output (every entry written)
 	parallelRows(N, half, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -204,14 +210,10 @@ func (q *couplingSeq[T]) backward(in [][]T, dOut []T) []T {
 			}
 		}
 	})
-	grads := make([][]T, 2*L+3) // dctx, dw, dW0c, dW0x, db0, then dW_l, db_l
-	grads[1] = dw
 	for l := L - 1; l >= 1; l-- {
 		prev, width := q.widths[l-1], q.widths[l]
-		dW := make([]T, prev*width)
-		gemm(true, false, 1, q.hs[l-1], N, prev, dh, N, width, 0, dW)
-		grads[5+2*(l-1)] = dW
-		grads[6+2*(l-1)] = colSums(dh, N, width)
+		gemm(true, false, 1, q.hs[l-1], N, prev, dh, N, width, 0, resize(&grads[5+2*(l-1)], prev*width))
+		colSums(resize(&grads[6+2*(l-1)], width), dh, N, width)
 		dprev := q.ds[l-1]
 		gemm(false, true, 1, dh, N, width, in[6+2*(l-1)], prev, width, 0, dprev)
 		// Every layer below the output one is ReLU'd: h = 0 where it cut.
@@ -223,29 +225,23 @@ func (q *couplingSeq[T]) backward(in [][]T, dOut []T) []T {
 		dh = dprev
 	}
 	U := q.widths[0]
-	dW0c := make([]T, half*U)
-	gemm(true, false, 1, cond, N, half, dh, N, U, 0, dW0c)
-	dW0x := make([]T, q.H*U)
-	gemm(true, false, 1, ctx, N, q.H, dh, N, U, 0, dW0x)
-	grads[2], grads[3], grads[4] = dW0c, dW0x, colSums(dh, N, U)
-	dctx := make([]T, N*q.H)
-	gemm(false, true, 1, dh, N, U, in[4], q.H, U, 0, dctx)
-	grads[0] = dctx
-	dcond := make([]T, N*half)
+	gemm(true, false, 1, cond, N, half, dh, N, U, 0, resize(&grads[2], half*U))
+	gemm(true, false, 1, ctx, N, q.H, dh, N, U, 0, resize(&grads[3], q.H*U))
+	colSums(resize(&grads[4], U), dh, N, U)
+	gemm(false, true, 1, dh, N, U, in[4], q.H, U, 0, resize(&grads[0], N*q.H))
+	dcond := resize(&q.dcond, N*half)
 	gemm(false, true, 1, dh, N, U, in[3], half, U, 0, dcond)
-	q.grads = grads
 	return dcond
 }
 
-// colSums returns the column sums of x [n, w] as [1, w].
-func colSums[T float32 | float64](x []T, n, w int) []T {
-	out := make([]T, w)
+// colSums sets dst [1, w] to the column sums of x [n, w].
+func colSums[T float32 | float64](dst, x []T, n, w int) {
+	clear(dst)
 	for r := range n {
 		for j, v := range x[r*w : (r+1)*w] {
-			out[j] += v
+			dst[j] += v
 		}
 	}
-	return out
 }
 
 func values[T float32 | float64](v []G.Value) [][]T {
@@ -357,8 +353,8 @@ func (op couplingPickOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return op.q.inShape(op.which), nil
 }
 func (op couplingPickOp[T]) Do(...G.Value) (G.Value, error) {
-	// No copy: backward allocates its gradients anew on every run, so
-	// gorgonia may own (and sum gradients into) the one it is handed.
+	// No copy: gorgonia may sum gradients into the slice it is handed,
+	// which backward writes anew on every run.
 	return newDense(op.q.grads[op.which-1], op.q.inShape(op.which)...), nil
 }
 func (op couplingPickOp[T]) ReturnsPtr() bool     { return false }

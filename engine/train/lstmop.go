@@ -38,9 +38,13 @@ type lstmSeq[T float32 | float64] struct {
 	tc    []T // [S·B, H] tanh(c)
 	hprev []T // [S·B, H] h before each step (h0 for step 0)
 
+	// The op's results, reused from run to run: every entry is written
+	// anew by each run, so gorgonia may sum gradients into them in place.
+	out, dX                     []T // [S·B, H] outputs, [S·B, In] input gradient
 	dWih, dWhh, dBias, dh0, dc0 []T // from the last backward pass
 
-	dG []T // [S·B, 4H] gate gradients, scratch of backward
+	hRun, cRun []T // [B, H] running state, scratch of forward
+	dG         []T // [S·B, 4H] gate gradients, scratch of backward
 }
 
 func newLSTMSeq[T float32 | float64](name string, S, B, in, H, biasRows int) *lstmSeq[T] {
@@ -90,6 +94,16 @@ func gemm[T float32 | float64](tA, tB bool, alpha T, a []T, ar, ac int, b []T, b
 	}
 }
 
+// resize returns *buf with length n, allocating only when its capacity is
+// short: the fused ops' results and scratch live from run to run.
+func resize[T float32 | float64](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	*buf = (*buf)[:n]
+	return *buf
+}
+
 func dataOf[T float32 | float64](v G.Value) []T { return v.Data().([]T) }
 
 func newDense[T float32 | float64](data []T, shape ...int) *tensor.Dense {
@@ -102,9 +116,10 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 	S, B, H := q.S, q.B, q.H
 	H4 := 4 * H
 	gemm(false, false, 1, X, S*B, q.In, Wih, q.In, H4, 0, q.act)
-	out := make([]T, S*B*H)
-	h := append([]T(nil), h0...)
-	c := append([]T(nil), c0...)
+	out := resize(&q.out, S*B*H)
+	h, c := resize(&q.hRun, B*H), resize(&q.cRun, B*H)
+	copy(h, h0)
+	copy(c, c0)
 	for s := range S {
 		copy(q.hprev[s*B*H:(s+1)*B*H], h)
 		g := q.act[s*B*H4 : (s+1)*B*H4]
@@ -138,13 +153,11 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dOut []T) []T {
 	S, B, H, In := q.S, q.B, q.H, q.In
 	H4 := 4 * H
-	// dG is internal: reused across runs (every entry is written below).
-	if q.dG == nil {
-		q.dG = make([]T, S*B*H4)
-	}
-	dG := q.dG
-	dh := make([]T, B*H)  // dL/dh entering the step from later steps
-	dcn := make([]T, B*H) // dL/dc from later steps
+	dG := resize(&q.dG, S*B*H4) // every entry is written below
+	dh := resize(&q.dh0, B*H)   // dL/dh entering the step from later steps
+	dcn := resize(&q.dc0, B*H)  // dL/dc from later steps
+	clear(dh)
+	clear(dcn)
 	for s := S - 1; s >= 0; s-- {
 		parallelRows(B, H, func(lo, hi int) {
 			for b := lo; b < hi; b++ {
@@ -173,14 +186,11 @@ func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dOut []T) []T {
 		// dh for step s−1: dG_s·Whhᵀ.
 		gemm(false, true, 1, dG[s*B*H4:(s+1)*B*H4], B, H4, Whh, H, H4, 0, dh)
 	}
-	q.dh0, q.dc0 = dh, dcn
-	dX := make([]T, S*B*In)
+	dX := resize(&q.dX, S*B*In)
 	gemm(false, true, 1, dG, S*B, H4, Wih, In, H4, 0, dX)
-	q.dWih = make([]T, In*H4)
-	gemm(true, false, 1, X, S*B, In, dG, S*B, H4, 0, q.dWih)
-	q.dWhh = make([]T, H*H4)
-	gemm(true, false, 1, q.hprev, S*B, H, dG, S*B, H4, 0, q.dWhh)
-	q.dBias = make([]T, q.biasRows*H4)
+	gemm(true, false, 1, X, S*B, In, dG, S*B, H4, 0, resize(&q.dWih, In*H4))
+	gemm(true, false, 1, q.hprev, S*B, H, dG, S*B, H4, 0, resize(&q.dWhh, H*H4))
+	clear(resize(&q.dBias, q.biasRows*H4))
 	for s := range S {
 		for b := range B {
 			dst := q.biasRow(q.dBias, s, b)
@@ -302,8 +312,8 @@ func (op lstmPickOp[T]) Do(...G.Value) (G.Value, error) {
 	default:
 		src = op.q.dc0
 	}
-	// No copy: backward allocates these slices anew on every run, so
-	// gorgonia may own (and sum gradients into) the one it is handed.
+	// No copy: gorgonia may sum gradients into the slice it is handed,
+	// which backward writes anew on every run.
 	return newDense(src, op.shape()...), nil
 }
 func (op lstmPickOp[T]) ReturnsPtr() bool     { return false }

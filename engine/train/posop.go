@@ -66,6 +66,7 @@ type posGatherOp[T float32 | float64] struct {
 	q    *posIndex
 	W    int
 	name string
+	out  *[]T // the result, reused from run to run (every entry written)
 }
 
 func (op posGatherOp[T]) Arity() int { return 2 }
@@ -83,7 +84,7 @@ func (op posGatherOp[T]) Do(v ...G.Value) (G.Value, error) {
 	wpos, bias := dataOf[T](v[0]), dataOf[T](v[1])
 	W := op.W
 	n := op.q.S * op.q.B
-	out := make([]T, n*W)
+	out := resize(op.out, n*W)
 	for r := range n {
 		a := wpos[int(op.q.rows[2*r])*W:][:W]
 		c := wpos[int(op.q.rows[2*r+1])*W:][:W]
@@ -108,7 +109,7 @@ func (op posGatherOp[T]) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error)
 	P := in[0].Shape()[0]
 	res := make(G.Nodes, 2)
 	for which := range 2 {
-		n, err := G.ApplyOp(posScatterOp[T]{g: op, P: P, which: which}, grad)
+		n, err := G.ApplyOp(posScatterOp[T]{g: op, P: P, which: which, out: new([]T)}, grad)
 		if err != nil {
 			return nil, err
 		}
@@ -123,6 +124,7 @@ type posScatterOp[T float32 | float64] struct {
 	g     posGatherOp[T]
 	P     int
 	which int
+	out   *[]T // the result, reused from run to run (cleared first)
 }
 
 func (op posScatterOp[T]) Arity() int { return 1 }
@@ -146,7 +148,8 @@ func (op posScatterOp[T]) Do(v ...G.Value) (G.Value, error) {
 	q := op.g.q
 	n := q.S * q.B
 	if op.which == 1 {
-		out := make([]T, W)
+		out := resize(op.out, W)
+		clear(out)
 		for r := range n {
 			for j, x := range d[r*W : (r+1)*W] {
 				out[j] += x
@@ -154,7 +157,8 @@ func (op posScatterOp[T]) Do(v ...G.Value) (G.Value, error) {
 		}
 		return newDense(out, 1, W), nil
 	}
-	out := make([]T, op.P*W)
+	out := resize(op.out, op.P*W)
+	clear(out)
 	for r := range n {
 		src := d[r*W : (r+1)*W]
 		for k := range 2 {
@@ -183,9 +187,9 @@ func (b *builder) posGates(q *posIndex, k int, wpos, bias *G.Node) *G.Node {
 	name := fmt.Sprint(k)
 	var op G.Op
 	if b.dt == tensor.Float32 {
-		op = posGatherOp[float32]{q: q, W: W, name: name}
+		op = posGatherOp[float32]{q: q, W: W, name: name, out: new([]float32)}
 	} else {
-		op = posGatherOp[float64]{q: q, W: W, name: name}
+		op = posGatherOp[float64]{q: q, W: W, name: name, out: new([]float64)}
 	}
 	return b.do("positional gates", func() (*G.Node, error) { return G.ApplyOp(op, wpos, bias) })
 }
