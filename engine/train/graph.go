@@ -295,7 +295,8 @@ type graphOpts struct {
 	// (BenchmarkPositionalInput compares the two).
 	posDense bool
 	// lstmOp runs each LSTM layer as one op over all steps (lstmop.go)
-	// instead of unrolled per-step nodes.
+	// instead of unrolled per-step nodes, and applies the dropout masks
+	// with maskOp (dropop.go) instead of gorgonia's element-wise product.
 	lstmOp bool
 	// couplingOp runs each coupling (net and transform) as one op
 	// (couplingop.go) instead of elementary nodes.
@@ -358,7 +359,11 @@ func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opt
 		if fg.dropout {
 			m := b.input(fmt.Sprintf("dropctx.%d", k), N, H)
 			fg.ctxMask = append(fg.ctxMask, m)
-			ctx = b.had(ctx, m.node)
+			if fg.lstmOp {
+				ctx = b.dropout(fmt.Sprintf("ctx.%d", k), ctx, m.node)
+			} else {
+				ctx = b.had(ctx, m.node) // the elementary form, the fused one's oracle
+			}
 		}
 		lo, hi := b.pickCol(y, 2, 0), b.pickCol(y, 2, 1)
 		for j, cp := range blk.Couplings {
@@ -552,7 +557,7 @@ func (fg *flowGraph) lstm(b *builder, k int, blk model.Block, y *G.Node) *G.Node
 				}
 				m := b.input(fmt.Sprintf("drop.%d.%d", k, l), S*B, H)
 				fg.interMask[k][l] = append(fg.interMask[k][l], m)
-				x = b.had(x, m.node)
+				x = b.dropout(fmt.Sprintf("%d.%d", k, l), x, m.node)
 			}
 		}
 		return b.concat(0, h[L-1], out)

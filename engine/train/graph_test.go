@@ -370,3 +370,53 @@ func TestGraphRerunMatchesFresh(t *testing.T) {
 		})
 	}
 }
+
+// With the same dropout masks, the fused graph (LSTM op, coupling op and the
+// masks applied by maskOp) and the elementary one (unrolled LSTM, coupling
+// nodes, gorgonia's products) give the same loss and gradients: the masks
+// line up entry for entry, since the fused graph's [S·B, H] mask holds the
+// unrolled graph's per-step [B, H] masks in step order.
+func TestDropoutFusedMatchesNodes(t *testing.T) {
+	cfg := tinyConfig(model.NLSq)
+	cfg.LSTMLayers = 2 // an inter-layer mask as well as the context masks
+	p := tinyParams(t, cfg, 13)
+	rng := rand.New(rand.NewPCG(3, 5))
+	const B = 3
+	in := prepareBatch(p, randomSeqs(cfg, 3, rng), nil, B, cfg.Noise, rng)
+	var losses [2]float64
+	var grads [2]map[gradKey][]float64
+	for i, opts := range []graphOpts{{}, {lstmOp: true, couplingOp: true}} {
+		g, err := buildGraphOpts(p, B, tensor.Float64, kindTrain, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.run(in, 0.3, rand.New(rand.NewPCG(8, 8))); err != nil {
+			t.Fatal(err)
+		}
+		if len(g.ctxMask) == 0 || len(g.interMask) == 0 {
+			t.Fatalf("%s: %d context and %d inter-layer masks, want both", variant(opts), len(g.ctxMask), len(g.interMask))
+		}
+		losses[i] = g.lossValue()
+		grads[i] = map[gradKey][]float64{}
+		for _, s := range g.slots {
+			grads[i][gradKey{s.t.Name, s.off}] = append([]float64(nil), s.grad.Value().Data().([]float64)...)
+		}
+	}
+	if !close(losses[1], losses[0], 1e-12) {
+		t.Errorf("loss: fused %.15g, nodes %.15g", losses[1], losses[0])
+	}
+	n := 0
+	for k, want := range grads[0] {
+		got := grads[1][k]
+		if len(got) != len(want) {
+			t.Fatalf("%s+%d: %d gradient entries fused, %d with nodes", k.name, k.off, len(got), len(want))
+		}
+		for j := range want {
+			if !close(got[j], want[j], 1e-10) {
+				t.Errorf("%s+%d [%d]: fused %.15g, nodes %.15g", k.name, k.off, j, got[j], want[j])
+			}
+			n++
+		}
+	}
+	t.Logf("loss %.6g, %d gradient entries equal", losses[0], n)
+}
