@@ -247,7 +247,7 @@ func TestPositionalGatherMatchesDense(t *testing.T) {
 	var grads [2][]float64 // gradient of block 0's layer-0 Wih, F+P rows
 	for i, dense := range []bool{false, true} {
 		var all map[gradKey][]float64
-		losses[i], all = runGrads(t, p, B, in, graphOpts{posDense: dense})
+		losses[i], all = runGrads(t, p, B, in, graphOpts{posDense: dense}, 0, nil)
 		wih := p.Blocks[0].LSTM[0].Wih
 		// Gathered, Wih is two slots (token and positional rows); dense, one.
 		grads[i] = append(all[gradKey{wih.Name, 0}], all[gradKey{wih.Name, cfg.F * wih.Shape[1]}]...)
@@ -279,30 +279,37 @@ func TestCouplingOpMatchesNodes(t *testing.T) {
 			var losses [2]float64
 			var grads [2]map[gradKey][]float64
 			for i, fused := range []bool{false, true} {
-				losses[i], grads[i] = runGrads(t, p, B, in, graphOpts{lstmOp: true, couplingOp: fused})
+				losses[i], grads[i] = runGrads(t, p, B, in, graphOpts{lstmOp: true, couplingOp: fused}, 0, nil)
 			}
-			if !close(losses[1], losses[0], 1e-12) {
-				t.Errorf("loss: fused %.15g, nodes %.15g", losses[1], losses[0])
-			}
-			if len(grads[0]) != len(grads[1]) {
-				t.Fatalf("%d parameter slots fused, %d with nodes", len(grads[1]), len(grads[0]))
-			}
-			n := 0
-			for k, want := range grads[0] {
-				got := grads[1][k]
-				if len(got) != len(want) {
-					t.Fatalf("%s+%d: %d gradient entries fused, %d with nodes", k.name, k.off, len(got), len(want))
-				}
-				for j := range want {
-					if !close(got[j], want[j], 1e-10) {
-						t.Errorf("%s+%d [%d]: fused %.15g, nodes %.15g", k.name, k.off, j, got[j], want[j])
-					}
-					n++
-				}
-			}
-			t.Logf("%d gradient entries equal", n)
+			sameGrads(t, losses, grads)
 		})
 	}
+}
+
+// sameGrads requires the loss and every gradient entry of the fused graph
+// (index 1) to equal the elementary graph's (index 0) to rounding.
+func sameGrads(t *testing.T, losses [2]float64, grads [2]map[gradKey][]float64) {
+	t.Helper()
+	if !close(losses[1], losses[0], 1e-12) {
+		t.Errorf("loss: fused %.15g, nodes %.15g", losses[1], losses[0])
+	}
+	if len(grads[0]) != len(grads[1]) {
+		t.Fatalf("%d parameter slots fused, %d with nodes", len(grads[1]), len(grads[0]))
+	}
+	n := 0
+	for k, want := range grads[0] {
+		got := grads[1][k]
+		if len(got) != len(want) {
+			t.Fatalf("%s+%d: %d gradient entries fused, %d with nodes", k.name, k.off, len(got), len(want))
+		}
+		for j := range want {
+			if !close(got[j], want[j], 1e-10) {
+				t.Errorf("%s+%d [%d]: fused %.15g, nodes %.15g", k.name, k.off, j, got[j], want[j])
+			}
+			n++
+		}
+	}
+	t.Logf("loss %.6g, %d gradient entries equal", losses[0], n)
 }
 
 // gradKey names a parameter slot: its tensor and first element.
@@ -312,14 +319,15 @@ type gradKey struct {
 }
 
 // runGrads builds the float64 training graph with opts, runs it on in with
-// dropout off and returns the loss and each slot's gradient.
-func runGrads(t *testing.T, p *model.Params, B int, in *batchInputs, opts graphOpts) (float64, map[gradKey][]float64) {
+// dropout masks drawn from rng at rate dropRate (0: masks of ones) and
+// returns the loss and each slot's gradient.
+func runGrads(t *testing.T, p *model.Params, B int, in *batchInputs, opts graphOpts, dropRate float64, rng *rand.Rand) (float64, map[gradKey][]float64) {
 	t.Helper()
 	g, err := buildGraphOpts(p, B, tensor.Float64, kindTrain, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.run(in, 0, nil); err != nil {
+	if err := g.run(in, dropRate, rng); err != nil {
 		t.Fatal(err)
 	}
 	grads := map[gradKey][]float64{}
@@ -352,7 +360,7 @@ func TestGraphRerunMatchesFresh(t *testing.T) {
 				}
 			}
 			loss := g.lossValue()
-			wantLoss, want := runGrads(t, p, B, second, opts)
+			wantLoss, want := runGrads(t, p, B, second, opts, 0, nil)
 			if loss != wantLoss {
 				t.Errorf("loss of the second run %.17g, of a fresh graph %.17g", loss, wantLoss)
 			}
@@ -377,8 +385,7 @@ func TestGraphRerunMatchesFresh(t *testing.T) {
 // line up entry for entry, since the fused graph's [S·B, H] mask holds the
 // unrolled graph's per-step [B, H] masks in step order.
 func TestDropoutFusedMatchesNodes(t *testing.T) {
-	cfg := tinyConfig(model.NLSq)
-	cfg.LSTMLayers = 2 // an inter-layer mask as well as the context masks
+	cfg := tinyConfig(model.NLSq) // 2 LSTM layers: an inter-layer mask as well as the context masks
 	p := tinyParams(t, cfg, 13)
 	rng := rand.New(rand.NewPCG(3, 5))
 	const B = 3
@@ -386,37 +393,7 @@ func TestDropoutFusedMatchesNodes(t *testing.T) {
 	var losses [2]float64
 	var grads [2]map[gradKey][]float64
 	for i, opts := range []graphOpts{{}, {lstmOp: true, couplingOp: true}} {
-		g, err := buildGraphOpts(p, B, tensor.Float64, kindTrain, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := g.run(in, 0.3, rand.New(rand.NewPCG(8, 8))); err != nil {
-			t.Fatal(err)
-		}
-		if len(g.ctxMask) == 0 || len(g.interMask) == 0 {
-			t.Fatalf("%s: %d context and %d inter-layer masks, want both", variant(opts), len(g.ctxMask), len(g.interMask))
-		}
-		losses[i] = g.lossValue()
-		grads[i] = map[gradKey][]float64{}
-		for _, s := range g.slots {
-			grads[i][gradKey{s.t.Name, s.off}] = append([]float64(nil), s.grad.Value().Data().([]float64)...)
-		}
+		losses[i], grads[i] = runGrads(t, p, B, in, opts, 0.3, rand.New(rand.NewPCG(8, 8)))
 	}
-	if !close(losses[1], losses[0], 1e-12) {
-		t.Errorf("loss: fused %.15g, nodes %.15g", losses[1], losses[0])
-	}
-	n := 0
-	for k, want := range grads[0] {
-		got := grads[1][k]
-		if len(got) != len(want) {
-			t.Fatalf("%s+%d: %d gradient entries fused, %d with nodes", k.name, k.off, len(got), len(want))
-		}
-		for j := range want {
-			if !close(got[j], want[j], 1e-10) {
-				t.Errorf("%s+%d [%d]: fused %.15g, nodes %.15g", k.name, k.off, j, got[j], want[j])
-			}
-			n++
-		}
-	}
-	t.Logf("loss %.6g, %d gradient entries equal", losses[0], n)
+	sameGrads(t, losses, grads)
 }
