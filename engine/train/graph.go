@@ -549,7 +549,8 @@ func (fg *flowGraph) lstm(b *builder, k int, blk model.Block, y *G.Node) *G.Node
 			if l == 0 {
 				in, bl = F, posGates
 			}
-			out = b.lstmLayer(fmt.Sprintf("%d.%d", k, l), S, B, in, H, x, wih[l], whh[l], bl, h[l], c[l])
+			// The top layer's output is the context [h0 ; h_1..h_S].
+			out = b.lstmLayer(fmt.Sprintf("%d.%d", k, l), S, B, in, H, l == L-1, x, wih[l], whh[l], bl, h[l], c[l])
 			x = out
 			if l < L-1 && fg.dropout {
 				for len(fg.interMask) <= k {
@@ -560,7 +561,7 @@ func (fg *flowGraph) lstm(b *builder, k int, blk model.Block, y *G.Node) *G.Node
 				x = b.dropout(fmt.Sprintf("%d.%d", k, l), x, m.node)
 			}
 		}
-		return b.concat(0, h[L-1], out)
+		return out
 	}
 	for t := 0; t < T-1; t++ {
 		x := b.reshape(b.pick(Y, t), B, F)

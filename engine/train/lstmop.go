@@ -31,7 +31,11 @@ type lstmSeq[T float32 | float64] struct {
 	// for every step), or S·B (layer 0, the positional part included: row
 	// s·B + b for step s of sequence b).
 	biasRows int
-	name     string // unique in the graph, for hashing and printing
+	// lead is the number of rows of h0 the output starts with: 0, or B for
+	// the top layer, whose output is the flow's context [h0 ; h_1..h_S]
+	// (saving the graph a concatenation and its gradient's slices).
+	lead int
+	name string // unique in the graph, for hashing and printing
 
 	act   []T // [S·B, 4H]: σ(i), σ(f), tanh(g), σ(o)
 	c     []T // [S·B, H] cell states
@@ -47,8 +51,8 @@ type lstmSeq[T float32 | float64] struct {
 	dG         []T // [S·B, 4H] gate gradients, scratch of backward
 }
 
-func newLSTMSeq[T float32 | float64](name string, S, B, in, H, biasRows int) *lstmSeq[T] {
-	return &lstmSeq[T]{S: S, B: B, In: in, H: H, biasRows: biasRows, name: name,
+func newLSTMSeq[T float32 | float64](name string, S, B, in, H, biasRows, lead int) *lstmSeq[T] {
+	return &lstmSeq[T]{S: S, B: B, In: in, H: H, biasRows: biasRows, lead: lead, name: name,
 		act: make([]T, S*B*4*H), c: make([]T, S*B*H), tc: make([]T, S*B*H), hprev: make([]T, S*B*H)}
 }
 
@@ -110,13 +114,19 @@ func newDense[T float32 | float64](data []T, shape ...int) *tensor.Dense {
 	return tensor.New(tensor.WithBacking(data), tensor.WithShape(shape...))
 }
 
+// outRows returns the number of rows of the layer's output, lead + S·B.
+func (q *lstmSeq[T]) outRows() int { return q.lead + q.S*q.B }
+
 // forward runs the layer: inputs X [S·B, In], Wih [In, 4H], Whh [H, 4H],
-// bias [biasRows, 4H], h0 and c0 [B, H]; it returns the outputs [S·B, H].
+// bias [biasRows, 4H], h0 and c0 [B, H]; it returns the outputs
+// [lead + S·B, H], the first lead rows h0.
 func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 	S, B, H := q.S, q.B, q.H
 	H4 := 4 * H
 	gemm(false, false, 1, X, S*B, q.In, Wih, q.In, H4, 0, q.act)
-	out := resize(&q.out, S*B*H)
+	all := resize(&q.out, q.outRows()*H)
+	copy(all, h0[:q.lead*H])
+	out := all[q.lead*H:]
 	h, c := resize(&q.hRun, B*H), resize(&q.cRun, B*H)
 	copy(h, h0)
 	copy(c, c0)
@@ -145,14 +155,15 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 			}
 		})
 	}
-	return out
+	return all
 }
 
-// backward returns dX [S·B, In] for the output gradient dOut [S·B, H] and
-// stores the other gradients in q.
-func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dOut []T) []T {
+// backward returns dX [S·B, In] for the output gradient dOut
+// [lead + S·B, H] and stores the other gradients in q.
+func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dAll []T) []T {
 	S, B, H, In := q.S, q.B, q.H, q.In
 	H4 := 4 * H
+	dLead, dOut := dAll[:q.lead*H], dAll[q.lead*H:]
 	dG := resize(&q.dG, S*B*H4) // every entry is written below
 	dh := resize(&q.dh0, B*H)   // dL/dh entering the step from later steps
 	dcn := resize(&q.dc0, B*H)  // dL/dc from later steps
@@ -186,6 +197,9 @@ func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dOut []T) []T {
 		// dh for step s−1: dG_s·Whhᵀ.
 		gemm(false, true, 1, dG[s*B*H4:(s+1)*B*H4], B, H4, Whh, H, H4, 0, dh)
 	}
+	for i, v := range dLead { // the h0 rows of the output
+		dh[i] += v
+	}
 	dX := resize(&q.dX, S*B*In)
 	gemm(false, true, 1, dG, S*B, H4, Wih, In, H4, 0, dX)
 	gemm(true, false, 1, X, S*B, In, dG, S*B, H4, 0, resize(&q.dWih, In*H4))
@@ -211,14 +225,14 @@ func (op lstmFwdOp[T]) Type() hm.Type {
 	return hm.NewFnType(a, a, a, a, a, a, a)
 }
 func (op lstmFwdOp[T]) InferShape(...G.DimSizer) (tensor.Shape, error) {
-	return tensor.Shape{op.q.S * op.q.B, op.q.H}, nil
+	return tensor.Shape{op.q.outRows(), op.q.H}, nil
 }
 func (op lstmFwdOp[T]) Do(v ...G.Value) (G.Value, error) {
 	if len(v) != 6 {
 		return nil, fmt.Errorf("train: LSTM layer %s: %d inputs, want 6", op.q.name, len(v))
 	}
 	out := op.q.forward(dataOf[T](v[0]), dataOf[T](v[1]), dataOf[T](v[2]), dataOf[T](v[3]), dataOf[T](v[4]), dataOf[T](v[5]))
-	return newDense(out, op.q.S*op.q.B, op.q.H), nil
+	return newDense(out, op.q.outRows(), op.q.H), nil
 }
 func (op lstmFwdOp[T]) ReturnsPtr() bool      { return false }
 func (op lstmFwdOp[T]) CallsExtern() bool     { return false }
@@ -334,8 +348,9 @@ func hashOf(op interface{ WriteHash(hash.Hash) }) uint32 {
 }
 
 // lstmLayer adds one LSTM layer over S steps as a single op to the graph;
-// bias is [1, 4H] or [S·B, 4H] (a row per step and sequence).
-func (b *builder) lstmLayer(name string, S, B, in, H int, X, wih, whh, bias, h0, c0 *G.Node) *G.Node {
+// bias is [1, 4H] or [S·B, 4H] (a row per step and sequence). Its output is
+// [S·B, H], or [(S+1)·B, H] with h0 first when withH0 is set.
+func (b *builder) lstmLayer(name string, S, B, in, H int, withH0 bool, X, wih, whh, bias, h0, c0 *G.Node) *G.Node {
 	if b.err != nil {
 		return nil
 	}
@@ -344,11 +359,15 @@ func (b *builder) lstmLayer(name string, S, B, in, H int, X, wih, whh, bias, h0,
 		b.fail("lstm layer", fmt.Errorf("bias of %d rows, want 1 or S·B = %d", rows, S*B))
 		return nil
 	}
+	lead := 0
+	if withH0 {
+		lead = B
+	}
 	var op G.Op
 	if b.dt == tensor.Float32 {
-		op = lstmFwdOp[float32]{newLSTMSeq[float32](name, S, B, in, H, rows)}
+		op = lstmFwdOp[float32]{newLSTMSeq[float32](name, S, B, in, H, rows, lead)}
 	} else {
-		op = lstmFwdOp[float64]{newLSTMSeq[float64](name, S, B, in, H, rows)}
+		op = lstmFwdOp[float64]{newLSTMSeq[float64](name, S, B, in, H, rows, lead)}
 	}
 	return b.do("lstm layer", func() (*G.Node, error) { return G.ApplyOp(op, X, wih, whh, bias, h0, c0) })
 }
