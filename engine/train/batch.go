@@ -176,19 +176,9 @@ func fillDropout(g *flowGraph, p float64, rng *rand.Rand) {
 	draw := func(f *feed) {
 		switch d := f.val.Data().(type) {
 		case []float32:
-			for i := range d {
-				d[i] = 0
-				if rng.Float64() >= p {
-					d[i] = float32(keep)
-				}
-			}
+			drawMask(d, p, float32(keep), rng)
 		case []float64:
-			for i := range d {
-				d[i] = 0
-				if rng.Float64() >= p {
-					d[i] = keep
-				}
-			}
+			drawMask(d, p, keep, rng)
 		}
 	}
 	for k := range g.interMask {
@@ -200,6 +190,17 @@ func fillDropout(g *flowGraph, p float64, rng *rand.Rand) {
 	}
 	for k := range g.ctxMask {
 		draw(&g.ctxMask[k])
+	}
+}
+
+// drawMask sets each entry of dst to keep with probability 1−p and to 0
+// otherwise, one draw of rng per entry.
+func drawMask[T float32 | float64](dst []T, p float64, keep T, rng *rand.Rand) {
+	for i := range dst {
+		dst[i] = 0
+		if rng.Float64() >= p {
+			dst[i] = keep
+		}
 	}
 }
 

@@ -149,12 +149,7 @@ func (op posScatterOp[T]) Do(v ...G.Value) (G.Value, error) {
 	n := q.S * q.B
 	if op.which == 1 {
 		out := resize(op.out, W)
-		clear(out)
-		for r := range n {
-			for j, x := range d[r*W : (r+1)*W] {
-				out[j] += x
-			}
-		}
+		colSums(out, d, n, W)
 		return newDense(out, 1, W), nil
 	}
 	out := resize(op.out, op.P*W)
