@@ -40,7 +40,15 @@ func init() {
 		threads = n
 	}
 	C.openblas_set_num_threads(C.int(threads))
+	openblasThreads = threads
 }
+
+// openblasThreads is the thread count init gave OpenBLAS.
+var openblasThreads int
+
+// blasSingleThreaded reports whether each BLAS call runs on its caller's
+// thread alone, so that gemm splits large products over the cores itself.
+func blasSingleThreaded() bool { return openblasThreads == 1 }
 
 // BLAS names the BLAS implementation this build uses for the flow's training and the GP's algebra.
 const BLAS = "OpenBLAS (netlib)"

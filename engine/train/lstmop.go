@@ -6,9 +6,6 @@ import (
 	"hash/fnv"
 
 	"github.com/chewxy/hm"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
-	"gonum.org/v1/gonum/blas/blas64"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -64,38 +61,6 @@ func (q *lstmSeq[T]) biasRow(bias []T, s, b int) []T {
 	}
 	r := s*q.B + b
 	return bias[r*H4 : (r+1)*H4]
-}
-
-// gemm computes C = alpha·op(A)·op(B) + beta·C for row-major A (ar×ac),
-// B (br×bc) and C, with gonum's current BLAS (OpenBLAS under the openblas
-// tag).
-func gemm[T float32 | float64](tA, tB bool, alpha T, a []T, ar, ac int, b []T, br, bc int, beta T, c []T) {
-	ta, tb := blas.NoTrans, blas.NoTrans
-	if tA {
-		ta = blas.Trans
-	}
-	if tB {
-		tb = blas.Trans
-	}
-	m, n := ar, bc
-	if tA {
-		m = ac
-	}
-	if tB {
-		n = br
-	}
-	switch a := any(a).(type) {
-	case []float32:
-		blas32.Gemm(ta, tb, float32(alpha),
-			blas32.General{Rows: ar, Cols: ac, Stride: ac, Data: a},
-			blas32.General{Rows: br, Cols: bc, Stride: bc, Data: any(b).([]float32)},
-			float32(beta), blas32.General{Rows: m, Cols: n, Stride: n, Data: any(c).([]float32)})
-	case []float64:
-		blas64.Gemm(ta, tb, float64(alpha),
-			blas64.General{Rows: ar, Cols: ac, Stride: ac, Data: a},
-			blas64.General{Rows: br, Cols: bc, Stride: bc, Data: any(b).([]float64)},
-			float64(beta), blas64.General{Rows: m, Cols: n, Stride: n, Data: any(c).([]float64)})
-	}
 }
 
 // resize returns *buf with length n, allocating only when its capacity is
