@@ -100,14 +100,18 @@ func (a *Adam) Step(params []*model.Tensor, grads [][]float32) float64 {
 		if len(g) != len(p.Data) || len(m) != len(p.Data) {
 			panic(fmt.Sprintf("train: Adam tensor %d (%s): %d params, %d grads, %d moments", i, p.Name, len(p.Data), len(g), len(m)))
 		}
-		for j := range p.Data {
-			gj := float64(g[j]) * scale
-			mj := a.Beta1*float64(m[j]) + (1-a.Beta1)*gj
-			vj := a.Beta2*float64(v[j]) + (1-a.Beta2)*gj*gj
-			m[j], v[j] = float32(mj), float32(vj)
-			denom := math.Sqrt(float64(v[j]))/bc2Sqrt + a.Eps
-			p.Data[j] = float32(float64(p.Data[j]) - stepSize*float64(m[j])/denom)
-		}
+		// Entries are independent, so splitting them over the cores
+		// changes no result.
+		parallelRows(len(p.Data), 1, func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				gj := float64(g[j]) * scale
+				mj := a.Beta1*float64(m[j]) + (1-a.Beta1)*gj
+				vj := a.Beta2*float64(v[j]) + (1-a.Beta2)*gj*gj
+				m[j], v[j] = float32(mj), float32(vj)
+				denom := math.Sqrt(float64(v[j]))/bc2Sqrt + a.Eps
+				p.Data[j] = float32(float64(p.Data[j]) - stepSize*float64(m[j])/denom)
+			}
+		})
 	}
 	return norm
 }

@@ -387,7 +387,8 @@ func (b *builder) coupling(name string, tr model.Transform, cond, ctx, w *G.Node
 	}
 	args := append(G.Nodes{cond, ctx, w}, params...)
 	out := b.do("coupling", func() (*G.Node, error) { return G.ApplyOp(op, args...) })
-	u = b.do("slice", func() (*G.Node, error) { return G.Slice(out, nil, G.S(0, half)) })
-	ldRow = b.do("slice", func() (*G.Node, error) { return G.Slice(out, nil, G.S(half)) })
+	// Block copies: gorgonia's strided slices iterate entry by entry.
+	u = b.block(name+".u", out, 0, N, 0, half)
+	ldRow = b.reshape(b.block(name+".ld", out, 0, N, half, half+1), N)
 	return u, ldRow
 }

@@ -365,7 +365,12 @@ func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opt
 				ctx = b.had(ctx, m.node) // the elementary form, the fused one's oracle
 			}
 		}
-		lo, hi := b.pickCol(y, 2, 0), b.pickCol(y, 2, 1)
+		var lo, hi *G.Node
+		if fg.couplingOp {
+			lo, hi = b.block(fmt.Sprintf("lo.%d", k), y, 0, N, 0, F/2), b.block(fmt.Sprintf("hi.%d", k), y, 0, N, F/2, F)
+		} else {
+			lo, hi = b.pickCol(y, 2, 0), b.pickCol(y, 2, 1) // the elementary form, the fused one's oracle
+		}
 		for j, cp := range blk.Couplings {
 			rev := model.Reversed(k, j)
 			cond, w := lo, hi
@@ -389,7 +394,11 @@ func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opt
 				hi = u
 			}
 		}
-		y = b.concat(1, lo, hi)
+		if fg.couplingOp {
+			y = b.join(fmt.Sprintf("y.%d", k), lo, hi)
+		} else {
+			y = b.concat(1, lo, hi)
+		}
 	}
 
 	// log p_t = Σ_i log N(ε_i; 0, 1) + Σ log|du/dw|; nll = −log p_t.
@@ -506,15 +515,24 @@ func (fg *flowGraph) lstm(b *builder, k int, blk model.Block, y *G.Node) *G.Node
 	hid := b.relu(b.addRow(b.mul(fg.pos0.node, b.param(fg, i0.W, 0, i0.In())), b.param(fg, i0.B, 0, 1)))
 	st := b.addRow(b.mul(hid, b.param(fg, i1.W, 0, i1.In())), b.param(fg, i1.B, 0, 1)) // [B, 2LH]
 	st = b.reshape(st, B*L*H, 2)
-	hc := [2]*G.Node{}
-	for q := range 2 {
-		hc[q] = b.reshape(b.do("slice", func() (*G.Node, error) { return G.Slice(st, nil, G.S(q)) }), B, L, H)
-	}
 	h := make([]*G.Node, L)
 	c := make([]*G.Node, L)
-	for l := range L {
-		h[l] = b.do("slice", func() (*G.Node, error) { return G.Slice(hc[0], nil, G.S(l)) }) // [B, H]
-		c[l] = b.do("slice", func() (*G.Node, error) { return G.Slice(hc[1], nil, G.S(l)) })
+	for q, dst := range [2][]*G.Node{h, c} {
+		if fg.lstmOp {
+			// Block copies: gorgonia's strided slices iterate entry by entry.
+			hq := b.reshape(b.block(fmt.Sprintf("init.%d.%d", k, q), st, 0, B*L*H, q, q+1), B, L*H)
+			for l := range L {
+				dst[l] = hq
+				if L > 1 {
+					dst[l] = b.block(fmt.Sprintf("init.%d.%d.%d", k, q, l), hq, 0, B, l*H, (l+1)*H)
+				}
+			}
+			continue
+		}
+		hq := b.reshape(b.do("slice", func() (*G.Node, error) { return G.Slice(st, nil, G.S(q)) }), B, L, H)
+		for l := range L {
+			dst[l] = b.do("slice", func() (*G.Node, error) { return G.Slice(hq, nil, G.S(l)) }) // [B, H]
+		}
 	}
 	ctxRows := []*G.Node{h[L-1]}
 
@@ -538,11 +556,11 @@ func (fg *flowGraph) lstm(b *builder, k int, blk model.Block, y *G.Node) *G.Node
 	if !fg.posDense {
 		posGates = b.posGates(fg.pos, k, wpos, bias[0])
 	}
-	Y := b.reshape(y, T, B*cfg.F)
 	if fg.lstmOp && !fg.posDense {
-		// Inputs of steps 0..T−2 are the first T−1 positions.
+		// Inputs of steps 0..T−2 are the first T−1 positions, the first
+		// S·B rows of y.
 		S := T - 1
-		x := b.reshape(b.do("slice", func() (*G.Node, error) { return G.Slice(Y, G.S(0, S)) }), S*B, F)
+		x := b.block(fmt.Sprintf("in.%d", k), y, 0, S*B, 0, F)
 		var out *G.Node
 		for l := range L {
 			in, bl := H, bias[l]
@@ -563,6 +581,7 @@ func (fg *flowGraph) lstm(b *builder, k int, blk model.Block, y *G.Node) *G.Node
 		}
 		return out
 	}
+	Y := b.reshape(y, T, B*cfg.F)
 	for t := 0; t < T-1; t++ {
 		x := b.reshape(b.pick(Y, t), B, F)
 		if fg.posDense {
