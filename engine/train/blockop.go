@@ -165,13 +165,15 @@ func (op joinOp[T]) Do(v ...G.Value) (G.Value, error) {
 	}
 	return newDense(out, op.R, w), nil
 }
-func (op joinOp[T]) ReturnsPtr() bool      { return false }
-func (op joinOp[T]) CallsExtern() bool     { return false }
-func (op joinOp[T]) OverwritesInput() int  { return -1 }
-func (op joinOp[T]) WriteHash(h hash.Hash) { fmt.Fprintf(h, "join(%s,%d,%d,%d)", op.name, op.R, op.a, op.b) }
-func (op joinOp[T]) Hashcode() uint32      { return hashOf(op) }
-func (op joinOp[T]) String() string        { return "Join(" + op.name + ")" }
-func (op joinOp[T]) DiffWRT(int) []bool    { return []bool{true, true} }
+func (op joinOp[T]) ReturnsPtr() bool     { return false }
+func (op joinOp[T]) CallsExtern() bool    { return false }
+func (op joinOp[T]) OverwritesInput() int { return -1 }
+func (op joinOp[T]) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "join(%s,%d,%d,%d)", op.name, op.R, op.a, op.b)
+}
+func (op joinOp[T]) Hashcode() uint32   { return hashOf(op) }
+func (op joinOp[T]) String() string     { return "Join(" + op.name + ")" }
+func (op joinOp[T]) DiffWRT(int) []bool { return []bool{true, true} }
 
 // SymDiff returns the gradient's two column blocks.
 func (op joinOp[T]) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
