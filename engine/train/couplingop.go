@@ -84,22 +84,21 @@ func (q *couplingSeq[T]) inShape(i int) tensor.Shape {
 	return tensor.Shape{1, q.widths[l]}
 }
 
-// addBias sets every row of dst [n, w] to b + dst row.
-func addBias[T float32 | float64](dst, b []T, n, w int) {
-	for r := range n {
-		row := dst[r*w : (r+1)*w]
-		for j, v := range b[:w] {
-			row[j] += v
+// addBiasReLU adds the row b [1, w] to every row of dst [n, w] and, with
+// relu, clamps the result at zero; rows are split over the cores.
+func addBiasReLU[T float32 | float64](dst, b []T, n, w int, relu bool) {
+	parallelRows(n, w, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			row := dst[r*w : (r+1)*w]
+			for j, v := range b[:w] {
+				x := row[j] + v
+				if relu && x < 0 {
+					x = 0
+				}
+				row[j] = x
+			}
 		}
-	}
-}
-
-func reluInPlace[T float32 | float64](x []T) {
-	for i, v := range x {
-		if v < 0 {
-			x[i] = 0
-		}
-	}
+	})
 }
 
 // forward runs the net and the transform and returns [N, Half+1].
@@ -110,16 +109,12 @@ func (q *couplingSeq[T]) forward(in [][]T) []T {
 	h := q.hs[0]
 	gemm(false, false, 1, cond, N, half, in[3], half, U, 0, h)
 	gemm(false, false, 1, ctx, N, q.H, in[4], q.H, U, 1, h)
-	addBias(h, in[5], N, U)
-	reluInPlace(h)
+	addBiasReLU(h, in[5], N, U, true)
 	for l := 1; l < q.layers(); l++ {
 		prev, width := q.widths[l-1], q.widths[l]
 		h = q.hs[l]
 		gemm(false, false, 1, q.hs[l-1], N, prev, in[6+2*(l-1)], prev, width, 0, h)
-		addBias(h, in[7+2*(l-1)], N, width)
-		if l < q.layers()-1 {
-			reluInPlace(h)
-		}
+		addBiasReLU(h, in[7+2*(l-1)], N, width, l < q.layers()-1)
 	}
 	o := h
 	np := q.tr.NumParams()
@@ -217,11 +212,14 @@ func (q *couplingSeq[T]) backward(in [][]T, dOut []T) []T {
 		dprev := q.ds[l-1]
 		gemm(false, true, 1, dh, N, width, in[6+2*(l-1)], prev, width, 0, dprev)
 		// Every layer below the output one is ReLU'd: h = 0 where it cut.
-		for j, v := range q.hs[l-1] {
-			if v <= 0 {
-				dprev[j] = 0
+		hp := q.hs[l-1]
+		parallelRows(N, prev, func(lo, hi int) {
+			for j := lo * prev; j < hi*prev; j++ {
+				if hp[j] <= 0 {
+					dprev[j] = 0
+				}
 			}
-		}
+		})
 		dh = dprev
 	}
 	U := q.widths[0]
@@ -234,14 +232,19 @@ func (q *couplingSeq[T]) backward(in [][]T, dOut []T) []T {
 	return dcond
 }
 
-// colSums sets dst [1, w] to the column sums of x [n, w].
+// colSums sets dst [1, w] to the column sums of x [n, w]. The columns are
+// split over the cores, each summed in row order, so the result does not
+// depend on the split.
 func colSums[T float32 | float64](dst, x []T, n, w int) {
-	clear(dst)
-	for r := range n {
-		for j, v := range x[r*w : (r+1)*w] {
-			dst[j] += v
+	parallelRows(w, n, func(lo, hi int) {
+		d := dst[lo:hi]
+		clear(d)
+		for r := range n {
+			for j, v := range x[r*w+lo : r*w+hi] {
+				d[j] += v
+			}
 		}
-	}
+	})
 }
 
 func values[T float32 | float64](v []G.Value) [][]T {

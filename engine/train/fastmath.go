@@ -77,3 +77,20 @@ func tanh32(x float32) float32 {
 	s := x * x
 	return ((((-5.70498872745e-3*s+2.06390887954e-2)*s-5.37397155531e-2)*s+1.33314422036e-1)*s-3.33332819422e-1)*s*x + x
 }
+
+// sigmoid32s replaces every x[i] by 1/(1+e^−x[i]), as sigmoid does for a
+// float32. The fused ops' float32 loops call these slice forms rather than
+// the generic scalar ones, which the compiler neither inlines nor
+// specialises (each call goes through the instantiation's dictionary).
+func sigmoid32s(x []float32) {
+	for i, v := range x {
+		x[i] = 1 / (1 + exp32(-v))
+	}
+}
+
+// tanh32s replaces every x[i] by tanh32(x[i]).
+func tanh32s(x []float32) {
+	for i, v := range x {
+		x[i] = tanh32(v)
+	}
+}

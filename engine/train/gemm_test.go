@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -85,6 +86,58 @@ func checkGemmParts[T float32 | float64](t *testing.T, m, k, n int, tA, tB bool,
 			if d := math.Abs(float64(got[i]) - w); !(d <= bound[i]) {
 				t.Fatalf("parts=%d: C[%d,%d] = %v, want %v (error %.3g > bound %.3g)", parts, i/n, i%n, got[i], w, d, bound[i])
 			}
+		}
+	}
+}
+
+// BenchmarkGemmParts times the paper preset's products (B = 32, T = 100)
+// as gemm runs them in one BLAS call (parts=1) and split over the cores
+// (parts=GOMAXPROCS), in GFLOP/s. With the openblas tag and
+// NFBO_BLAS_THREADS=2, parts=1 is OpenBLAS's own threading.
+func BenchmarkGemmParts(b *testing.B) {
+	const B, T, F, H, U = 32, 100, 40, 500, 100
+	S, N := T-1, T*B
+	for _, s := range []struct {
+		name    string
+		tA, tB  bool
+		m, k, n int
+	}{
+		{"lstm-step", false, false, B, H, 4 * H},
+		{"lstm-step-bwd", false, true, B, 4 * H, H},
+		{"lstm-in", false, false, S * B, F, 4 * H},
+		{"lstm2-in", false, false, S * B, H, 4 * H},
+		{"lstm-wgrad", true, false, H, S * B, 4 * H},
+		{"lstm-dx", false, true, S * B, 4 * H, H},
+		{"coupling-in", false, false, N, H, U},
+		{"coupling-wgrad", true, false, H, N, U},
+		{"coupling-dctx", false, true, N, U, H},
+	} {
+		ar, ac := s.m, s.k
+		if s.tA {
+			ar, ac = s.k, s.m
+		}
+		br, bc := s.k, s.n
+		if s.tB {
+			br, bc = s.n, s.k
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		x, w, c := make([]float32, s.m*s.k), make([]float32, s.k*s.n), make([]float32, s.m*s.n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		for i := range w {
+			w[i] = float32(rng.NormFloat64())
+		}
+		for _, parts := range []int{1, runtime.GOMAXPROCS(0)} {
+			b.Run(fmt.Sprintf("%s/%dx%dx%d/parts=%d", s.name, s.m, s.k, s.n, parts), func(b *testing.B) {
+				gemmParts(parts, s.tA, s.tB, 1, x, ar, ac, w, br, bc, 0, c)
+				b.ResetTimer()
+				for range b.N {
+					gemmParts(parts, s.tA, s.tB, 1, x, ar, ac, w, br, bc, 0, c)
+				}
+				flops := 2 * float64(s.m) * float64(s.k) * float64(s.n)
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
 		}
 	}
 }

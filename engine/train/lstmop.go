@@ -99,6 +99,10 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 		copy(q.hprev[s*B*H:(s+1)*B*H], h)
 		g := q.act[s*B*H4 : (s+1)*B*H4]
 		gemm(false, false, 1, h, B, H, Whh, H, H4, 1, g)
+		if q32, ok := any(q).(*lstmSeq[float32]); ok {
+			cellRows32(q32, s, any(g).([]float32), any(bias).([]float32), any(c).([]float32), any(h).([]float32), any(out).([]float32))
+			continue
+		}
 		parallelRows(B, H, func(lo, hi int) {
 			for b := lo; b < hi; b++ {
 				gb := g[b*H4 : (b+1)*H4]
@@ -121,6 +125,41 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 		})
 	}
 	return all
+}
+
+// cellRows32 is the float32 form of forward's cell update at step s: the
+// same arithmetic in the same order, as passes over each row's gate
+// segments that call sigmoid32s and tanh32s (the generic scalar functions
+// are neither inlined nor specialised). g [B, 4H] holds the step's gate
+// inputs without the bias and receives the activations; c and h [B, H] are
+// the running state; out is the layer's output after its lead rows.
+func cellRows32(q *lstmSeq[float32], s int, g, bias, c, h, out []float32) {
+	B, H := q.B, q.H
+	H4 := 4 * H
+	parallelRows(B, H, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			gb := g[b*H4 : (b+1)*H4]
+			for j, v := range q.biasRow(bias, s, b) {
+				gb[j] += v
+			}
+			sigmoid32s(gb[:2*H]) // input and forget gates
+			tanh32s(gb[2*H : 3*H])
+			sigmoid32s(gb[3*H:]) // output gate
+			r := (s*B + b) * H
+			cb, cs, tc := c[b*H:(b+1)*H], q.c[r:r+H], q.tc[r:r+H]
+			ig, fg, gg := gb[:H], gb[H:2*H], gb[2*H:3*H]
+			for u := range H {
+				cn := fg[u]*cb[u] + ig[u]*gg[u]
+				cb[u], cs[u], tc[u] = cn, cn, cn
+			}
+			tanh32s(tc)
+			og, hb, ob := gb[3*H:], h[b*H:(b+1)*H], out[r:r+H]
+			for u := range H {
+				v := og[u] * tc[u]
+				hb[u], ob[u] = v, v
+			}
+		}
+	})
 }
 
 // backward returns dX [S·B, In] for the output gradient dOut
@@ -169,14 +208,11 @@ func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dAll []T) []T {
 	gemm(false, true, 1, dG, S*B, H4, Wih, In, H4, 0, dX)
 	gemm(true, false, 1, X, S*B, In, dG, S*B, H4, 0, resize(&q.dWih, In*H4))
 	gemm(true, false, 1, q.hprev, S*B, H, dG, S*B, H4, 0, resize(&q.dWhh, H*H4))
-	clear(resize(&q.dBias, q.biasRows*H4))
-	for s := range S {
-		for b := range B {
-			dst := q.biasRow(q.dBias, s, b)
-			for j, v := range dG[(s*B+b)*H4 : (s*B+b+1)*H4] {
-				dst[j] += v
-			}
-		}
+	dBias := resize(&q.dBias, q.biasRows*H4)
+	if q.biasRows == 1 {
+		colSums(dBias, dG, S*B, H4)
+	} else {
+		copy(dBias, dG) // a bias row per step and sequence: dG itself
 	}
 	return dX
 }
