@@ -44,8 +44,8 @@ type lstmSeq[T float32 | float64] struct {
 	out, dX                     []T // [S·B, H] outputs, [S·B, In] input gradient
 	dWih, dWhh, dBias, dh0, dc0 []T // from the last backward pass
 
-	hRun, cRun []T // [B, H] running state, scratch of forward
-	dG         []T // [S·B, 4H] gate gradients, scratch of backward
+	cRun []T // [B, H] running cell state, scratch of forward
+	dG   []T // [S·B, 4H] gate gradients, scratch of backward
 }
 
 func newLSTMSeq[T float32 | float64](name string, S, B, in, H, biasRows, lead int) *lstmSeq[T] {
@@ -92,20 +92,26 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 	all := resize(&q.out, q.outRows()*H)
 	copy(all, h0[:q.lead*H])
 	out := all[q.lead*H:]
-	h, c := resize(&q.hRun, B*H), resize(&q.cRun, B*H)
-	copy(h, h0)
+	c := resize(&q.cRun, B*H)
 	copy(c, c0)
-	for s := range S {
-		copy(q.hprev[s*B*H:(s+1)*B*H], h)
-		g := q.act[s*B*H4 : (s+1)*B*H4]
-		gemm(false, false, 1, h, B, H, Whh, H, H4, 1, g)
-		if q32, ok := any(q).(*lstmSeq[float32]); ok {
-			cellRows32(q32, s, any(g).([]float32), any(bias).([]float32), any(c).([]float32), any(h).([]float32), any(out).([]float32))
-			continue
-		}
-		parallelRows(B, H, func(lo, hi int) {
-			for b := lo; b < hi; b++ {
-				gb := g[b*H4 : (b+1)*H4]
+	// The sequences of the batch are independent, so each core runs the
+	// whole recurrence for its own rows: no step waits for another core
+	// (starting goroutines for every step cost more than a step's
+	// parallel work on the 2-core VMs measured, BENCHMARKS.md).
+	parallelRows(B, S*H, func(b0, b1 int) {
+		for s := range S {
+			hPrev := h0[b0*H : b1*H]
+			if s > 0 {
+				hPrev = out[((s-1)*B+b0)*H : ((s-1)*B+b1)*H]
+			}
+			g := q.act[(s*B+b0)*H4 : (s*B+b1)*H4]
+			gemmBlock(false, false, b1-b0, H4, H, 1, hPrev, H, Whh, H4, 1, g, H4)
+			if q32, ok := any(q).(*lstmSeq[float32]); ok {
+				cellRows32(q32, s, b0, b1, any(q.act).([]float32), any(bias).([]float32), any(c).([]float32), any(out).([]float32))
+				continue
+			}
+			for b := b0; b < b1; b++ {
+				gb := q.act[(s*B+b)*H4 : (s*B+b+1)*H4]
 				brow := q.biasRow(bias, s, b)
 				r := (s*B + b) * H
 				for u := range H {
@@ -117,49 +123,50 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 					cn := f*c[b*H+u] + i*gg
 					tc := tanhT(cn)
 					c[b*H+u] = cn
-					h[b*H+u] = o * tc
 					q.c[r+u], q.tc[r+u] = cn, tc
 					out[r+u] = o * tc
 				}
 			}
-		})
-	}
+		}
+	})
+	// h before each step, for the backward pass's dWhh: h0, then the
+	// outputs of steps 0..S−2.
+	copy(q.hprev[:B*H], h0)
+	copy(q.hprev[B*H:], out[:(S-1)*B*H])
 	return all
 }
 
-// cellRows32 is the float32 form of forward's cell update at step s: the
-// same arithmetic in the same order, as passes over each row's gate
-// segments that call sigmoid32s and tanh32s (the generic scalar functions
-// are neither inlined nor specialised). g [B, 4H] holds the step's gate
-// inputs without the bias and receives the activations; c and h [B, H] are
-// the running state; out is the layer's output after its lead rows.
-func cellRows32(q *lstmSeq[float32], s int, g, bias, c, h, out []float32) {
+// cellRows32 is the float32 form of forward's cell update at step s for the
+// sequences [b0, b1): the same arithmetic in the same order, as passes over
+// each row's gate segments that call sigmoid32s and tanh32s (the generic
+// scalar functions are neither inlined nor specialised). act holds the
+// step's gate inputs without the bias and receives the activations; c
+// [B, H] is the running cell state; out is the layer's output after its
+// lead rows.
+func cellRows32(q *lstmSeq[float32], s, b0, b1 int, act, bias, c, out []float32) {
 	B, H := q.B, q.H
 	H4 := 4 * H
-	parallelRows(B, H, func(lo, hi int) {
-		for b := lo; b < hi; b++ {
-			gb := g[b*H4 : (b+1)*H4]
-			for j, v := range q.biasRow(bias, s, b) {
-				gb[j] += v
-			}
-			sigmoid32s(gb[:2*H]) // input and forget gates
-			tanh32s(gb[2*H : 3*H])
-			sigmoid32s(gb[3*H:]) // output gate
-			r := (s*B + b) * H
-			cb, cs, tc := c[b*H:(b+1)*H], q.c[r:r+H], q.tc[r:r+H]
-			ig, fg, gg := gb[:H], gb[H:2*H], gb[2*H:3*H]
-			for u := range H {
-				cn := fg[u]*cb[u] + ig[u]*gg[u]
-				cb[u], cs[u], tc[u] = cn, cn, cn
-			}
-			tanh32s(tc)
-			og, hb, ob := gb[3*H:], h[b*H:(b+1)*H], out[r:r+H]
-			for u := range H {
-				v := og[u] * tc[u]
-				hb[u], ob[u] = v, v
-			}
+	for b := b0; b < b1; b++ {
+		gb := act[(s*B+b)*H4 : (s*B+b+1)*H4]
+		for j, v := range q.biasRow(bias, s, b) {
+			gb[j] += v
 		}
-	})
+		sigmoid32s(gb[:2*H]) // input and forget gates
+		tanh32s(gb[2*H : 3*H])
+		sigmoid32s(gb[3*H:]) // output gate
+		r := (s*B + b) * H
+		cb, cs, tc := c[b*H:(b+1)*H], q.c[r:r+H], q.tc[r:r+H]
+		ig, fg, gg := gb[:H], gb[H:2*H], gb[2*H:3*H]
+		for u := range H {
+			cn := fg[u]*cb[u] + ig[u]*gg[u]
+			cb[u], cs[u], tc[u] = cn, cn, cn
+		}
+		tanh32s(tc)
+		og, ob := gb[3*H:], out[r:r+H]
+		for u := range H {
+			ob[u] = og[u] * tc[u]
+		}
+	}
 }
 
 // backward returns dX [S·B, In] for the output gradient dOut
@@ -173,9 +180,11 @@ func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dAll []T) []T {
 	dcn := resize(&q.dc0, B*H)  // dL/dc from later steps
 	clear(dh)
 	clear(dcn)
-	for s := S - 1; s >= 0; s-- {
-		parallelRows(B, H, func(lo, hi int) {
-			for b := lo; b < hi; b++ {
+	// Each core runs the recurrence backwards for its own sequences, as in
+	// forward.
+	parallelRows(B, S*H, func(b0, b1 int) {
+		for s := S - 1; s >= 0; s-- {
+			for b := b0; b < b1; b++ {
 				r := (s*B + b) * H
 				a := q.act[(s*B+b)*H4 : (s*B+b+1)*H4]
 				dg := dG[(s*B+b)*H4 : (s*B+b+1)*H4]
@@ -197,10 +206,10 @@ func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dAll []T) []T {
 					dcn[b*H+u] = dc * f
 				}
 			}
-		})
-		// dh for step s−1: dG_s·Whhᵀ.
-		gemm(false, true, 1, dG[s*B*H4:(s+1)*B*H4], B, H4, Whh, H, H4, 0, dh)
-	}
+			// dh for step s−1 (for s = 0, dL/dh0): dG_s·Whhᵀ.
+			gemmBlock(false, true, b1-b0, H, H4, 1, dG[(s*B+b0)*H4:(s*B+b1)*H4], H4, Whh, H4, 0, dh[b0*H:b1*H], H)
+		}
+	})
 	for i, v := range dLead { // the h0 rows of the output
 		dh[i] += v
 	}
