@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash"
 	"math"
+	"unsafe"
 
 	"github.com/chewxy/hm"
 	"github.com/nfbo/nfbo/model"
@@ -162,17 +163,46 @@ func (q *couplingSeq[T]) forward(in [][]T) []T {
 
 // transformForward returns u(w) and log du/dw for the raw parameters o of
 // one scalar (nfbo_reference.md a.4; graph.go's transform is the unfused
-// form).
+// form). The arithmetic is float64; the exponentials, tanh and log are
+// float32 (exp32, tanh32, log32) in the float32 graph, whose values are
+// float32 anyway, and the math package's in the float64 one. They were
+// a tenth of a small-preset training step in float64; the derivative's
+// log loses at most a factor 31 to cancellation (u′ ≥ (1 − 0.968)·b), so
+// float32 keeps it to a few parts in a million.
 func transformForward[T float32 | float64](tr model.Transform, o []T, w float64) (u, ld float64) {
+	f32 := unsafe.Sizeof(o[0]) == 4 // a constant of each instantiation
 	if tr == model.Affine {
-		e := math.Exp(0.5 * float64(o[1]))
+		e := expOf(f32, 0.5*float64(o[1]))
 		return float64(o[0]) + e*w, 0.5 * float64(o[1])
 	}
-	a, bb, dd, f := float64(o[0]), math.Exp(0.4*float64(o[1])), math.Exp(0.4*float64(o[3])), float64(o[4])
-	cc := math.Tanh(0.3*float64(o[2])) * math.Exp(logA+0.4*float64(o[1])-0.4*float64(o[3]))
+	a, bb, dd, f := float64(o[0]), expOf(f32, 0.4*float64(o[1])), expOf(f32, 0.4*float64(o[3])), float64(o[4])
+	cc := tanhOf(f32, 0.3*float64(o[2])) * expOf(f32, logA+0.4*float64(o[1])-0.4*float64(o[3]))
 	s := dd*w + f
 	den := 1 + s*s
-	return a + bb*w + cc/den, math.Log(bb - 2*cc*dd*s/(den*den))
+	return a + bb*w + cc/den, logOf(f32, bb-2*cc*dd*s/(den*den))
+}
+
+// expOf, tanhOf and logOf are the float32 functions of fastmath.go when f32
+// is set, else the math package's.
+func expOf(f32 bool, x float64) float64 {
+	if f32 {
+		return float64(exp32(float32(x)))
+	}
+	return math.Exp(x)
+}
+
+func tanhOf(f32 bool, x float64) float64 {
+	if f32 {
+		return float64(tanh32(float32(x)))
+	}
+	return math.Tanh(x)
+}
+
+func logOf(f32 bool, x float64) float64 {
+	if f32 {
+		return float64(log32(float32(x)))
+	}
+	return math.Log(x)
 }
 
 // transformBackward writes into do (len np) the gradient with respect to
@@ -187,15 +217,16 @@ func transformForward[T float32 | float64](tr model.Transform, o []T, w float64)
 //	∂u/∂o = (1, 0.4·b·w + 0.4·c/den, 0.3·(1−th²)·E/den, −0.4·c/den − 0.8·c·d·w·g, −2·c·g), ∂u/∂w = D
 //	∂log D/∂o = (0, 0.4, −0.6·(1−th²)·E·d·g/D, −0.8·c·d²·w·g'/D, −2·c·d·g'/D), ∂log D/∂w = −2·c·d²·g'/D
 func transformBackward[T float32 | float64](tr model.Transform, do, o []T, w, du, dl float64) (dw float64) {
+	f32 := unsafe.Sizeof(o[0]) == 4 // as in transformForward
 	if tr == model.Affine {
-		e := math.Exp(0.5 * float64(o[1]))
+		e := expOf(f32, 0.5*float64(o[1]))
 		do[0] = T(du)
 		do[1] = T(du*0.5*e*w + dl*0.5)
 		return du * e
 	}
-	bb, dd, f := math.Exp(0.4*float64(o[1])), math.Exp(0.4*float64(o[3])), float64(o[4])
-	th := math.Tanh(0.3 * float64(o[2]))
-	E := math.Exp(logA + 0.4*float64(o[1]) - 0.4*float64(o[3]))
+	bb, dd, f := expOf(f32, 0.4*float64(o[1])), expOf(f32, 0.4*float64(o[3])), float64(o[4])
+	th := tanhOf(f32, 0.3*float64(o[2]))
+	E := expOf(f32, logA+0.4*float64(o[1])-0.4*float64(o[3]))
 	cc := th * E
 	s := dd*w + f
 	den := 1 + s*s

@@ -94,3 +94,43 @@ func tanh32s(x []float32) {
 		x[i] = tanh32(v)
 	}
 }
+
+// log32 returns ln x in float32 (the Cephes library's logf: x = m·2^e with
+// m in [√½, √2), ln(1+(m−1)) by a minimax polynomial, plus e·ln 2 in two
+// parts): −Inf at 0, NaN below 0 and for NaN, +Inf at +Inf. Subnormal x
+// are scaled by 2^23 first.
+func log32(x float32) float32 {
+	const (
+		sqrtHalf = 0.70710678118654752440
+		ln2Hi    = 0.693359375
+		ln2Lo    = -2.12194440e-4
+	)
+	switch {
+	case x != x || x < 0:
+		return float32(math.NaN())
+	case x == 0:
+		return float32(math.Inf(-1))
+	case x > math.MaxFloat32:
+		return x
+	}
+	bits := math.Float32bits(x)
+	e := int32(bits>>23) - 126 // x = m·2^e with m in [0.5, 1)
+	if bits>>23 == 0 {         // subnormal
+		bits = math.Float32bits(x * (1 << 23))
+		e = int32(bits>>23) - 126 - 23
+	}
+	m := math.Float32frombits(bits&0x807fffff | 126<<23)
+	if m < sqrtHalf {
+		e--
+		m = m + m - 1
+	} else {
+		m--
+	}
+	z := m * m
+	y := ((((((((7.0376836292e-2*m-1.1514610310e-1)*m+1.1676998740e-1)*m-1.2420140846e-1)*m+
+		1.4249322787e-1)*m-1.6668057665e-1)*m+2.0000714765e-1)*m-2.4999993993e-1)*m + 3.3333331174e-1) * m * z
+	fe := float32(e)
+	y += ln2Lo * fe
+	y -= 0.5 * z
+	return m + y + ln2Hi*fe
+}

@@ -117,3 +117,34 @@ func BenchmarkGates(b *testing.B) {
 }
 
 var sink32 float32
+
+func TestLog32(t *testing.T) {
+	worst := 0.0
+	check := func(x float32) {
+		if u := ulps(log32(x), math.Log(float64(x))); u > worst {
+			worst = u
+			if u > 2 {
+				t.Errorf("log32(%g) = %g, want %g (%.1f ulp)", x, log32(x), math.Log(float64(x)), u)
+			}
+		}
+	}
+	// Every 1024th positive float32, subnormals included, and near 1.
+	for b := uint32(1); b < 0x7f800000; b += 1024 {
+		check(math.Float32frombits(b))
+	}
+	for b := math.Float32bits(0.99); b <= math.Float32bits(1.01); b++ {
+		check(math.Float32frombits(b))
+	}
+	t.Logf("log32: worst %.2f ulp", worst)
+	inf := float32(math.Inf(1))
+	for _, c := range []struct{ x, want float32 }{{1, 0}, {0, float32(math.Inf(-1))}, {inf, inf}} {
+		if got := log32(c.x); got != c.want {
+			t.Errorf("log32(%g) = %g, want %g", c.x, got, c.want)
+		}
+	}
+	for _, x := range []float32{-1, float32(math.Inf(-1)), float32(math.NaN())} {
+		if got := log32(x); got == got {
+			t.Errorf("log32(%g) = %g, want NaN", x, got)
+		}
+	}
+}
