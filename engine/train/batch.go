@@ -165,40 +165,106 @@ func nearest(en, v []float64, F int) int {
 	return arg
 }
 
+// maskChunk is the number of mask entries drawn from one random stream.
+// It is fixed, not derived from the number of cores, so the masks depend on
+// rng alone.
+const maskChunk = 1 << 16
+
 // fillDropout draws inverted-dropout masks (entries 0 or 1/(1−p)) for every
-// mask input of g from rng, in a fixed order.
+// mask input of g, on every core (a paper-preset step draws 16 million
+// entries). Each logical mask (per block, the context's, and per block and
+// layer, the inter-layer one over all steps) gets a seed from rng, in a
+// fixed order, and one PCG stream per maskChunk of its entries. An unrolled
+// graph feeds the inter-layer mask as one [B, H] input per step and the
+// fused graph as one [S·B, H] input; both read the same entries, so the
+// two graphs see the same masks (TestDropoutFusedMatchesNodes).
 func fillDropout(g *flowGraph, p float64, rng *rand.Rand) {
 	if !g.dropout {
 		return
 	}
-	keep := 1 / (1 - p)
-	// Drawn straight into the masks' values: a step draws millions.
-	draw := func(f *feed) {
-		switch d := f.val.Data().(type) {
-		case []float32:
-			drawMask(d, p, float32(keep), rng)
-		case []float64:
-			drawMask(d, p, keep, rng)
-		}
-	}
+	var masks [][]*feed // each logical mask: its inputs in entry order
 	for k := range g.interMask {
 		for l := range g.interMask[k] {
+			var fs []*feed
 			for t := range g.interMask[k][l] {
-				draw(&g.interMask[k][l][t])
+				fs = append(fs, &g.interMask[k][l][t])
 			}
+			masks = append(masks, fs)
 		}
 	}
 	for k := range g.ctxMask {
-		draw(&g.ctxMask[k])
+		masks = append(masks, []*feed{&g.ctxMask[k]})
 	}
+	type chunk struct {
+		fs         []*feed
+		lo, hi     int // entries of the logical mask
+		seed, salt uint64
+	}
+	var chunks []chunk
+	for _, fs := range masks {
+		n := 0
+		for _, f := range fs {
+			n += f.val.Shape().TotalSize()
+		}
+		seed, salt := rng.Uint64(), rng.Uint64()
+		for lo := 0; lo < n; lo += maskChunk {
+			chunks = append(chunks, chunk{fs, lo, min(lo+maskChunk, n), seed, salt + uint64(lo/maskChunk)})
+		}
+	}
+	// An entry is kept when its 32-bit draw is at least p·2³².
+	thresh := uint32(min(p*(1<<32), math.MaxUint32))
+	keep := 1 / (1 - p)
+	parallelRows(len(chunks), maskChunk, func(a, b int) {
+		var bits bitStream
+		for _, c := range chunks[a:b] {
+			bits.seed(c.seed, c.salt)
+			off := 0 // first entry of f in the logical mask
+			for _, f := range c.fs {
+				n := f.val.Shape().TotalSize()
+				lo, hi := max(c.lo, off)-off, min(c.hi, off+n)-off
+				off += n
+				if lo >= hi {
+					continue
+				}
+				switch d := f.val.Data().(type) {
+				case []float32:
+					drawMask(d[lo:hi], thresh, float32(keep), &bits)
+				case []float64:
+					drawMask(d[lo:hi], thresh, keep, &bits)
+				}
+			}
+		}
+	})
 }
 
-// drawMask sets each entry of dst to keep with probability 1−p and to 0
-// otherwise, one draw of rng per entry.
-func drawMask[T float32 | float64](dst []T, p float64, keep T, rng *rand.Rand) {
+// bitStream hands out a PCG stream 32 bits at a time.
+type bitStream struct {
+	src  rand.PCG
+	hi   uint32
+	have bool
+}
+
+func (b *bitStream) seed(seed, salt uint64) {
+	b.src.Seed(seed, salt)
+	b.have = false
+}
+
+func (b *bitStream) next() uint32 {
+	if b.have {
+		b.have = false
+		return b.hi
+	}
+	x := b.src.Uint64()
+	b.hi, b.have = uint32(x>>32), true
+	return uint32(x)
+}
+
+// drawMask sets each entry of dst to keep when its 32-bit draw from bits is
+// at least thresh, else to 0.
+func drawMask[T float32 | float64](dst []T, thresh uint32, keep T, bits *bitStream) {
 	for i := range dst {
 		dst[i] = 0
-		if rng.Float64() >= p {
+		if bits.next() >= thresh {
 			dst[i] = keep
 		}
 	}

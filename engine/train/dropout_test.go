@@ -1,0 +1,87 @@
+package train
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/nfbo/nfbo/model"
+	"gorgonia.org/tensor"
+)
+
+// TestFillDropout checks the masks fillDropout draws, in a graph whose
+// masks span several random streams (maskChunk entries each): every entry
+// is 0 or 1/(1−p), a fraction p of them 0; the same rng state gives the
+// same masks whatever the number of cores; another state gives others.
+func TestFillDropout(t *testing.T) {
+	cfg := tinyConfig(model.NLSq)
+	cfg.T, cfg.MaxT, cfg.H = 20, 24, 16
+	p := tinyParams(t, cfg, 3)
+	const B = 256 // the inter-layer mask: 19·256·16 entries, two streams
+	g, err := buildGraphOpts(p, B, tensor.Float32, kindTrain, graphOpts{lstmOp: true, couplingOp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	masks := func(procs int, seed uint64) []float32 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		fillDropout(g, cfg.Dropout, rand.New(rand.NewPCG(seed, 1)))
+		var all []float32
+		for k := range g.interMask {
+			for l := range g.interMask[k] {
+				for _, f := range g.interMask[k][l] {
+					all = append(all, f.val.Data().([]float32)...)
+				}
+			}
+		}
+		for _, f := range g.ctxMask {
+			all = append(all, f.val.Data().([]float32)...)
+		}
+		return all
+	}
+	one, two := masks(1, 9), masks(2, 9)
+	if n := len(g.interMask[0][0][0].val.Data().([]float32)); n <= maskChunk {
+		t.Fatalf("inter-layer mask of %d entries: one stream only", n)
+	}
+	keep := float32(1 / (1 - cfg.Dropout))
+	zeros := 0
+	for i, v := range one {
+		if v != 0 && v != keep {
+			t.Fatalf("entry %d = %v, want 0 or %v", i, v, keep)
+		}
+		if v == 0 {
+			zeros++
+		}
+		if two[i] != v {
+			t.Fatalf("entry %d: %v on one core, %v on two", i, v, two[i])
+		}
+	}
+	// A binomial fraction of ~10⁵ entries: 5 standard deviations is 0.006.
+	if frac := float64(zeros) / float64(len(one)); math.Abs(frac-cfg.Dropout) > 0.006 {
+		t.Errorf("%.4f of %d entries dropped, want %.2f", frac, len(one), cfg.Dropout)
+	}
+	// The streams of a mask's chunks differ.
+	first := g.interMask[0][0][0].val.Data().([]float32)
+	rest := min(len(first)-maskChunk, maskChunk)
+	if string(float32Bytes(first[:rest])) == string(float32Bytes(first[maskChunk:maskChunk+rest])) {
+		t.Error("a mask's second stream repeats its first")
+	}
+	other, same := masks(2, 10), 0
+	for i := range one {
+		if other[i] == one[i] {
+			same++
+		}
+	}
+	if same == len(one) {
+		t.Error("another seed drew the same masks")
+	}
+}
+
+func float32Bytes(x []float32) []byte {
+	b := make([]byte, 0, 4*len(x))
+	for _, v := range x {
+		u := math.Float32bits(v)
+		b = append(b, byte(u), byte(u>>8), byte(u>>16), byte(u>>24))
+	}
+	return b
+}
