@@ -34,15 +34,14 @@ type lstmSeq[T float32 | float64] struct {
 	lead int
 	name string // unique in the graph, for hashing and printing
 
-	act   []T // [S·B, 4H]: σ(i), σ(f), tanh(g), σ(o)
-	c     []T // [S·B, H] cell states
-	tc    []T // [S·B, H] tanh(c)
-	hprev []T // [S·B, H] h before each step (h0 for step 0)
+	act []T // [S·B, 4H]: σ(i), σ(f), tanh(g), σ(o)
+	c   []T // [S·B, H] cell states
+	tc  []T // [S·B, H] tanh(c)
 
 	// The op's results, reused from run to run: every entry is written
 	// anew by each run, so gorgonia may sum gradients into them in place.
-	out, dX                     []T // [S·B, H] outputs, [S·B, In] input gradient
-	dWih, dWhh, dBias, dh0, dc0 []T // from the last backward pass
+	out, dX                     []T // [(S+1)·B, H] h0 and the outputs, [S·B, In] input gradient
+	dWih, dWhh, dBias, dh0, dc0 []T // from the last backward pass (dBias may be dG)
 
 	cRun []T // [B, H] running cell state, scratch of forward
 	dG   []T // [S·B, 4H] gate gradients, scratch of backward
@@ -50,7 +49,7 @@ type lstmSeq[T float32 | float64] struct {
 
 func newLSTMSeq[T float32 | float64](name string, S, B, in, H, biasRows, lead int) *lstmSeq[T] {
 	return &lstmSeq[T]{S: S, B: B, In: in, H: H, biasRows: biasRows, lead: lead, name: name,
-		act: make([]T, S*B*4*H), c: make([]T, S*B*H), tc: make([]T, S*B*H), hprev: make([]T, S*B*H)}
+		act: make([]T, S*B*4*H), c: make([]T, S*B*H), tc: make([]T, S*B*H)}
 }
 
 // biasRow returns the bias of step s of sequence b.
@@ -89,9 +88,12 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 	S, B, H := q.S, q.B, q.H
 	H4 := 4 * H
 	gemm(false, false, 1, X, S*B, q.In, Wih, q.In, H4, 0, q.act)
-	all := resize(&q.out, q.outRows()*H)
-	copy(all, h0[:q.lead*H])
-	out := all[q.lead*H:]
+	// q.out is [h0 ; h_1..h_S] whatever the lead: its first S·B rows are h
+	// before each step, which backward's dWhh reads, and the result is its
+	// last lead + S·B rows.
+	buf := resize(&q.out, (S+1)*B*H)
+	copy(buf, h0[:B*H])
+	all, out := buf[(B-q.lead)*H:], buf[B*H:]
 	c := resize(&q.cRun, B*H)
 	copy(c, c0)
 	// The sequences of the batch are independent, so each core runs the
@@ -129,10 +131,6 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 			}
 		}
 	})
-	// h before each step, for the backward pass's dWhh: h0, then the
-	// outputs of steps 0..S−2.
-	copy(q.hprev[:B*H], h0)
-	copy(q.hprev[B*H:], out[:(S-1)*B*H])
 	return all
 }
 
@@ -216,12 +214,13 @@ func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dAll []T) []T {
 	dX := resize(&q.dX, S*B*In)
 	gemm(false, true, 1, dG, S*B, H4, Wih, In, H4, 0, dX)
 	gemm(true, false, 1, X, S*B, In, dG, S*B, H4, 0, resize(&q.dWih, In*H4))
-	gemm(true, false, 1, q.hprev, S*B, H, dG, S*B, H4, 0, resize(&q.dWhh, H*H4))
-	dBias := resize(&q.dBias, q.biasRows*H4)
+	gemm(true, false, 1, q.out[:S*B*H], S*B, H, dG, S*B, H4, 0, resize(&q.dWhh, H*H4)) // h before each step
 	if q.biasRows == 1 {
-		colSums(dBias, dG, S*B, H4)
+		colSums(resize(&q.dBias, H4), dG, S*B, H4)
 	} else {
-		copy(dBias, dG) // a bias row per step and sequence: dG itself
+		// A bias row per step and sequence: its gradient is dG itself,
+		// which nothing reads again before the next backward rewrites it.
+		q.dBias = dG
 	}
 	return dX
 }
