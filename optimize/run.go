@@ -329,7 +329,7 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 	fmt.Fprintf(s.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
 		"preset %s, variant %s: %d anchors × %d queries from %d candidates each (+%d offspring), %s sampler, TACS %v; budget %d new calls (%d in all), "+
 		"seed %d, run directory %s\n",
-		a.Task, len(mols), scored, t, d, a.Model, ck.Params.NumParams(), flow.Backend(), train.BLAS, a.Preset, a.Variant, cfg.Anchors, cfg.Queries, cand, cfg.Offspring,
+		a.Task, len(mols), scored, t, d, a.Model, ck.Params.NumParams(), flow.Backend(), train.BLASName(), a.Preset, a.Variant, cfg.Anchors, cfg.Queries, cand, cfg.Offspring,
 		cfg.Sampler, cfg.TACS.Tau > 0, cfg.Budget, total, a.Seed, a.Out)
 
 	res, runErr := opt.Run(ctx)

@@ -353,7 +353,7 @@ func (pr *pretrainRun) run(ctx context.Context, tr *train.Trainer, voc *vocab.Vo
 		steps = tr.Steps() + int64((len(trainSet)+pr.args.Batch-1)/pr.args.Batch)
 	}
 	fmt.Fprintln(pr.cmd.Stderr, train.FormatHeader(train.Header{Molecules: len(seqs) + skipped, Skipped: skipped, Train: len(trainSet),
-		Val: len(val), V: cfg.V, T: cfg.T, Transform: cfg.Transform.String(), Params: tr.Params().NumParams(), BLAS: train.BLAS,
+		Val: len(val), V: cfg.V, T: cfg.T, Transform: cfg.Transform.String(), Params: tr.Params().NumParams(), BLAS: train.BLASName(),
 		From: tr.Steps(), To: steps, Batch: pr.args.Batch}))
 	argsJSON, err := json.Marshal(pr.args)
 	if err != nil {

@@ -3,3 +3,15 @@ package train
 // BLASThreadsEnv is the environment variable that sets the number of OpenBLAS
 // threads in the openblas build (default 1); the pure-Go build ignores it.
 const BLASThreadsEnv = "NFBO_BLAS_THREADS"
+
+// BLASName returns BLAS and, for OpenBLAS, the kernel set it runs, for the
+// first line of a run's log: OpenBLAS picks its kernels for the CPU when it
+// loads, unless OPENBLAS_CORETYPE names others, and on one AVX-512 machine
+// measured here the two differed by 1.9x in matrix-product speed
+// (BENCHMARKS.md, "OpenBLAS's kernels").
+func BLASName() string {
+	if c := blasCore(); c != "" {
+		return BLAS + ", " + c + " kernels"
+	}
+	return BLAS
+}

@@ -8,3 +8,6 @@ const BLAS = "gonum (pure Go)"
 // blasSingleThreaded reports false: gonum's Gemm splits large products over
 // GOMAXPROCS goroutines itself.
 func blasSingleThreaded() bool { return false }
+
+// blasCore returns "": gonum has no kernel sets to choose from.
+func blasCore() string { return "" }

@@ -5,6 +5,7 @@ package train
 /*
 #cgo LDFLAGS: -lopenblas
 void openblas_set_num_threads(int);
+char* openblas_get_corename(void);
 */
 import "C"
 
@@ -52,3 +53,7 @@ func blasSingleThreaded() bool { return openblasThreads == 1 }
 
 // BLAS names the BLAS implementation this build uses for the flow's training and the GP's algebra.
 const BLAS = "OpenBLAS (netlib)"
+
+// blasCore returns the kernel set OpenBLAS chose for this CPU at start-up
+// ("Haswell", "SkylakeX", ...).
+func blasCore() string { return C.GoString(C.openblas_get_corename()) }
