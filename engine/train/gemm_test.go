@@ -44,14 +44,7 @@ func checkGemmParts[T float32 | float64](t *testing.T, m, k, n int, tA, tB bool,
 		return x
 	}
 	a, b, c0 := fill(m*k), fill(k*n), fill(m*n)
-	ar, ac := m, k
-	if tA {
-		ar, ac = k, m
-	}
-	br, bc := k, n
-	if tB {
-		br, bc = n, k
-	}
+	ar, ac, br, bc := storedShapes(tA, tB, m, k, n)
 	// op(A)[i, l] and op(B)[l, j] of the row-major operands.
 	opA := func(i, l int) float64 {
 		if tA {
@@ -112,14 +105,7 @@ func BenchmarkGemmParts(b *testing.B) {
 		{"coupling-wgrad", true, false, H, N, U},
 		{"coupling-dctx", false, true, N, U, H},
 	} {
-		ar, ac := s.m, s.k
-		if s.tA {
-			ar, ac = s.k, s.m
-		}
-		br, bc := s.k, s.n
-		if s.tB {
-			br, bc = s.n, s.k
-		}
+		ar, ac, br, bc := storedShapes(s.tA, s.tB, s.m, s.k, s.n)
 		rng := rand.New(rand.NewPCG(1, 2))
 		x, w, c := make([]float32, s.m*s.k), make([]float32, s.k*s.n), make([]float32, s.m*s.n)
 		for i := range x {
@@ -140,4 +126,17 @@ func BenchmarkGemmParts(b *testing.B) {
 			})
 		}
 	}
+}
+
+// storedShapes returns the row-major shapes A [ar, ac] and B [br, bc] that
+// gemm is given for the product op(A) [m, k] · op(B) [k, n].
+func storedShapes(tA, tB bool, m, k, n int) (ar, ac, br, bc int) {
+	ar, ac, br, bc = m, k, k, n
+	if tA {
+		ar, ac = k, m
+	}
+	if tB {
+		br, bc = n, k
+	}
+	return ar, ac, br, bc
 }
