@@ -18,8 +18,9 @@
 // j (0 when j = x). The noise enters the graph as an input, so the gradient
 // reaches E through E[x]/‖E[x]‖. λ = Config.SimCoef, σ = Config.Noise.
 // Dropout (Config.Dropout) applies, in training only, between LSTM layers
-// and to the LSTM outputs used as coupling context; its masks are drawn in
-// Go from the trainer's random source, as inputs, so runs are reproducible.
+// and to the LSTM outputs used as coupling context; its masks are inputs,
+// drawn in Go on every core from streams seeded by the trainer's random
+// source, so runs are reproducible whatever the number of cores.
 //
 // # Graphs
 //
@@ -31,10 +32,15 @@
 // model.Params, so Adam's in-place updates are the graph's weights.
 //
 // Each LSTM layer is one gorgonia op over all T−1 steps (lstmop.go): one
-// [(T−1)·B, In]·[In, 4H] product for the inputs, one [B, H]·[H, 4H] product
-// per step for the recurrence (gates fused, order i, f, g, o), and a
-// hand-written backward pass that accumulates the weight gradients in one
-// product over all steps. Options.UnrolledLSTM selects the alternative of
+// [(T−1)·B, In]·[In, 4H] product for the inputs, then the recurrence (gates
+// fused, order i, f, g, o), each core running it for its own sequences with
+// one [B/cores, H]·[H, 4H] product per step, and a hand-written backward
+// pass that accumulates the weight gradients in one product over all steps.
+// Each coupling (net and transform) is one op too (couplingop.go), and the
+// fused graph copies blocks of matrices with its own ops (blockop.go)
+// rather than gorgonia's strided slices and concatenations; the elementary
+// graph (Options.CouplingNodes, Options.UnrolledLSTM) keeps gorgonia's
+// nodes and is the oracle the fused ops are tested against. Options.UnrolledLSTM selects the alternative of
 // per-step gorgonia nodes (fused gates sliced into i, f, g, o), which gives
 // the same loss and gradients but compiles ~20× slower and keeps a weight-
 // gradient copy per step. The positional half of layer 0's input is a
@@ -57,5 +63,8 @@
 // # BLAS
 //
 // Pure-Go gonum BLAS by default; build with -tags openblas and
-// CGO_LDFLAGS=-lopenblas to run gorgonia's products on OpenBLAS.
+// CGO_LDFLAGS=-lopenblas to run gorgonia's products on OpenBLAS. With one
+// OpenBLAS thread (the default, NFBO_BLAS_THREADS) the fused ops split each
+// large product over the cores themselves (gemm.go): OpenBLAS's own idle
+// threads spin and take cores from the element-wise loops between products.
 package train
