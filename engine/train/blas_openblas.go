@@ -29,8 +29,10 @@ import (
 // busy (two benchmark runs on two cores, an objective worker beside the
 // optimiser) several threads per process were measured slower than pure Go,
 // and the optimiser's products are small (B = 32 fine-tuning steps, GPs of at
-// most a few thousand points). Pretraining on an idle machine gains from
-// NFBO_BLAS_THREADS set to the number of cores.
+// most a few thousand points). With one thread the flow's fused ops split
+// their products over the cores themselves (gemm.go), which made training
+// steps faster than two OpenBLAS threads did, pretraining included
+// (BENCHMARKS.md, "The products split over the cores").
 func init() {
 	impl := netlib.Implementation{}
 	G.Use(impl)
