@@ -70,8 +70,9 @@ func checkSeqs(cfg model.Config, seqs [][]int) error {
 //
 // With rng nil the noise is zero and the negative token is the true one (no
 // similarity penalty); otherwise rng draws, in this order, one negative per
-// weighted row and then rejection-sampled noise σ·n per weighted row, so that
-// a resumed run consumes the stream exactly as an uninterrupted one.
+// weighted row and then the seed of each weighted row's noise stream, from
+// which that row's rejection-sampled noise σ·n is drawn, so that a resumed
+// run consumes the stream exactly as an uninterrupted one.
 func prepareBatch(p *model.Params, seqs [][]int, lens []int, B int, sigma float64, rng *rand.Rand) *batchInputs {
 	cfg := p.Config
 	T, F, V := cfg.T, cfg.F, cfg.V
@@ -123,30 +124,76 @@ func prepareBatch(p *model.Params, seqs [][]int, lens []int, B int, sigma float6
 		}
 	}
 	en := normalisedEmbeddings(p)
-	vhat := make([]float64, F)
+	// Each weighted row draws its noise from a PCG stream of its own,
+	// seeded from rng in row order, so the rows can be drawn on every core
+	// and the result depends on rng alone. The first draw of every row is
+	// checked with one product of all rows with the embeddings (the
+	// nearest token is the largest dot product of unit rows); the rows it
+	// rejects draw again, checked one by one.
+	var rows []int
+	var seeds []uint64
 	for t := range T {
 		for b := range len(seqs) {
-			if t >= lenOf(b) {
-				continue
-			}
-			r := t*B + b
-			x := seqs[b][t]
-			v := en[x*F : (x+1)*F]
-			e := in.eps[r*F : (r+1)*F]
-			ok := false
-			for round := 0; round < maxRejectRounds && !ok; round++ {
-				for i := range e {
-					e[i] = sigma * rng.NormFloat64()
-					vhat[i] = v[i] + e[i]
-				}
-				ok = nearest(en, vhat, F) == x
-			}
-			if !ok {
-				in.rejected++
+			if t < lenOf(b) {
+				rows = append(rows, t*B+b)
+				seeds = append(seeds, rng.Uint64())
 			}
 		}
 	}
+	n := len(rows)
+	src := make([]rand.PCG, n)
+	vhat := make([]float64, n*F)
+	draw := func(i int, g *rand.Rand) {
+		r := rows[i]
+		x := seqs[r%B][r/B]
+		e := in.eps[r*F : (r+1)*F]
+		for j := range e {
+			e[j] = sigma * g.NormFloat64()
+			vhat[i*F+j] = en[x*F+j] + e[j]
+		}
+	}
+	parallelRows(n, 8*F, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			src[i].Seed(seeds[i], uint64(i))
+			draw(i, rand.New(&src[i]))
+		}
+	})
+	scores := make([]float64, n*V)
+	gemm(false, true, 1, vhat, n, F, en, V, F, 0, scores)
+	rejected := make([]bool, n)
+	parallelRows(n, 8*V, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r := rows[i]
+			x := seqs[r%B][r/B]
+			if argmax(scores[i*V:(i+1)*V]) == x {
+				continue
+			}
+			g := rand.New(&src[i])
+			ok := false
+			for round := 1; round < maxRejectRounds && !ok; round++ {
+				draw(i, g)
+				ok = nearest(en, vhat[i*F:(i+1)*F], F) == x
+			}
+			rejected[i] = !ok
+		}
+	})
+	for _, bad := range rejected {
+		if bad {
+			in.rejected++
+		}
+	}
 	return in
+}
+
+// argmax returns the index of the largest entry of x (the first of ties).
+func argmax(x []float64) int {
+	arg := 0
+	for j, v := range x {
+		if v > x[arg] {
+			arg = j
+		}
+	}
+	return arg
 }
 
 // nearest returns argmax_j cos(v, en_j) for unit rows en [V, F]; since every

@@ -85,3 +85,72 @@ func float32Bytes(x []float32) []byte {
 	}
 	return b
 }
+
+// TestPrepareBatchNoise checks the rejection-sampled noise: the same rng
+// state gives the same noise whatever the number of cores; every accepted
+// row's noisy embedding is nearest its own token, and the rows that are
+// not are the ones counted as rejected; padding rows get no noise. σ is
+// large enough that many first draws are rejected and drawn again.
+func TestPrepareBatchNoise(t *testing.T) {
+	cfg := tinyConfig(model.NLSq)
+	cfg.T, cfg.MaxT = 12, 16
+	p := tinyParams(t, cfg, 5)
+	seqs := randomSeqs(cfg, 5, rand.New(rand.NewPCG(1, 1)))
+	lens := []int{12, 7, 12, 3, 9}
+	const B, sigma = 8, 0.6 // 24 of the 43 rows' first draws are rejected
+	batch := func(procs int) *batchInputs {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		return prepareBatch(p, seqs, lens, B, sigma, rand.New(rand.NewPCG(7, 7)))
+	}
+	one, two := batch(1), batch(2)
+	if one.rejected != two.rejected {
+		t.Fatalf("rejected %d on one core, %d on two", one.rejected, two.rejected)
+	}
+	for i := range one.eps {
+		if one.eps[i] != two.eps[i] {
+			t.Fatalf("noise entry %d: %v on one core, %v on two", i, one.eps[i], two.eps[i])
+		}
+	}
+	en := normalisedEmbeddings(p)
+	F := cfg.F
+	wrong, weighted := 0, 0
+	v := make([]float64, F)
+	for b := range B {
+		for tt := range cfg.T {
+			r := tt*B + b
+			e := one.eps[r*F : (r+1)*F]
+			if b >= len(seqs) || tt >= lens[b] {
+				for _, x := range e {
+					if x != 0 {
+						t.Fatalf("padding row %d (b %d, t %d) has noise %v", r, b, tt, e)
+					}
+				}
+				continue
+			}
+			weighted++
+			x := seqs[b][tt]
+			for i := range v {
+				v[i] = en[x*F+i] + e[i]
+			}
+			if nearest(en, v, F) != x {
+				wrong++
+			}
+		}
+	}
+	if one.rejected > weighted/10 {
+		t.Errorf("%d of %d rows rejected after %d draws: the rows are not drawn again", one.rejected, weighted, maxRejectRounds)
+	}
+	if wrong != one.rejected {
+		t.Errorf("%d of %d weighted rows are nearest another token, %d counted as rejected", wrong, weighted, one.rejected)
+	}
+	other := prepareBatch(p, seqs, lens, B, sigma, rand.New(rand.NewPCG(8, 7)))
+	same := 0
+	for i := range one.eps {
+		if one.eps[i] == other.eps[i] {
+			same++
+		}
+	}
+	if same == len(one.eps) {
+		t.Error("another seed drew the same noise")
+	}
+}
