@@ -182,29 +182,6 @@ func transformForward[T float32 | float64](tr model.Transform, o []T, w float64)
 	return a + bb*w + cc/den, logOf(f32, bb-2*cc*dd*s/(den*den))
 }
 
-// expOf, tanhOf and logOf are the float32 functions of fastmath.go when f32
-// is set, else the math package's.
-func expOf(f32 bool, x float64) float64 {
-	if f32 {
-		return float64(exp32(float32(x)))
-	}
-	return math.Exp(x)
-}
-
-func tanhOf(f32 bool, x float64) float64 {
-	if f32 {
-		return float64(tanh32(float32(x)))
-	}
-	return math.Tanh(x)
-}
-
-func logOf(f32 bool, x float64) float64 {
-	if f32 {
-		return float64(log32(float32(x)))
-	}
-	return math.Log(x)
-}
-
 // transformBackward writes into do (len np) the gradient with respect to
 // the raw parameters o of du·u(w) + dl·log u'(w), and returns the gradient
 // with respect to w.

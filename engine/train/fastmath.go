@@ -134,3 +134,26 @@ func log32(x float32) float32 {
 	y -= 0.5 * z
 	return m + y + ln2Hi*fe
 }
+
+// expOf, tanhOf and logOf are exp32, tanh32 and log32 when f32
+// is set, else the math package's.
+func expOf(f32 bool, x float64) float64 {
+	if f32 {
+		return float64(exp32(float32(x)))
+	}
+	return math.Exp(x)
+}
+
+func tanhOf(f32 bool, x float64) float64 {
+	if f32 {
+		return float64(tanh32(float32(x)))
+	}
+	return math.Tanh(x)
+}
+
+func logOf(f32 bool, x float64) float64 {
+	if f32 {
+		return float64(log32(float32(x)))
+	}
+	return math.Log(x)
+}

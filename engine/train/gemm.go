@@ -30,11 +30,11 @@ func gemm[T float32 | float64](tA, tB bool, alpha T, a []T, ar, ac int, b []T, b
 // alone (OpenBLAS with one thread, the default), else 1 (gonum's pure-Go
 // Gemm and multi-threaded OpenBLAS split products themselves).
 //
-// Splitting ourselves rather than letting OpenBLAS run two threads is
-// measured faster on the flow's products (BENCHMARKS.md "The products split
-// over the cores"): OpenBLAS's idle threads spin between calls, taking a core
-// from the element-wise loops that run between the products, and it
-// parallelises thin products (the LSTM's 32-row steps) poorly.
+// Splitting ourselves rather than letting OpenBLAS run two threads made a
+// training step faster (BENCHMARKS.md "The products split over the
+// cores"), although OpenBLAS's own threads are as fast on each product
+// alone: its idle threads spin between calls, taking a core from the
+// element-wise loops that run between the products.
 func gemmParts0() int {
 	if !blasSingleThreaded() {
 		return 1

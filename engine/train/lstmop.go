@@ -100,6 +100,7 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 	// whole recurrence for its own rows: no step waits for another core
 	// (starting goroutines for every step cost more than a step's
 	// parallel work on the 2-core VMs measured, BENCHMARKS.md).
+	q32, is32 := any(q).(*lstmSeq[float32])
 	parallelRows(B, S*H, func(b0, b1 int) {
 		for s := range S {
 			hPrev := h0[b0*H : b1*H]
@@ -108,8 +109,8 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 			}
 			g := q.act[(s*B+b0)*H4 : (s*B+b1)*H4]
 			gemmBlock(false, false, b1-b0, H4, H, 1, hPrev, H, Whh, H4, 1, g, H4)
-			if q32, ok := any(q).(*lstmSeq[float32]); ok {
-				cellRows32(q32, s, b0, b1, any(q.act).([]float32), any(bias).([]float32), any(c).([]float32), any(out).([]float32))
+			if is32 {
+				cellRows32(q32, s, b0, b1, any(bias).([]float32), any(c).([]float32), any(out).([]float32))
 				continue
 			}
 			for b := b0; b < b1; b++ {
@@ -137,15 +138,15 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 // cellRows32 is the float32 form of forward's cell update at step s for the
 // sequences [b0, b1): the same arithmetic in the same order, as passes over
 // each row's gate segments that call sigmoid32s and tanh32s (the generic
-// scalar functions are neither inlined nor specialised). act holds the
+// scalar functions are neither inlined nor specialised). q.act holds the
 // step's gate inputs without the bias and receives the activations; c
 // [B, H] is the running cell state; out is the layer's output after its
 // lead rows.
-func cellRows32(q *lstmSeq[float32], s, b0, b1 int, act, bias, c, out []float32) {
+func cellRows32(q *lstmSeq[float32], s, b0, b1 int, bias, c, out []float32) {
 	B, H := q.B, q.H
 	H4 := 4 * H
 	for b := b0; b < b1; b++ {
-		gb := act[(s*B+b)*H4 : (s*B+b+1)*H4]
+		gb := q.act[(s*B+b)*H4 : (s*B+b+1)*H4]
 		for j, v := range q.biasRow(bias, s, b) {
 			gb[j] += v
 		}

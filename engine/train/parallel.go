@@ -7,9 +7,11 @@ import (
 
 // minParallelWork is the number of element updates below which a loop is
 // not worth splitting across goroutines. Starting a goroutine and waiting
-// for it costs about a microsecond when a core is idle, so an LSTM step's
-// B·H cell updates (16,000 for the paper preset at B = 32, each a few
-// exponentials) are worth splitting.
+// for it costs a fraction of a microsecond while the other cores are busy,
+// but up to ~100 µs when one must be woken on the VMs measured
+// (BENCHMARKS.md, "The products split over the cores"), so loops that run
+// many times in sequence are better split once, outside (as the LSTM's
+// recurrence is, by sequence).
 const minParallelWork = 1 << 12
 
 // parallelRows calls f(lo, hi) on contiguous parts of [0, n) that together
