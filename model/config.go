@@ -129,15 +129,27 @@ func Small(v, t int) Config {
 		Dropout: 0.2, Noise: 0.1, SimCoef: 1}
 }
 
-// Preset returns the named configuration ("paper" or "small").
+// Medium returns the preset between Small and Paper: 3 blocks of a 1-layer
+// 320-unit LSTM, 6 NLSq couplings of 80 units (2.6 times Small's products per
+// sequence). Its size was chosen so that pretraining it to a flat validation
+// curve takes a few hours of 2 CPU cores (BENCHMARKS.md, "medium").
+func Medium(v, t int) Config {
+	return Config{V: v, F: 40, T: t, MaxT: 288, Blocks: 3, LSTMLayers: 1, H: 320,
+		Couplings: 6, U: 80, CouplingDepth: 2, Transform: NLSq,
+		Dropout: 0.2, Noise: 0.1, SimCoef: 1}
+}
+
+// Preset returns the named configuration ("small", "medium" or "paper").
 func Preset(name string, v, t int) (Config, error) {
 	switch name {
 	case "paper":
 		return Paper(v, t), nil
+	case "medium":
+		return Medium(v, t), nil
 	case "small":
 		return Small(v, t), nil
 	}
-	return Config{}, fmt.Errorf("model: unknown preset %q (want paper or small)", name)
+	return Config{}, fmt.Errorf("model: unknown preset %q (want small, medium or paper)", name)
 }
 
 // Validate reports the first inconsistent field.

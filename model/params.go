@@ -211,3 +211,15 @@ func (p *Params) Clone() *Params {
 	}
 	return q
 }
+
+// CopyEmbeddings sets p's token embeddings to src's, which must have the same
+// shape [V, F]. It starts a model from another's token geometry (nfbo pretrain
+// -init-embed); the caller checks that the two vocabularies list the same
+// tokens in the same order.
+func (p *Params) CopyEmbeddings(src *Params) error {
+	if p.Embed.Shape[0] != src.Embed.Shape[0] || p.Embed.Shape[1] != src.Embed.Shape[1] {
+		return fmt.Errorf("model: copy embeddings: shape %v into %v", src.Embed.Shape, p.Embed.Shape)
+	}
+	copy(p.Embed.Data, src.Embed.Data)
+	return nil
+}

@@ -19,6 +19,21 @@ func TestPaperParamCount(t *testing.T) {
 	t.Logf("paper preset (V=185): %d parameters (%.2fM)", want, float64(want)/1e6)
 }
 
+// The medium preset with the 267-token guacamol+zinc vocabulary, counted by
+// hand: per block the initial-state MLP (576·320+320, 320·640+640), the LSTM
+// (616·1280, 320·1280, two biases of 1280) and 6 couplings of
+// (340·80+80, 80·80+80, 80·100+100); plus the embedding 267×40.
+func TestMediumParamCount(t *testing.T) {
+	p, err := NewParams(Medium(267, 109), rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := (576*320 + 320 + 320*640 + 640) + (616*1280 + 320*1280 + 2*1280) + 6*(340*80+80+80*80+80+80*100+100)
+	if want := 267*40 + 3*block; p.NumParams() != want {
+		t.Fatalf("medium preset has %d parameters, want %d", p.NumParams(), want)
+	}
+}
+
 func TestTensorNamesUnique(t *testing.T) {
 	p := ZeroParams(Small(10, 20))
 	seen := map[string]bool{}

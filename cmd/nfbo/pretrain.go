@@ -50,7 +50,7 @@ type pretrainArgs struct {
 
 func newPretrainCmd() *Command {
 	c := &Command{
-		UsageLine: "pretrain [-preset small|paper] [-resume] [-init-only] [-steps N] [-batch B] [-decay-steps N] [-patience N] -data FILE -out DIR",
+		UsageLine: "pretrain [-preset small|medium|paper] [-resume] [-init-only] [-steps N] [-batch B] [-decay-steps N] [-patience N] -data FILE -out DIR",
 		Short:     "pretrain a SeqFlow on a file of molecules",
 		Long: `Pretrain trains a SeqFlow from scratch (or resumes one) on the molecules of
 FILE and writes the model to DIR/` + model.CheckpointName + `.
@@ -88,14 +88,20 @@ when resuming a run that trained without it.
 
 -freeze-embed keeps the token embeddings as they are (recorded and kept by
 -resume like -random-pad): a model whose embeddings are well apart can then
-train on without merging two of them.
+train on without merging two of them. -init-embed DIR starts a new run from
+the token embeddings of the model in DIR, which must have the same
+vocabulary; with -freeze-embed a larger model keeps a smaller one's token
+geometry, known to reconstruct every molecule.
 
 -decay-steps N lowers the learning rate along a half cosine from its current
 value (1e-3 in a new run) to -lr-min over the N steps after this run's first,
 so that the validation curve flattens within N steps; -steps defaults to the
 end of the decay then. The schedule is saved in the checkpoint and continued
 by -resume; giving -decay-steps again on a resume starts a new decay from the
-rate the run has reached.
+rate the run has reached. -decay-start S fixes the decay to steps S to S+N
+instead: the rate stays constant until step S, and the same command, with
+-resume, continues the same schedule however often it is interrupted, so one
+command trains a model to a flat curve across sessions.
 
 -patience N stops training once N validations in a row have not lowered the
 best validation NLL per token by -min-delta nats: the curve is flat. The last
@@ -110,7 +116,7 @@ reconstruct every molecule even before any training.`,
 	f := c.Flag
 	data := f.String("data", "", "molecules, one per line (required)")
 	out := f.String("out", "", "output model `directory` (required)")
-	preset := f.String("preset", "small", "model size: small or paper")
+	preset := f.String("preset", "small", "model size: small, medium or paper")
 	transform := f.String("transform", "", "coupling transform: nlsq or affine (default: the preset's)")
 	vocabName := f.String("vocab", "guacamol", "vocabulary: guacamol, zinc, guacamol+zinc, lolbo, or build (from the data)")
 	seqLen := f.Int("seq-len", 0, "sequence length T (default: 1 + the longest molecule)")
@@ -130,6 +136,8 @@ reconstruct every molecule even before any training.`,
 	minDelta := f.Float64("min-delta", 0.005, "the least decrease of the validation NLL per token (nats) that counts as an improvement")
 	decaySteps := f.Int64("decay-steps", 0, "lower the learning rate to -lr-min along a half cosine over this many steps (0: constant rate)")
 	lrMin := f.Float64("lr-min", 1e-5, "the learning rate at the end of -decay-steps")
+	decayStart := f.Int64("decay-start", -1, "the step at which -decay-steps begins (default: this run's first step)")
+	initEmbed := f.String("init-embed", "", "start from the token embeddings of the model in `DIR` (same vocabulary)")
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if len(args) != 0 {
 			return Usagef(cmd, "pretrain: unexpected arguments %q", args)
@@ -155,8 +163,14 @@ reconstruct every molecule even before any training.`,
 		if *decaySteps < 0 || !(*lrMin >= 0 && *lrMin < train.DefaultLearnRate) {
 			return Usagef(cmd, "pretrain: -decay-steps %d must not be negative and -lr-min %g must be in [0, %g)", *decaySteps, *lrMin, train.DefaultLearnRate)
 		}
+		if *decayStart < -1 || (*decayStart >= 0 && *decaySteps == 0) {
+			return Usagef(cmd, "pretrain: -decay-start %d needs -decay-steps and must not be negative", *decayStart)
+		}
+		if *initEmbed != "" && *resume {
+			return Usagef(cmd, "pretrain: -init-embed starts a run; a resumed run has its embeddings")
+		}
 		pr := &pretrainRun{cmd: cmd, out: *out, steps: *steps, initOnly: *initOnly, valEvery: *valEvery, ckEvery: *ckEvery, logEvery: *logEvery, recon: *reconN,
-			decaySteps: *decaySteps, lrMin: *lrMin,
+			decaySteps: *decaySteps, decayStart: *decayStart, lrMin: *lrMin, initEmbed: *initEmbed,
 			plateau: &train.Plateau{Patience: *patience, MinDelta: *minDelta},
 			args:    pretrainArgs{Data: *data, Seed: *seed, ValFrac: *valFrac, Batch: *batch, RandomPad: *randomPad, FreezeEmbed: *freezeEmbed}}
 		f.Visit(func(fl *flag.Flag) {
@@ -183,7 +197,9 @@ type pretrainRun struct {
 	args                        pretrainArgs
 	randomPadSet                bool    // -random-pad given: a resume takes it instead of the saved setting
 	freezeSet                   bool    // the same for -freeze-embed
-	decaySteps                  int64   // -decay-steps: a new decay from this run's first step
+	decaySteps                  int64   // -decay-steps: a new decay from decayStart
+	decayStart                  int64   // -decay-start: the decay's first step, -1 for this run's first step
+	initEmbed                   string  // -init-embed: the model whose token embeddings a new run starts from
 	lrMin                       float64 // -lr-min
 }
 
@@ -230,6 +246,11 @@ func (pr *pretrainRun) start(ctx context.Context, preset, transform, vocabName s
 	p, err := model.NewParams(cfg, rand.New(rand.NewPCG(pr.args.Seed, 2)))
 	if err != nil {
 		return err
+	}
+	if pr.initEmbed != "" {
+		if err := initEmbeddings(p, voc, pr.initEmbed); err != nil {
+			return fmt.Errorf("pretrain: -init-embed: %w", err)
+		}
 	}
 	tr, err := train.NewTrainer(p, rand.NewPCG(pr.args.Seed, 3), pr.trainOptions())
 	if err != nil {
@@ -288,6 +309,47 @@ func (pr *pretrainRun) resume(ctx context.Context) error {
 	return pr.run(ctx, tr, voc, mols)
 }
 
+// anneal returns the decay that -decay-steps and -decay-start ask for. Without
+// -decay-start it begins at the run's first step from the rate the run has
+// reached (Adam's, restored by a resume), so that a new decay does not jump.
+// With -decay-start it is a schedule fixed in steps, so the same command
+// resumed any number of times keeps it: a resume past the start continues the
+// saved decay, which must be the same one.
+func (pr *pretrainRun) anneal(tr *train.Trainer) (train.Anneal, error) {
+	lr := tr.Adam().LR
+	if pr.decayStart < 0 {
+		a := train.Anneal{From: tr.Steps(), To: tr.Steps() + pr.decaySteps, Peak: lr, Min: min(pr.lrMin, lr)}
+		return a, a.Validate()
+	}
+	from, to := pr.decayStart, pr.decayStart+pr.decaySteps
+	if saved := pr.args.Anneal; saved != nil && saved.From == from && saved.To == to {
+		return *saved, nil
+	}
+	if tr.Steps() > from {
+		return train.Anneal{}, fmt.Errorf("pretrain: -decay-start %d: the run is at step %d, past it, and its checkpoint holds no decay from step %d to %d to continue", from, tr.Steps(), from, to)
+	}
+	a := train.Anneal{From: from, To: to, Peak: lr, Min: min(pr.lrMin, lr)}
+	return a, a.Validate()
+}
+
+// initEmbeddings sets p's token embeddings to those of the model in dir,
+// whose vocabulary must be voc's.
+func initEmbeddings(p *model.Params, voc *vocab.Vocab, dir string) error {
+	ck, err := model.LoadModelDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(ck.Vocab) != voc.Len() {
+		return fmt.Errorf("%s has %d tokens, the run's vocabulary %d", dir, len(ck.Vocab), voc.Len())
+	}
+	for i, tok := range ck.Vocab {
+		if tok != voc.Token(i) {
+			return fmt.Errorf("%s: token %d is %s, the run's vocabulary has %s there", dir, i, tok, voc.Token(i))
+		}
+	}
+	return p.CopyEmbeddings(ck.Params)
+}
+
 // flatReason says why the validation curve counts as flat.
 func (pr *pretrainRun) flatReason() string {
 	p := pr.plateau
@@ -338,9 +400,8 @@ func (pr *pretrainRun) run(ctx context.Context, tr *train.Trainer, voc *vocab.Vo
 		return Usagef(pr.cmd, "pretrain: -patience needs validation molecules (-val-frac is 0)")
 	}
 	if pr.decaySteps > 0 {
-		// From the rate the run has reached (Adam's, restored by a resume), so that a new decay does not jump.
-		a := train.Anneal{From: tr.Steps(), To: tr.Steps() + pr.decaySteps, Peak: tr.Adam().LR, Min: min(pr.lrMin, tr.Adam().LR)}
-		if err := a.Validate(); err != nil {
+		a, err := pr.anneal(tr)
+		if err != nil {
 			return err
 		}
 		pr.args.Anneal = &a

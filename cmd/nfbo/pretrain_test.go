@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -225,5 +226,116 @@ func TestPretrainDecay(t *testing.T) {
 	}
 	if _, stderr, code := run(t, "", append([]string{"pretrain", "-out", filepath.Join(dir, "bad"), "-decay-steps", "4", "-lr-min", "0.01"}, common...)...); code != 2 || !strings.Contains(stderr, "-lr-min") {
 		t.Errorf("-lr-min above the rate: exit %d, want 2 and a usage error:\n%s", code, stderr)
+	}
+}
+
+// pretrain -decay-start S -decay-steps N is a schedule fixed in steps: the rate stays at 1e-3 until step S
+// and falls to -lr-min by S+N, where the run ends by default; the same command resumed before and inside the
+// decay gives the straight run's weights bit for bit, and a resume past S without that decay saved is refused.
+func TestPretrainDecayStart(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "mols.smi")
+	if err := os.WriteFile(data, []byte(pretrainTestData), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	schedule := []string{"-data", data, "-batch", "4", "-val-frac", "0.2", "-val-every", "2", "-checkpoint-every", "0", "-log-every", "1", "-seed", "7",
+		"-decay-start", "2", "-decay-steps", "4", "-lr-min", "1e-4"}
+	straight := filepath.Join(dir, "straight")
+	stdout, stderr, code := run(t, "", append([]string{"pretrain", "-out", straight}, schedule...)...)
+	if code != 0 {
+		t.Fatalf("straight run: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "learning rate 0.001 falling along a half cosine to 0.0001 from step 2 to step 6") {
+		t.Errorf("no note of the decay:\n%s", stderr)
+	}
+	wantLR := []string{"| lr 0.001", "| lr 0.001", "| lr 0.001", "| lr 0.0008682", "| lr 0.00055", "| lr 0.0002318"}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != len(wantLR) || !strings.Contains(lines[5], "step 6/6") {
+		t.Fatalf("want steps 1-6 (the decay's end), got:\n%s", stdout)
+	}
+	for i, w := range wantLR {
+		if !strings.Contains(lines[i], w) {
+			t.Errorf("step %d: %q lacks %q", i+1, lines[i], w)
+		}
+	}
+	// Interrupted before the decay (step 1) and inside it (step 4), each time resumed with the same command.
+	split := filepath.Join(dir, "split")
+	if _, stderr, code := run(t, "", append([]string{"pretrain", "-out", split, "-steps", "1"}, schedule...)...); code != 0 {
+		t.Fatalf("steps 1: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := run(t, "", append([]string{"pretrain", "-out", split, "-resume", "-steps", "4"}, schedule...)...); code != 0 {
+		t.Fatalf("steps 2-4: exit %d\n%s", code, stderr)
+	}
+	stdout, stderr, code = run(t, "", append([]string{"pretrain", "-out", split, "-resume"}, schedule...)...)
+	if code != 0 || !strings.Contains(stdout, "step 6/6") || !strings.Contains(stdout, "| lr 0.0002318") {
+		t.Fatalf("steps 5-6: exit %d, want the saved schedule's rates to step 6\n%s\n%s", code, stdout, stderr)
+	}
+	sameWeights(t, straight, split)
+	// A run already past step 1 with no decay saved cannot take one that began there.
+	constant := filepath.Join(dir, "constant")
+	common := schedule[:len(schedule)-6]
+	if _, stderr, code := run(t, "", append([]string{"pretrain", "-out", constant, "-steps", "3"}, common...)...); code != 0 {
+		t.Fatalf("constant run: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := run(t, "", append([]string{"pretrain", "-out", constant, "-resume", "-decay-start", "1", "-decay-steps", "4"}, common...)...); code == 0 || !strings.Contains(stderr, "-decay-start 1: the run is at step 3, past it") {
+		t.Errorf("decay that began in the past: exit %d, want an error saying so:\n%s", code, stderr)
+	}
+	if _, stderr, code := run(t, "", append([]string{"pretrain", "-out", filepath.Join(dir, "bad"), "-decay-start", "3"}, common...)...); code != 2 || !strings.Contains(stderr, "-decay-start 3 needs -decay-steps") {
+		t.Errorf("-decay-start alone: exit %d, want 2 and a usage error:\n%s", code, stderr)
+	}
+}
+
+// pretrain -init-embed DIR starts a run from DIR's token embeddings (and only those); a model of another
+// vocabulary is refused, naming the first token that differs.
+func TestPretrainInitEmbed(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "mols.smi")
+	if err := os.WriteFile(data, []byte(pretrainTestData), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"-data", data, "-vocab", "guacamol+zinc", "-init-only", "-seed", "7"}
+	src := filepath.Join(dir, "src")
+	if _, stderr, code := run(t, "", append([]string{"pretrain", "-out", src, "-seed", "3"}, common[:len(common)-2]...)...); code != 0 {
+		t.Fatalf("source model: exit %d\n%s", code, stderr)
+	}
+	dst := filepath.Join(dir, "dst")
+	if _, stderr, code := run(t, "", append([]string{"pretrain", "-out", dst, "-preset", "medium", "-init-embed", src}, common...)...); code != 0 {
+		t.Fatalf("-init-embed: exit %d\n%s", code, stderr)
+	}
+	plain := filepath.Join(dir, "plain")
+	if _, stderr, code := run(t, "", append([]string{"pretrain", "-out", plain, "-preset", "medium"}, common...)...); code != 0 {
+		t.Fatalf("without -init-embed: exit %d\n%s", code, stderr)
+	}
+	a, err := model.LoadModelDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := model.LoadModelDir(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := model.LoadModelDir(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Params.Config != model.Medium(a.Params.Config.V, a.Params.Config.T) {
+		t.Errorf("config %+v, want the medium preset", b.Params.Config)
+	}
+	if !slices.Equal(a.Params.Embed.Data, b.Params.Embed.Data) {
+		t.Error("the embeddings are not the source model's")
+	}
+	if slices.Equal(a.Params.Embed.Data, c.Params.Embed.Data) {
+		t.Error("a run with another seed and no -init-embed has the same embeddings: the test tells nothing")
+	}
+	// The other tensors are the new run's own (its seed's, as without -init-embed).
+	tb, tc := b.Params.Tensors(), c.Params.Tensors()
+	for i := 1; i < len(tb); i++ {
+		if !slices.Equal(tb[i].Data, tc[i].Data) {
+			t.Errorf("%s differs from the run without -init-embed", tb[i].Name)
+		}
+	}
+	_, stderr, code := run(t, "", "pretrain", "-out", filepath.Join(dir, "other"), "-data", data, "-vocab", "guacamol", "-init-only", "-init-embed", src)
+	if code == 0 || !strings.Contains(stderr, "-init-embed: "+src+" has 267 tokens, the run's vocabulary 185") {
+		t.Errorf("another vocabulary: exit %d, want an error naming the sizes:\n%s", code, stderr)
 	}
 }
