@@ -34,11 +34,7 @@ CCCl
 // pretrain -steps 4 writes the same weights as -steps 2 followed by
 // -resume -steps 4, and a bad line is reported with its file and line.
 func TestPretrainResumeMatchesStraight(t *testing.T) {
-	dir := t.TempDir()
-	data := filepath.Join(dir, "mols.smi")
-	if err := os.WriteFile(data, []byte(pretrainTestData), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, data := pretrainTestDir(t)
 	common := []string{"-data", data, "-batch", "4", "-val-frac", "0.2", "-val-every", "1", "-checkpoint-every", "1", "-seed", "7"}
 	straight := filepath.Join(dir, "straight")
 	_, stderr, code := run(t, "", append([]string{"pretrain", "-out", straight, "-steps", "4"}, common...)...)
@@ -75,11 +71,7 @@ func TestPretrainResumeMatchesStraight(t *testing.T) {
 // pretrain -init-only writes a random paper-preset model at step 0 that recon
 // inverts exactly on every usable molecule.
 func TestPretrainInitOnlyPaperRecon(t *testing.T) {
-	dir := t.TempDir()
-	data := filepath.Join(dir, "mols.smi")
-	if err := os.WriteFile(data, []byte(pretrainTestData), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, data := pretrainTestDir(t)
 	out := filepath.Join(dir, "paper")
 	if _, stderr, code := run(t, "", "pretrain", "-init-only", "-preset", "paper", "-vocab", "guacamol+zinc", "-data", data, "-out", out); code != 0 ||
 		!strings.Contains(stderr, "wrote the model at step 0") {
@@ -124,6 +116,17 @@ func sameWeights(t *testing.T, straight, resumed string) {
 	}
 }
 
+// pretrainTestDir returns a temporary directory holding pretrainTestData as mols.smi, and that file's path.
+func pretrainTestDir(t *testing.T) (dir, data string) {
+	t.Helper()
+	dir = t.TempDir()
+	data = filepath.Join(dir, "mols.smi")
+	if err := os.WriteFile(data, []byte(pretrainTestData), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, data
+}
+
 func TestLooksLikeSELFIES(t *testing.T) {
 	for s, want := range map[string]bool{
 		"[C][C][O]": true, "[C].[O]": true, "[NH3+]CC(=O)[O-]": false, "CCO": false, "": false, "[C][C": false,
@@ -147,11 +150,7 @@ func TestPretrainUsage(t *testing.T) {
 // checkpoint; a resume keeps the count (and so has nothing to do), and
 // -patience 0 trains on from where it stopped.
 func TestPretrainPatience(t *testing.T) {
-	dir := t.TempDir()
-	data := filepath.Join(dir, "mols.smi")
-	if err := os.WriteFile(data, []byte(pretrainTestData), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, data := pretrainTestDir(t)
 	out := filepath.Join(dir, "model")
 	// No validation can lower the NLL by 1e9 nats: the curve is flat at the third.
 	common := []string{"-data", data, "-out", out, "-batch", "4", "-val-frac", "0.2", "-val-every", "1", "-checkpoint-every", "0", "-seed", "7"}
@@ -185,11 +184,7 @@ func TestPretrainPatience(t *testing.T) {
 // saved in the checkpoint, so a run interrupted in the decay and resumed gives the straight run's weights bit
 // for bit, and a new -decay-steps on a resume starts from the rate reached.
 func TestPretrainDecay(t *testing.T) {
-	dir := t.TempDir()
-	data := filepath.Join(dir, "mols.smi")
-	if err := os.WriteFile(data, []byte(pretrainTestData), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, data := pretrainTestDir(t)
 	common := []string{"-data", data, "-batch", "4", "-val-frac", "0.2", "-val-every", "2", "-checkpoint-every", "0", "-log-every", "1", "-seed", "7"}
 	straight := filepath.Join(dir, "straight")
 	stdout, stderr, code := run(t, "", append([]string{"pretrain", "-out", straight, "-decay-steps", "4", "-lr-min", "1e-4"}, common...)...)
@@ -233,11 +228,7 @@ func TestPretrainDecay(t *testing.T) {
 // and falls to -lr-min by S+N, where the run ends by default; the same command resumed before and inside the
 // decay gives the straight run's weights bit for bit, and a resume past S without that decay saved is refused.
 func TestPretrainDecayStart(t *testing.T) {
-	dir := t.TempDir()
-	data := filepath.Join(dir, "mols.smi")
-	if err := os.WriteFile(data, []byte(pretrainTestData), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, data := pretrainTestDir(t)
 	schedule := []string{"-data", data, "-batch", "4", "-val-frac", "0.2", "-val-every", "2", "-checkpoint-every", "0", "-log-every", "1", "-seed", "7",
 		"-decay-start", "2", "-decay-steps", "4", "-lr-min", "1e-4"}
 	straight := filepath.Join(dir, "straight")
@@ -288,11 +279,7 @@ func TestPretrainDecayStart(t *testing.T) {
 // pretrain -init-embed DIR starts a run from DIR's token embeddings (and only those); a model of another
 // vocabulary is refused, naming the first token that differs.
 func TestPretrainInitEmbed(t *testing.T) {
-	dir := t.TempDir()
-	data := filepath.Join(dir, "mols.smi")
-	if err := os.WriteFile(data, []byte(pretrainTestData), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, data := pretrainTestDir(t)
 	common := []string{"-data", data, "-vocab", "guacamol+zinc", "-init-only", "-seed", "7"}
 	src := filepath.Join(dir, "src")
 	if _, stderr, code := run(t, "", append([]string{"pretrain", "-out", src, "-seed", "3"}, common[:len(common)-2]...)...); code != 0 {
