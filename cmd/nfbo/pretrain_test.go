@@ -94,19 +94,21 @@ func TestPretrainInitOnlyPaperRecon(t *testing.T) {
 	}
 }
 
+// loadParams returns the weights of the model in dir.
+func loadParams(t *testing.T, dir string) *model.Params {
+	t.Helper()
+	ck, err := model.LoadModelDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ck.Params
+}
+
 // sameWeights fails t unless the models in the two directories, a straight run and a resumed one, have the
 // same weights bit for bit.
 func sameWeights(t *testing.T, straight, resumed string) {
 	t.Helper()
-	a, err := model.LoadModelDir(straight)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := model.LoadModelDir(resumed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ta, tb := a.Params.Tensors(), b.Params.Tensors()
+	ta, tb := loadParams(t, straight).Tensors(), loadParams(t, resumed).Tensors()
 	for i := range ta {
 		for j := range ta[i].Data {
 			if math.Float32bits(ta[i].Data[j]) != math.Float32bits(tb[i].Data[j]) {
@@ -293,29 +295,18 @@ func TestPretrainInitEmbed(t *testing.T) {
 	if _, stderr, code := run(t, "", append([]string{"pretrain", "-out", plain, "-preset", "medium"}, common...)...); code != 0 {
 		t.Fatalf("without -init-embed: exit %d\n%s", code, stderr)
 	}
-	a, err := model.LoadModelDir(src)
-	if err != nil {
-		t.Fatal(err)
+	a, b, c := loadParams(t, src), loadParams(t, dst), loadParams(t, plain)
+	if b.Config != model.Medium(a.Config.V, a.Config.T) {
+		t.Errorf("config %+v, want the medium preset", b.Config)
 	}
-	b, err := model.LoadModelDir(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := model.LoadModelDir(plain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.Params.Config != model.Medium(a.Params.Config.V, a.Params.Config.T) {
-		t.Errorf("config %+v, want the medium preset", b.Params.Config)
-	}
-	if !slices.Equal(a.Params.Embed.Data, b.Params.Embed.Data) {
+	if !slices.Equal(a.Embed.Data, b.Embed.Data) {
 		t.Error("the embeddings are not the source model's")
 	}
-	if slices.Equal(a.Params.Embed.Data, c.Params.Embed.Data) {
+	if slices.Equal(a.Embed.Data, c.Embed.Data) {
 		t.Error("a run with another seed and no -init-embed has the same embeddings: the test tells nothing")
 	}
 	// The other tensors are the new run's own (its seed's, as without -init-embed).
-	tb, tc := b.Params.Tensors(), c.Params.Tensors()
+	tb, tc := b.Tensors(), c.Tensors()
 	for i := 1; i < len(tb); i++ {
 		if !slices.Equal(tb[i].Data, tc[i].Data) {
 			t.Errorf("%s differs from the run without -init-embed", tb[i].Name)
