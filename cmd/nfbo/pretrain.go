@@ -91,7 +91,8 @@ when resuming a run that trained without it.
 train on without merging two of them. -init-embed DIR starts a new run from
 the token embeddings of the model in DIR, which must have the same
 vocabulary; with -freeze-embed a larger model keeps a smaller one's token
-geometry, known to reconstruct every molecule.
+geometry, known to reconstruct every molecule. Like -preset and -vocab, it
+only shapes a new run: -resume takes everything from the checkpoint.
 
 -decay-steps N lowers the learning rate along a half cosine from its current
 value (1e-3 in a new run) to -lr-min over the N steps after this run's first,
@@ -165,9 +166,6 @@ reconstruct every molecule even before any training.`,
 		}
 		if *decayStart < -1 || (*decayStart >= 0 && *decaySteps == 0) {
 			return Usagef(cmd, "pretrain: -decay-start %d needs -decay-steps and must not be negative", *decayStart)
-		}
-		if *initEmbed != "" && *resume {
-			return Usagef(cmd, "pretrain: -init-embed starts a run; a resumed run has its embeddings")
 		}
 		pr := &pretrainRun{cmd: cmd, out: *out, steps: *steps, initOnly: *initOnly, valEvery: *valEvery, ckEvery: *ckEvery, logEvery: *logEvery, recon: *reconN,
 			decaySteps: *decaySteps, decayStart: *decayStart, lrMin: *lrMin, initEmbed: *initEmbed,

@@ -312,6 +312,10 @@ func TestPretrainInitEmbed(t *testing.T) {
 			t.Errorf("%s differs from the run without -init-embed", tb[i].Name)
 		}
 	}
+	// The same command resumes the run: its embeddings then come from its own checkpoint.
+	if _, stderr, code := run(t, "", "pretrain", "-out", dst, "-resume", "-steps", "1", "-batch", "4", "-val-frac", "0.2", "-data", data, "-init-embed", plain); code != 0 {
+		t.Errorf("resume with -init-embed: exit %d\n%s", code, stderr)
+	}
 	_, stderr, code := run(t, "", "pretrain", "-out", filepath.Join(dir, "other"), "-data", data, "-vocab", "guacamol", "-init-only", "-init-embed", src)
 	if code == 0 || !strings.Contains(stderr, "-init-embed: "+src+" has 267 tokens, the run's vocabulary 185") {
 		t.Errorf("another vocabulary: exit %d, want an error naming the sizes:\n%s", code, stderr)
