@@ -36,6 +36,15 @@ func TestOptimizeKill9(t *testing.T) {
 			"-budget", strconv.Itoa(budget), "-candidates", "200", "-model", dir, "-out", out, "-seed", "7"}
 	}
 
+	// The uninterrupted run first: its wall time sets when the killed legs die, so that they die mid-run on a
+	// fast machine as on a slow one (a fixed 0.2-1.2 s let the whole run finish before the first kill).
+	ref := filepath.Join(dir, "ref")
+	start := time.Now()
+	if out, err := exec.Command(bin, args(ref)...).CombinedOutput(); err != nil {
+		t.Fatalf("uninterrupted run: %v\n%s", err, out)
+	}
+	full := time.Since(start)
+
 	killed := filepath.Join(dir, "killed")
 	rng := rand.New(rand.NewPCG(1, 1))
 	kills, done := 0, false
@@ -61,7 +70,7 @@ func TestOptimizeKill9(t *testing.T) {
 				t.Fatalf("leg %d: %v\n%s", leg, err, stderr.String())
 			}
 			done = true
-		case <-killAfter(leg < maxKills, time.Duration(200+rng.IntN(1000))*time.Millisecond):
+		case <-killAfter(leg < maxKills, time.Duration((0.05+0.6*rng.Float64())*float64(full))):
 			cmd.Process.Signal(syscall.SIGKILL)
 			err := <-exited
 			var ee *exec.ExitError
@@ -81,7 +90,7 @@ func TestOptimizeKill9(t *testing.T) {
 	if kills == 0 {
 		t.Error("no leg was killed: the test proved nothing")
 	}
-	t.Logf("finished after %d kills", kills)
+	t.Logf("finished after %d kills (the uninterrupted run took %v)", kills, full.Round(time.Millisecond))
 
 	got, gotY := readLogSMILES(t, filepath.Join(killed, "evaluations.jsonl"))
 	if len(got) != budget {
@@ -95,10 +104,6 @@ func TestOptimizeKill9(t *testing.T) {
 		seen[s] = true
 	}
 
-	ref := filepath.Join(dir, "ref")
-	if out, err := exec.Command(bin, args(ref)...).CombinedOutput(); err != nil {
-		t.Fatalf("uninterrupted run: %v\n%s", err, out)
-	}
 	want, wantY := readLogSMILES(t, filepath.Join(ref, "evaluations.jsonl"))
 	if !slices.Equal(got, want) || !slices.Equal(gotY, wantY) {
 		t.Errorf("killed-and-resumed run differs from the uninterrupted one:\n got %q\nwant %q", got, want)
