@@ -278,8 +278,8 @@ func TestPretrainDecayStart(t *testing.T) {
 	}
 }
 
-// pretrain -init-embed DIR starts a run from DIR's token embeddings (and only those); a model of another
-// vocabulary is refused, naming the first token that differs.
+// pretrain -init-embed DIR starts a run from DIR's token embeddings (and only those), the same command
+// resumes it, and a model of another vocabulary is refused, saying how it differs.
 func TestPretrainInitEmbed(t *testing.T) {
 	dir, data := pretrainTestDir(t)
 	common := []string{"-data", data, "-vocab", "guacamol+zinc", "-init-only", "-seed", "7"}
