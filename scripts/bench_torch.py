@@ -11,10 +11,11 @@ loss = NLL + similarity loss; Adam with gradient clipping at norm 1. The
 LSTM input is dense, as in the reference code. Noise is drawn without the
 rejection sampling (a CPU loop in both implementations, not measured here).
 
-Usage: python3 scripts/bench_torch.py [-preset small|paper] [-B 32] [-T 70]
-       [-V 185] [-steps 8] [-threads 2]
-Needs Debian's python3-torch (apt-get install python3-torch); it prints the
-median seconds per step and sequences per second.
+Usage: python3 scripts/bench_torch.py [-preset small|medium|paper] [-B 32]
+       [-T 70] [-V 185] [-steps 8] [-threads 2] [-device cpu|cuda]
+Needs Debian's python3-torch (apt-get install python3-torch) on the CPU, or
+any CUDA build of PyTorch with -device cuda (the GPU baseline of issue #15);
+it prints the median seconds per step and sequences per second.
 """
 import argparse
 import math
@@ -27,6 +28,7 @@ import torch.nn as nn
 PRESETS = {
     # F, MaxT, blocks, LSTM layers, H, couplings, U, coupling depth
     "small": dict(F=40, MaxT=288, K=2, L=1, H=256, C=4, U=64, depth=2),
+    "medium": dict(F=40, MaxT=288, K=3, L=1, H=320, C=6, U=80, depth=2),
     "paper": dict(F=40, MaxT=288, K=5, L=2, H=500, C=10, U=100, depth=2),
 }
 LOG_A = math.log(8 * math.sqrt(3) / 9 - 0.05)
@@ -119,13 +121,19 @@ def main():
     ap.add_argument("-V", type=int, default=185)
     ap.add_argument("-steps", type=int, default=8)
     ap.add_argument("-threads", type=int, default=2)
+    ap.add_argument("-device", default="cpu", choices=["cpu", "cuda"])
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
-    m = SeqFlow(a.V, a.T, **PRESETS[a.preset])
+    dev = torch.device(a.device)
+    m = SeqFlow(a.V, a.T, **PRESETS[a.preset]).to(dev)
     opt = torch.optim.Adam(m.parameters(), lr=1e-3)
-    tok = torch.randint(a.V, (a.B, a.T))
-    neg = torch.randint(a.V, (a.B, a.T))
+    tok = torch.randint(a.V, (a.B, a.T), device=dev)
+    neg = torch.randint(a.V, (a.B, a.T), device=dev)
+    if a.device == "cuda":
+        # Full fp32, as nfbo's GPU engine computes (cuBLAS pedantic math): no TF32.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     times = []
     for i in range(a.steps + 1):
         t0 = time.perf_counter()
@@ -134,11 +142,14 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
         opt.step()
+        if a.device == "cuda":
+            torch.cuda.synchronize()  # kernels run asynchronously: time the step, not its launch
         if i > 0:  # the first step warms up
             times.append(time.perf_counter() - t0)
     med = statistics.median(times)
     n = sum(p.numel() for p in m.parameters())
-    print(f"pytorch {torch.__version__} threads={a.threads} preset={a.preset} params={n} B={a.B} T={a.T} V={a.V}: "
+    where = torch.cuda.get_device_name(dev) if a.device == "cuda" else f"threads={a.threads}"
+    print(f"pytorch {torch.__version__} {where} preset={a.preset} params={n} B={a.B} T={a.T} V={a.V}: "
           f"median {med:.3f} s/step over {len(times)} steps ({a.B / med:.1f} seq/s), min {min(times):.3f}")
 
 

@@ -374,13 +374,17 @@ func TestGPUGemm(t *testing.T) {
 				for j := range n {
 					var s, abs float64
 					for l := range k {
-						a := A[i*ac+l]
+						// Index the stored layout only: op(A)[i][l] is A[l][i] when transposed.
+						var a, bv float32
 						if tA {
 							a = A[l*ac+i]
+						} else {
+							a = A[i*ac+l]
 						}
-						bv := B[l*bc+j]
 						if tB {
 							bv = B[j*bc+l]
+						} else {
+							bv = B[l*bc+j]
 						}
 						s += float64(a) * float64(bv)
 						abs += math.Abs(float64(a) * float64(bv))

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# gpu-check.sh OUT: the GPU checks of engine/cuda (issue #15) in one run on a GPU machine without Go, from the
+# repository root, with the binaries built here beforehand (DEVELOPERS.md "GPU work"):
+#
+#   CGO_ENABLED=1 go build -ldflags "-s -w" -o .gpu/nfbo ./cmd/nfbo
+#   CGO_ENABLED=1 go test -c -ldflags "-s -w" -o .gpu/cuda.test ./engine/cuda
+#
+# It lists the CUDA libraries and headers found, runs `nfbo gpu` (the probe), compiles
+# engine/cuda/testdata/abi_check.c against the machine's headers, runs the GPU tests (NFBO_GPU=1), runs them
+# under compute-sanitizer memcheck where the machine has it, and times scripts/bench_torch.py on the GPU as
+# the PyTorch baseline of the GPU training step. Every step writes OUT/<step>.txt and says PASS or FAIL in
+# OUT/summary.txt; a failed step does not stop the others (GPU time is scarce: one run says everything).
+set -u
+out=${1:?usage: scripts/gpu-check.sh OUT}
+mkdir -p "$out"
+summary=$out/summary.txt
+: >"$summary"
+
+# run NAME SECONDS CMD...: runs CMD with a time limit, its output in OUT/NAME.txt, and records the verdict.
+run() {
+	local name=$1 limit=$2
+	shift 2
+	local t0=$SECONDS rc=0
+	if declare -F "$1" >/dev/null; then # a function of this script: timeout runs programs, so run it in bash
+		timeout "$limit" bash -c "$(declare -f "$1"); $1" >"$out/$name.txt" 2>&1 || rc=$?
+	else
+		timeout "$limit" "$@" >"$out/$name.txt" 2>&1 || rc=$?
+	fi
+	local verdict=PASS
+	[ "$rc" -ne 0 ] && verdict="FAIL (exit $rc)"
+	echo "$name: $verdict in $((SECONDS - t0)) s" | tee -a "$summary"
+}
+
+sp=$(ls -d /opt/*/.venv/lib/python3*/site-packages /usr/local/lib/python3*/dist-packages 2>/dev/null | head -1)
+python=python3
+for p in /opt/*/.venv/bin/python; do [ -x "$p" ] && python=$p && break; done
+libdir=$sp/nvidia/cu13/lib
+export NFBO_CUDA_LIB_DIRS=$libdir NFBO_GPU=1 sp python libdir
+
+# GPU_CHECK_STEPS="abi gputests" runs only those steps (all when unset).
+want() { [ -z "${GPU_CHECK_STEPS:-}" ] || [[ " $GPU_CHECK_STEPS " == *" $1 "* ]]; }
+
+machine() {
+	date -u
+	ldd --version | head -1
+	nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv
+	echo "site-packages: $sp"
+	echo "python: $python"
+	ls "$sp/nvidia" "$libdir"
+	ls /usr/local/cuda*/bin 2>/dev/null | head -40
+}
+want machine && run machine 30 machine
+want probe && run probe 60 .gpu/nfbo gpu
+
+abi() {
+	local inc=() h d
+	for h in cuda.h cublas_v2.h nvrtc.h; do
+		d=$(find "$sp/nvidia" /usr/local/cuda*/include /usr/include -name "$h" 2>/dev/null | head -1)
+		echo "$h: ${d:-not found}"
+		[ -n "$d" ] || return 1
+		inc+=("-I$(dirname "$d")")
+		[ "$h" = cuda.h ] && grep -m1 '#define CUDA_VERSION' "$d"
+	done
+	# The wheels' headers include crt/host_defines.h, which only the full toolkit ships; a stub of the
+	# qualifiers it defines stands in where it is missing (they do not change a host prototype).
+	d=$(find "$sp/nvidia" /usr/local/cuda*/include /usr/include -path '*crt/host_defines.h' 2>/dev/null | head -1)
+	if [ -n "$d" ]; then
+		inc+=("-I$(dirname "$(dirname "$d")")")
+	else
+		echo "crt/host_defines.h: not found, using engine/cuda/testdata/stub"
+		inc+=("-Iengine/cuda/testdata/stub")
+	fi
+	gcc -std=gnu11 -fsyntax-only "${inc[@]}" engine/cuda/testdata/abi_check.c && echo "all prototypes match"
+}
+want abi && run abi 60 abi
+
+gputests() { cd engine/cuda && ../../.gpu/cuda.test -test.v -test.count=1; }
+want gputests && run gputests 150 gputests
+
+memcheck() {
+	local cs
+	cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer "$sp"/nvidia/*/bin/compute-sanitizer 2>/dev/null | head -1)
+	[ -n "$cs" ] || { echo "compute-sanitizer not found"; return 1; }
+	cd engine/cuda && "$cs" --tool memcheck --error-exitcode 1 ../../.gpu/cuda.test -test.run 'GPUKernels|GPUGemm'
+}
+want memcheck && run memcheck 120 memcheck
+
+# PyTorch's eager training step on this GPU, full fp32 (no TF32), at the training shapes of BENCHMARKS.md.
+torchbench() {
+	"$python" scripts/bench_torch.py -device cuda -preset small -B 128 -T 109 -V 267 -steps 20 &&
+		"$python" scripts/bench_torch.py -device cuda -preset medium -B 128 -T 109 -V 267 -steps 20 &&
+		"$python" scripts/bench_torch.py -device cuda -preset paper -B 128 -T 100 -V 267 -steps 20 &&
+		"$python" scripts/bench_torch.py -device cuda -preset paper -B 32 -T 100 -V 267 -steps 20
+}
+want torchbench && run torchbench 120 torchbench
+cat "$summary"
