@@ -110,8 +110,8 @@ func (a Args) Check() error {
 		return argErrorf("-anchor-temp must be positive, 0 (the rule's) or -1 (greedy)")
 	case a.Offspring < -1 || a.FineTuneEvery < -1 || a.TRInit < 0:
 		return argErrorf("-offspring and -finetune-every must be -1 or more, and -tr-init not negative")
-	case a.Backend != "auto" && a.Backend != "go" && a.Backend != "ort":
-		return argErrorf("-backend %q: want auto, go or ort", a.Backend)
+	case a.Backend != "auto" && a.Backend != "go" && a.Backend != "ort" && a.Backend != "cuda":
+		return argErrorf("-backend %q: want auto, go, ort or cuda", a.Backend)
 	}
 	return nil
 }

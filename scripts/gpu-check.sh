@@ -4,10 +4,12 @@
 #
 #   CGO_ENABLED=1 go build -ldflags "-s -w" -o .gpu/nfbo ./cmd/nfbo
 #   CGO_ENABLED=1 go test -c -ldflags "-s -w" -o .gpu/cuda.test ./engine/cuda
+#   CGO_ENABLED=1 go test -c -ldflags "-s -w" -o .gpu/gpuflow.test ./engine/gpuflow
 #
 # It lists the CUDA libraries and headers found, runs `nfbo gpu` (the probe), compiles
 # engine/cuda/testdata/abi_check.c against the machine's headers, runs the GPU tests (NFBO_GPU=1), runs them
-# under compute-sanitizer memcheck where the machine has it, and times scripts/bench_torch.py on the GPU as
+# under compute-sanitizer memcheck where the machine has it, checks the GPU decoder (engine/gpuflow) against
+# pure Go and times it (also through nfbo recon -backend cuda), and times scripts/bench_torch.py on the GPU as
 # the PyTorch baseline of the GPU training step. Every step writes OUT/<step>.txt and says PASS or FAIL in
 # OUT/summary.txt; a failed step does not stop the others (GPU time is scarce: one run says everything).
 set -u
@@ -84,6 +86,23 @@ memcheck() {
 	cd engine/cuda && "$cs" --tool memcheck --error-exitcode 1 ../../.gpu/cuda.test -test.run 'GPUKernels|GPUGemm'
 }
 want memcheck && run memcheck 120 memcheck
+
+# The GPU decoder (engine/gpuflow) against pure Go: parity, reconstruction and decode speed.
+gpuflow() { cd engine/gpuflow && ../../.gpu/gpuflow.test -test.v -test.count=1; }
+want gpuflow && run gpuflow 240 gpuflow
+
+# nfbo recon end to end on the GPU and in pure Go: the 10k GuacaMol set through the shipped small-rpf model.
+recon() {
+	set -o pipefail
+	zcat data/generated/guacamol_10k_selfies_v2.0.0_scores.csv.gz | awk -F, 'NR > 1 { print $2 }' >/tmp/g10k.smi
+	for b in cuda go; do
+		echo "-backend $b"
+		s=$EPOCHREALTIME
+		.gpu/nfbo recon -model data/models/small-rpf -backend "$b" -batch 10000 /tmp/g10k.smi | tail -4 || return 1
+		awk -v a="$s" -v b="$EPOCHREALTIME" 'BEGIN { printf "wall %.2f s\n", b - a }'
+	done
+}
+want recon && run recon 240 recon
 
 # PyTorch's eager training step on this GPU, full fp32 (no TF32), at the training shapes of BENCHMARKS.md.
 torchbench() {

@@ -21,7 +21,7 @@ import (
 
 func newReconCmd() *Command {
 	c := &Command{
-		UsageLine: "recon [-format auto|smiles|selfies] [-backend auto|go|ort] [-batch N] [-finetune FILE2 [-epochs N] [-freeze-embed]] -model DIR FILE",
+		UsageLine: "recon [-format auto|smiles|selfies] [-backend auto|go|ort|cuda] [-batch N] [-finetune FILE2 [-epochs N] [-freeze-embed]] -model DIR FILE",
 		Short:     "check that the flow reconstructs molecules token for token",
 		Long: `Recon encodes every molecule of FILE into the SeqFlow latent space and
 decodes it back, then prints the fraction reconstructed token for token and
@@ -33,8 +33,9 @@ the selfies 2.0.0 encoder. DIR is a model directory holding ` + model.Checkpoint
 (or the checkpoint file itself); its vocabulary and sequence length T apply.
 
 -backend chooses who runs the flow: go (pure Go), ort (ONNX Runtime, an
-error if its library cannot be loaded) or auto (ONNX Runtime when its
-library is found, else pure Go with a warning). The library is
+error if its library cannot be loaded), auto (ONNX Runtime when its
+library is found, else pure Go with a warning) or cuda (decoding on GPU 0,
+encoding in pure Go; an error without a GPU). The ONNX Runtime library is
 $NFBO_ORT_LIB or third_party/onnxruntime/lib/libonnxruntime.so.1.
 
 A molecule that cannot be encoded (invalid SMILES, a token outside the
@@ -55,7 +56,7 @@ embeddings fixed, as the optimiser's screened variant does.`,
 	modelDir := c.Flag.String("model", "", "model directory or checkpoint `file` (required)")
 	format := c.Flag.String("format", "auto", "input format: auto, smiles or selfies")
 	batch := c.Flag.Int("batch", 256, "molecules encoded and decoded per batch")
-	backend := c.Flag.String("backend", "auto", "who runs the flow: auto, go or ort")
+	backend := c.Flag.String("backend", "auto", "who runs the flow: auto, go, ort or cuda (decoding on the GPU)")
 	finetune := c.Flag.String("finetune", "", "fine-tune one epoch on the molecules of this `file` first")
 	seed := c.Flag.Uint64("seed", 1, "random seed of -finetune")
 	epochs := c.Flag.Int("epochs", 1, "epochs of -finetune")
@@ -70,8 +71,8 @@ embeddings fixed, as the optimiser's screened variant does.`,
 		if *format != "auto" && *format != "smiles" && *format != "selfies" {
 			return Usagef(cmd, "recon: -format %q: want auto, smiles or selfies", *format)
 		}
-		if *backend != "auto" && *backend != "go" && *backend != "ort" {
-			return Usagef(cmd, "recon: -backend %q: want auto, go or ort", *backend)
+		if *backend != "auto" && *backend != "go" && *backend != "ort" && *backend != "cuda" {
+			return Usagef(cmd, "recon: -backend %q: want auto, go, ort or cuda", *backend)
 		}
 		if *batch < 1 {
 			return Usagef(cmd, "recon: -batch %d: must be positive", *batch)

@@ -330,3 +330,25 @@ func loadAll(d *Device, image []byte, entries []string) error {
 	}
 	return nil
 }
+
+// LoadKernels compiles every embedded kernel source (Kernels) with n for the device's architecture, loads the
+// images and returns their entry points by name. The modules stay loaded until the device is closed.
+func (d *Device) LoadKernels(n *NVRTC) (map[string]*Kernel, error) {
+	ks := map[string]*Kernel{}
+	for _, src := range Kernels() {
+		img, err := n.Compile(src.Name, src.Code, CompileOptions{Arch: d.Info.ComputeCapability})
+		if err != nil {
+			return nil, err
+		}
+		m, err := d.LoadModule(img)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range src.Entries {
+			if ks[e], err = m.Kernel(e); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ks, nil
+}

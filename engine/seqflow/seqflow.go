@@ -4,17 +4,22 @@
 // that goes into the run directory's checkpoint.
 //
 // Encoding and decoding run in pure Go (model.Flow) or, with Options.Backend "ort" or "auto", in batches on ONNX
-// Runtime (engine/ort), whose sessions are rebuilt from the new weights after every fine-tune (0.1–0.5 s).
+// Runtime (engine/ort), whose sessions are rebuilt from the new weights after every fine-tune (0.1–0.5 s). With
+// Backend "cuda" decoding runs on the GPU (engine/gpuflow, the weights uploaded again after every fine-tune)
+// and encoding in pure Go.
 package seqflow
 
 import (
 	"bytes"
 	"context"
 	"encoding/gob"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 
+	"github.com/nfbo/nfbo/engine/cuda"
+	"github.com/nfbo/nfbo/engine/gpuflow"
 	"github.com/nfbo/nfbo/engine/ort"
 	"github.com/nfbo/nfbo/engine/train"
 	"github.com/nfbo/nfbo/model"
@@ -25,7 +30,8 @@ type Options struct {
 	// Workers is the number of goroutines for pure-Go encoding and decoding; 0 means runtime.GOMAXPROCS(0).
 	Workers int
 	// Backend runs encoding and decoding: "go" (or "") pure Go; "ort" ONNX Runtime, an error if its library
-	// cannot be loaded; "auto" ONNX Runtime when its library is found, else pure Go after one warning to Warn.
+	// cannot be loaded; "auto" ONNX Runtime when its library is found, else pure Go after one warning to Warn;
+	// "cuda" decoding on GPU 0 (engine/gpuflow), an error without one.
 	Backend string
 	// Warn receives the "auto" fallback warning; nil means os.Stderr.
 	Warn io.Writer
@@ -35,9 +41,10 @@ type Options struct {
 
 // Flow is a SeqFlow at a fixed sequence length T, fine-tuned in place. It is not safe for concurrent use.
 type Flow struct {
-	params *model.Params // the run's copy of the weights, Config.T = T
-	flow   *model.Flow   // rebuilt from params after every fine-tune
-	codec  ort.Codec     // runs flow; reopened after every change of the weights
+	params *model.Params   // the run's copy of the weights, Config.T = T
+	flow   *model.Flow     // rebuilt from params after every fine-tune
+	codec  ort.Codec       // runs flow; reopened after every change of the weights
+	gpu    *gpuflow.Engine // with Backend "cuda": opened once, shared by every codec of the run
 	tr     *train.Trainer
 	src    *rand.PCG // the trainer's random source, reseeded from the optimiser's stream at every fine-tune
 	opts   Options
@@ -63,9 +70,9 @@ func New(ck *model.Checkpoint, t int, opts Options) (*Flow, error) {
 		return nil, fmt.Errorf("seqflow: %w", err)
 	}
 	switch opts.Backend {
-	case "", "go", "ort", "auto":
+	case "", "go", "ort", "auto", "cuda":
 	default:
-		return nil, fmt.Errorf("seqflow: backend %q: want go, ort or auto", opts.Backend)
+		return nil, fmt.Errorf("seqflow: backend %q: want go, ort, auto or cuda", opts.Backend)
 	}
 	fl := &Flow{params: p, flow: f, tr: tr, src: src, opts: opts}
 	if err := fl.open(); err != nil {
@@ -91,6 +98,16 @@ func (f *Flow) open() error {
 		if f.codec, err = ort.Open(f.flow, ort.Options{Warn: f.opts.Warn}); err == nil && f.codec.Backend() == "go" {
 			f.opts.Backend = "go"
 		}
+	case "cuda":
+		if f.gpu == nil {
+			f.gpu, err = gpuflow.Open(cuda.OSEnv(), 0)
+		}
+		if err == nil {
+			var c *gpuflow.Codec
+			if c, err = f.gpu.NewCodec(f.flow, 0, f.opts.Workers); err == nil {
+				f.codec = c
+			}
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("seqflow: %w", err)
@@ -98,11 +115,18 @@ func (f *Flow) open() error {
 	return nil
 }
 
-// Backend names what runs encoding and decoding: "go" or "onnxruntime".
+// Backend names what runs encoding and decoding: "go", "onnxruntime" or "cuda".
 func (f *Flow) Backend() string { return f.codec.Backend() }
 
-// Close releases the ONNX Runtime sessions, if any.
-func (f *Flow) Close() error { return f.codec.Close() }
+// Close releases the ONNX Runtime sessions or the GPU, if any.
+func (f *Flow) Close() error {
+	err := f.codec.Close()
+	if f.gpu != nil {
+		err = errors.Join(err, f.gpu.Close())
+		f.gpu = nil
+	}
+	return err
+}
 
 // Shape returns T and F.
 func (f *Flow) Shape() (t, feat int) {

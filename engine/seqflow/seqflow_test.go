@@ -185,3 +185,67 @@ func TestONNXRuntime(t *testing.T) {
 		t.Error("ONNX Runtime sessions still hold the weights from before fine-tuning")
 	}
 }
+
+// Backend "cuda": without a GPU, New fails and says why; with NFBO_GPU=1 (on a GPU machine, DEVELOPERS.md "GPU
+// work") a round trip, a fine-tune and decoding with the fine-tuned weights uploaded again, against pure Go.
+func TestCUDA(t *testing.T) {
+	ck := tiny(t)
+	const T = 12
+	f, err := seqflow.New(ck, T, seqflow.Options{Backend: "cuda"})
+	if os.Getenv("NFBO_GPU") != "1" {
+		if err == nil {
+			f.Close()
+			t.Skip("a GPU is present; run with NFBO_GPU=1")
+		}
+		t.Logf("without a GPU: %v", err)
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.Backend() != "cuda" {
+		t.Fatalf("backend %q", f.Backend())
+	}
+	g, err := seqflow.New(ck, T, seqflow.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	x := seqs(rand.New(rand.NewPCG(3, 3)), 64, T, 12)
+	for round := range 2 {
+		z := make([]float64, len(x)*8)
+		if err := f.Encode(ctx, z, x); err != nil {
+			t.Fatal(err)
+		}
+		back := make([]int, len(x))
+		if err := f.Decode(ctx, back, z); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(back, x) {
+			t.Errorf("round %d: decode(encode(x)) != x on the GPU", round)
+		}
+		// Random latents: the same tokens as pure Go with the same weights.
+		rng := rand.New(rand.NewPCG(5, uint64(round)))
+		for i := range z {
+			z[i] = rng.NormFloat64()
+		}
+		xg, xc := make([]int, len(x)), make([]int, len(x))
+		if err := f.Decode(ctx, xg, z); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Decode(ctx, xc, z); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(xg, xc) {
+			t.Errorf("round %d: GPU and pure Go decode random latents differently", round)
+		}
+		// Fine-tune both with the same stream: the GPU decoder must then hold the new weights.
+		if err := f.FineTune(ctx, x, rand.New(rand.NewPCG(4, 4))); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.FineTune(ctx, x, rand.New(rand.NewPCG(4, 4))); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -148,3 +148,71 @@ extern "C" __global__ void nearest_token(int* ids, const float* y, const float* 
 	}
 	ids[r] = arg;
 }
+
+// The decoder's kernels (engine/gpuflow, model.Flow.inverse on the CPU).
+
+// fill_rows copies the vector v [w] into each of the n rows of y [n, w]: the LSTM's initial states.
+extern "C" __global__ void fill_rows(float* y, const float* v, int n, int w) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= (long)n * w) return;
+	y[i] = v[i % w];
+}
+
+// relu sets the negative entries of y [n] to zero.
+extern "C" __global__ void relu(float* y, long n) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n && y[i] < 0.0f) y[i] = 0.0f;
+}
+
+// gather_cols copies columns [off, off+w) of src [n, srcW] into dst [n, w]: a coupling's conditioning half of
+// y, or its part of the coupling nets' shared context product.
+extern "C" __global__ void gather_cols(float* dst, const float* src, int n, int srcW, int off, int w) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= (long)n * w) return;
+	long r = i / w;
+	dst[i] = src[r * srcW + off + i % w];
+}
+
+// nlsq_inv inverts the NLSq map in place on columns [off, off+half) of y [n, F], with the raw parameters
+// raw [n, half, 5], as kernels.NLSqInverseTo: the pseudo-parameters b, c, d rounded to float32 (NLSqPseudo),
+// then the closed-form cubic in double (NLSqInverse64).
+extern "C" __global__ void nlsq_inv(float* y, const float* raw, int n, int F, int off, int half) {
+	long k = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (k >= (long)n * half) return;
+	long r = k / half;
+	int i = (int)(k % half);
+	const float* p = raw + k * 5;
+	double a = p[0];
+	double b = (float)exp(0.4 * (double)p[1]);
+	double d = (float)exp(0.4 * (double)p[3]);
+	double c = (float)(tanh(0.3 * (double)p[2]) * exp((double)NFBO_LOG_A + 0.4 * (double)p[1] - 0.4 * (double)p[3]));
+	double f = p[4];
+	float* w = y + r * F + off + i;
+	double ua = (double)*w - a, f2 = 1 + f * f;
+	double A = -b * d * d, B = ua * d * d - 2 * b * d * f, C = 2 * ua * d * f - b * f2, Dc = ua * f2 - c;
+	double P = (3 * A * C - B * B) / (3 * A * A);
+	double Q = (2 * B * B * B - 9 * A * B * C + 27 * A * A * Dc) / (27 * A * A * A);
+	double t;
+	if (P > 0) {
+		t = -2 * sqrt(P / 3) * sinh(asinh((3 * Q / (2 * P)) * sqrt(3 / P)) / 3);
+	} else if (P < 0) {
+		double ap = -P, arg = (-3 * fabs(Q) / (2 * P)) * sqrt(3 / ap) - 1;
+		double sq = Q > 0 ? 1 : (Q < 0 ? -1 : 0);
+		t = -2 * sq * sqrt(ap / 3) * cosh(acosh(fabs(arg) + 1) / 3);
+	} else {
+		t = -cbrt(Q);
+	}
+	*w = (float)(t - B / (3 * A));
+}
+
+// affine_inv inverts the affine map in place on columns [off, off+half) of y [n, F], raw [n, half, 2], as
+// kernels.AffineInverseTo: w = (u − o0)·exp(−0.5·o1) in double.
+extern "C" __global__ void affine_inv(float* y, const float* raw, int n, int F, int off, int half) {
+	long k = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (k >= (long)n * half) return;
+	long r = k / half;
+	int i = (int)(k % half);
+	float* w = y + r * F + off + i;
+	double s = 0.5 * (double)raw[k * 2 + 1];
+	*w = (float)(((double)*w - (double)raw[k * 2]) * exp(-s));
+}

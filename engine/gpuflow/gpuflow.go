@@ -1,0 +1,452 @@
+//go:build cgo
+
+package gpuflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nfbo/nfbo/engine/cuda"
+	"github.com/nfbo/nfbo/model"
+)
+
+// Engine is an open GPU with cuBLAS and the compiled kernels; Codecs for any number of flows share it. Open it
+// once per program (compiling the kernels takes about a second) and Close it last.
+type Engine struct {
+	dev  *cuda.Device
+	blas *cuda.BLAS
+	ks   map[string]*cuda.Kernel
+}
+
+// Open opens GPU ordinal with the libraries found through env (cuda.SearchDirs) and compiles the embedded
+// kernels for it.
+func Open(env cuda.Env, ordinal int) (*Engine, error) {
+	n, err := cuda.LoadNVRTC(env)
+	if err != nil {
+		return nil, fmt.Errorf("gpuflow: %w", err)
+	}
+	d, err := cuda.OpenDevice(env, ordinal)
+	if err != nil {
+		return nil, fmt.Errorf("gpuflow: %w", err)
+	}
+	b, err := d.OpenBLAS(env)
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("gpuflow: %w", err)
+	}
+	ks, err := d.LoadKernels(n)
+	if err != nil {
+		b.Close()
+		d.Close()
+		return nil, fmt.Errorf("gpuflow: %w", err)
+	}
+	return &Engine{dev: d, blas: b, ks: ks}, nil
+}
+
+// Device describes the GPU.
+func (e *Engine) Device() cuda.DeviceInfo { return e.dev.Info }
+
+// Close releases cuBLAS and the GPU; Codecs of the engine must be closed first.
+func (e *Engine) Close() error {
+	return errors.Join(e.blas.Close(), e.dev.Close())
+}
+
+// Codec decodes latents of one flow on the GPU and encodes on the CPU (model.Flow): the optimiser encodes a few
+// molecules per iteration and decodes thousands of candidates. It is not safe for concurrent use.
+type Codec struct {
+	e       *Engine
+	flow    *model.Flow
+	ws      *model.Workspace
+	cfg     model.Config
+	unit    cuda.Ptr
+	blocks  []gpuBlock
+	owned   []cuda.Ptr // every allocation, freed by Close
+	batch   int        // sequences per pass on the device; the buffers below hold batch rows
+	buf     buffers
+	zHost   []float32 // T×batch×F, time-major
+	idsHost []int32
+}
+
+// gpuBlock holds one block's weights on the device, in model.Flow's inference layout.
+type gpuBlock struct {
+	h0, c0   []cuda.Ptr // per LSTM layer, [H]
+	stepBias cuda.Ptr   // [T, 4H]: layer 0's constant gate part per step
+	bias     []cuda.Ptr // per LSTM layer ≥ 1, [4H]; bias[0] unused
+	wih, whh []cuda.Ptr // layer 0: Wih's first F rows [F, 4H]; layers ≥ 1 [H, 4H]; whh [H, 4H]
+	ctxW     cuda.Ptr   // [H, C·U]
+	ctxB     cuda.Ptr   // [C·U]
+	coup     []gpuCoupling
+}
+
+// gpuCoupling is one coupling net: the first layer's rows that meet the conditioning half, then the deeper
+// layers and the output layer with their biases.
+type gpuCoupling struct {
+	w0cond cuda.Ptr   // [half, U]
+	w, b   []cuda.Ptr // layers 1..depth−1: [U, U], [U]; then the output layer [U, half·np], [half·np]
+}
+
+// buffers are the decoder's working memory for batch sequences.
+type buffers struct {
+	y          cuda.Ptr // [T, batch, F], time-major
+	h, c       []cuda.Ptr
+	tc, gates  cuda.Ptr // [batch, H], [batch, 4H]
+	ctxp       cuda.Ptr // [batch, C·U]
+	cond       cuda.Ptr // [batch, half]
+	hidA, hidB cuda.Ptr // [batch, U]
+	raw        cuda.Ptr // [batch, half·np]
+	ids        cuda.Ptr // [T, batch] int32
+}
+
+// DefaultBatch is the number of sequences a Codec decodes per pass when NewCodec is given 0: large enough that
+// the GEMMs fill an H100 and the launches are amortised, small enough for any preset's buffers (well under 1 GiB).
+const DefaultBatch = 4096
+
+// NewCodec uploads flow's weights to the engine's GPU. batch is the number of sequences decoded per pass (0:
+// DefaultBatch); workers the CPU goroutines of encoding (0: all cores).
+func (e *Engine) NewCodec(flow *model.Flow, batch, workers int) (*Codec, error) {
+	if batch <= 0 {
+		batch = DefaultBatch
+	}
+	c := &Codec{e: e, flow: flow, ws: &model.Workspace{Workers: workers}, cfg: flow.Config(), batch: batch}
+	if err := c.upload(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("gpuflow: %w", err)
+	}
+	return c, nil
+}
+
+// alloc uploads src (or allocates n floats of zeros when src is nil) and records the allocation.
+func (c *Codec) alloc(src []float32, n int) (cuda.Ptr, error) {
+	if src != nil {
+		n = len(src)
+	}
+	p, err := c.e.dev.Alloc(4 * max(1, n))
+	if err != nil {
+		return 0, err
+	}
+	c.owned = append(c.owned, p)
+	if src == nil {
+		src = make([]float32, max(1, n))
+	}
+	return p, c.e.dev.Upload(p, src)
+}
+
+func (c *Codec) upload() error {
+	cfg := c.cfg
+	T, F, H, L, C, U := cfg.T, cfg.F, cfg.H, cfg.LSTMLayers, cfg.Couplings, cfg.U
+	half, np := cfg.Half(), cfg.Transform.NumParams()
+	p := c.flow.Params()
+	var err error
+	// up uploads src, keeping the first error.
+	up := func(src []float32, n int) cuda.Ptr {
+		if err != nil {
+			return 0
+		}
+		var q cuda.Ptr
+		q, err = c.alloc(src, n)
+		return q
+	}
+	c.unit = up(c.flow.UnitEmbedding(), 0)
+	for k, blk := range p.Blocks {
+		k0 := c.flow.Constants(k)
+		var g gpuBlock
+		for l := 0; l < L; l++ {
+			g.h0 = append(g.h0, up(k0.H0[l], 0))
+			g.c0 = append(g.c0, up(k0.C0[l], 0))
+			lw := blk.LSTM[l]
+			if l == 0 {
+				g.wih = append(g.wih, up(lw.Wih.Data[:F*4*H], 0))
+				g.bias = append(g.bias, 0)
+			} else {
+				g.wih = append(g.wih, up(lw.Wih.Data, 0))
+				bs := make([]float32, 4*H)
+				for i := range bs {
+					bs[i] = lw.Bih.Data[i] + lw.Bhh.Data[i]
+				}
+				g.bias = append(g.bias, up(bs, 0))
+			}
+			g.whh = append(g.whh, up(lw.Whh.Data, 0))
+		}
+		g.stepBias = up(k0.StepBias[:T*4*H], 0)
+		// The context rows of every coupling's first layer side by side, as model.NewFlow builds ctxW.
+		ctxW, ctxB := make([]float32, H*C*U), make([]float32, C*U)
+		for j, cp := range blk.Couplings {
+			w := cp.Layers[0].W.Data // (half+H)×U
+			for r := 0; r < H; r++ {
+				copy(ctxW[r*C*U+j*U:r*C*U+(j+1)*U], w[(half+r)*U:(half+r+1)*U])
+			}
+			copy(ctxB[j*U:(j+1)*U], cp.Layers[0].B.Data)
+			gc := gpuCoupling{w0cond: up(w[:half*U], 0)}
+			for _, ly := range cp.Layers[1:] {
+				gc.w = append(gc.w, up(ly.W.Data, 0))
+				gc.b = append(gc.b, up(ly.B.Data, 0))
+			}
+			g.coup = append(g.coup, gc)
+		}
+		g.ctxW, g.ctxB = up(ctxW, 0), up(ctxB, 0)
+		c.blocks = append(c.blocks, g)
+	}
+	n := c.batch
+	b := &c.buf
+	b.y = up(nil, T*n*F)
+	for l := 0; l < L; l++ {
+		b.h = append(b.h, up(nil, n*H))
+		b.c = append(b.c, up(nil, n*H))
+	}
+	b.tc, b.gates = up(nil, n*H), up(nil, n*4*H)
+	b.ctxp, b.cond = up(nil, n*C*U), up(nil, n*half)
+	b.hidA, b.hidB = up(nil, n*U), up(nil, n*U)
+	b.raw = up(nil, n*half*np)
+	b.ids = up(nil, T*n) // int32, the same size as float32
+	_ = np
+	if err != nil {
+		return err
+	}
+	if len(p.Blocks) > 0 && len(p.Blocks[0].Couplings) > 0 && len(p.Blocks[0].Couplings[0].Layers) != cfg.CouplingDepth+1 {
+		return fmt.Errorf("coupling nets have %d layers, config says %d", len(p.Blocks[0].Couplings[0].Layers), cfg.CouplingDepth+1)
+	}
+	return nil
+}
+
+// Backend names the implementation.
+func (c *Codec) Backend() string { return "cuda" }
+
+// Close frees the flow's device memory; the engine stays open.
+func (c *Codec) Close() error {
+	var errs []error
+	for _, p := range c.owned {
+		errs = append(errs, c.e.dev.Free(p))
+	}
+	c.owned = nil
+	return errors.Join(errs...)
+}
+
+// EncodeTo writes the latents (B×T×F) of the token ids x (B×T) into z, on the CPU (model.Flow.EncodeTo).
+func (c *Codec) EncodeTo(ctx context.Context, z []float32, x []int) error {
+	return c.flow.EncodeTo(ctx, z, x, c.ws)
+}
+
+// DecodeTo writes to x (B×T) the token ids of the latents z (B×T×F), as model.Flow.DecodeTo computes them:
+// the inverse flow, the cosine-nearest embedding per position, <stop> forced after the first <stop>. The GPU's
+// sums run in another order than the CPU's, so a position whose two best tokens are within float32 rounding of
+// each other may decode differently (the parity test measures how often).
+func (c *Codec) DecodeTo(ctx context.Context, x []int, z []float32) error {
+	T := c.cfg.T
+	B, err := c.batchOf("decode", z)
+	if err != nil {
+		return err
+	}
+	if len(x) != B*T {
+		return fmt.Errorf("gpuflow: decode: %d token slots for %d sequences of T = %d", len(x), B, T)
+	}
+	if err := c.run(ctx, x, nil, z, B); err != nil {
+		return fmt.Errorf("gpuflow: decode: %w", err)
+	}
+	model.ForceStop(x, T)
+	return nil
+}
+
+// InverseTo writes to v (B×T×F) the data-side vectors of the latents z (B×T×F), as model.Flow.InverseTo.
+func (c *Codec) InverseTo(ctx context.Context, v, z []float32) error {
+	B, err := c.batchOf("inverse", z)
+	if err != nil {
+		return err
+	}
+	if len(v) != len(z) {
+		return fmt.Errorf("gpuflow: inverse: %d values for %d latent values", len(v), len(z))
+	}
+	if err := c.run(ctx, nil, v, z, B); err != nil {
+		return fmt.Errorf("gpuflow: inverse: %w", err)
+	}
+	return nil
+}
+
+func (c *Codec) batchOf(what string, z []float32) (int, error) {
+	TF := c.cfg.T * c.cfg.F
+	if len(z)%TF != 0 {
+		return 0, fmt.Errorf("gpuflow: %s: %d latent values is not a multiple of T·F = %d", what, len(z), TF)
+	}
+	return len(z) / TF, nil
+}
+
+// run inverts the B latents z in passes of at most c.batch sequences, writing tokens to x and vectors to v
+// where not nil.
+func (c *Codec) run(ctx context.Context, x []int, v, z []float32, B int) error {
+	T, F := c.cfg.T, c.cfg.F
+	for b0 := 0; b0 < B; b0 += c.batch {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b1 := min(B, b0+c.batch)
+		var xs []int
+		var vs []float32
+		if x != nil {
+			xs = x[b0*T : b1*T]
+		}
+		if v != nil {
+			vs = v[b0*T*F : b1*T*F]
+		}
+		if err := c.pass(ctx, xs, vs, z[b0*T*F:b1*T*F], b1-b0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pass inverts n ≤ batch sequences.
+func (c *Codec) pass(ctx context.Context, x []int, v, z []float32, n int) error {
+	T, F := c.cfg.T, c.cfg.F
+	c.zHost = grow(c.zHost, T*n*F)
+	for bi := 0; bi < n; bi++ {
+		for t := 0; t < T; t++ {
+			copy(c.zHost[(t*n+bi)*F:(t*n+bi+1)*F], z[(bi*T+t)*F:(bi*T+t+1)*F])
+		}
+	}
+	d := c.e.dev
+	if err := d.Upload(c.buf.y, c.zHost); err != nil {
+		return err
+	}
+	for k := len(c.blocks) - 1; k >= 0; k-- {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := c.inverseBlock(k, n); err != nil {
+			return fmt.Errorf("block %d: %w", k, err)
+		}
+	}
+	if v != nil {
+		if err := d.Download(c.zHost, c.buf.y); err != nil {
+			return err
+		}
+		for bi := 0; bi < n; bi++ {
+			for t := 0; t < T; t++ {
+				copy(v[(bi*T+t)*F:(bi*T+t+1)*F], c.zHost[(t*n+bi)*F:(t*n+bi+1)*F])
+			}
+		}
+	}
+	if x == nil {
+		return nil
+	}
+	if err := c.e.ks["nearest_token"].Launch(cuda.GridFor(T*n, 128), c.buf.ids, c.buf.y, c.unit, T*n, c.cfg.V, F); err != nil {
+		return err
+	}
+	c.idsHost = grow(c.idsHost, T*n)
+	if err := d.DownloadInt32(c.idsHost, c.buf.ids); err != nil {
+		return err
+	}
+	for bi := 0; bi < n; bi++ {
+		for t := 0; t < T; t++ {
+			x[bi*T+t] = int(c.idsHost[t*n+bi])
+		}
+	}
+	return nil
+}
+
+// off returns p advanced by i float32s.
+func off(p cuda.Ptr, i int) cuda.Ptr { return p + cuda.Ptr(4*i) }
+
+// inverseBlock is model.Flow.inverseBlock on the device for the first n rows of every position of buf.y.
+func (c *Codec) inverseBlock(k, n int) error {
+	cfg := c.cfg
+	T, F, H, L, C, U := cfg.T, cfg.F, cfg.H, cfg.LSTMLayers, cfg.Couplings, cfg.U
+	g, b, ks, bl := &c.blocks[k], &c.buf, c.e.ks, c.e.blas
+	grid := func(m int) cuda.Grid { return cuda.GridFor(m, 256) }
+	for l := 0; l < L; l++ {
+		if err := ks["fill_rows"].Launch(grid(n*H), b.h[l], g.h0[l], n, H); err != nil {
+			return err
+		}
+		if err := ks["fill_rows"].Launch(grid(n*H), b.c[l], g.c0[l], n, H); err != nil {
+			return err
+		}
+	}
+	for t := 0; t < T; t++ {
+		yt := off(b.y, t*n*F)
+		if err := bl.Gemm(false, false, 1, b.h[L-1], n, H, g.ctxW, H, C*U, 0, b.ctxp); err != nil {
+			return err
+		}
+		if err := ks["bias_act"].Launch(grid(n*C*U), b.ctxp, g.ctxB, n, C*U, 0); err != nil {
+			return err
+		}
+		for j := C - 1; j >= 0; j-- {
+			if err := c.coupling(k, j, yt, n); err != nil {
+				return err
+			}
+		}
+		if t+1 == T {
+			break
+		}
+		for l := 0; l < L; l++ {
+			in, inW := yt, F
+			bias := off(g.stepBias, t*4*H)
+			if l > 0 {
+				in, inW, bias = b.h[l-1], H, g.bias[l]
+			}
+			if err := bl.Gemm(false, false, 1, in, n, inW, g.wih[l], inW, 4*H, 0, b.gates); err != nil {
+				return err
+			}
+			if err := bl.Gemm(false, false, 1, b.h[l], n, H, g.whh[l], H, 4*H, 1, b.gates); err != nil {
+				return err
+			}
+			if err := ks["lstm_cell_fwd"].Launch(grid(n*H), b.gates, bias, 0, b.c[l], b.tc, b.h[l], n, H); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// coupling inverts coupling j of block k in place on the n rows of yt [n, F] (model.Flow.coupling, inverse).
+func (c *Codec) coupling(k, j int, yt cuda.Ptr, n int) error {
+	cfg := c.cfg
+	F, C, U, half := cfg.F, cfg.Couplings, cfg.U, cfg.Half()
+	np := cfg.Transform.NumParams()
+	g, b, ks, bl := &c.blocks[k], &c.buf, c.e.ks, c.e.blas
+	gc := &g.coup[j]
+	grid := func(m int) cuda.Grid { return cuda.GridFor(m, 256) }
+	condOff, transOff := 0, half
+	if model.Reversed(k, j) {
+		condOff, transOff = half, 0
+	}
+	if err := ks["gather_cols"].Launch(grid(n*half), b.cond, yt, n, F, condOff, half); err != nil {
+		return err
+	}
+	if err := ks["gather_cols"].Launch(grid(n*U), b.hidA, b.ctxp, n, C*U, j*U, U); err != nil {
+		return err
+	}
+	if err := bl.Gemm(false, false, 1, b.cond, n, half, gc.w0cond, half, U, 1, b.hidA); err != nil {
+		return err
+	}
+	if err := ks["relu"].Launch(grid(n*U), b.hidA, int64(n*U)); err != nil {
+		return err
+	}
+	cur, other := b.hidA, b.hidB
+	last := len(gc.w) - 1
+	for d := 0; d < last; d++ {
+		if err := bl.Gemm(false, false, 1, cur, n, U, gc.w[d], U, U, 0, other); err != nil {
+			return err
+		}
+		if err := ks["bias_act"].Launch(grid(n*U), other, gc.b[d], n, U, 1); err != nil {
+			return err
+		}
+		cur, other = other, cur
+	}
+	if err := bl.Gemm(false, false, 1, cur, n, U, gc.w[last], U, half*np, 0, b.raw); err != nil {
+		return err
+	}
+	if err := ks["bias_act"].Launch(grid(n*half*np), b.raw, gc.b[last], n, half*np, 0); err != nil {
+		return err
+	}
+	inv := "nlsq_inv"
+	if cfg.Transform == model.Affine {
+		inv = "affine_inv"
+	}
+	return ks[inv].Launch(grid(n*half), yt, b.raw, n, F, transOff, half)
+}
+
+func grow[E any](s []E, n int) []E {
+	if cap(s) < n {
+		return make([]E, n)
+	}
+	return s[:n]
+}

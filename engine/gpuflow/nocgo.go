@@ -1,0 +1,46 @@
+//go:build !cgo
+
+package gpuflow
+
+import (
+	"context"
+
+	"github.com/nfbo/nfbo/engine/cuda"
+	"github.com/nfbo/nfbo/model"
+)
+
+// Engine is an open GPU; a build without cgo cannot open one.
+type Engine struct{}
+
+// Open returns cuda.ErrNoCUDA in a build without cgo.
+func Open(cuda.Env, int) (*Engine, error) { return nil, cuda.ErrNoCUDA }
+
+// Device describes the GPU.
+func (*Engine) Device() cuda.DeviceInfo { return cuda.DeviceInfo{} }
+
+// Close does nothing.
+func (*Engine) Close() error { return nil }
+
+// Codec is a flow on the GPU; a build without cgo cannot make one.
+type Codec struct{}
+
+// DefaultBatch is the number of sequences a Codec decodes per pass when NewCodec is given 0.
+const DefaultBatch = 4096
+
+// NewCodec returns cuda.ErrNoCUDA in a build without cgo.
+func (*Engine) NewCodec(*model.Flow, int, int) (*Codec, error) { return nil, cuda.ErrNoCUDA }
+
+// Backend names the implementation.
+func (*Codec) Backend() string { return "cuda" }
+
+// Close does nothing.
+func (*Codec) Close() error { return nil }
+
+// EncodeTo returns cuda.ErrNoCUDA.
+func (*Codec) EncodeTo(context.Context, []float32, []int) error { return cuda.ErrNoCUDA }
+
+// DecodeTo returns cuda.ErrNoCUDA.
+func (*Codec) DecodeTo(context.Context, []int, []float32) error { return cuda.ErrNoCUDA }
+
+// InverseTo returns cuda.ErrNoCUDA.
+func (*Codec) InverseTo(context.Context, []float32, []float32) error { return cuda.ErrNoCUDA }
