@@ -2,6 +2,7 @@ package seqflow_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -135,6 +136,25 @@ func TestFineTuneCheckpoint(t *testing.T) {
 
 // TestONNXRuntime checks the ONNX Runtime backend: exact round trip, and after a fine-tune its sessions hold the
 // new weights (its latents match the pure-Go flow's with the same state).
+// roundTrip encodes the sequences x (B×T) with f, checks that they decode back, and returns the latents.
+func roundTrip(t *testing.T, f *seqflow.Flow, x []int, what string) []float64 {
+	t.Helper()
+	ctx := context.Background()
+	T, F := f.Shape()
+	z := make([]float64, len(x)/T*T*F)
+	if err := f.Encode(ctx, z, x); err != nil {
+		t.Fatal(err)
+	}
+	back := make([]int, len(x))
+	if err := f.Decode(ctx, back, z); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(back, x) {
+		t.Errorf("%s: decode(encode(x)) != x", what)
+	}
+	return z
+}
+
 func TestONNXRuntime(t *testing.T) {
 	ck := tiny(t)
 	const T = 12
@@ -151,17 +171,7 @@ func TestONNXRuntime(t *testing.T) {
 	}
 	ctx := context.Background()
 	x := seqs(rand.New(rand.NewPCG(3, 3)), 32, T, 12)
-	z := make([]float64, len(x)*8)
-	if err := f.Encode(ctx, z, x); err != nil {
-		t.Fatal(err)
-	}
-	back := make([]int, len(x))
-	if err := f.Decode(ctx, back, z); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(back, x) {
-		t.Error("ONNX Runtime: decode(encode(x)) != x")
-	}
+	z := roundTrip(t, f, x, "ONNX Runtime")
 	if err := f.FineTune(ctx, x, rand.New(rand.NewPCG(4, 4))); err != nil {
 		t.Fatal(err)
 	}
@@ -214,17 +224,7 @@ func TestCUDA(t *testing.T) {
 	ctx := context.Background()
 	x := seqs(rand.New(rand.NewPCG(3, 3)), 64, T, 12)
 	for round := range 2 {
-		z := make([]float64, len(x)*8)
-		if err := f.Encode(ctx, z, x); err != nil {
-			t.Fatal(err)
-		}
-		back := make([]int, len(x))
-		if err := f.Decode(ctx, back, z); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(back, x) {
-			t.Errorf("round %d: decode(encode(x)) != x on the GPU", round)
-		}
+		z := roundTrip(t, f, x, fmt.Sprintf("GPU, round %d", round))
 		// Random latents: the same tokens as pure Go with the same weights.
 		rng := rand.New(rand.NewPCG(5, uint64(round)))
 		for i := range z {
