@@ -48,8 +48,8 @@ proposals, flow fine-tuned every 10 calls; guacamol-10k and pmo: 10 × 100,
 every 200); -budget, -anchors, -queries, -candidates, -sampler, -no-tacs and
 -update change it. -backend chooses who encodes and decodes: ONNX Runtime
 (batched, several times faster; library $NFBO_ORT_LIB or
-third_party/onnxruntime/lib/libonnxruntime.so.1), pure Go, or cuda (decoding
-on GPU 0, encoding in pure Go; nfbo gpu says whether the machine can).
+third_party/onnxruntime/lib/libonnxruntime.so.1), pure Go, or cuda (GPU 0,
+fine-tuning on the CPU; nfbo gpu says whether the machine can).
 
 The objective is the RDKit worker pool (task names: "nfbo tasks") or, with
 -objective-cmd, an external program (docs/objective-protocol.md). Molecules
@@ -136,7 +136,7 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 		return err
 	})
 	fs.StringVar(&a.Update, "update", "once", "surrogate training: once (before the loop, the reference code) or every (each iteration, the paper)")
-	fs.StringVar(&a.Backend, "backend", "auto", "who runs the flow: auto (ONNX Runtime when its library is found, else pure Go), go, ort or cuda (decoding on the GPU)")
+	fs.StringVar(&a.Backend, "backend", "auto", "who runs the flow: auto (ONNX Runtime when its library is found, else pure Go), go, ort or cuda (the GPU)")
 	fs.IntVar(&a.Candidates, "candidates", 0, "candidates per trust region; 0 means 1000 with -variant screened, min(50000, max(2000, 200·D))/anchors with reference")
 	fs.IntVar(&a.Anchors, "anchors", 0, "trust regions per iteration; 0 means the preset's")
 	fs.IntVar(&a.Queries, "queries", 0, "Thompson-sampled proposals per trust region; 0 means the preset's")

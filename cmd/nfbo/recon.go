@@ -34,8 +34,8 @@ the selfies 2.0.0 encoder. DIR is a model directory holding ` + model.Checkpoint
 
 -backend chooses who runs the flow: go (pure Go), ort (ONNX Runtime, an
 error if its library cannot be loaded), auto (ONNX Runtime when its
-library is found, else pure Go with a warning) or cuda (decoding on GPU 0,
-encoding in pure Go; an error without a GPU). The ONNX Runtime library is
+library is found, else pure Go with a warning) or cuda (GPU 0; an error
+without one). The ONNX Runtime library is
 $NFBO_ORT_LIB or third_party/onnxruntime/lib/libonnxruntime.so.1.
 
 A molecule that cannot be encoded (invalid SMILES, a token outside the
@@ -56,7 +56,7 @@ embeddings fixed, as the optimiser's screened variant does.`,
 	modelDir := c.Flag.String("model", "", "model directory or checkpoint `file` (required)")
 	format := c.Flag.String("format", "auto", "input format: auto, smiles or selfies")
 	batch := c.Flag.Int("batch", 256, "molecules encoded and decoded per batch")
-	backend := c.Flag.String("backend", "auto", "who runs the flow: auto, go, ort or cuda (decoding on the GPU)")
+	backend := c.Flag.String("backend", "auto", "who runs the flow: auto, go, ort or cuda (the GPU)")
 	finetune := c.Flag.String("finetune", "", "fine-tune one epoch on the molecules of this `file` first")
 	seed := c.Flag.Uint64("seed", 1, "random seed of -finetune")
 	epochs := c.Flag.Int("epochs", 1, "epochs of -finetune")

@@ -52,18 +52,17 @@ func (e *Engine) Close() error {
 	return errors.Join(e.blas.Close(), e.dev.Close())
 }
 
-// Codec decodes latents of one flow on the GPU and encodes on the CPU (model.Flow): the optimiser encodes a few
-// molecules per iteration and decodes thousands of candidates. It is not safe for concurrent use.
+// Codec encodes and decodes with one flow's weights on the GPU. It is not safe for concurrent use.
 type Codec struct {
 	e       *Engine
 	flow    *model.Flow
-	ws      *model.Workspace
 	cfg     model.Config
 	unit    cuda.Ptr
 	blocks  []gpuBlock
 	owned   []cuda.Ptr // every allocation, freed by Close
 	batch   int        // sequences per pass on the device; the buffers below hold batch rows
 	buf     buffers
+	enc     encBuffers
 	zHost   []float32 // T×batch×F, time-major
 	idsHost []int32
 }
@@ -86,29 +85,48 @@ type gpuCoupling struct {
 	w, b   []cuda.Ptr // layers 1..depth−1: [U, U], [U]; then the output layer [U, half·np], [half·np]
 }
 
+// scratch is a coupling net's working memory for some number of rows.
+type scratch struct {
+	ctxp       cuda.Ptr // [rows, C·U]: every coupling's context part of its first layer, with its bias
+	cond       cuda.Ptr // [rows, half]
+	hidA, hidB cuda.Ptr // [rows, U]
+	raw        cuda.Ptr // [rows, half·np]
+}
+
 // buffers are the decoder's working memory for batch sequences.
 type buffers struct {
-	y          cuda.Ptr // [T, batch, F], time-major
-	h, c       []cuda.Ptr
-	tc, gates  cuda.Ptr // [batch, H], [batch, 4H]
-	ctxp       cuda.Ptr // [batch, C·U]
-	cond       cuda.Ptr // [batch, half]
-	hidA, hidB cuda.Ptr // [batch, U]
-	raw        cuda.Ptr // [batch, half·np]
-	ids        cuda.Ptr // [T, batch] int32
+	y         cuda.Ptr // [T, batch, F], time-major
+	h, c      []cuda.Ptr
+	tc, gates cuda.Ptr // [batch, H], [batch, 4H]
+	s         scratch  // rows = batch
+	ids       cuda.Ptr // [T, batch] int32
 }
+
+// encBuffers are the encoder's, for encBatch sequences; allocated at the first EncodeTo.
+type encBuffers struct {
+	y      cuda.Ptr   // [T, n, F]
+	hs     []cuda.Ptr // per layer [T, n, H]: slot 0 the initial h, slot t+1 the output of step t
+	c, tc  cuda.Ptr   // [n, H]
+	gates  cuda.Ptr   // [T−1, n, 4H]
+	s      scratch    // rows = T·n
+	loaded bool
+}
+
+// encBatch is the number of sequences encoded per pass: the encoder keeps every position's gates and
+// coupling activations, T times the decoder's per sequence.
+const encBatch = 512
 
 // DefaultBatch is the number of sequences a Codec decodes per pass when NewCodec is given 0: large enough that
 // the GEMMs fill an H100 and the launches are amortised, small enough for any preset's buffers (well under 1 GiB).
 const DefaultBatch = 4096
 
 // NewCodec uploads flow's weights to the engine's GPU. batch is the number of sequences decoded per pass (0:
-// DefaultBatch); workers the CPU goroutines of encoding (0: all cores).
-func (e *Engine) NewCodec(flow *model.Flow, batch, workers int) (*Codec, error) {
+// DefaultBatch).
+func (e *Engine) NewCodec(flow *model.Flow, batch int) (*Codec, error) {
 	if batch <= 0 {
 		batch = DefaultBatch
 	}
-	c := &Codec{e: e, flow: flow, ws: &model.Workspace{Workers: workers}, cfg: flow.Config(), batch: batch}
+	c := &Codec{e: e, flow: flow, cfg: flow.Config(), batch: batch}
 	if err := c.upload(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("gpuflow: %w", err)
@@ -132,10 +150,43 @@ func (c *Codec) alloc(src []float32, n int) (cuda.Ptr, error) {
 	return p, c.e.dev.Upload(p, src)
 }
 
+// newScratch allocates a coupling scratch for rows rows through up.
+func (c *Codec) newScratch(up func([]float32, int) cuda.Ptr, rows int) scratch {
+	cfg := c.cfg
+	half, U := cfg.Half(), cfg.U
+	return scratch{ctxp: up(nil, rows*cfg.Couplings*U), cond: up(nil, rows*half), hidA: up(nil, rows*U),
+		hidB: up(nil, rows*U), raw: up(nil, rows*half*cfg.Transform.NumParams())}
+}
+
+// allocEnc allocates the encoder's buffers.
+func (c *Codec) allocEnc() error {
+	cfg := c.cfg
+	T, F, H, n := cfg.T, cfg.F, cfg.H, encBatch
+	var err error
+	up := func(src []float32, m int) cuda.Ptr {
+		if err != nil {
+			return 0
+		}
+		var q cuda.Ptr
+		q, err = c.alloc(src, m)
+		return q
+	}
+	e := &c.enc
+	e.y = up(nil, T*n*F)
+	for range cfg.LSTMLayers {
+		e.hs = append(e.hs, up(nil, T*n*H))
+	}
+	e.c, e.tc = up(nil, n*H), up(nil, n*H)
+	e.gates = up(nil, max(1, T-1)*n*4*H)
+	e.s = c.newScratch(up, T*n)
+	e.loaded = err == nil
+	return err
+}
+
 func (c *Codec) upload() error {
 	cfg := c.cfg
 	T, F, H, L, C, U := cfg.T, cfg.F, cfg.H, cfg.LSTMLayers, cfg.Couplings, cfg.U
-	half, np := cfg.Half(), cfg.Transform.NumParams()
+	half := cfg.Half()
 	p := c.flow.Params()
 	var err error
 	// up uploads src, keeping the first error.
@@ -195,11 +246,8 @@ func (c *Codec) upload() error {
 		b.c = append(b.c, up(nil, n*H))
 	}
 	b.tc, b.gates = up(nil, n*H), up(nil, n*4*H)
-	b.ctxp, b.cond = up(nil, n*C*U), up(nil, n*half)
-	b.hidA, b.hidB = up(nil, n*U), up(nil, n*U)
-	b.raw = up(nil, n*half*np)
+	b.s = c.newScratch(up, n)
 	b.ids = up(nil, T*n) // int32, the same size as float32
-	_ = np
 	if err != nil {
 		return err
 	}
@@ -222,9 +270,125 @@ func (c *Codec) Close() error {
 	return errors.Join(errs...)
 }
 
-// EncodeTo writes the latents (B×T×F) of the token ids x (B×T) into z, on the CPU (model.Flow.EncodeTo).
+// EncodeTo writes the latents (B×T×F) of the token ids x (B×T) into z, as model.Flow.EncodeTo computes them.
 func (c *Codec) EncodeTo(ctx context.Context, z []float32, x []int) error {
-	return c.flow.EncodeTo(ctx, z, x, c.ws)
+	T, F, V := c.cfg.T, c.cfg.F, c.cfg.V
+	if len(x)%T != 0 || len(z) != len(x)/T*T*F {
+		return fmt.Errorf("gpuflow: encode: %d token ids and %d latent values for T = %d, F = %d", len(x), len(z), T, F)
+	}
+	for i, id := range x {
+		if id < 0 || id >= V {
+			return fmt.Errorf("gpuflow: encode: sequence %d, position %d: token id %d outside [0, %d)", i/T, i%T, id, V)
+		}
+	}
+	if !c.enc.loaded {
+		if err := c.allocEnc(); err != nil {
+			return fmt.Errorf("gpuflow: encode: %w", err)
+		}
+	}
+	B := len(x) / T
+	for b0 := 0; b0 < B; b0 += encBatch {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b1 := min(B, b0+encBatch)
+		if err := c.encodePass(ctx, z[b0*T*F:b1*T*F], x[b0*T:b1*T], b1-b0); err != nil {
+			return fmt.Errorf("gpuflow: encode: %w", err)
+		}
+	}
+	return nil
+}
+
+// encodePass encodes n ≤ encBatch sequences: their unit embeddings, time-major, through every block.
+func (c *Codec) encodePass(ctx context.Context, z []float32, x []int, n int) error {
+	T, F := c.cfg.T, c.cfg.F
+	unit := c.flow.UnitEmbedding()
+	c.zHost = grow(c.zHost, T*n*F)
+	for bi := 0; bi < n; bi++ {
+		for t := 0; t < T; t++ {
+			id := x[bi*T+t]
+			copy(c.zHost[(t*n+bi)*F:(t*n+bi+1)*F], unit[id*F:(id+1)*F])
+		}
+	}
+	d := c.e.dev
+	if err := d.Upload(c.enc.y, c.zHost); err != nil {
+		return err
+	}
+	for k := range c.blocks {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := c.forwardBlock(k, n); err != nil {
+			return fmt.Errorf("block %d: %w", k, err)
+		}
+	}
+	if err := d.Download(c.zHost, c.enc.y); err != nil {
+		return err
+	}
+	for bi := 0; bi < n; bi++ {
+		for t := 0; t < T; t++ {
+			copy(z[(bi*T+t)*F:(bi*T+t+1)*F], c.zHost[(t*n+bi)*F:(t*n+bi+1)*F])
+		}
+	}
+	return nil
+}
+
+// forwardBlock is model.Flow.forwardBlock on the device for the n sequences of enc.y: the LSTM over all
+// positions with teacher forcing (one product for every step's input, then the recurrence step by step), the
+// context product for all rows, then the couplings on all rows at once.
+func (c *Codec) forwardBlock(k, n int) error {
+	cfg := c.cfg
+	T, F, H, L, C, U := cfg.T, cfg.F, cfg.H, cfg.LSTMLayers, cfg.Couplings, cfg.U
+	g, e, ks, bl := &c.blocks[k], &c.enc, c.e.ks, c.e.blas
+	grid := func(m int) cuda.Grid { return cuda.GridFor(m, 256) }
+	steps := T - 1
+	var prev cuda.Ptr
+	for l := 0; l < L; l++ {
+		s := e.hs[l]
+		if err := ks["fill_rows"].Launch(grid(n*H), s, g.h0[l], n, H); err != nil {
+			return err
+		}
+		if err := ks["fill_rows"].Launch(grid(n*H), e.c, g.c0[l], n, H); err != nil {
+			return err
+		}
+		if steps == 0 {
+			continue
+		}
+		in, inW := e.y, F
+		if l > 0 {
+			in, inW = off(prev, n*H), H // the outputs of steps 0..T−2
+		}
+		if err := bl.Gemm(false, false, 1, in, steps*n, inW, g.wih[l], inW, 4*H, 0, e.gates); err != nil {
+			return err
+		}
+		for t := 0; t < steps; t++ {
+			gt := off(e.gates, t*n*4*H)
+			if err := bl.Gemm(false, false, 1, off(s, t*n*H), n, H, g.whh[l], H, 4*H, 1, gt); err != nil {
+				return err
+			}
+			bias := g.bias[l]
+			if l == 0 {
+				bias = off(g.stepBias, t*4*H)
+			}
+			if err := ks["lstm_cell_fwd"].Launch(grid(n*H), gt, bias, 0, e.c, e.tc, off(s, (t+1)*n*H), n, H); err != nil {
+				return err
+			}
+		}
+		prev = s
+	}
+	rows := T * n
+	if err := bl.Gemm(false, false, 1, e.hs[L-1], rows, H, g.ctxW, H, C*U, 0, e.s.ctxp); err != nil {
+		return err
+	}
+	if err := ks["bias_act"].Launch(grid(rows*C*U), e.s.ctxp, g.ctxB, rows, C*U, 0); err != nil {
+		return err
+	}
+	for j := 0; j < C; j++ {
+		if err := c.coupling(k, j, e.y, rows, &e.s, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DecodeTo writes to x (B×T) the token ids of the latents z (B×T×F), as model.Flow.DecodeTo computes them:
@@ -362,14 +526,14 @@ func (c *Codec) inverseBlock(k, n int) error {
 	}
 	for t := 0; t < T; t++ {
 		yt := off(b.y, t*n*F)
-		if err := bl.Gemm(false, false, 1, b.h[L-1], n, H, g.ctxW, H, C*U, 0, b.ctxp); err != nil {
+		if err := bl.Gemm(false, false, 1, b.h[L-1], n, H, g.ctxW, H, C*U, 0, b.s.ctxp); err != nil {
 			return err
 		}
-		if err := ks["bias_act"].Launch(grid(n*C*U), b.ctxp, g.ctxB, n, C*U, 0); err != nil {
+		if err := ks["bias_act"].Launch(grid(n*C*U), b.s.ctxp, g.ctxB, n, C*U, 0); err != nil {
 			return err
 		}
 		for j := C - 1; j >= 0; j-- {
-			if err := c.coupling(k, j, yt, n); err != nil {
+			if err := c.coupling(k, j, yt, n, &b.s, false); err != nil {
 				return err
 			}
 		}
@@ -396,52 +560,60 @@ func (c *Codec) inverseBlock(k, n int) error {
 	return nil
 }
 
-// coupling inverts coupling j of block k in place on the n rows of yt [n, F] (model.Flow.coupling, inverse).
-func (c *Codec) coupling(k, j int, yt cuda.Ptr, n int) error {
+// coupling applies coupling j of block k in place to the rows rows of y [rows, F], forward (data to base) or
+// inverse (model.Flow.coupling), reading the context part of its first layer from s.ctxp.
+func (c *Codec) coupling(k, j int, y cuda.Ptr, rows int, s *scratch, forward bool) error {
 	cfg := c.cfg
 	F, C, U, half := cfg.F, cfg.Couplings, cfg.U, cfg.Half()
 	np := cfg.Transform.NumParams()
-	g, b, ks, bl := &c.blocks[k], &c.buf, c.e.ks, c.e.blas
-	gc := &g.coup[j]
+	ks, bl := c.e.ks, c.e.blas
+	gc := &c.blocks[k].coup[j]
 	grid := func(m int) cuda.Grid { return cuda.GridFor(m, 256) }
 	condOff, transOff := 0, half
 	if model.Reversed(k, j) {
 		condOff, transOff = half, 0
 	}
-	if err := ks["gather_cols"].Launch(grid(n*half), b.cond, yt, n, F, condOff, half); err != nil {
+	if err := ks["gather_cols"].Launch(grid(rows*half), s.cond, y, rows, F, condOff, half); err != nil {
 		return err
 	}
-	if err := ks["gather_cols"].Launch(grid(n*U), b.hidA, b.ctxp, n, C*U, j*U, U); err != nil {
+	if err := ks["gather_cols"].Launch(grid(rows*U), s.hidA, s.ctxp, rows, C*U, j*U, U); err != nil {
 		return err
 	}
-	if err := bl.Gemm(false, false, 1, b.cond, n, half, gc.w0cond, half, U, 1, b.hidA); err != nil {
+	if err := bl.Gemm(false, false, 1, s.cond, rows, half, gc.w0cond, half, U, 1, s.hidA); err != nil {
 		return err
 	}
-	if err := ks["relu"].Launch(grid(n*U), b.hidA, int64(n*U)); err != nil {
+	if err := ks["relu"].Launch(grid(rows*U), s.hidA, int64(rows*U)); err != nil {
 		return err
 	}
-	cur, other := b.hidA, b.hidB
+	cur, other := s.hidA, s.hidB
 	last := len(gc.w) - 1
 	for d := 0; d < last; d++ {
-		if err := bl.Gemm(false, false, 1, cur, n, U, gc.w[d], U, U, 0, other); err != nil {
+		if err := bl.Gemm(false, false, 1, cur, rows, U, gc.w[d], U, U, 0, other); err != nil {
 			return err
 		}
-		if err := ks["bias_act"].Launch(grid(n*U), other, gc.b[d], n, U, 1); err != nil {
+		if err := ks["bias_act"].Launch(grid(rows*U), other, gc.b[d], rows, U, 1); err != nil {
 			return err
 		}
 		cur, other = other, cur
 	}
-	if err := bl.Gemm(false, false, 1, cur, n, U, gc.w[last], U, half*np, 0, b.raw); err != nil {
+	if err := bl.Gemm(false, false, 1, cur, rows, U, gc.w[last], U, half*np, 0, s.raw); err != nil {
 		return err
 	}
-	if err := ks["bias_act"].Launch(grid(n*half*np), b.raw, gc.b[last], n, half*np, 0); err != nil {
+	if err := ks["bias_act"].Launch(grid(rows*half*np), s.raw, gc.b[last], rows, half*np, 0); err != nil {
 		return err
 	}
-	inv := "nlsq_inv"
-	if cfg.Transform == model.Affine {
-		inv = "affine_inv"
+	var kernel string
+	switch {
+	case cfg.Transform == model.Affine && forward:
+		kernel = "affine_fwd_cols"
+	case cfg.Transform == model.Affine:
+		kernel = "affine_inv"
+	case forward:
+		kernel = "nlsq_fwd_cols"
+	default:
+		kernel = "nlsq_inv"
 	}
-	return ks[inv].Launch(grid(n*half), yt, b.raw, n, F, transOff, half)
+	return ks[kernel].Launch(grid(rows*half), y, s.raw, rows, F, transOff, half)
 }
 
 func grow[E any](s []E, n int) []E {

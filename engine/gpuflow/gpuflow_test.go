@@ -94,7 +94,7 @@ func TestGPUDecodeParity(t *testing.T) {
 			cfg := c.flow.Config()
 			T, F := cfg.T, cfg.F
 			// 256 per pass: several passes and a partial last one.
-			g, err := e.NewCodec(c.flow, 256, 0)
+			g, err := e.NewCodec(c.flow, 256)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,19 +160,39 @@ func TestGPUDecodeParity(t *testing.T) {
 				t.Errorf("prior samples: %d of %d sequences differ from the CPU's decode, want at most 1 %%", differ, c.B)
 			}
 
-			// Reconstruction: encode on the CPU, decode on both.
+			// Encoding: the GPU's latents against the CPU's (the forward direction is well conditioned).
 			z2 := make([]float32, c.B*T*F)
 			if err := c.flow.EncodeTo(ctx, z2, x, nil); err != nil {
 				t.Fatal(err)
 			}
-			xc2, xg2 := make([]int, len(x)), make([]int, len(x))
+			zg2 := make([]float32, len(z2))
+			if err := g.EncodeTo(ctx, zg2, x); err != nil {
+				t.Fatal(err)
+			}
+			var worstZ float64
+			for i := range z2 {
+				d := math.Abs(float64(zg2[i]-z2[i])) / (1 + math.Abs(float64(z2[i])))
+				if !(d <= worstZ) {
+					worstZ = d
+				}
+			}
+			t.Logf("encode: largest |GPU − CPU|/(1+|CPU|) = %.3g over %d values", worstZ, len(z2))
+			if !(worstZ < 1e-3) {
+				t.Errorf("encode: GPU and CPU latents differ by %.3g (relative), want < 1e-3", worstZ)
+			}
+
+			// Reconstruction: CPU encode → CPU decode, CPU encode → GPU decode, GPU encode → GPU decode.
+			xc2, xg2, xgg := make([]int, len(x)), make([]int, len(x)), make([]int, len(x))
 			if err := c.flow.DecodeTo(ctx, xc2, z2, nil); err != nil {
 				t.Fatal(err)
 			}
 			if err := g.DecodeTo(ctx, xg2, z2); err != nil {
 				t.Fatal(err)
 			}
-			cpuOK, lost := 0, 0
+			if err := g.DecodeTo(ctx, xgg, zg2); err != nil {
+				t.Fatal(err)
+			}
+			cpuOK, lost, lostGG := 0, 0, 0
 			for b := 0; b < c.B; b++ {
 				want := x[b*T : (b+1)*T]
 				if !slices.Equal(xc2[b*T:(b+1)*T], want) {
@@ -182,17 +202,21 @@ func TestGPUDecodeParity(t *testing.T) {
 				if !slices.Equal(xg2[b*T:(b+1)*T], want) {
 					lost++
 				}
+				if !slices.Equal(xgg[b*T:(b+1)*T], want) {
+					lostGG++
+				}
 			}
-			t.Logf("reconstruction: CPU %d of %d, GPU lost %d of those", cpuOK, c.B, lost)
-			if lost > 0 {
-				t.Errorf("reconstruction: the GPU decodes %d of the %d sequences the CPU reconstructs differently", lost, cpuOK)
+			t.Logf("reconstruction: CPU %d of %d; of those the GPU lost %d (CPU latents), %d (GPU latents)", cpuOK, c.B, lost, lostGG)
+			if lost > 0 || lostGG > 0 {
+				t.Errorf("reconstruction: of the %d sequences the CPU reconstructs, the GPU decodes %d (CPU latents) and %d (its own) differently",
+					cpuOK, lost, lostGG)
 			}
 		})
 	}
 }
 
-// Decode throughput of the trained model at T = 88 on the GPU and on every CPU core of the machine, logged
-// (timings are benchmarks, never asserted).
+// Decode and encode throughput of the trained model at T = 88 on the GPU and on every CPU core of the machine,
+// logged (timings are benchmarks, never asserted).
 func TestGPUDecodeSpeed(t *testing.T) {
 	e := openEngine(t)
 	f := trainedFlow(t)
@@ -208,7 +232,7 @@ func TestGPUDecodeSpeed(t *testing.T) {
 		}
 		x := make([]int, B*f.Config().T)
 		for _, batch := range []int{1000, DefaultBatch} {
-			g, err := e.NewCodec(f, batch, 0)
+			g, err := e.NewCodec(f, batch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,5 +253,26 @@ func TestGPUDecodeSpeed(t *testing.T) {
 		}
 		el := time.Since(t0)
 		t.Logf("CPU decode B=%d (pure Go, all cores): %.3f s, %.0f seq/s", B, el.Seconds(), float64(B)/el.Seconds())
+		// Encoding the decoded sequences back.
+		g, err := e.NewCodec(f, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.EncodeTo(ctx, z[:f.Config().T*f.Config().F], x[:f.Config().T]); err != nil { // warm-up
+			t.Fatal(err)
+		}
+		t0 = time.Now()
+		if err := g.EncodeTo(ctx, z, x); err != nil {
+			t.Fatal(err)
+		}
+		el = time.Since(t0)
+		g.Close()
+		t.Logf("GPU encode B=%d: %.3f s, %.0f seq/s", B, el.Seconds(), float64(B)/el.Seconds())
+		t0 = time.Now()
+		if err := f.EncodeTo(ctx, z, x, nil); err != nil {
+			t.Fatal(err)
+		}
+		el = time.Since(t0)
+		t.Logf("CPU encode B=%d (pure Go, all cores): %.3f s, %.0f seq/s", B, el.Seconds(), float64(B)/el.Seconds())
 	}
 }

@@ -28,7 +28,7 @@ type Codec struct{}
 const DefaultBatch = 4096
 
 // NewCodec returns cuda.ErrNoCUDA in a build without cgo.
-func (*Engine) NewCodec(*model.Flow, int, int) (*Codec, error) { return nil, cuda.ErrNoCUDA }
+func (*Engine) NewCodec(*model.Flow, int) (*Codec, error) { return nil, cuda.ErrNoCUDA }
 
 // Backend names the implementation.
 func (*Codec) Backend() string { return "cuda" }

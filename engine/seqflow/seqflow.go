@@ -5,8 +5,7 @@
 //
 // Encoding and decoding run in pure Go (model.Flow) or, with Options.Backend "ort" or "auto", in batches on ONNX
 // Runtime (engine/ort), whose sessions are rebuilt from the new weights after every fine-tune (0.1–0.5 s). With
-// Backend "cuda" decoding runs on the GPU (engine/gpuflow, the weights uploaded again after every fine-tune)
-// and encoding in pure Go.
+// Backend "cuda" both run on the GPU (engine/gpuflow, the weights uploaded again after every fine-tune).
 package seqflow
 
 import (
@@ -31,7 +30,7 @@ type Options struct {
 	Workers int
 	// Backend runs encoding and decoding: "go" (or "") pure Go; "ort" ONNX Runtime, an error if its library
 	// cannot be loaded; "auto" ONNX Runtime when its library is found, else pure Go after one warning to Warn;
-	// "cuda" decoding on GPU 0 (engine/gpuflow), an error without one.
+	// "cuda" GPU 0 (engine/gpuflow), an error without one.
 	Backend string
 	// Warn receives the "auto" fallback warning; nil means os.Stderr.
 	Warn io.Writer
@@ -104,7 +103,7 @@ func (f *Flow) open() error {
 		}
 		if err == nil {
 			var c *gpuflow.Codec
-			if c, err = f.gpu.NewCodec(f.flow, 0, f.opts.Workers); err == nil {
+			if c, err = f.gpu.NewCodec(f.flow, 0); err == nil {
 				f.codec = c
 			}
 		}

@@ -216,3 +216,32 @@ extern "C" __global__ void affine_inv(float* y, const float* raw, int n, int F, 
 	double s = 0.5 * (double)raw[k * 2 + 1];
 	*w = (float)(((double)*w - (double)raw[k * 2]) * exp(-s));
 }
+
+// nlsq_fwd_cols applies the NLSq map in place on columns [off, off+half) of y [n, F], raw [n, half, 5], as
+// kernels.NLSqForwardTo (the encoder's direction): b, c, d rounded to float32, then the map in double.
+extern "C" __global__ void nlsq_fwd_cols(float* y, const float* raw, int n, int F, int off, int half) {
+	long k = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (k >= (long)n * half) return;
+	long r = k / half;
+	int i = (int)(k % half);
+	const float* p = raw + k * 5;
+	double a = p[0];
+	double b = (float)exp(0.4 * (double)p[1]);
+	double d = (float)exp(0.4 * (double)p[3]);
+	double c = (float)(tanh(0.3 * (double)p[2]) * exp((double)NFBO_LOG_A + 0.4 * (double)p[1] - 0.4 * (double)p[3]));
+	double f = p[4];
+	float* w = y + r * F + off + i;
+	double x = *w, s = d * x + f;
+	*w = (float)(a + b * x + c / (1 + s * s));
+}
+
+// affine_fwd_cols applies the affine map in place on columns [off, off+half) of y [n, F], raw [n, half, 2], as
+// kernels.AffineForwardTo: u = o0 + exp(0.5·o1)·w in double.
+extern "C" __global__ void affine_fwd_cols(float* y, const float* raw, int n, int F, int off, int half) {
+	long k = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (k >= (long)n * half) return;
+	long r = k / half;
+	int i = (int)(k % half);
+	float* w = y + r * F + off + i;
+	*w = (float)((double)raw[k * 2] + exp(0.5 * (double)raw[k * 2 + 1]) * (double)*w);
+}
