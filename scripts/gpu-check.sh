@@ -5,11 +5,13 @@
 #   CGO_ENABLED=1 go build -ldflags "-s -w" -o .gpu/nfbo ./cmd/nfbo
 #   CGO_ENABLED=1 go test -c -ldflags "-s -w" -o .gpu/cuda.test ./engine/cuda
 #   CGO_ENABLED=1 go test -c -ldflags "-s -w" -o .gpu/gpuflow.test ./engine/gpuflow
+#   CGO_ENABLED=1 go test -c -ldflags "-s -w" -o .gpu/seqflow.test ./engine/seqflow
 #
 # It lists the CUDA libraries and headers found, runs `nfbo gpu` (the probe), compiles
 # engine/cuda/testdata/abi_check.c against the machine's headers, runs the GPU tests (NFBO_GPU=1), runs them
-# under compute-sanitizer memcheck where the machine has it, checks the GPU decoder (engine/gpuflow) against
-# pure Go and times it (also through nfbo recon -backend cuda), and times scripts/bench_torch.py on the GPU as
+# under compute-sanitizer memcheck where the machine has it, checks the GPU encoder and decoder
+# (engine/gpuflow) against pure Go and times them, runs the optimiser's flow on them through a fine-tune
+# (engine/seqflow's TestCUDA) and nfbo recon -backend cuda, and times scripts/bench_torch.py on the GPU as
 # the PyTorch baseline of the GPU training step. Every step writes OUT/<step>.txt and says PASS or FAIL in
 # OUT/summary.txt; a failed step does not stop the others (GPU time is scarce: one run says everything).
 set -u
@@ -90,6 +92,8 @@ want memcheck && run memcheck 120 memcheck
 # The GPU decoder (engine/gpuflow) against pure Go: parity, reconstruction and decode speed.
 gpuflow() { cd engine/gpuflow && ../../.gpu/gpuflow.test -test.v -test.count=1; }
 want gpuflow && run gpuflow 240 gpuflow
+seqflow() { cd engine/seqflow && ../../.gpu/seqflow.test -test.v -test.count=1 -test.run CUDA; }
+want seqflow && run seqflow 60 seqflow
 
 # nfbo recon end to end on the GPU and in pure Go: the 10k GuacaMol set through the shipped small-rpf model.
 recon() {
