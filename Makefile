@@ -53,7 +53,8 @@ vet:
 # must be there).
 test: setup-test vet
 	$(GO) test -count=1 -timeout 60m ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./engine/cuda ./engine/gpuflow ./engine/seqflow
+	CGO_ENABLED=0 $(GO) test -count=1 ./engine/cuda ./engine/gpuflow
+	CGO_ENABLED=0 $(GO) test -count=1 -run CUDA ./engine/seqflow
 	@if [ "$$(gcc -print-file-name=libopenblas.so 2>/dev/null)" != libopenblas.so ]; then \
 		echo "CGO_LDFLAGS=-lopenblas $(GO) test -count=1 -tags openblas $(BLAS_PKGS)"; \
 		CGO_LDFLAGS=-lopenblas $(GO) test -count=1 -tags openblas $(BLAS_PKGS); \
