@@ -150,6 +150,23 @@ func (c *Codec) alloc(src []float32, n int) (cuda.Ptr, error) {
 	return p, c.e.dev.Upload(p, src)
 }
 
+// uploader allocates a Codec's device memory, keeping the first error: after one, it allocates nothing more,
+// so that a run of allocations is checked once.
+type uploader struct {
+	c   *Codec
+	err error
+}
+
+// up uploads src (n floats of zeros when src is nil) to new memory the Codec owns.
+func (u *uploader) up(src []float32, n int) cuda.Ptr {
+	if u.err != nil {
+		return 0
+	}
+	var p cuda.Ptr
+	p, u.err = u.c.alloc(src, n)
+	return p
+}
+
 // newScratch allocates a coupling scratch for rows rows through up.
 func (c *Codec) newScratch(up func([]float32, int) cuda.Ptr, rows int) scratch {
 	cfg := c.cfg
@@ -162,15 +179,8 @@ func (c *Codec) newScratch(up func([]float32, int) cuda.Ptr, rows int) scratch {
 func (c *Codec) allocEnc() error {
 	cfg := c.cfg
 	T, F, H, n := cfg.T, cfg.F, cfg.H, encBatch
-	var err error
-	up := func(src []float32, m int) cuda.Ptr {
-		if err != nil {
-			return 0
-		}
-		var q cuda.Ptr
-		q, err = c.alloc(src, m)
-		return q
-	}
+	u := &uploader{c: c}
+	up := u.up
 	e := &c.enc
 	e.y = up(nil, T*n*F)
 	for range cfg.LSTMLayers {
@@ -179,8 +189,8 @@ func (c *Codec) allocEnc() error {
 	e.c, e.tc = up(nil, n*H), up(nil, n*H)
 	e.gates = up(nil, max(1, T-1)*n*4*H)
 	e.s = c.newScratch(up, T*n)
-	e.loaded = err == nil
-	return err
+	e.loaded = u.err == nil
+	return u.err
 }
 
 func (c *Codec) upload() error {
@@ -188,16 +198,8 @@ func (c *Codec) upload() error {
 	T, F, H, L, C, U := cfg.T, cfg.F, cfg.H, cfg.LSTMLayers, cfg.Couplings, cfg.U
 	half := cfg.Half()
 	p := c.flow.Params()
-	var err error
-	// up uploads src, keeping the first error.
-	up := func(src []float32, n int) cuda.Ptr {
-		if err != nil {
-			return 0
-		}
-		var q cuda.Ptr
-		q, err = c.alloc(src, n)
-		return q
-	}
+	u := &uploader{c: c}
+	up := u.up
 	c.unit = up(c.flow.UnitEmbedding(), 0)
 	for k, blk := range p.Blocks {
 		k0 := c.flow.Constants(k)
@@ -248,8 +250,8 @@ func (c *Codec) upload() error {
 	b.tc, b.gates = up(nil, n*H), up(nil, n*4*H)
 	b.s = c.newScratch(up, n)
 	b.ids = up(nil, T*n) // int32, the same size as float32
-	if err != nil {
-		return err
+	if u.err != nil {
+		return u.err
 	}
 	if len(p.Blocks) > 0 && len(p.Blocks[0].Couplings) > 0 && len(p.Blocks[0].Couplings[0].Layers) != cfg.CouplingDepth+1 {
 		return fmt.Errorf("coupling nets have %d layers, config says %d", len(p.Blocks[0].Couplings[0].Layers), cfg.CouplingDepth+1)

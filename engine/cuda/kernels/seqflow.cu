@@ -151,6 +151,22 @@ extern "C" __global__ void nearest_token(int* ids, const float* y, const float* 
 
 // The decoder's kernels (engine/gpuflow, model.Flow.inverse on the CPU).
 
+// nfbo_col returns the address of scalar k of columns [off, off+half) of y [n, F], counted row by row.
+__device__ __forceinline__ float* nfbo_col(float* y, long k, int F, int off, int half) {
+	return y + (k / half) * F + off + (int)(k % half);
+}
+
+// nfbo_nlsq_pseudo reads one scalar's raw parameters p [5] as kernels.NLSqPseudo does: b, c and d rounded to
+// float32, then all five in double.
+__device__ __forceinline__ void nfbo_nlsq_pseudo(const float* p, double* a, double* b, double* c, double* d,
+	double* f) {
+	*a = p[0];
+	*b = (float)exp(0.4 * (double)p[1]);
+	*d = (float)exp(0.4 * (double)p[3]);
+	*c = (float)(tanh(0.3 * (double)p[2]) * exp((double)NFBO_LOG_A + 0.4 * (double)p[1] - 0.4 * (double)p[3]));
+	*f = p[4];
+}
+
 // fill_rows copies the vector v [w] into each of the n rows of y [n, w]: the LSTM's initial states.
 extern "C" __global__ void fill_rows(float* y, const float* v, int n, int w) {
 	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -179,15 +195,9 @@ extern "C" __global__ void gather_cols(float* dst, const float* src, int n, int 
 extern "C" __global__ void nlsq_inv(float* y, const float* raw, int n, int F, int off, int half) {
 	long k = (long)blockIdx.x * blockDim.x + threadIdx.x;
 	if (k >= (long)n * half) return;
-	long r = k / half;
-	int i = (int)(k % half);
-	const float* p = raw + k * 5;
-	double a = p[0];
-	double b = (float)exp(0.4 * (double)p[1]);
-	double d = (float)exp(0.4 * (double)p[3]);
-	double c = (float)(tanh(0.3 * (double)p[2]) * exp((double)NFBO_LOG_A + 0.4 * (double)p[1] - 0.4 * (double)p[3]));
-	double f = p[4];
-	float* w = y + r * F + off + i;
+	double a, b, c, d, f;
+	nfbo_nlsq_pseudo(raw + k * 5, &a, &b, &c, &d, &f);
+	float* w = nfbo_col(y, k, F, off, half);
 	double ua = (double)*w - a, f2 = 1 + f * f;
 	double A = -b * d * d, B = ua * d * d - 2 * b * d * f, C = 2 * ua * d * f - b * f2, Dc = ua * f2 - c;
 	double P = (3 * A * C - B * B) / (3 * A * A);
@@ -210,9 +220,7 @@ extern "C" __global__ void nlsq_inv(float* y, const float* raw, int n, int F, in
 extern "C" __global__ void affine_inv(float* y, const float* raw, int n, int F, int off, int half) {
 	long k = (long)blockIdx.x * blockDim.x + threadIdx.x;
 	if (k >= (long)n * half) return;
-	long r = k / half;
-	int i = (int)(k % half);
-	float* w = y + r * F + off + i;
+	float* w = nfbo_col(y, k, F, off, half);
 	double s = 0.5 * (double)raw[k * 2 + 1];
 	*w = (float)(((double)*w - (double)raw[k * 2]) * exp(-s));
 }
@@ -222,15 +230,9 @@ extern "C" __global__ void affine_inv(float* y, const float* raw, int n, int F, 
 extern "C" __global__ void nlsq_fwd_cols(float* y, const float* raw, int n, int F, int off, int half) {
 	long k = (long)blockIdx.x * blockDim.x + threadIdx.x;
 	if (k >= (long)n * half) return;
-	long r = k / half;
-	int i = (int)(k % half);
-	const float* p = raw + k * 5;
-	double a = p[0];
-	double b = (float)exp(0.4 * (double)p[1]);
-	double d = (float)exp(0.4 * (double)p[3]);
-	double c = (float)(tanh(0.3 * (double)p[2]) * exp((double)NFBO_LOG_A + 0.4 * (double)p[1] - 0.4 * (double)p[3]));
-	double f = p[4];
-	float* w = y + r * F + off + i;
+	double a, b, c, d, f;
+	nfbo_nlsq_pseudo(raw + k * 5, &a, &b, &c, &d, &f);
+	float* w = nfbo_col(y, k, F, off, half);
 	double x = *w, s = d * x + f;
 	*w = (float)(a + b * x + c / (1 + s * s));
 }
@@ -240,8 +242,6 @@ extern "C" __global__ void nlsq_fwd_cols(float* y, const float* raw, int n, int 
 extern "C" __global__ void affine_fwd_cols(float* y, const float* raw, int n, int F, int off, int half) {
 	long k = (long)blockIdx.x * blockDim.x + threadIdx.x;
 	if (k >= (long)n * half) return;
-	long r = k / half;
-	int i = (int)(k % half);
-	float* w = y + r * F + off + i;
+	float* w = nfbo_col(y, k, F, off, half);
 	*w = (float)((double)raw[k * 2] + exp(0.5 * (double)raw[k * 2 + 1]) * (double)*w);
 }
