@@ -44,22 +44,9 @@ func openTestDevice(t *testing.T) (*Device, map[string]*Kernel) {
 	}
 	t.Cleanup(func() { d.Close() })
 	t.Logf("GPU %+v", d.Info)
-	n := loadTestNVRTC(t)
-	ks := map[string]*Kernel{}
-	for _, src := range Kernels() {
-		img, err := n.Compile(src.Name, src.Code, CompileOptions{Arch: d.Info.ComputeCapability})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := d.LoadModule(img)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range src.Entries {
-			if ks[e], err = m.Kernel(e); err != nil {
-				t.Fatal(err)
-			}
-		}
+	ks, err := d.LoadKernels(loadTestNVRTC(t))
+	if err != nil {
+		t.Fatal(err)
 	}
 	return d, ks
 }

@@ -8,3 +8,7 @@
 // codec that engine/seqflow switches between (Backend "cuda"). A build without cgo has the same API and returns
 // cuda.ErrNoCUDA from Open.
 package gpuflow
+
+// DefaultBatch is the number of sequences a Codec decodes per pass when NewCodec is given 0: large enough that
+// the GEMMs fill an H100 and the launches are amortised, small enough for any preset's buffers (well under 1 GiB).
+const DefaultBatch = 4096

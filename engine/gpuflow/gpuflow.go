@@ -116,10 +116,6 @@ type encBuffers struct {
 // coupling activations, T times the decoder's per sequence.
 const encBatch = 512
 
-// DefaultBatch is the number of sequences a Codec decodes per pass when NewCodec is given 0: large enough that
-// the GEMMs fill an H100 and the launches are amortised, small enough for any preset's buffers (well under 1 GiB).
-const DefaultBatch = 4096
-
 // NewCodec uploads flow's weights to the engine's GPU. batch is the number of sequences decoded per pass (0:
 // DefaultBatch).
 func (e *Engine) NewCodec(flow *model.Flow, batch int) (*Codec, error) {
@@ -327,11 +323,7 @@ func (c *Codec) encodePass(ctx context.Context, z []float32, x []int, n int) err
 	if err := d.Download(c.zHost, c.enc.y); err != nil {
 		return err
 	}
-	for bi := 0; bi < n; bi++ {
-		for t := 0; t < T; t++ {
-			copy(z[(bi*T+t)*F:(bi*T+t+1)*F], c.zHost[(t*n+bi)*F:(t*n+bi+1)*F])
-		}
-	}
+	swapAxes(z, c.zHost, T, n, F)
 	return nil
 }
 
@@ -464,11 +456,7 @@ func (c *Codec) run(ctx context.Context, x []int, v, z []float32, B int) error {
 func (c *Codec) pass(ctx context.Context, x []int, v, z []float32, n int) error {
 	T, F := c.cfg.T, c.cfg.F
 	c.zHost = grow(c.zHost, T*n*F)
-	for bi := 0; bi < n; bi++ {
-		for t := 0; t < T; t++ {
-			copy(c.zHost[(t*n+bi)*F:(t*n+bi+1)*F], z[(bi*T+t)*F:(bi*T+t+1)*F])
-		}
-	}
+	swapAxes(c.zHost, z, n, T, F)
 	d := c.e.dev
 	if err := d.Upload(c.buf.y, c.zHost); err != nil {
 		return err
@@ -485,11 +473,7 @@ func (c *Codec) pass(ctx context.Context, x []int, v, z []float32, n int) error 
 		if err := d.Download(c.zHost, c.buf.y); err != nil {
 			return err
 		}
-		for bi := 0; bi < n; bi++ {
-			for t := 0; t < T; t++ {
-				copy(v[(bi*T+t)*F:(bi*T+t+1)*F], c.zHost[(t*n+bi)*F:(t*n+bi+1)*F])
-			}
-		}
+		swapAxes(v, c.zHost, T, n, F)
 	}
 	if x == nil {
 		return nil
@@ -616,6 +600,16 @@ func (c *Codec) coupling(k, j int, y cuda.Ptr, rows int, s *scratch, forward boo
 		kernel = "nlsq_inv"
 	}
 	return ks[kernel].Launch(grid(rows*half), y, s.raw, rows, F, transOff, half)
+}
+
+// swapAxes writes src [a, b, f] to dst [b, a, f]: batch-major sequences to the device's time-major layout
+// (a = sequences, b = positions) and back (a = positions, b = sequences).
+func swapAxes(dst, src []float32, a, b, f int) {
+	for i := 0; i < a; i++ {
+		for j := 0; j < b; j++ {
+			copy(dst[(j*a+i)*f:(j*a+i+1)*f], src[(i*b+j)*f:(i*b+j+1)*f])
+		}
+	}
 }
 
 func grow[E any](s []E, n int) []E {

@@ -24,9 +24,6 @@ func (*Engine) Close() error { return nil }
 // Codec is a flow on the GPU; a build without cgo cannot make one.
 type Codec struct{}
 
-// DefaultBatch is the number of sequences a Codec decodes per pass when NewCodec is given 0.
-const DefaultBatch = 4096
-
 // NewCodec returns cuda.ErrNoCUDA in a build without cgo.
 func (*Engine) NewCodec(*model.Flow, int) (*Codec, error) { return nil, cuda.ErrNoCUDA }
 
