@@ -1,6 +1,9 @@
 // Package kernels holds the numeric building blocks of SeqFlow inference:
 // dense layers, the LSTM cell, the NLSq and affine element-wise transforms
-// and the cosine-nearest-row search that turns vectors back into tokens.
+// and the cosine-nearest-row search that turns vectors back into tokens;
+// and a product with a pre-packed right operand (Packed, MulPackedTo; an
+// AVX2 micro-kernel on amd64) for the many small products by one matrix that
+// an LSTM's recurrence makes in training.
 //
 // Conventions, after gonum's mat and blas packages:
 //   - Data are flat row-major float32 slices. A matrix with r rows and c

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 
 	"github.com/chewxy/hm"
+	"github.com/nfbo/nfbo/kernels"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -45,6 +46,30 @@ type lstmSeq[T float32 | float64] struct {
 
 	cRun []T // [B, H] running cell state, scratch of forward
 	dG   []T // [S·B, 4H] gate gradients, scratch of backward
+
+	// whhP is Whh (forward) or Whhᵀ (backward) packed for the recurrent
+	// products when packedRecurrent says so, repacked by every pass.
+	whhP kernels.Packed
+}
+
+// packedRecurrent returns Whh [H, 4H], or with trans Whhᵀ, packed for
+// kernels.MulPackedTo, or nil where the step products go to the BLAS: in
+// float64, and where the packed micro-kernel has no assembly. A recurrent
+// step multiplies 16-32 rows by the same Whh T−1 times in sequence; a BLAS
+// packs Whh again on every call, which at these shapes costs about as much
+// as the arithmetic (BENCHMARKS.md, "The recurrence on packed weights").
+func (q *lstmSeq[T]) packedRecurrent(Whh []T, trans bool) *kernels.Packed {
+	w, ok := any(Whh).([]float32)
+	if !ok || !kernels.PackedAccelerated() {
+		return nil
+	}
+	H, H4 := q.H, 4*q.H
+	if trans {
+		q.whhP.Pack(w, H4, H4, H, true)
+	} else {
+		q.whhP.Pack(w, H4, H, H4, false)
+	}
+	return &q.whhP
 }
 
 func newLSTMSeq[T float32 | float64](name string, S, B, in, H, biasRows, lead int) *lstmSeq[T] {
@@ -101,6 +126,7 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 	// (starting goroutines for every step cost more than a step's
 	// parallel work on the 2-core VMs measured, BENCHMARKS.md).
 	q32, is32 := any(q).(*lstmSeq[float32])
+	pk := q.packedRecurrent(Whh, false)
 	parallelRows(B, S*H, func(b0, b1 int) {
 		for s := range S {
 			hPrev := h0[b0*H : b1*H]
@@ -108,7 +134,11 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 				hPrev = out[((s-1)*B+b0)*H : ((s-1)*B+b1)*H]
 			}
 			g := q.act[(s*B+b0)*H4 : (s*B+b1)*H4]
-			gemmBlock(false, false, b1-b0, H4, H, 1, hPrev, H, Whh, H4, 1, g, H4)
+			if pk != nil {
+				kernels.MulPackedTo(any(g).([]float32), H4, any(hPrev).([]float32), H, b1-b0, pk, true)
+			} else {
+				gemmBlock(false, false, b1-b0, H4, H, 1, hPrev, H, Whh, H4, 1, g, H4)
+			}
 			if is32 {
 				cellRows32(q32, s, b0, b1, any(bias).([]float32), any(c).([]float32), any(out).([]float32))
 				continue
@@ -179,6 +209,7 @@ func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dAll []T) []T {
 	dcn := resize(&q.dc0, B*H)  // dL/dc from later steps
 	clear(dh)
 	clear(dcn)
+	pk := q.packedRecurrent(Whh, true)
 	// Each core runs the recurrence backwards for its own sequences, as in
 	// forward.
 	parallelRows(B, S*H, func(b0, b1 int) {
@@ -206,7 +237,12 @@ func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dAll []T) []T {
 				}
 			}
 			// dh for step s−1 (for s = 0, dL/dh0): dG_s·Whhᵀ.
-			gemmBlock(false, true, b1-b0, H, H4, 1, dG[(s*B+b0)*H4:(s*B+b1)*H4], H4, Whh, H4, 0, dh[b0*H:b1*H], H)
+			dGs := dG[(s*B+b0)*H4 : (s*B+b1)*H4]
+			if pk != nil {
+				kernels.MulPackedTo(any(dh[b0*H:b1*H]).([]float32), H, any(dGs).([]float32), H4, b1-b0, pk, false)
+			} else {
+				gemmBlock(false, true, b1-b0, H, H4, 1, dGs, H4, Whh, H4, 0, dh[b0*H:b1*H], H)
+			}
 		}
 	})
 	for i, v := range dLead { // the h0 rows of the output

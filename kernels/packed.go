@@ -1,0 +1,172 @@
+package kernels
+
+import "fmt"
+
+// PanelCols is the width of a Packed matrix's panels, the number of columns
+// of the product the micro-kernel computes at once (two 8-float vectors).
+const PanelCols = 16
+
+// kernelRows is the number of rows of the product the micro-kernel computes
+// at once: 4 rows × 16 columns are 8 vector accumulators, enough to hide the
+// fused multiply-add's latency on the cores measured.
+const kernelRows = 4
+
+// Packed is a K×N matrix laid out for MulPackedTo: ⌈N/16⌉ panels of 16
+// columns, each K rows of 16 contiguous values, the last panel padded with
+// zeros. A matrix that is multiplied many times in a row (an LSTM's
+// recurrent weights, once per step) is packed once; a BLAS packs its
+// operands again on every call, which for the 16-32-row products of a
+// recurrence costs about as much as the arithmetic.
+//
+// The zero value is an empty matrix; Pack sizes it, reusing its storage.
+type Packed struct {
+	K, N int
+	data []float32 // ⌈N/16⌉·K·16
+}
+
+// Pack stores op(b) in p: b is K×N with row stride ldb, or with trans, b is
+// N×K (row stride ldb) and op(b) = bᵀ.
+func (p *Packed) Pack(b []float32, ldb, k, n int, trans bool) {
+	checkDims("Packed.Pack", k, n)
+	rows, cols := k, n
+	if trans {
+		rows, cols = n, k
+	}
+	if ldb < cols {
+		panic(fmt.Sprintf("kernels: Packed.Pack: ldb = %d < %d columns", ldb, cols))
+	}
+	if rows > 0 {
+		checkLen("Packed.Pack", "b", len(b), (rows-1)*ldb+cols)
+	}
+	panels := (n + PanelCols - 1) / PanelCols
+	p.K, p.N = k, n
+	if cap(p.data) < panels*k*PanelCols {
+		p.data = make([]float32, panels*k*PanelCols)
+	}
+	p.data = p.data[:panels*k*PanelCols]
+	for j := range panels {
+		j0 := j * PanelCols
+		w := min(PanelCols, n-j0)
+		panel := p.data[j*k*PanelCols : (j+1)*k*PanelCols]
+		for r := range k {
+			dst := panel[r*PanelCols : (r+1)*PanelCols]
+			if trans {
+				for c := range w {
+					dst[c] = b[(j0+c)*ldb+r]
+				}
+			} else {
+				copy(dst[:w], b[r*ldb+j0:r*ldb+j0+w])
+			}
+			clear(dst[w:])
+		}
+	}
+}
+
+// panel returns the j-th panel, K×16.
+func (p *Packed) panel(j int) []float32 {
+	return p.data[j*p.K*PanelCols : (j+1)*p.K*PanelCols]
+}
+
+// MulPackedTo computes dst = a·p, or dst += a·p when add is true, for a m×K
+// with row stride lda and dst m×N with row stride ldc. dst must not alias a
+// or p. It runs on the calling goroutine; callers split rows over cores.
+//
+// On amd64 with AVX2 and FMA (PackedAccelerated) the work is an assembly
+// micro-kernel over 4×16 blocks of dst; elsewhere the same blocks in Go.
+// Each entry of dst is the sum over k in increasing order, so the result is
+// the same on every call, though not bit for bit a BLAS's.
+func MulPackedTo(dst []float32, ldc int, a []float32, lda, m int, p *Packed, add bool) {
+	k, n := p.K, p.N
+	checkDims("MulPackedTo", m, k, n)
+	if m == 0 || n == 0 {
+		return
+	}
+	if lda < k || ldc < n {
+		panic(fmt.Sprintf("kernels: MulPackedTo: lda = %d or ldc = %d below K = %d, N = %d", lda, ldc, k, n))
+	}
+	checkLen("MulPackedTo", "a", len(a), (m-1)*lda+k)
+	checkLen("MulPackedTo", "dst", len(dst), (m-1)*ldc+n)
+	if k == 0 {
+		if !add {
+			for i := range m {
+				clear(dst[i*ldc:][:n])
+			}
+		}
+		return
+	}
+	var addFlag int
+	if add {
+		addFlag = 1
+	}
+	// Panel by panel, all row blocks of a panel in turn: each panel is read
+	// from memory once and then from the core's cache, which matters when
+	// the packed matrix is larger than the cache (paper's Whh is 4 MB).
+	full := n / PanelCols // panels whose 16 columns all lie in dst
+	mBlocks := m / kernelRows * kernelRows
+	for j := range full {
+		pan := p.panel(j)
+		for i := 0; i < mBlocks; i += kernelRows {
+			kernel4x16(k, a[i*lda:], lda, pan, dst[i*ldc+j*PanelCols:], ldc, addFlag)
+		}
+	}
+	if full*PanelCols < n {
+		// The last panel is narrower than 16 columns: compute it into a
+		// whole tile and keep the columns that exist.
+		var tile [kernelRows * PanelCols]float32
+		w := n - full*PanelCols
+		for i := 0; i < mBlocks; i += kernelRows {
+			kernel4x16(k, a[i*lda:], lda, p.panel(full), tile[:], PanelCols, 0)
+			for r := range kernelRows {
+				addRow(dst[(i+r)*ldc+full*PanelCols:][:w], tile[r*PanelCols:][:w], add)
+			}
+		}
+	}
+	i := mBlocks
+	// Fewer than 4 rows left: one row at a time.
+	for ; i < m; i++ {
+		ai := a[i*lda : i*lda+k]
+		for j := range (n + PanelCols - 1) / PanelCols {
+			var acc [PanelCols]float32
+			pan := p.panel(j)
+			for kk, v := range ai {
+				row := pan[kk*PanelCols : (kk+1)*PanelCols]
+				for c := range acc {
+					acc[c] += v * row[c]
+				}
+			}
+			w := min(PanelCols, n-j*PanelCols)
+			addRow(dst[i*ldc+j*PanelCols:][:w], acc[:w], add)
+		}
+	}
+}
+
+// addRow sets dst to src, or adds src to it.
+func addRow(dst, src []float32, add bool) {
+	if !add {
+		copy(dst, src)
+		return
+	}
+	for c, v := range src {
+		dst[c] += v
+	}
+}
+
+// kernel4x16Go is the micro-kernel in Go: the 4×16 block c (row stride ldc)
+// is set to (add = 0) or incremented by (add = 1) a[4×k, row stride lda] times
+// the packed panel b (k×16). The assembly kernel computes the same sums in
+// the same order, with fused multiply-adds.
+func kernel4x16Go(k int, a []float32, lda int, b []float32, c []float32, ldc int, add int) {
+	var acc [kernelRows][PanelCols]float32
+	for kk := range k {
+		row := b[kk*PanelCols : (kk+1)*PanelCols]
+		for r := range kernelRows {
+			v := a[r*lda+kk]
+			for j := range PanelCols {
+				acc[r][j] += v * row[j]
+			}
+		}
+	}
+	for r := range kernelRows {
+		addRow(c[r*ldc:][:PanelCols], acc[r][:], add == 1)
+	}
+}

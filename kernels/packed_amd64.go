@@ -1,0 +1,35 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "golang.org/x/sys/cpu"
+
+// packedAsm says whether the assembly micro-kernel can run: it needs AVX2's
+// 256-bit vectors and FMA (x86 cores since 2013; the OS must save the vector
+// registers, which cpu checks).
+var packedAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// PackedAccelerated reports whether MulPackedTo runs its assembly
+// micro-kernel on this machine.
+func PackedAccelerated() bool { return packedAsm }
+
+// sgemm4x16 is kernel4x16Go in AVX2 and FMA (packed_amd64.s) on raw
+// pointers: a is 4 rows of k values (row stride lda), b a k×16 panel, c a
+// 4×16 block (row stride ldc).
+//
+//go:noescape
+func sgemm4x16(k int, a *float32, lda int, b *float32, c *float32, ldc int, add int)
+
+// kernel4x16 computes one 4×16 block of a product; see kernel4x16Go.
+func kernel4x16(k int, a []float32, lda int, b []float32, c []float32, ldc int, add int) {
+	// The assembly does no bounds checks: these make every access it does
+	// lie inside the slices.
+	_ = a[3*lda+k-1]
+	_ = b[k*PanelCols-1]
+	_ = c[3*ldc+PanelCols-1]
+	if packedAsm {
+		sgemm4x16(k, &a[0], lda, &b[0], &c[0], ldc, add)
+		return
+	}
+	kernel4x16Go(k, a, lda, b, c, ldc, add)
+}

@@ -1,0 +1,112 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func sgemm4x16(k int, a *float32, lda int, b *float32, c *float32, ldc int, add int)
+//
+// c[r][0:16] (+)= Σ_kk a[r][kk] · b[kk][0:16] for r = 0..3, k ≥ 1. Y0-Y7 hold
+// the 4×16 block (two vectors a row), Y8-Y9 the panel's row kk, Y10-Y11 the
+// broadcast a[r][kk]. The loop runs two values of kk per pass.
+TEXT ·sgemm4x16(SB), NOSPLIT, $0-56
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	SHLQ $2, R8             // lda in bytes
+	LEAQ (R8)(R8*2), R9     // 3·lda
+	MOVQ b+24(FP), DI
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R10
+	SHLQ $2, R10            // ldc in bytes
+	LEAQ (R10)(R10*2), R11  // 3·ldc
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+	MOVQ CX, BX
+	SHRQ $1, BX             // pairs of kk
+	JZ   tail
+
+pairs:
+	VMOVUPS      (DI), Y8
+	VMOVUPS      32(DI), Y9
+	VBROADCASTSS (SI), Y10
+	VBROADCASTSS (SI)(R8*1), Y11
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VBROADCASTSS (SI)(R8*2), Y10
+	VBROADCASTSS (SI)(R9*1), Y11
+	VFMADD231PS  Y8, Y10, Y4
+	VFMADD231PS  Y9, Y10, Y5
+	VFMADD231PS  Y8, Y11, Y6
+	VFMADD231PS  Y9, Y11, Y7
+
+	VMOVUPS      64(DI), Y8
+	VMOVUPS      96(DI), Y9
+	VBROADCASTSS 4(SI), Y10
+	VBROADCASTSS 4(SI)(R8*1), Y11
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VBROADCASTSS 4(SI)(R8*2), Y10
+	VBROADCASTSS 4(SI)(R9*1), Y11
+	VFMADD231PS  Y8, Y10, Y4
+	VFMADD231PS  Y9, Y10, Y5
+	VFMADD231PS  Y8, Y11, Y6
+	VFMADD231PS  Y9, Y11, Y7
+
+	ADDQ $8, SI
+	ADDQ $128, DI
+	DECQ BX
+	JNZ  pairs
+
+tail:
+	ANDQ $1, CX
+	JZ   store
+	VMOVUPS      (DI), Y8
+	VMOVUPS      32(DI), Y9
+	VBROADCASTSS (SI), Y10
+	VBROADCASTSS (SI)(R8*1), Y11
+	VFMADD231PS  Y8, Y10, Y0
+	VFMADD231PS  Y9, Y10, Y1
+	VFMADD231PS  Y8, Y11, Y2
+	VFMADD231PS  Y9, Y11, Y3
+	VBROADCASTSS (SI)(R8*2), Y10
+	VBROADCASTSS (SI)(R9*1), Y11
+	VFMADD231PS  Y8, Y10, Y4
+	VFMADD231PS  Y9, Y10, Y5
+	VFMADD231PS  Y8, Y11, Y6
+	VFMADD231PS  Y9, Y11, Y7
+
+store:
+	MOVQ add+48(FP), AX
+	TESTQ AX, AX
+	JZ   write
+	VADDPS (DX), Y0, Y0
+	VADDPS 32(DX), Y1, Y1
+	VADDPS (DX)(R10*1), Y2, Y2
+	VADDPS 32(DX)(R10*1), Y3, Y3
+	VADDPS (DX)(R10*2), Y4, Y4
+	VADDPS 32(DX)(R10*2), Y5, Y5
+	VADDPS (DX)(R11*1), Y6, Y6
+	VADDPS 32(DX)(R11*1), Y7, Y7
+
+write:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, (DX)(R10*1)
+	VMOVUPS Y3, 32(DX)(R10*1)
+	VMOVUPS Y4, (DX)(R10*2)
+	VMOVUPS Y5, 32(DX)(R10*2)
+	VMOVUPS Y6, (DX)(R11*1)
+	VMOVUPS Y7, 32(DX)(R11*1)
+	VZEROUPPER
+	RET

@@ -1,0 +1,12 @@
+//go:build !amd64 || purego
+
+package kernels
+
+// PackedAccelerated reports whether MulPackedTo runs its assembly
+// micro-kernel on this machine: never in this build.
+func PackedAccelerated() bool { return false }
+
+// kernel4x16 computes one 4×16 block of a product; see kernel4x16Go.
+func kernel4x16(k int, a []float32, lda int, b []float32, c []float32, ldc int, add int) {
+	kernel4x16Go(k, a, lda, b, c, ldc, add)
+}

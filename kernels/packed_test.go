@@ -1,0 +1,144 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// TestMulPackedTo checks MulPackedTo against the product computed from its
+// definition in float64, for shapes on and off the 4×16 block grid, both
+// layouts of B, with and without accumulation, and row strides wider than
+// the rows; entries of dst outside the product must be left alone.
+func TestMulPackedTo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var p Packed // reused across cases, as callers reuse it
+	for _, m := range []int{1, 3, 4, 5, 8, 16, 19} {
+		for _, k := range []int{0, 1, 2, 3, 8, 37, 256} {
+			for _, n := range []int{1, 15, 16, 17, 40, 64} {
+				for _, trans := range []bool{false, true} {
+					for _, add := range []bool{false, true} {
+						name := fmt.Sprintf("m=%d/k=%d/n=%d/trans=%v/add=%v", m, k, n, trans, add)
+						lda, ldc := k+3, n+5
+						ldb := n + 2
+						if trans {
+							ldb = k + 1
+						}
+						a := randSlice(rng, m*lda)
+						b := randSlice(rng, max(k, n)*ldb)
+						dst := randSlice(rng, m*ldc)
+						orig := append([]float32(nil), dst...)
+						p.Pack(b, ldb, k, n, trans)
+						MulPackedTo(dst, ldc, a, lda, m, &p, add)
+						for i := range m {
+							for j := range ldc {
+								got := dst[i*ldc+j]
+								if j >= n {
+									if got != orig[i*ldc+j] {
+										t.Fatalf("%s: dst[%d][%d] outside the product changed", name, i, j)
+									}
+									continue
+								}
+								var want, scale float64
+								if add {
+									want = float64(orig[i*ldc+j])
+									scale = math.Abs(want)
+								}
+								for kk := range k {
+									bv := b[kk*ldb+j]
+									if trans {
+										bv = b[j*ldb+kk]
+									}
+									pr := float64(a[i*lda+kk]) * float64(bv)
+									want += pr
+									scale += math.Abs(pr)
+								}
+								if d := math.Abs(float64(got) - want); d > 1e-6*scale+1e-7 {
+									t.Fatalf("%s: dst[%d][%d] = %v, want %v (scale %v)", name, i, j, got, want, scale)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestKernel4x16MatchesGo checks the micro-kernel this build runs (assembly
+// where PackedAccelerated) against the Go one: they differ only by FMA's
+// single rounding of each multiply-add.
+func TestKernel4x16MatchesGo(t *testing.T) {
+	t.Logf("PackedAccelerated: %v", PackedAccelerated())
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, k := range []int{1, 2, 5, 64, 1000} {
+		for _, add := range []int{0, 1} {
+			const lda, ldc = 1003, 21
+			a, b := randSlice(rng, 4*lda), randSlice(rng, k*PanelCols)
+			c := randSlice(rng, 4*ldc)
+			want := append([]float32(nil), c...)
+			kernel4x16(k, a, lda, b, c, ldc, add)
+			kernel4x16Go(k, a, lda, b, want, ldc, add)
+			for i, v := range c {
+				if d := math.Abs(float64(v - want[i])); d > 2e-5*math.Sqrt(float64(k)) {
+					t.Fatalf("k=%d add=%d: c[%d] = %v, Go kernel %v", k, add, i, v, want[i])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkMulPacked times MulPackedTo on the recurrent products of an LSTM
+// step, h [m, H] · Whh [H, 4H] and backwards dG [m, 4H] · Whhᵀ, at the rows
+// one core owns in a training step (B = 32 over 2 cores, and B = 128), beside
+// the BLAS on the same product (sgemmImpl: gonum, or OpenBLAS under the
+// openblas tag, which packs its operands on every call). Run with
+// OPENBLAS_NUM_THREADS=1 for the one-core rates the training engine uses.
+//
+//	go test -run '^$' -bench MulPacked ./kernels/
+func BenchmarkMulPacked(b *testing.B) {
+	impl, name := sgemmImpl()
+	for _, s := range []struct {
+		preset string
+		H      int
+	}{{"small", 256}, {"paper", 500}} {
+		for _, m := range []int{16, 64} {
+			for _, bwd := range []bool{false, true} {
+				k, n := s.H, 4*s.H
+				dir := "fwd"
+				if bwd {
+					k, n, dir = 4*s.H, s.H, "bwd"
+				}
+				rng := rand.New(rand.NewPCG(uint64(m), uint64(k)))
+				a, w := randSlice(rng, m*k), randSlice(rng, s.H*4*s.H)
+				dst := make([]float32, m*n)
+				flops := 2 * float64(m) * float64(k) * float64(n)
+				tB, ldb := blas.NoTrans, n
+				if bwd {
+					tB, ldb = blas.Trans, k
+				}
+				b.Run(fmt.Sprintf("%s/%s/m=%d/packed", s.preset, dir, m), func(b *testing.B) {
+					var p Packed
+					p.Pack(w, ldb, k, n, bwd)
+					MulPackedTo(dst, n, a, k, m, &p, false)
+					b.ResetTimer()
+					for range b.N {
+						MulPackedTo(dst, n, a, k, m, &p, false)
+					}
+					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+				b.Run(fmt.Sprintf("%s/%s/m=%d/blas=%s", s.preset, dir, m, name), func(b *testing.B) {
+					impl.Sgemm(blas.NoTrans, tB, m, n, k, 1, a, k, w, ldb, 0, dst, n)
+					b.ResetTimer()
+					for range b.N {
+						impl.Sgemm(blas.NoTrans, tB, m, n, k, 1, a, k, w, ldb, 0, dst, n)
+					}
+					b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
+}
