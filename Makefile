@@ -48,12 +48,14 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
-# test runs every package on pure-Go BLAS, then the packages whose numerics go
-# through BLAS again on OpenBLAS, the build's default (with CI=true OpenBLAS
-# must be there).
+# test runs every package on pure-Go BLAS, the packages with assembly again
+# without it (-tags purego: kernels.MulPackedTo's Go micro-kernel, the BLAS
+# for the flow's products), then the packages whose numerics go through BLAS
+# again on OpenBLAS, the build's default (with CI=true OpenBLAS must be there).
 test: setup-test vet
 	$(GO) test -count=1 -timeout 60m ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./engine/cuda ./engine/gpuflow
+	$(GO) test -count=1 -tags purego ./kernels ./model ./engine/train
 	CGO_ENABLED=0 $(GO) test -count=1 -run CUDA ./engine/seqflow
 	@if [ "$$(gcc -print-file-name=libopenblas.so 2>/dev/null)" != libopenblas.so ]; then \
 		echo "CGO_LDFLAGS=-lopenblas $(GO) test -count=1 -tags openblas $(BLAS_PKGS)"; \

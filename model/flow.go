@@ -14,7 +14,9 @@ import (
 // Flow is a SeqFlow prepared for pure-Go inference: it holds the weights
 // plus what can be computed from them once (unit-norm embedding rows, the
 // LSTM initial states, per-position LSTM biases, the coupling nets' context
-// weights side by side). It reads but never writes its Params; after the
+// weights side by side and, where kernels.PackedAccelerated, a copy of every
+// matrix its products use packed for kernels.MulPackedTo: as much memory
+// again as the weights). It reads but never writes its Params; after the
 // weights change (fine-tuning) build a new Flow with NewFlow.
 //
 // A Flow is safe for concurrent use by goroutines that each pass their own
@@ -45,6 +47,15 @@ type flowBlock struct {
 	// its first layer that multiply the context, so one product serves all
 	// C couplings. ctxB (C·U) holds the first layers' biases.
 	ctxW, ctxB []float32
+
+	// The matrices of the block's products: per LSTM layer wih (layer 0:
+	// the F rows that meet y_t) and whh; ctx is ctxW; per coupling its first
+	// layer's rows that meet the conditioning half (first), then its other
+	// layers (rest: the hidden layers and the output layer).
+	wih, whh []matrix
+	ctx      matrix
+	first    []matrix
+	rest     [][]matrix
 }
 
 // NewFlow prepares p for inference. It fails if p's configuration is invalid
@@ -111,6 +122,23 @@ func NewFlow(p *Params) (*Flow, error) {
 				copy(fb.ctxW[r*C*U+j*U:r*C*U+(j+1)*U], w[(half+r)*U:(half+r+1)*U])
 			}
 			copy(fb.ctxB[j*U:(j+1)*U], c.Layers[0].B.Data)
+		}
+		fb.ctx = newMatrix(fb.ctxW, H, C*U)
+		for l, lw := range b.LSTM {
+			in := H
+			if l == 0 {
+				in = F // the positional rows are in stepBias
+			}
+			fb.wih = append(fb.wih, newMatrix(lw.Wih.Data, in, 4*H))
+			fb.whh = append(fb.whh, newMatrix(lw.Whh.Data, H, 4*H))
+		}
+		for _, c := range b.Couplings {
+			fb.first = append(fb.first, newMatrix(c.Layers[0].W.Data, half, U))
+			var rest []matrix
+			for _, d := range c.Layers[1:] {
+				rest = append(rest, newMatrix(d.W.Data, d.In(), d.Out()))
+			}
+			fb.rest = append(fb.rest, rest)
 		}
 		f.blocks = append(f.blocks, fb)
 	}

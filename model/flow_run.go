@@ -52,7 +52,7 @@ func (f *Flow) forward(ctx context.Context, z []float32, logDet []float64, v []f
 func (f *Flow) forwardBlock(cw *chunkWork, k, n int) {
 	cfg := f.cfg
 	T, F, H, L, C, U := cfg.T, cfg.F, cfg.H, cfg.LSTMLayers, cfg.Couplings, cfg.U
-	blk, fb := &f.p.Blocks[k], &f.blocks[k]
+	fb := &f.blocks[k]
 	steps := T - 1 // the output of step T−1 would be the context of position T
 	cw.gates = grow(cw.gates, steps*n*4*H)
 	cw.cell = grow(cw.cell, n*H)
@@ -65,7 +65,6 @@ func (f *Flow) forwardBlock(cw *chunkWork, k, n int) {
 			copy(s[bi*H:(bi+1)*H], fb.h0[l])
 			copy(cw.cell[bi*H:(bi+1)*H], fb.c0[l])
 		}
-		lw := blk.LSTM[l]
 		g := cw.gates[:steps*n*4*H]
 		if l == 0 {
 			for t := 0; t < steps; t++ {
@@ -74,16 +73,16 @@ func (f *Flow) forwardBlock(cw *chunkWork, k, n int) {
 				}
 			}
 			// Only the first F rows of Wih meet y; the positional rows are in stepBias.
-			kernels.MulAddTo(g, cw.y[:steps*n*F], lw.Wih.Data[:F*4*H], steps*n, F, 4*H)
+			fb.wih[0].mulAdd(g, cw.y[:steps*n*F], steps*n)
 		} else {
 			for r := 0; r < steps*n; r++ {
 				copy(g[r*4*H:(r+1)*4*H], fb.bias[l])
 			}
-			kernels.MulAddTo(g, prev[n*H:T*n*H], lw.Wih.Data, steps*n, H, 4*H)
+			fb.wih[l].mulAdd(g, prev[n*H:T*n*H], steps*n)
 		}
 		for t := 0; t < steps; t++ {
 			gt := g[t*n*4*H : (t+1)*n*4*H]
-			kernels.MulAddTo(gt, s[t*n*H:(t+1)*n*H], lw.Whh.Data, n, H, 4*H)
+			fb.whh[l].mulAdd(gt, s[t*n*H:(t+1)*n*H], n)
 			kernels.LSTMCellTo(s[(t+1)*n*H:(t+2)*n*H], cw.cell, gt, cw.cell, n, H)
 		}
 		prev = s
@@ -91,7 +90,7 @@ func (f *Flow) forwardBlock(cw *chunkWork, k, n int) {
 	}
 	rows := T * n
 	cw.ctxp = grow(cw.ctxp, rows*C*U)
-	kernels.DenseTo(cw.ctxp, top[:rows*H], fb.ctxW, fb.ctxB, rows, H, C*U)
+	fb.ctx.dense(cw.ctxp, top[:rows*H], fb.ctxB, rows)
 	for j := 0; j < C; j++ {
 		f.coupling(cw, k, j, cw.y[:rows*F], cw.ld[:rows], rows, true)
 	}
@@ -119,16 +118,17 @@ func (f *Flow) coupling(cw *chunkWork, k, j int, y []float32, ld []float64, rows
 		copy(cw.hidA[r*U:(r+1)*U], cw.ctxp[r*C*U+j*U:r*C*U+(j+1)*U])
 	}
 	// First layer: [cond ; ctx]·W0 + b0, with the ctx part precomputed.
-	kernels.MulAddTo(cw.hidA, cw.cond, layers[0].W.Data[:half*U], rows, half, U)
+	fb := &f.blocks[k]
+	fb.first[j].mulAdd(cw.hidA, cw.cond, rows)
 	kernels.ReLU(cw.hidA)
 	cur, other := cw.hidA, cw.hidB
 	for d := 1; d < cfg.CouplingDepth; d++ {
-		kernels.DenseTo(other, cur, layers[d].W.Data, layers[d].B.Data, rows, U, U)
+		fb.rest[j][d-1].dense(other, cur, layers[d].B.Data, rows)
 		kernels.ReLU(other)
 		cur, other = other, cur
 	}
 	out := layers[cfg.CouplingDepth]
-	kernels.DenseTo(cw.raw, cur, out.W.Data, out.B.Data, rows, U, half*np)
+	fb.rest[j][cfg.CouplingDepth-1].dense(cw.raw, cur, out.B.Data, rows)
 	for r := 0; r < rows; r++ {
 		w := y[r*F+transOff : r*F+transOff+half]
 		raw := cw.raw[r*half*np : (r+1)*half*np]
@@ -198,7 +198,7 @@ func (f *Flow) inverse(ctx context.Context, x []int, v []float32, z []float32, B
 func (f *Flow) inverseBlock(cw *chunkWork, k, n int) {
 	cfg := f.cfg
 	T, F, H, L, C, U := cfg.T, cfg.F, cfg.H, cfg.LSTMLayers, cfg.Couplings, cfg.U
-	blk, fb := &f.p.Blocks[k], &f.blocks[k]
+	fb := &f.blocks[k]
 	cw.state = grow(cw.state, L*2*n*H)
 	hOf := func(l int) []float32 { return cw.state[(2*l)*n*H : (2*l+1)*n*H] }
 	cOf := func(l int) []float32 { return cw.state[(2*l+1)*n*H : (2*l+2)*n*H] }
@@ -213,18 +213,30 @@ func (f *Flow) inverseBlock(cw *chunkWork, k, n int) {
 	cw.gates = grow(cw.gates, n*4*H)
 	for t := 0; t < T; t++ {
 		yt := cw.y[t*n*F : (t+1)*n*F]
-		kernels.DenseTo(cw.ctxp, hOf(L-1), fb.ctxW, fb.ctxB, n, H, C*U)
+		fb.ctx.dense(cw.ctxp, hOf(L-1), fb.ctxB, n)
 		for j := C - 1; j >= 0; j-- {
 			f.coupling(cw, k, j, yt, nil, n, false)
 		}
 		if t+1 == T {
 			break
 		}
-		l0 := blk.LSTM[0]
-		kernels.LSTMStepTo(hOf(0), cOf(0), cw.gates, yt, l0.Wih.Data[:F*4*H], hOf(0), l0.Whh.Data, cOf(0), fb.stepBias[t*4*H:(t+1)*4*H], n, F, H)
+		fb.lstmStep(0, hOf(0), cOf(0), cw.gates, yt, fb.stepBias[t*4*H:(t+1)*4*H], n, H)
 		for l := 1; l < L; l++ {
-			lw := blk.LSTM[l]
-			kernels.LSTMStepTo(hOf(l), cOf(l), cw.gates, hOf(l-1), lw.Wih.Data, hOf(l), lw.Whh.Data, cOf(l), fb.bias[l], n, H, H)
+			fb.lstmStep(l, hOf(l), cOf(l), cw.gates, hOf(l-1), fb.bias[l], n, H)
 		}
 	}
+}
+
+// lstmStep advances the n states (h, c: n×H, updated in place) of LSTM layer
+// l of the block by one step on the input x (n×In) with the constant gate
+// input bias (4H): kernels.LSTMStepTo with the block's matrices. gates is
+// n×4H scratch.
+func (fb *flowBlock) lstmStep(l int, h, c, gates, x, bias []float32, n, H int) {
+	g := gates[:n*4*H]
+	for i := range n {
+		copy(g[i*4*H:(i+1)*4*H], bias[:4*H])
+	}
+	fb.wih[l].mulAdd(g, x, n)
+	fb.whh[l].mulAdd(g, h, n)
+	kernels.LSTMCellTo(h, c, g, c, n, H)
 }
