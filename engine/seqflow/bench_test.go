@@ -20,10 +20,7 @@ import (
 // token embeddings trained or frozen (embed=frozen, the optimiser's default),
 // on pure-Go decoding (no ONNX Runtime session to rebuild).
 func BenchmarkFineTune(b *testing.B) {
-	ck, err := model.LoadCheckpoint(filepath.Join("..", "..", "data", "models", "small", model.CheckpointName))
-	if err != nil {
-		b.Skip("shipped model not found:", err)
-	}
+	ck := shippedModel(b)
 	const T, n = 88, 320
 	tokens := seqs(rand.New(rand.NewPCG(1, 1)), n, T, ck.Params.Config.V)
 	for _, c := range []struct {
@@ -64,10 +61,7 @@ func BenchmarkFineTune(b *testing.B) {
 // pure Go (backend=go, the products on kernels.MulPackedTo where it has assembly) and ONNX Runtime (backend=ort).
 // Decoding starts from the encoded latents plus N(0, 0.1²) noise, as perturbed anchors are.
 func BenchmarkCodec(b *testing.B) {
-	ck, err := model.LoadCheckpoint(filepath.Join("..", "..", "data", "models", "small", model.CheckpointName))
-	if err != nil {
-		b.Skip("shipped model not found:", err)
-	}
+	ck := shippedModel(b)
 	const T, n = 88, 1000
 	tokens := seqs(rand.New(rand.NewPCG(1, 1)), n, T, ck.Params.Config.V)
 	for _, backend := range []string{"go", "ort"} {
@@ -105,4 +99,13 @@ func BenchmarkCodec(b *testing.B) {
 		})
 		f.Close()
 	}
+}
+
+// shippedModel loads data/models/small, skipping the benchmark where it is missing.
+func shippedModel(b *testing.B) *model.Checkpoint {
+	ck, err := model.LoadCheckpoint(filepath.Join("..", "..", "data", "models", "small", model.CheckpointName))
+	if err != nil {
+		b.Skip("shipped model not found:", err)
+	}
+	return ck
 }
