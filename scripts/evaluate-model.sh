@@ -10,7 +10,9 @@
 # STEPS is a comma-separated subset of flowstats,recon,guacamol7,pmo3,report (default: all, in that order).
 # Each step writes its result under OUT_DIR and is skipped when that result exists, and the benchmarks resume
 # their interrupted runs, so the script can be stopped and rerun, across sessions, until it finishes.
-# Environment: NFBO (the binary, default bin/nfbo), PROCS (benchmark runs at a time, default 2).
+# Environment: NFBO (the binary, default bin/nfbo), PROCS (benchmark runs at a time, default 2), CAND_ARGS
+# (optimiser arguments the candidate runs with besides its model, e.g. "-offspring 50": a model with the settings
+# that suit it; the baseline keeps the defaults).
 set -eu
 
 only=flowstats,recon,guacamol7,pmo3,report
@@ -27,6 +29,7 @@ out=$2
 base=${3:-data/models/small}
 nfbo=${NFBO:-bin/nfbo}
 procs=${PROCS:-2}
+cand_args=${CAND_ARGS:-}
 for d in "$cand" "$base"; do
 	[ -e "$d" ] || { echo "$0: model $d: not found" >&2; exit 2; }
 done
@@ -86,13 +89,13 @@ fi
 if want guacamol7; then
 	say "bench guacamol7 -> $out/guacamol7"
 	"$nfbo" bench -suite guacamol7 -model "$base" -out "$out/guacamol7" -seeds 1,2,3 -methods nfbo,cand \
-		-variant cand="-model $cand" -procs "$procs" >> "$log" 2>&1
+		-variant cand="-model $cand${cand_args:+ $cand_args}" -procs "$procs" >> "$log" 2>&1
 	say "done guacamol7"
 fi
 if want pmo3; then
 	say "bench pmo20 qed,albuterol_similarity,amlodipine_mpo -> $out/pmo3"
 	"$nfbo" bench -suite pmo20 -tasks qed,albuterol_similarity,amlodipine_mpo -model "$base" -out "$out/pmo3" \
-		-seeds 1 -methods nfbo,cand -variant cand="-model $cand" -procs "$procs" >> "$log" 2>&1
+		-seeds 1 -methods nfbo,cand -variant cand="-model $cand${cand_args:+ $cand_args}" -procs "$procs" >> "$log" 2>&1
 	say "done pmo3"
 fi
 if want report; then
