@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/chewxy/hm"
+	"github.com/nfbo/nfbo/kernels"
 	"github.com/nfbo/nfbo/model"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -148,6 +149,10 @@ func (q *couplingSeq[T]) forward(in [][]T) []T {
 	np := q.tr.NumParams()
 	out := resize(&q.out, N*(half+1))
 	parallelRows(N, half, func(lo, hi int) {
+		if o32, ok := any(o).([]float32); ok && q.tr == model.NLSq && half <= nlsqChunk {
+			nlsqForwardRows32(any(out).([]float32), o32, any(w).([]float32), half, lo, hi)
+			return
+		}
 		for r := lo; r < hi; r++ {
 			var ld float64
 			for i := range half {
@@ -164,7 +169,7 @@ func (q *couplingSeq[T]) forward(in [][]T) []T {
 // transformForward returns u(w) and log du/dw for the raw parameters o of
 // one scalar (nfbo_reference.md a.4; graph.go's transform is the unfused
 // form). The arithmetic is float64; the exponentials, tanh and log are
-// float32 (exp32, tanh32, log32) in the float32 graph, whose values are
+// float32 (kernels.Exp32, Tanh32, Log32) in the float32 graph, whose values are
 // float32 anyway, and the math package's in the float64 one. They were
 // a tenth of a small-preset training step in float64; the derivative's
 // log loses at most a factor 31 to cancellation (u′ ≥ (1 − 0.968)·b), so
@@ -175,11 +180,25 @@ func transformForward[T float32 | float64](tr model.Transform, o []T, w float64)
 		e := expOf(f32, 0.5*float64(o[1]))
 		return float64(o[0]) + e*w, 0.5 * float64(o[1])
 	}
-	a, bb, dd, f := float64(o[0]), expOf(f32, 0.4*float64(o[1])), expOf(f32, 0.4*float64(o[3])), float64(o[4])
-	cc := tanhOf(f32, 0.3*float64(o[2])) * expOf(f32, logA+0.4*float64(o[1])-0.4*float64(o[3]))
+	e1, e3, eE, t2 := nlsqArgs(o)
+	u, D := nlsqForward(float64(o[0]), expOf(f32, e1), expOf(f32, e3), tanhOf(f32, t2), expOf(f32, eE), float64(o[4]), w)
+	return u, logOf(f32, D)
+}
+
+// nlsqArgs returns the arguments of NLSq's exponentials and tanh for the
+// raw parameters o: 0.4·o1 (of b), 0.4·o3 (of d), logA + 0.4·o1 − 0.4·o3
+// (of E) and 0.3·o2 (of th).
+func nlsqArgs[T float32 | float64](o []T) (e1, e3, eE, t2 float64) {
+	return 0.4 * float64(o[1]), 0.4 * float64(o[3]), logA + 0.4*float64(o[1]) - 0.4*float64(o[3]), 0.3 * float64(o[2])
+}
+
+// nlsqForward returns u(w) and u′(w) from o0, o4 and the values of NLSq's
+// exponentials and tanh (see transformBackward for the names).
+func nlsqForward(a, bb, dd, th, E, f, w float64) (u, D float64) {
+	cc := th * E
 	s := dd*w + f
 	den := 1 + s*s
-	return a + bb*w + cc/den, logOf(f32, bb-2*cc*dd*s/(den*den))
+	return a + bb*w + cc/den, bb - 2*cc*dd*s/(den*den)
 }
 
 // transformBackward writes into do (len np) the gradient with respect to
@@ -201,9 +220,13 @@ func transformBackward[T float32 | float64](tr model.Transform, do, o []T, w, du
 		do[1] = T(du*0.5*e*w + dl*0.5)
 		return du * e
 	}
-	bb, dd, f := expOf(f32, 0.4*float64(o[1])), expOf(f32, 0.4*float64(o[3])), float64(o[4])
-	th := tanhOf(f32, 0.3*float64(o[2]))
-	E := expOf(f32, logA+0.4*float64(o[1])-0.4*float64(o[3]))
+	e1, e3, eE, t2 := nlsqArgs(o)
+	return nlsqBackward(do, expOf(f32, e1), expOf(f32, e3), tanhOf(f32, t2), expOf(f32, eE), float64(o[4]), w, du, dl)
+}
+
+// nlsqBackward is transformBackward's NLSq from the values of its
+// exponentials and tanh.
+func nlsqBackward[T float32 | float64](do []T, bb, dd, th, E, f, w, du, dl float64) (dw float64) {
 	cc := th * E
 	s := dd*w + f
 	den := 1 + s*s
@@ -232,6 +255,10 @@ func (q *couplingSeq[T]) backward(in [][]T, dOut []T) []T {
 	dw := resize(&grads[1], N*half)
 	dh := q.ds[L-1] // gradient of the current layer's output (every entry written)
 	parallelRows(N, half, func(lo, hi int) {
+		if o32, ok := any(o).([]float32); ok && q.tr == model.NLSq && half <= nlsqChunk {
+			nlsqBackwardRows32(any(dw).([]float32), any(dh).([]float32), o32, any(w).([]float32), any(dOut).([]float32), half, lo, hi)
+			return
+		}
 		for r := lo; r < hi; r++ {
 			dl := float64(dOut[r*(half+1)+half])
 			for i := range half {
@@ -425,4 +452,70 @@ func (b *builder) coupling(name string, tr model.Transform, cond, ctx, w *G.Node
 	u = b.block(name+".u", out, 0, N, 0, half)
 	ldRow = b.reshape(b.block(name+".ld", out, 0, N, half, half+1), N)
 	return u, ldRow
+}
+
+// nlsqChunk is the number of scalars whose exponentials, tanh and log the
+// batched float32 NLSq computes at a time (whole rows of them).
+const nlsqChunk = 256
+
+// nlsqForwardRows32 is forward's NLSq transform for rows [lo, hi) of the
+// float32 graph (o [N·half, 5], w [N, half], out [N, half+1]), with the
+// same values as transformForward's loop but its exponentials, tanh and
+// log computed a chunk of rows at a time by kernels' slice forms, eight
+// lanes at a time where the assembly runs; the algebra between stays in
+// float64. half ≤ nlsqChunk.
+func nlsqForwardRows32(out, o, w []float32, half, lo, hi int) {
+	var ex [3 * nlsqChunk]float32 // b, d and E of each scalar, in three runs
+	var th, lg [nlsqChunk]float32
+	rows := nlsqChunk / half
+	for r0 := lo; r0 < hi; r0 += rows {
+		r1 := min(r0+rows, hi)
+		k0, n := r0*half, (r1-r0)*half
+		for j := range n {
+			e1, e3, eE, t2 := nlsqArgs(o[(k0+j)*5:][:5])
+			ex[j], ex[n+j], ex[2*n+j], th[j] = float32(e1), float32(e3), float32(eE), float32(t2)
+		}
+		kernels.Exp32s(ex[:3*n], ex[:3*n])
+		kernels.Tanh32s(th[:n], th[:n])
+		for j := range n {
+			k := k0 + j
+			r, i := k/half, k%half
+			u, D := nlsqForward(float64(o[k*5]), float64(ex[j]), float64(ex[n+j]), float64(th[j]), float64(ex[2*n+j]), float64(o[k*5+4]), float64(w[k]))
+			out[r*(half+1)+i] = float32(u)
+			lg[j] = float32(D)
+		}
+		kernels.Log32s(lg[:n], lg[:n])
+		for r := r0; r < r1; r++ {
+			var ld float64
+			for _, l := range lg[(r-r0)*half : (r-r0+1)*half] {
+				ld += float64(l)
+			}
+			out[r*(half+1)+half] = float32(ld)
+		}
+	}
+}
+
+// nlsqBackwardRows32 is backward's NLSq transform for rows [lo, hi) of the
+// float32 graph, as nlsqForwardRows32 is forward's: it writes dw [N, half]
+// and do [N·half, 5] from dOut [N, half+1].
+func nlsqBackwardRows32(dw, do, o, w, dOut []float32, half, lo, hi int) {
+	var ex [3 * nlsqChunk]float32
+	var th [nlsqChunk]float32
+	rows := nlsqChunk / half
+	for r0 := lo; r0 < hi; r0 += rows {
+		r1 := min(r0+rows, hi)
+		k0, n := r0*half, (r1-r0)*half
+		for j := range n {
+			e1, e3, eE, t2 := nlsqArgs(o[(k0+j)*5:][:5])
+			ex[j], ex[n+j], ex[2*n+j], th[j] = float32(e1), float32(e3), float32(eE), float32(t2)
+		}
+		kernels.Exp32s(ex[:3*n], ex[:3*n])
+		kernels.Tanh32s(th[:n], th[:n])
+		for j := range n {
+			k := k0 + j
+			r, i := k/half, k%half
+			dw[k] = float32(nlsqBackward(do[k*5:][:5], float64(ex[j]), float64(ex[n+j]), float64(th[j]), float64(ex[2*n+j]),
+				float64(o[k*5+4]), float64(w[k]), float64(dOut[r*(half+1)+i]), float64(dOut[r*(half+1)+half])))
+		}
+	}
 }

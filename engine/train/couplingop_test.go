@@ -102,3 +102,59 @@ func TestTransformFloat32(t *testing.T) {
 		t.Logf("%v: worst relative difference %.2g", tr, worst)
 	}
 }
+
+// TestNLSqRows32 checks the batched float32 NLSq of the coupling op's loops
+// against transformForward and transformBackward scalar by scalar, for a
+// row width that fills nlsqChunk and one that does not, on row ranges that
+// start and end inside a chunk.
+func TestNLSqRows32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, half := range []int{20, 3, nlsqChunk} {
+		const N = 61
+		o := make([]float32, N*half*5)
+		w := make([]float32, N*half)
+		dOut := make([]float32, N*(half+1))
+		for i := range o {
+			o[i] = float32(rng.NormFloat64() * 3)
+		}
+		for i := range w {
+			w[i] = float32(rng.NormFloat64() * 2)
+		}
+		for i := range dOut {
+			dOut[i] = float32(rng.NormFloat64())
+		}
+		out := make([]float32, N*(half+1))
+		dw, do := make([]float32, N*half), make([]float32, N*half*5)
+		lo, hi := 2, N-1
+		nlsqForwardRows32(out, o, w, half, lo, hi)
+		nlsqBackwardRows32(dw, do, o, w, dOut, half, lo, hi)
+		close := func(what string, got float32, want float64) {
+			t.Helper()
+			if e := math.Abs(float64(got)-want) / (1 + math.Abs(want)); !(e < 2e-5) {
+				t.Fatalf("half %d: %s = %v, the scalar loop %v", half, what, got, want)
+			}
+		}
+		for r := range N {
+			if r < lo || r >= hi {
+				if out[r*(half+1)] != 0 || dw[r*half] != 0 {
+					t.Fatalf("half %d: row %d outside [%d, %d) written", half, r, lo, hi)
+				}
+				continue
+			}
+			var ld float64
+			for i := range half {
+				k := r*half + i
+				u, l := transformForward(model.NLSq, o[k*5:][:5], float64(w[k]))
+				ld += l
+				close("u", out[r*(half+1)+i], float64(float32(u)))
+				d := make([]float32, 5)
+				g := transformBackward(model.NLSq, d, o[k*5:][:5], float64(w[k]), float64(dOut[r*(half+1)+i]), float64(dOut[r*(half+1)+half]))
+				close("dw", dw[k], float64(float32(g)))
+				for j := range d {
+					close("do", do[k*5+j], float64(d[j]))
+				}
+			}
+			close("log-det", out[r*(half+1)+half], float64(float32(ld)))
+		}
+	}
+}
