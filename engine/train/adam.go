@@ -77,10 +77,16 @@ func GradNorm(grads [][]float32) float64 {
 // Adam update to params. grads[i] must have the length of params[i].Data.
 // It returns the norm before clipping.
 func (a *Adam) Step(params []*model.Tensor, grads [][]float32) float64 {
+	norm := GradNorm(grads)
+	a.stepNorm(params, grads, norm)
+	return norm
+}
+
+// stepNorm is Step for grads whose norm the caller has computed.
+func (a *Adam) stepNorm(params []*model.Tensor, grads [][]float32, norm float64) {
 	if len(params) != len(a.m) || len(grads) != len(a.m) {
 		panic(fmt.Sprintf("train: Adam has %d tensors, got %d params and %d grads", len(a.m), len(params), len(grads)))
 	}
-	norm := GradNorm(grads)
 	scale := 1.0
 	if a.ClipNorm > 0 {
 		if c := a.ClipNorm / (norm + 1e-6); c < 1 {
@@ -113,7 +119,6 @@ func (a *Adam) Step(params []*model.Tensor, grads [][]float32) float64 {
 			}
 		})
 	}
-	return norm
 }
 
 // adamMagic starts an encoded Adam state.

@@ -242,7 +242,8 @@ func (tr *Trainer) trainStep(seqs [][]int, lens []int, B int) (StepStats, error)
 	if math.IsNaN(st.Loss) || math.IsInf(st.Loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
 		return st, fmt.Errorf("%w: loss %g, gradient norm %g", ErrNonFinite, st.Loss, norm)
 	}
-	st.GradNorm = tr.adam.Step(tr.tensors, tr.grads)
+	tr.adam.stepNorm(tr.tensors, tr.grads, norm)
+	st.GradNorm = norm
 	return st, nil
 }
 
