@@ -89,3 +89,32 @@ func logVec(dst, x []float32) int {
 	}
 	return n
 }
+
+//go:noescape
+func adam4(n int, p, gr, m, v *float32, c *AdamCoeffs)
+
+//go:noescape
+func lstmGrad8(n int, dg, dc, act, tc, cp, dout, dh *float32, H int)
+
+// adamVec does the part of AdamUpdate whose length is a multiple of four.
+func adamVec(p, g, m, v []float32, c *AdamCoeffs) int {
+	n := len(p) &^ 3
+	if !packedAsm || n == 0 {
+		return 0
+	}
+	_, _, _ = g[n-1], m[n-1], v[n-1]
+	adam4(n, &p[0], &g[0], &m[0], &v[0], c)
+	return n
+}
+
+// lstmGradVec does the units of LSTMCellGrad32 up to a multiple of eight.
+func lstmGradVec(dg, dc, act, tc, cp, dout, dh []float32, H int) int {
+	n := H &^ 7
+	if !packedAsm || n == 0 {
+		return 0
+	}
+	_, _, _ = dg[3*H+n-1], act[3*H+n-1], dc[n-1]
+	_, _, _, _ = tc[n-1], cp[n-1], dout[n-1], dh[n-1]
+	lstmGrad8(n, &dg[0], &dc[0], &act[0], &tc[0], &cp[0], &dout[0], &dh[0], H)
+	return n
+}

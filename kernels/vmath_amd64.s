@@ -211,3 +211,131 @@ logdone:
 	MOVQ DX, ret+32(FP)
 	VZEROUPPER
 	RET
+
+// func adam4(n int, p, gr, m, v *float32, c *AdamCoeffs)
+//
+// AdamUpdate for n values (n > 0, a multiple of 4), four lanes of float64 in
+// the Go loop's order of operations, without fused multiply-adds, so that
+// every value rounds as there.
+TEXT ·adam4(SB), NOSPLIT, $0-48
+	MOVQ n+0(FP), CX
+	MOVQ p+8(FP), DI
+	MOVQ gr+16(FP), SI
+	MOVQ m+24(FP), R8
+	MOVQ v+32(FP), R9
+	MOVQ c+40(FP), R10
+	VBROADCASTSD 0(R10), Y8   // Scale
+	VBROADCASTSD 8(R10), Y9   // Beta1
+	VBROADCASTSD 16(R10), Y10 // Beta2
+	VBROADCASTSD 24(R10), Y11 // StepSize
+	VBROADCASTSD 32(R10), Y12 // BC2Sqrt
+	VBROADCASTSD 40(R10), Y13 // Eps
+	MOVQ         $0x3FF0000000000000, AX
+	MOVQ         AX, X14
+	VBROADCASTSD X14, Y14
+	VSUBPD       Y9, Y14, Y15 // 1 − Beta1
+	VSUBPD       Y10, Y14, Y14 // 1 − Beta2
+
+adamloop:
+	VCVTPS2PD  (SI), Y0 // gj = g·Scale
+	VMULPD     Y8, Y0, Y0
+	VCVTPS2PD  (R8), Y1 // m = Beta1·m + (1−Beta1)·gj
+	VMULPD     Y9, Y1, Y1
+	VMULPD     Y0, Y15, Y2
+	VADDPD     Y2, Y1, Y1
+	VCVTPS2PD  (R9), Y3 // v = Beta2·v + (1−Beta2)·gj·gj
+	VMULPD     Y10, Y3, Y3
+	VMULPD     Y0, Y14, Y4
+	VMULPD     Y0, Y4, Y4
+	VADDPD     Y4, Y3, Y3
+	VCVTPD2PSY Y1, X1
+	VMOVUPS    X1, (R8)
+	VCVTPD2PSY Y3, X3
+	VMOVUPS    X3, (R9)
+	VCVTPS2PD  X1, Y1
+	VCVTPS2PD  X3, Y3
+	VSQRTPD    Y3, Y3 // √v/BC2Sqrt + Eps
+	VDIVPD     Y12, Y3, Y3
+	VADDPD     Y13, Y3, Y3
+	VMULPD     Y11, Y1, Y1 // p −= StepSize·m/denominator
+	VDIVPD     Y3, Y1, Y1
+	VCVTPS2PD  (DI), Y5
+	VSUBPD     Y1, Y5, Y5
+	VCVTPD2PSY Y5, X5
+	VMOVUPS    X5, (DI)
+	ADDQ       $16, DI
+	ADDQ       $16, SI
+	ADDQ       $16, R8
+	ADDQ       $16, R9
+	SUBQ       $4, CX
+	JNZ        adamloop
+	VZEROUPPER
+	RET
+
+// func lstmGrad8(n int, dg, dc, act, tc, cp, dout, dh *float32, H int)
+//
+// LSTMCellGrad32 for units [0, n) (n > 0, a multiple of 8) in the Go loop's
+// order of operations, without fused multiply-adds. DX is H in bytes (the
+// gate stride), BX 3H; Y15 holds 1.
+TEXT ·lstmGrad8(SB), NOSPLIT, $0-72
+	MOVQ n+0(FP), CX
+	MOVQ dg+8(FP), DI
+	MOVQ dc+16(FP), R8
+	MOVQ act+24(FP), SI
+	MOVQ tc+32(FP), R9
+	MOVQ cp+40(FP), R10
+	MOVQ dout+48(FP), R11
+	MOVQ dh+56(FP), R12
+	MOVQ H+64(FP), DX
+	SHLQ $2, DX
+	LEAQ (DX)(DX*2), BX
+	MOVQ $0x3F800000, AX
+	MOVQ AX, X15
+	VBROADCASTSS X15, Y15
+
+lgloop:
+	VMOVUPS (SI), Y0        // i
+	VMOVUPS (SI)(DX*1), Y1  // f
+	VMOVUPS (SI)(DX*2), Y2  // g
+	VMOVUPS (SI)(BX*1), Y3  // o
+	VMOVUPS (R9), Y4        // tc
+	VMOVUPS (R11), Y6       // dht = dout + dh
+	VADDPS  (R12), Y6, Y6
+	VMULPS  Y4, Y4, Y7      // d = dht·o·(1−tc²) + dc
+	VSUBPS  Y7, Y15, Y7
+	VMULPS  Y3, Y6, Y8
+	VMULPS  Y7, Y8, Y8
+	VADDPS  (R8), Y8, Y8
+	VMULPS  Y2, Y8, Y9      // d·g·i·(1−i)
+	VMULPS  Y0, Y9, Y9
+	VSUBPS  Y0, Y15, Y10
+	VMULPS  Y10, Y9, Y9
+	VMOVUPS Y9, (DI)
+	VMULPS  (R10), Y8, Y9   // d·cp·f·(1−f)
+	VMULPS  Y1, Y9, Y9
+	VSUBPS  Y1, Y15, Y10
+	VMULPS  Y10, Y9, Y9
+	VMOVUPS Y9, (DI)(DX*1)
+	VMULPS  Y0, Y8, Y9      // d·i·(1−g²)
+	VMULPS  Y2, Y2, Y10
+	VSUBPS  Y10, Y15, Y10
+	VMULPS  Y10, Y9, Y9
+	VMOVUPS Y9, (DI)(DX*2)
+	VMULPS  Y4, Y6, Y9      // dht·tc·o·(1−o)
+	VMULPS  Y3, Y9, Y9
+	VSUBPS  Y3, Y15, Y10
+	VMULPS  Y10, Y9, Y9
+	VMOVUPS Y9, (DI)(BX*1)
+	VMULPS  Y1, Y8, Y9      // dc = d·f
+	VMOVUPS Y9, (R8)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	ADDQ    $32, R8
+	ADDQ    $32, R9
+	ADDQ    $32, R10
+	ADDQ    $32, R11
+	ADDQ    $32, R12
+	SUBQ    $8, CX
+	JNZ     lgloop
+	VZEROUPPER
+	RET

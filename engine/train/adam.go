@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/nfbo/nfbo/kernels"
 	"github.com/nfbo/nfbo/model"
 )
 
@@ -96,8 +97,7 @@ func (a *Adam) stepNorm(params []*model.Tensor, grads [][]float32, norm float64)
 	a.step++
 	bc1 := 1 - math.Pow(a.Beta1, float64(a.step))
 	bc2 := 1 - math.Pow(a.Beta2, float64(a.step))
-	stepSize := a.LR / bc1
-	bc2Sqrt := math.Sqrt(bc2)
+	c := kernels.AdamCoeffs{Scale: scale, Beta1: a.Beta1, Beta2: a.Beta2, StepSize: a.LR / bc1, BC2Sqrt: math.Sqrt(bc2), Eps: a.Eps}
 	for i, p := range params {
 		if a.Frozen != nil && a.Frozen[i] {
 			continue
@@ -109,14 +109,7 @@ func (a *Adam) stepNorm(params []*model.Tensor, grads [][]float32, norm float64)
 		// Entries are independent, so splitting them over the cores
 		// changes no result.
 		parallelRows(len(p.Data), 1, func(lo, hi int) {
-			for j := lo; j < hi; j++ {
-				gj := float64(g[j]) * scale
-				mj := a.Beta1*float64(m[j]) + (1-a.Beta1)*gj
-				vj := a.Beta2*float64(v[j]) + (1-a.Beta2)*gj*gj
-				m[j], v[j] = float32(mj), float32(vj)
-				denom := math.Sqrt(float64(v[j]))/bc2Sqrt + a.Eps
-				p.Data[j] = float32(float64(p.Data[j]) - stepSize*float64(m[j])/denom)
-			}
+			kernels.AdamUpdate(p.Data[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], &c)
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
+	"unsafe"
 
 	"github.com/chewxy/hm"
 	"github.com/nfbo/nfbo/kernels"
@@ -210,6 +211,7 @@ func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dAll []T) []T {
 	clear(dh)
 	clear(dcn)
 	pk := q.packedRecurrent(Whh, true)
+	f32 := unsafe.Sizeof(dh[0]) == 4 // the cell's gradient in kernels' float32 form (the same operations)
 	// Each core runs the recurrence backwards for its own sequences, as in
 	// forward.
 	parallelRows(B, S*H, func(b0, b1 int) {
@@ -218,6 +220,15 @@ func (q *lstmSeq[T]) backward(X, Wih, Whh, c0, dAll []T) []T {
 				r := (s*B + b) * H
 				a := q.act[(s*B+b)*H4 : (s*B+b+1)*H4]
 				dg := dG[(s*B+b)*H4 : (s*B+b+1)*H4]
+				if f32 {
+					cp := c0[b*H : (b+1)*H]
+					if s > 0 {
+						cp = q.c[r-B*H : r-B*H+H]
+					}
+					kernels.LSTMCellGrad32(any(dg).([]float32), any(dcn[b*H:(b+1)*H]).([]float32), any(a).([]float32),
+						any(q.tc[r:r+H]).([]float32), any(cp).([]float32), any(dOut[r:r+H]).([]float32), any(dh[b*H:(b+1)*H]).([]float32))
+					continue
+				}
 				for u := range H {
 					i, f, gg, o := a[u], a[H+u], a[2*H+u], a[3*H+u]
 					tc := q.tc[r+u]
