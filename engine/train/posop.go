@@ -85,14 +85,16 @@ func (op posGatherOp[T]) Do(v ...G.Value) (G.Value, error) {
 	W := op.W
 	n := op.q.S * op.q.B
 	out := resize(op.out, n*W)
-	for r := range n {
-		a := wpos[int(op.q.rows[2*r])*W:][:W]
-		c := wpos[int(op.q.rows[2*r+1])*W:][:W]
-		dst := out[r*W : (r+1)*W]
-		for j := range dst {
-			dst[j] = a[j] + c[j] + bias[j]
+	parallelRows(n, W, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			a := wpos[int(op.q.rows[2*r])*W:][:W]
+			c := wpos[int(op.q.rows[2*r+1])*W:][:W]
+			dst := out[r*W : (r+1)*W]
+			for j := range dst {
+				dst[j] = a[j] + c[j] + bias[j]
+			}
 		}
-	}
+	})
 	return newDense(out, n, W), nil
 }
 func (op posGatherOp[T]) ReturnsPtr() bool      { return false }
@@ -153,16 +155,22 @@ func (op posScatterOp[T]) Do(v ...G.Value) (G.Value, error) {
 		return newDense(out, 1, W), nil
 	}
 	out := resize(op.out, op.P*W)
-	clear(out)
-	for r := range n {
-		src := d[r*W : (r+1)*W]
-		for k := range 2 {
-			dst := out[int(q.rows[2*r+k])*W:][:W]
-			for j, x := range src {
-				dst[j] += x
+	// Rows of d land on shared rows of out, so the cores split the
+	// columns; each entry sums in row order whatever the split.
+	parallelRows(W, 2*n, func(lo, hi int) {
+		for p := range op.P {
+			clear(out[p*W+lo : p*W+hi])
+		}
+		for r := range n {
+			src := d[r*W+lo : r*W+hi]
+			for k := range 2 {
+				dst := out[int(q.rows[2*r+k])*W+lo:][:hi-lo]
+				for j, x := range src {
+					dst[j] += x
+				}
 			}
 		}
-	}
+	})
 	return newDense(out, op.P, W), nil
 }
 func (op posScatterOp[T]) ReturnsPtr() bool     { return false }
