@@ -458,6 +458,20 @@ func (b *builder) coupling(name string, tr model.Transform, cond, ctx, w *G.Node
 // batched float32 NLSq computes at a time (whole rows of them).
 const nlsqChunk = 256
 
+// nlsqValues32 sets ex [3n] to NLSq's b, d and E (in three runs of n)
+// and th [n] to its tanh for the n scalars whose raw parameters o
+// [n, 5] holds: kernels' float32 forms of transformForward's, over the
+// whole chunk at once.
+func nlsqValues32(ex, th, o []float32) {
+	n := len(th)
+	for j := range n {
+		e1, e3, eE, t2 := nlsqArgs(o[j*5:][:5])
+		ex[j], ex[n+j], ex[2*n+j], th[j] = float32(e1), float32(e3), float32(eE), float32(t2)
+	}
+	kernels.Exp32s(ex, ex)
+	kernels.Tanh32s(th, th)
+}
+
 // nlsqForwardRows32 is forward's NLSq transform for rows [lo, hi) of the
 // float32 graph (o [N·half, 5], w [N, half], out [N, half+1]), with the
 // same values as transformForward's loop but its exponentials, tanh and
@@ -471,12 +485,7 @@ func nlsqForwardRows32(out, o, w []float32, half, lo, hi int) {
 	for r0 := lo; r0 < hi; r0 += rows {
 		r1 := min(r0+rows, hi)
 		k0, n := r0*half, (r1-r0)*half
-		for j := range n {
-			e1, e3, eE, t2 := nlsqArgs(o[(k0+j)*5:][:5])
-			ex[j], ex[n+j], ex[2*n+j], th[j] = float32(e1), float32(e3), float32(eE), float32(t2)
-		}
-		kernels.Exp32s(ex[:3*n], ex[:3*n])
-		kernels.Tanh32s(th[:n], th[:n])
+		nlsqValues32(ex[:3*n], th[:n], o[k0*5:])
 		for j := range n {
 			k := k0 + j
 			r, i := k/half, k%half
@@ -505,12 +514,7 @@ func nlsqBackwardRows32(dw, do, o, w, dOut []float32, half, lo, hi int) {
 	for r0 := lo; r0 < hi; r0 += rows {
 		r1 := min(r0+rows, hi)
 		k0, n := r0*half, (r1-r0)*half
-		for j := range n {
-			e1, e3, eE, t2 := nlsqArgs(o[(k0+j)*5:][:5])
-			ex[j], ex[n+j], ex[2*n+j], th[j] = float32(e1), float32(e3), float32(eE), float32(t2)
-		}
-		kernels.Exp32s(ex[:3*n], ex[:3*n])
-		kernels.Tanh32s(th[:n], th[:n])
+		nlsqValues32(ex[:3*n], th[:n], o[k0*5:])
 		for j := range n {
 			k := k0 + j
 			r, i := k/half, k%half
