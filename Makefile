@@ -49,7 +49,7 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 # test runs every package on pure-Go BLAS, the packages with assembly again
-# without it (-tags purego: kernels.MulPackedTo's Go micro-kernel, the BLAS
+# without it (-tags purego: kernels' Go micro-kernel and scalar math, the BLAS
 # for the flow's products), then the packages whose numerics go through BLAS
 # again on OpenBLAS, the build's default (with CI=true OpenBLAS must be there).
 test: setup-test vet
