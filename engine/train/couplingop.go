@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"hash"
+	"iter"
 	"math"
 	"unsafe"
 
@@ -458,6 +459,23 @@ func (b *builder) coupling(name string, tr model.Transform, cond, ctx, w *G.Node
 // batched float32 NLSq computes at a time (whole rows of them).
 const nlsqChunk = 256
 
+// nlsqChunk32 is rows [r0, r1) of a batched NLSq, scalars [k0, k0+n).
+type nlsqChunk32 struct{ r0, r1, k0, n int }
+
+// nlsqChunks yields rows [lo, hi) of half scalars each in chunks of whole
+// rows of at most nlsqChunk scalars.
+func nlsqChunks(half, lo, hi int) iter.Seq[nlsqChunk32] {
+	return func(yield func(nlsqChunk32) bool) {
+		rows := nlsqChunk / half
+		for r0 := lo; r0 < hi; r0 += rows {
+			r1 := min(r0+rows, hi)
+			if !yield(nlsqChunk32{r0, r1, r0 * half, (r1 - r0) * half}) {
+				return
+			}
+		}
+	}
+}
+
 // nlsqValues32 sets ex [3n] to NLSq's b, d and E (in three runs of n)
 // and th [n] to its tanh for the n scalars whose raw parameters o
 // [n, 5] holds: kernels' float32 forms of transformForward's, over the
@@ -481,10 +499,8 @@ func nlsqValues32(ex, th, o []float32) {
 func nlsqForwardRows32(out, o, w []float32, half, lo, hi int) {
 	var ex [3 * nlsqChunk]float32 // b, d and E of each scalar, in three runs
 	var th, lg [nlsqChunk]float32
-	rows := nlsqChunk / half
-	for r0 := lo; r0 < hi; r0 += rows {
-		r1 := min(r0+rows, hi)
-		k0, n := r0*half, (r1-r0)*half
+	for c := range nlsqChunks(half, lo, hi) {
+		r0, r1, k0, n := c.r0, c.r1, c.k0, c.n
 		nlsqValues32(ex[:3*n], th[:n], o[k0*5:])
 		for j := range n {
 			k := k0 + j
@@ -510,10 +526,8 @@ func nlsqForwardRows32(out, o, w []float32, half, lo, hi int) {
 func nlsqBackwardRows32(dw, do, o, w, dOut []float32, half, lo, hi int) {
 	var ex [3 * nlsqChunk]float32
 	var th [nlsqChunk]float32
-	rows := nlsqChunk / half
-	for r0 := lo; r0 < hi; r0 += rows {
-		r1 := min(r0+rows, hi)
-		k0, n := r0*half, (r1-r0)*half
+	for c := range nlsqChunks(half, lo, hi) {
+		k0, n := c.k0, c.n
 		nlsqValues32(ex[:3*n], th[:n], o[k0*5:])
 		for j := range n {
 			k := k0 + j
