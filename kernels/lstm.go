@@ -1,6 +1,5 @@
 package kernels
 
-import "math"
 
 // LSTMStepTo advances a batch of n LSTM states by one step, with fused gates
 // in PyTorch's order i, f, g, o (input, forget, cell candidate, output):
@@ -28,8 +27,12 @@ func LSTMStepTo(h, c, gates, x, wx, hPrev, wh, cPrev, bias []float32, n, in, hid
 
 // LSTMCellTo applies the LSTM nonlinearities to pre-activation gates
 // (n×4H, order i, f, g, o) and the previous cell state cPrev (n×H), writing
-// the new hidden state h and cell state c (both n×H). c may alias cPrev; h
-// may alias anything but gates and c.
+// the new hidden state h and cell state c (both n×H). gates is overwritten
+// (it holds the activations afterwards, and tanh(c) in the candidate's
+// place). c may alias cPrev; h may alias anything but gates and c. The
+// sigmoids and tanh are float32 (Sigmoid32s, Tanh32s: eight lanes at a time
+// where the assembly runs, within a few units in the last place of the
+// float64 functions), as ONNX Runtime's are.
 func LSTMCellTo(h, c, gates, cPrev []float32, n, hid int) {
 	checkDims("LSTMCellTo", n, hid)
 	checkLen("LSTMCellTo", "h", len(h), n*hid)
@@ -38,22 +41,17 @@ func LSTMCellTo(h, c, gates, cPrev []float32, n, hid int) {
 	checkLen("LSTMCellTo", "gates", len(gates), n*4*hid)
 	for r := 0; r < n; r++ {
 		gr := gates[r*4*hid : (r+1)*4*hid]
+		Sigmoid32s(gr[:2*hid], gr[:2*hid])
+		Tanh32s(gr[2*hid:3*hid], gr[2*hid:3*hid])
+		Sigmoid32s(gr[3*hid:], gr[3*hid:])
 		gi, gf, gg, go_ := gr[:hid], gr[hid:2*hid], gr[2*hid:3*hid], gr[3*hid:4*hid]
 		hr, cr, cp := h[r*hid:(r+1)*hid], c[r*hid:(r+1)*hid], cPrev[r*hid:(r+1)*hid]
+		for j := range cr {
+			cr[j] = gf[j]*cp[j] + gi[j]*gg[j]
+		}
+		Tanh32s(gg, cr) // the candidate is spent: its place takes tanh(c)
 		for j := range hr {
-			cn := Sigmoid(gf[j])*cp[j] + Sigmoid(gi[j])*Tanh(gg[j])
-			cr[j] = cn
-			hr[j] = Sigmoid(go_[j]) * Tanh(cn)
+			hr[j] = go_[j] * gg[j]
 		}
 	}
-}
-
-// Sigmoid returns 1/(1+exp(-x)), computed in float64 and rounded.
-func Sigmoid(x float32) float32 {
-	return float32(1 / (1 + math.Exp(-float64(x))))
-}
-
-// Tanh returns tanh(x), computed in float64 and rounded.
-func Tanh(x float32) float32 {
-	return float32(math.Tanh(float64(x)))
 }
