@@ -125,6 +125,7 @@ func TestShapePanics(t *testing.T) {
 		"LSTMStepTo":      func() { LSTMStepTo(nil, nil, nil, nil, nil, nil, nil, nil, nil, 1, 1, 1) },
 		"NLSqForwardTo":   func() { NLSqForwardTo(make([]float32, 2), make([]float32, 2), make([]float32, 9), 2) },
 		"NLSqInverseTo":   func() { NLSqInverseTo(make([]float32, 1), make([]float32, 2), make([]float32, 10), 2) },
+		"NLSqSolveTo":     func() { NLSqSolveTo(make([]float32, 1), make([]float32, 2), make([]float32, 10), 2) },
 		"AffineForwardTo": func() { AffineForwardTo(make([]float32, 2), make([]float32, 2), make([]float32, 3), 2) },
 		"NearestCosineTo": func() {
 			NearestCosineTo(make([]int, 1), make([]float32, 4), make([]float32, 8), make([]float32, 1), 1, 4, 2)

@@ -1,6 +1,5 @@
 package kernels
 
-
 // LSTMStepTo advances a batch of n LSTM states by one step, with fused gates
 // in PyTorch's order i, f, g, o (input, forget, cell candidate, output):
 //

@@ -63,6 +63,12 @@ func nlsqLogDeriv(w, b, c, d, f float64) float64 {
 // p > 0, else −2·sign(q)·√(|p|/3)·cosh(acosh(|(−3|q|/(2p))·√(3/|p|) − 1| + 1)/3).
 // The exact p = 0 case, where both formulas divide by zero, uses t = −∛q.
 func NLSqInverse64(u, a, b, c, d, f float64) (w, logDet float64) {
+	w = nlsqSolve(u, a, b, c, d, f)
+	return w, nlsqLogDeriv(w, b, c, d, f)
+}
+
+// nlsqSolve is NLSqInverse64's root w, without the log-derivative.
+func nlsqSolve(u, a, b, c, d, f float64) (w float64) {
 	ua := u - a
 	f2 := 1 + f*f
 	A := -b * d * d
@@ -82,8 +88,7 @@ func NLSqInverse64(u, a, b, c, d, f float64) (w, logDet float64) {
 	default:
 		t = -math.Cbrt(q)
 	}
-	w = t - B/(3*A)
-	return w, nlsqLogDeriv(w, b, c, d, f)
+	return t - B/(3*A)
 }
 
 // sign returns −1, 0 or +1; the reference computes |q|/q, which is NaN at
@@ -131,4 +136,17 @@ func NLSqInverseTo(dst, u, raw []float32, n int) (logDet float64) {
 		logDet += ld
 	}
 	return logDet
+}
+
+// NLSqSolveTo is NLSqInverseTo without the log-determinant, which decoding
+// does not use: dst = w(u), the same values.
+func NLSqSolveTo(dst, u, raw []float32, n int) {
+	checkDims("NLSqSolveTo", n)
+	checkLen("NLSqSolveTo", "dst", len(dst), n)
+	checkLen("NLSqSolveTo", "u", len(u), n)
+	checkLen("NLSqSolveTo", "raw", len(raw), n*NLSqParams)
+	for i := 0; i < n; i++ {
+		a, b, c, d, f := NLSqPseudo(raw[i*NLSqParams : i*NLSqParams+NLSqParams])
+		dst[i] = float32(nlsqSolve(float64(u[i]), a, b, c, d, f))
+	}
 }

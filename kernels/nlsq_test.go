@@ -66,6 +66,13 @@ func TestNLSqSliceRoundTrip(t *testing.T) {
 		ldF := NLSqForwardTo(u, w, raw, n)
 		back := make([]float32, n)
 		ldI := NLSqInverseTo(back, u, raw, n)
+		solved := make([]float32, n)
+		NLSqSolveTo(solved, u, raw, n)
+		for i := range solved {
+			if solved[i] != back[i] {
+				t.Fatalf("n=%d i=%d: NLSqSolveTo %g, NLSqInverseTo %g", n, i, solved[i], back[i])
+			}
+		}
 		for i := range w {
 			a, b, c, d, f := NLSqPseudo(raw[i*5 : i*5+5])
 			_, ld := NLSqForward64(float64(w[i]), a, b, c, d, f)

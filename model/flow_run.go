@@ -136,6 +136,8 @@ func (f *Flow) coupling(cw *chunkWork, k, j int, y []float32, ld []float64, rows
 		switch {
 		case cfg.Transform == NLSq && forward:
 			l = kernels.NLSqForwardTo(w, w, raw, half)
+		case cfg.Transform == NLSq && ld == nil: // decoding: no log-det wanted
+			kernels.NLSqSolveTo(w, w, raw, half)
 		case cfg.Transform == NLSq:
 			l = kernels.NLSqInverseTo(w, w, raw, half)
 		case forward:
