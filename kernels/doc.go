@@ -4,8 +4,10 @@
 // and a product with a pre-packed right operand (Packed, MulPackedTo; an
 // AVX2 micro-kernel on amd64) for the many small products by one matrix that
 // an LSTM's recurrence makes in training; and float32 exp, tanh, sigmoid and
-// log (Exp32 and Exp32s, and so on) for the training engine's element-wise
-// math, the slice forms eight lanes at a time in AVX2/FMA on amd64.
+// log (Exp32 and Exp32s, and so on) for the element-wise math of training
+// and of the LSTM cell, the slice forms eight lanes at a time in AVX2/FMA on
+// amd64; and two training loops in AVX2, bit for bit their Go forms: Adam's
+// update (AdamUpdate) and the LSTM cell's gradient (LSTMCellGrad32).
 //
 // Conventions, after gonum's mat and blas packages:
 //   - Data are flat row-major float32 slices. A matrix with r rows and c
