@@ -125,28 +125,29 @@ func NLSqForwardTo(dst, w, raw []float32, n int) (logDet float64) {
 // as for NLSqForwardTo. It returns Σ log(du/dw) at the solved w. dst may
 // alias u.
 func NLSqInverseTo(dst, u, raw []float32, n int) (logDet float64) {
-	checkDims("NLSqInverseTo", n)
-	checkLen("NLSqInverseTo", "dst", len(dst), n)
-	checkLen("NLSqInverseTo", "u", len(u), n)
-	checkLen("NLSqInverseTo", "raw", len(raw), n*NLSqParams)
-	for i := 0; i < n; i++ {
-		a, b, c, d, f := NLSqPseudo(raw[i*NLSqParams : i*NLSqParams+NLSqParams])
-		w, ld := NLSqInverse64(float64(u[i]), a, b, c, d, f)
-		dst[i] = float32(w)
-		logDet += ld
-	}
-	return logDet
+	return nlsqInverseTo("NLSqInverseTo", dst, u, raw, n, true)
 }
 
 // NLSqSolveTo is NLSqInverseTo without the log-determinant, which decoding
 // does not use: dst = w(u), the same values.
 func NLSqSolveTo(dst, u, raw []float32, n int) {
-	checkDims("NLSqSolveTo", n)
-	checkLen("NLSqSolveTo", "dst", len(dst), n)
-	checkLen("NLSqSolveTo", "u", len(u), n)
-	checkLen("NLSqSolveTo", "raw", len(raw), n*NLSqParams)
+	nlsqInverseTo("NLSqSolveTo", dst, u, raw, n, false)
+}
+
+// nlsqInverseTo is NLSqInverseTo (fn names the caller in panics), summing
+// the log-derivatives only when logDet is set.
+func nlsqInverseTo(fn string, dst, u, raw []float32, n int, logDet bool) (sum float64) {
+	checkDims(fn, n)
+	checkLen(fn, "dst", len(dst), n)
+	checkLen(fn, "u", len(u), n)
+	checkLen(fn, "raw", len(raw), n*NLSqParams)
 	for i := 0; i < n; i++ {
 		a, b, c, d, f := NLSqPseudo(raw[i*NLSqParams : i*NLSqParams+NLSqParams])
-		dst[i] = float32(nlsqSolve(float64(u[i]), a, b, c, d, f))
+		w := nlsqSolve(float64(u[i]), a, b, c, d, f)
+		dst[i] = float32(w)
+		if logDet {
+			sum += nlsqLogDeriv(w, b, c, d, f)
+		}
 	}
+	return sum
 }

@@ -58,29 +58,19 @@ func vecLen(dst, x []float32) int {
 	return n
 }
 
-func expVec(dst, x []float32) int {
+// unaryVec runs one of the element-wise routines (exps, sigmoids, tanhs)
+// on the part of x the assembly does and returns its length.
+func unaryVec(dst, x []float32, asm func(n int, dst, x *float32, c *[38][8]float32)) int {
 	n := vecLen(dst, x)
 	if n > 0 {
-		exps(n, &dst[0], &x[0], &vconst)
+		asm(n, &dst[0], &x[0], &vconst)
 	}
 	return n
 }
 
-func sigmoidVec(dst, x []float32) int {
-	n := vecLen(dst, x)
-	if n > 0 {
-		sigmoids(n, &dst[0], &x[0], &vconst)
-	}
-	return n
-}
-
-func tanhVec(dst, x []float32) int {
-	n := vecLen(dst, x)
-	if n > 0 {
-		tanhs(n, &dst[0], &x[0], &vconst)
-	}
-	return n
-}
+func expVec(dst, x []float32) int     { return unaryVec(dst, x, exps) }
+func sigmoidVec(dst, x []float32) int { return unaryVec(dst, x, sigmoids) }
+func tanhVec(dst, x []float32) int    { return unaryVec(dst, x, tanhs) }
 
 func logVec(dst, x []float32) int {
 	n := vecLen(dst, x)

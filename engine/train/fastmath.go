@@ -28,15 +28,6 @@ func tanhT[T float32 | float64](x T) T {
 	return T(math.Tanh(float64(x)))
 }
 
-// sigmoid32s replaces every x[i] by 1/(1+e^−x[i]), as sigmoid does for a
-// float32. The fused ops' float32 loops call these slice forms rather than
-// the generic scalar ones, which the compiler neither inlines nor
-// specialises (each call goes through the instantiation's dictionary).
-func sigmoid32s(x []float32) { kernels.Sigmoid32s(x, x) }
-
-// tanh32s replaces every x[i] by tanh(x[i]), as tanhT does for a float32.
-func tanh32s(x []float32) { kernels.Tanh32s(x, x) }
-
 // expOf, tanhOf and logOf are kernels' Exp32, Tanh32 and Log32 when f32
 // is set, else the math package's.
 func expOf(f32 bool, x float64) float64 {

@@ -44,16 +44,16 @@ func TestFastMathInstantiations(t *testing.T) {
 		}
 	}
 	s, th := append([]float32(nil), x32...), append([]float32(nil), x32...)
-	sigmoid32s(s)
-	tanh32s(th)
+	kernels.Sigmoid32s(s, s) // the slice forms the LSTM op's float32 cell calls
+	kernels.Tanh32s(th, th)
 	for i, x := range x32 {
 		// The slice forms may round differently from the scalar ones in the
 		// last places (kernels.TestVectorMath bounds it).
 		if d := math.Abs(float64(s[i] - sigmoid(x))); d > 4e-7 {
-			t.Errorf("sigmoid32s at %g = %g, sigmoid %g", x, s[i], sigmoid(x))
+			t.Errorf("Sigmoid32s at %g = %g, sigmoid %g", x, s[i], sigmoid(x))
 		}
 		if d := math.Abs(float64(th[i] - tanhT(x))); d > 4e-7 {
-			t.Errorf("tanh32s at %g = %g, tanhT %g", x, th[i], tanhT(x))
+			t.Errorf("Tanh32s at %g = %g, tanhT %g", x, th[i], tanhT(x))
 		}
 	}
 }

@@ -168,8 +168,9 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 
 // cellRows32 is the float32 form of forward's cell update at step s for the
 // sequences [b0, b1): the same arithmetic in the same order, as passes over
-// each row's gate segments that call sigmoid32s and tanh32s (the generic
-// scalar functions are neither inlined nor specialised). q.act holds the
+// each row's gate segments that call kernels.Sigmoid32s and Tanh32s (the
+// generic scalar functions are neither inlined nor specialised; the slice
+// forms may differ from them in the last place or two). q.act holds the
 // step's gate inputs without the bias and receives the activations; c
 // [B, H] is the running cell state; out is the layer's output after its
 // lead rows.
@@ -181,9 +182,9 @@ func cellRows32(q *lstmSeq[float32], s, b0, b1 int, bias, c, out []float32) {
 		for j, v := range q.biasRow(bias, s, b) {
 			gb[j] += v
 		}
-		sigmoid32s(gb[:2*H]) // input and forget gates
-		tanh32s(gb[2*H : 3*H])
-		sigmoid32s(gb[3*H:]) // output gate
+		kernels.Sigmoid32s(gb[:2*H], gb[:2*H]) // input and forget gates
+		kernels.Tanh32s(gb[2*H:3*H], gb[2*H:3*H])
+		kernels.Sigmoid32s(gb[3*H:], gb[3*H:]) // output gate
 		r := (s*B + b) * H
 		cb, cs, tc := c[b*H:(b+1)*H], q.c[r:r+H], q.tc[r:r+H]
 		ig, fg, gg := gb[:H], gb[H:2*H], gb[2*H:3*H]
@@ -191,7 +192,7 @@ func cellRows32(q *lstmSeq[float32], s, b0, b1 int, bias, c, out []float32) {
 			cn := fg[u]*cb[u] + ig[u]*gg[u]
 			cb[u], cs[u], tc[u] = cn, cn, cn
 		}
-		tanh32s(tc)
+		kernels.Tanh32s(tc, tc)
 		og, ob := gb[3*H:], out[r:r+H]
 		for u := range H {
 			ob[u] = og[u] * tc[u]
