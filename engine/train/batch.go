@@ -16,7 +16,7 @@ const maxRejectRounds = 100
 // batchInputs are the per-batch inputs of a flowGraph in float64 staging
 // buffers (row r = t·B + b, see flowGraph).
 type batchInputs struct {
-	tok, neg []float64 // [N, V]
+	tok, neg []int32   // [N] token of each row: the true one, the negative (−1: none)
 	eps      []float64 // [N, F]
 	wt       []float64 // [N]
 	// lens is the padded length of each of the B sequences, nil when all
@@ -78,7 +78,7 @@ func prepareBatch(p *model.Params, seqs [][]int, lens []int, B int, sigma float6
 	T, F, V := cfg.T, cfg.F, cfg.V
 	N := T * B
 	in := &batchInputs{
-		tok: make([]float64, N*V), neg: make([]float64, N*V),
+		tok: make([]int32, N), neg: make([]int32, N),
 		eps: make([]float64, N*F), wt: make([]float64, N), real: len(seqs),
 	}
 	lenOf := func(b int) int { return T }
@@ -103,7 +103,7 @@ func prepareBatch(p *model.Params, seqs [][]int, lens []int, B int, sigma float6
 		s := seqAt(b)
 		for t := range T {
 			r := t*B + b
-			in.tok[r*V+s[t]] = 1
+			in.tok[r], in.neg[r] = int32(s[t]), -1
 			if b < len(seqs) && t < lenOf(b) {
 				in.wt[r] = w
 			}
@@ -119,7 +119,7 @@ func prepareBatch(p *model.Params, seqs [][]int, lens []int, B int, sigma float6
 			}
 			r := t*B + b
 			if j := rng.IntN(V); j != seqs[b][t] {
-				in.neg[r*V+j] = 1
+				in.neg[r] = int32(j)
 			}
 		}
 	}
@@ -317,6 +317,17 @@ func drawMask[T float32 | float64](dst []T, thresh uint32, keep T, bits *bitStre
 	}
 }
 
+// setTokens feeds the true and the negative token of every row of in.
+func (g *flowGraph) setTokens(in *batchInputs) {
+	if g.oneHot {
+		g.tok.setOneHot(in.tok)
+		g.neg.setOneHot(in.neg)
+		return
+	}
+	copy(g.tokRows.rows, in.tok)
+	copy(g.negRows.rows, in.neg)
+}
+
 // run feeds in (and, for training graphs, dropout masks from rng) and runs
 // the graph once.
 func (g *flowGraph) run(in *batchInputs, dropRate float64, rng *rand.Rand) error {
@@ -324,8 +335,7 @@ func (g *flowGraph) run(in *batchInputs, dropRate float64, rng *rand.Rand) error
 		return fmt.Errorf("train: the dense positional input takes sequences of length T only")
 	}
 	g.setLengths(in.lens)
-	g.tok.set(in.tok)
-	g.neg.set(in.neg)
+	g.setTokens(in)
 	g.eps.set(in.eps)
 	g.wt.set(in.wt)
 	if rng != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash"
 	"iter"
-	"math"
 	"unsafe"
 
 	"github.com/chewxy/hm"
@@ -93,17 +92,20 @@ func (q *couplingSeq[T]) inShape(i int) tensor.Shape {
 // without a branch: on the half-negative inputs of a ReLU a branch
 // mispredicts so often that it made these loops several times slower.
 func addBiasReLU[T float32 | float64](dst, b []T, n, w int, relu bool) {
+	d32, is32 := any(dst).([]float32)
 	parallelRows(n, w, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			row := dst[r*w : (r+1)*w]
-			if !relu {
+			switch {
+			case !relu:
+				addTo(row, row, b[:w])
+			case is32:
+				row32 := d32[r*w : (r+1)*w]
+				kernels.AddReLU32s(row32, row32, any(b).([]float32)[:w])
+			default:
 				for j, v := range b[:w] {
-					row[j] += v
+					row[j] = max(row[j]+v, 0)
 				}
-				continue
-			}
-			for j, v := range b[:w] {
-				row[j] = max(row[j]+v, 0)
 			}
 		}
 	})
@@ -114,14 +116,7 @@ func addBiasReLU[T float32 | float64](dst, b []T, n, w int, relu bool) {
 // bit mask rather than a branch, for addBiasReLU's reason.
 func reluGrad[T float32 | float64](d, h []T) {
 	if d32, ok := any(d).([]float32); ok {
-		h32 := any(h).([]float32)
-		for j, v := range h32[:len(d32)] {
-			keep := uint32(0)
-			if math.Float32bits(v)&0x7fffffff != 0 {
-				keep = ^uint32(0)
-			}
-			d32[j] = math.Float32frombits(math.Float32bits(d32[j]) & keep)
-		}
+		kernels.ReLUGrad32s(d32, any(h).([]float32))
 		return
 	}
 	for j, v := range h[:len(d)] {
@@ -299,9 +294,7 @@ func colSums[T float32 | float64](dst, x []T, n, w int) {
 		d := dst[lo:hi]
 		clear(d)
 		for r := range n {
-			for j, v := range x[r*w+lo : r*w+hi] {
-				d[j] += v
-			}
+			addTo(d, d, x[r*w+lo:r*w+hi])
 		}
 	})
 }

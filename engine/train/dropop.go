@@ -43,9 +43,7 @@ func (op maskOp[T]) Do(v ...G.Value) (G.Value, error) {
 	}
 	out := resize(op.out, op.n*op.w)
 	parallelRows(op.n, op.w, func(lo, hi int) {
-		for i := lo * op.w; i < hi*op.w; i++ {
-			out[i] = x[i] * m[i]
-		}
+		mulTo(out[lo*op.w:hi*op.w], x[lo*op.w:hi*op.w], m[lo*op.w:hi*op.w])
 	})
 	return newDense(out, op.n, op.w), nil
 }

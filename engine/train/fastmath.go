@@ -50,3 +50,26 @@ func logOf(f32 bool, x float64) float64 {
 	}
 	return math.Log(x)
 }
+
+// addTo sets dst[i] = a[i] + b[i], and mulTo dst[i] = a[i]·b[i], for every
+// i of a (dst may be a or b): in float32 through kernels' slice forms,
+// eight lanes at a time and the loop's bits.
+func addTo[T float32 | float64](dst, a, b []T) {
+	if d, ok := any(dst).([]float32); ok {
+		kernels.Add32s(d, any(a).([]float32), any(b).([]float32))
+		return
+	}
+	for i, v := range a {
+		dst[i] = v + b[i]
+	}
+}
+
+func mulTo[T float32 | float64](dst, a, b []T) {
+	if d, ok := any(dst).([]float32); ok {
+		kernels.Mul32s(d, any(a).([]float32), any(b).([]float32))
+		return
+	}
+	for i, v := range a {
+		dst[i] = v * b[i]
+	}
+}

@@ -86,15 +86,21 @@ type flowGraph struct {
 	vm    G.VM
 	slots []*slot
 
-	tok, neg, eps, wt feed
-	pos0              feed       // [B, P] positional code c_0 of each sequence
-	pos               *posIndex  // padded length of each sequence, for the later codes
-	interMask         [][][]feed // [block][layer-1][step]
-	ctxMask           []feed     // [block]
-	dropout           bool
-	posDense          bool
-	lstmOp            bool
-	couplingOp        bool
+	eps, wt feed
+	// The embedding rows of the true and the negative tokens: one-hot
+	// inputs [N, V] (tok, neg) in the elementary graph, row indices read by
+	// gather ops (tokRows, negRows) in the fused one (embedop.go).
+	tok, neg         feed
+	tokRows, negRows *rowIndex
+	oneHot           bool
+	pos0             feed       // [B, P] positional code c_0 of each sequence
+	pos              *posIndex  // padded length of each sequence, for the later codes
+	interMask        [][][]feed // [block][layer-1][step]
+	ctxMask          []feed     // [block]
+	dropout          bool
+	posDense         bool
+	lstmOp           bool
+	couplingOp       bool
 
 	loss, nll, sim *G.Node
 	// nllVal and simVal receive copies of nll and sim during the run: the
@@ -322,8 +328,16 @@ func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opt
 	b := &builder{g: G.NewGraph(), dt: dt}
 	fg.g = b.g
 
-	fg.tok = b.input("tok", N, V)
-	fg.neg = b.input("neg", N, V)
+	// The elementary graph (couplingOp unset, the fused one's oracle)
+	// looks the embeddings up by one-hot products.
+	fg.oneHot = !opts.couplingOp
+	if fg.oneHot {
+		fg.tok = b.input("tok", N, V)
+		fg.neg = b.input("neg", N, V)
+	} else {
+		fg.tokRows = &rowIndex{rows: make([]int32, N)}
+		fg.negRows = &rowIndex{rows: make([]int32, N)}
+	}
 	fg.eps = b.input("eps", N, F)
 	fg.wt = b.input("wt", N)
 
@@ -339,8 +353,12 @@ func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opt
 	E := b.param(fg, p.Embed, 0, V)
 	norm := b.reshape(b.sqrt(b.sum(b.square(E), 1)), V, 1)
 	En := b.do("normalise", func() (*G.Node, error) { return G.BroadcastHadamardDiv(E, norm, nil, []byte{1}) })
-	ex := b.mul(fg.tok.node, En)   // [N, F] e_x
-	ej := b.mul(fg.neg.node, En)   // [N, F] e_j, zero rows where j = x
+	var ex, ej *G.Node // [N, F] e_x, and e_j with zero rows where j = x
+	if fg.oneHot {
+		ex, ej = b.mul(fg.tok.node, En), b.mul(fg.neg.node, En)
+	} else {
+		ex, ej = b.gatherRows("tok", fg.tokRows, En), b.gatherRows("neg", fg.negRows, En)
+	}
 	vhat := b.add(ex, fg.eps.node) // [N, F]
 
 	// Similarity loss (CosineEmbeddingLoss, margin 0): e_x and e_j are unit

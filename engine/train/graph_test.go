@@ -141,8 +141,7 @@ func close(a, b, tol float64) bool { return math.Abs(a-b) <= tol*(1+math.Abs(b))
 
 // runFixed runs g on in without touching its dropout masks.
 func runFixed(g *flowGraph, in *batchInputs) error {
-	g.tok.set(in.tok)
-	g.neg.set(in.neg)
+	g.setTokens(in)
 	g.eps.set(in.eps)
 	g.wt.set(in.wt)
 	g.vm.Reset()

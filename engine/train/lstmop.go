@@ -179,24 +179,21 @@ func cellRows32(q *lstmSeq[float32], s, b0, b1 int, bias, c, out []float32) {
 	H4 := 4 * H
 	for b := b0; b < b1; b++ {
 		gb := q.act[(s*B+b)*H4 : (s*B+b+1)*H4]
-		for j, v := range q.biasRow(bias, s, b) {
-			gb[j] += v
-		}
+		kernels.Add32s(gb, gb, q.biasRow(bias, s, b))
 		kernels.Sigmoid32s(gb[:2*H], gb[:2*H]) // input and forget gates
 		kernels.Tanh32s(gb[2*H:3*H], gb[2*H:3*H])
 		kernels.Sigmoid32s(gb[3*H:], gb[3*H:]) // output gate
 		r := (s*B + b) * H
 		cb, cs, tc := c[b*H:(b+1)*H], q.c[r:r+H], q.tc[r:r+H]
 		ig, fg, gg := gb[:H], gb[H:2*H], gb[2*H:3*H]
-		for u := range H {
-			cn := fg[u]*cb[u] + ig[u]*gg[u]
-			cb[u], cs[u], tc[u] = cn, cn, cn
-		}
-		kernels.Tanh32s(tc, tc)
-		og, ob := gb[3*H:], out[r:r+H]
-		for u := range H {
-			ob[u] = og[u] * tc[u]
-		}
+		// c = f·c + i·g, rounded after each operation as the scalar
+		// loop does.
+		kernels.Mul32s(cs, fg, cb)
+		kernels.Mul32s(tc, ig, gg)
+		kernels.Add32s(cb, cs, tc)
+		copy(cs, cb)
+		kernels.Tanh32s(tc, cb)
+		kernels.Mul32s(out[r:r+H], gb[3*H:], tc)
 	}
 }
 

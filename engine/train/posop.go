@@ -90,9 +90,8 @@ func (op posGatherOp[T]) Do(v ...G.Value) (G.Value, error) {
 			a := wpos[int(op.q.rows[2*r])*W:][:W]
 			c := wpos[int(op.q.rows[2*r+1])*W:][:W]
 			dst := out[r*W : (r+1)*W]
-			for j := range dst {
-				dst[j] = a[j] + c[j] + bias[j]
-			}
+			addTo(dst, a, c) // (a + c) + bias, as the one-hot product and the bias row sum
+			addTo(dst, dst, bias[:W])
 		}
 	})
 	return newDense(out, n, W), nil
@@ -165,9 +164,7 @@ func (op posScatterOp[T]) Do(v ...G.Value) (G.Value, error) {
 			src := d[r*W+lo : r*W+hi]
 			for k := range 2 {
 				dst := out[int(q.rows[2*r+k])*W+lo:][:hi-lo]
-				for j, x := range src {
-					dst[j] += x
-				}
+				addTo(dst, dst, src)
 			}
 		}
 	})

@@ -158,10 +158,10 @@ func refLoss(p *model.Params, in *batchInputs, B int) (loss float64, nll []float
 			var ex, ej []float64
 			ej = make([]float64, F)
 			for j := range V {
-				if in.tok[r*V+j] == 1 {
+				if int(in.tok[r]) == j {
 					ex = en[j*F : (j+1)*F]
 				}
-				if in.neg[r*V+j] == 1 {
+				if int(in.neg[r]) == j {
 					ej = en[j*F : (j+1)*F]
 				}
 			}
