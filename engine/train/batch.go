@@ -275,13 +275,40 @@ func fillDropout(g *flowGraph, p float64, rng *rand.Rand) {
 				}
 				switch d := f.val.Data().(type) {
 				case []float32:
-					drawMask(d[lo:hi], thresh, float32(keep), &bits)
+					drawMask32(d[lo:hi], thresh, float32(keep), &bits)
 				case []float64:
 					drawMask(d[lo:hi], thresh, keep, &bits)
 				}
 			}
 		}
 	})
+}
+
+// drawMask32 is drawMask for float32, the same entries from the same bits
+// faster: two entries per 64-bit draw, and the entry's bits selected by an
+// integer mask rather than a branch (a mispredicted branch per dropped
+// entry cost more than the draw).
+func drawMask32(dst []float32, thresh uint32, keep float32, bits *bitStream) {
+	k := math.Float32bits(keep)
+	sel := func(x uint32) float32 {
+		var b uint32
+		if x >= thresh {
+			b = 1
+		}
+		return math.Float32frombits(k & -b)
+	}
+	i := 0
+	if bits.have && len(dst) > 0 {
+		dst[0] = sel(bits.next())
+		i = 1
+	}
+	for ; i+2 <= len(dst); i += 2 {
+		x := bits.src.Uint64()
+		dst[i], dst[i+1] = sel(uint32(x)), sel(uint32(x>>32))
+	}
+	if i < len(dst) {
+		dst[i] = sel(bits.next())
+	}
 }
 
 // bitStream hands out a PCG stream 32 bits at a time.

@@ -193,8 +193,9 @@ func nlsqArgs[T float32 | float64](o []T) (e1, e3, eE, t2 float64) {
 func nlsqForward(a, bb, dd, th, E, f, w float64) (u, D float64) {
 	cc := th * E
 	s := dd*w + f
-	den := 1 + s*s
-	return a + bb*w + cc/den, bb - 2*cc*dd*s/(den*den)
+	inv := 1 / (1 + s*s) // one division: they cost several times a product
+	ci := cc * inv
+	return a + bb*w + ci, bb - 2*ci*dd*s*inv
 }
 
 // transformBackward writes into do (len np) the gradient with respect to
@@ -225,16 +226,18 @@ func transformBackward[T float32 | float64](tr model.Transform, do, o []T, w, du
 func nlsqBackward[T float32 | float64](do []T, bb, dd, th, E, f, w, du, dl float64) (dw float64) {
 	cc := th * E
 	s := dd*w + f
-	den := 1 + s*s
-	g := s / (den * den)
-	gp := (1 - 3*s*s) / (den * den * den)
+	inv := 1 / (1 + s*s) // 1/den: two divisions in all, not five
+	inv2 := inv * inv
+	g := s * inv2
+	gp := (1 - 3*s*s) * inv2 * inv
 	D := bb - 2*cc*dd*g
 	k := dl / D
 	dth := 0.3 * (1 - th*th) * E
+	ci := cc * inv
 	do[0] = T(du)
-	do[1] = T(du*(0.4*bb*w+0.4*cc/den) + dl*0.4)
-	do[2] = T(du*dth/den - k*2*dth*dd*g)
-	do[3] = T(du*(-0.4*cc/den-0.8*cc*dd*w*g) - k*0.8*cc*dd*dd*w*gp)
+	do[1] = T(du*(0.4*bb*w+0.4*ci) + dl*0.4)
+	do[2] = T(du*dth*inv - k*2*dth*dd*g)
+	do[3] = T(du*(-0.4*ci-0.8*cc*dd*w*g) - k*0.8*cc*dd*dd*w*gp)
 	do[4] = T(-du*2*cc*g - k*2*cc*dd*gp)
 	return du*D - k*2*cc*dd*dd*gp
 }

@@ -154,3 +154,35 @@ func TestPrepareBatchNoise(t *testing.T) {
 		t.Error("another seed drew the same noise")
 	}
 }
+
+// TestDrawMask32MatchesDrawMask draws masks in pieces of every parity from
+// one stream with both forms: the same entries, and the stream left in the
+// same place.
+func TestDrawMask32MatchesDrawMask(t *testing.T) {
+	const p = 0.3
+	thresh := uint32(1288490189) // p·2³²
+	keep := float32(1 / (1 - p))
+	var a, b bitStream
+	a.seed(5, 6)
+	b.seed(5, 6)
+	kept := 0
+	for _, n := range []int{0, 1, 2, 3, 1, 8, 5, 0, 64, 7, 1, 1, 100} {
+		want, got := make([]float32, n), make([]float32, n)
+		drawMask(want, thresh, keep, &a)
+		drawMask32(got, thresh, keep, &b)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("piece of %d, entry %d: %v, want %v", n, i, got[i], want[i])
+			}
+			if want[i] != 0 {
+				kept++
+			}
+		}
+	}
+	if kept == 0 {
+		t.Fatal("no entry kept")
+	}
+	if x, y := a.next(), b.next(); x != y {
+		t.Errorf("next draw after the pieces: %#x, want %#x", y, x)
+	}
+}
