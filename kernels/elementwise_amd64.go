@@ -2,6 +2,8 @@
 
 package kernels
 
+import "math"
+
 // The assembly of elementwise.go: each does n entries (n > 0, a multiple
 // of 8).
 
@@ -39,4 +41,30 @@ func reluGradVec(d, h []float32) int {
 	_ = h[n-1]
 	reluGrad8(n, &d[0], &h[0])
 	return n
+}
+
+// nlsqGradConst holds the constants of nlsqGrad4, each in four lanes: 1, 3,
+// 2, 0.4, 0.3, 0.8, −0.4 and the sign bit.
+var nlsqGradConst = [8][4]float64{
+	{1, 1, 1, 1}, {3, 3, 3, 3}, {2, 2, 2, 2}, {0.4, 0.4, 0.4, 0.4}, {0.3, 0.3, 0.3, 0.3},
+	{0.8, 0.8, 0.8, 0.8}, {-0.4, -0.4, -0.4, -0.4}, {negZero, negZero, negZero, negZero},
+}
+
+var negZero = math.Copysign(0, -1)
+
+// nlsqGrad4 does scalars [0, m) of NLSqGrad32s (m > 0, a multiple of 4;
+// the runs are n long).
+//
+//go:noescape
+func nlsqGrad4(m, n int, out, in *float32, c *[8][4]float64)
+
+// nlsqGradVec does the leading multiple of four scalars of NLSqGrad32s.
+func nlsqGradVec(out, in []float32, n int) int {
+	m := n &^ 3
+	if !packedAsm || m == 0 {
+		return 0
+	}
+	_, _ = out[5*n-1], in[8*n-1]
+	nlsqGrad4(m, n, &out[0], &in[0], &nlsqGradConst)
+	return m
 }

@@ -202,13 +202,7 @@ func nlsqForward(a, bb, dd, th, E, f, w float64) (u, D float64) {
 // the raw parameters o of du·u(w) + dl·log u'(w), and returns the gradient
 // with respect to w.
 //
-// NLSq, with b = e^{0.4·o1}, d = e^{0.4·o3}, th = tanh(0.3·o2),
-// E = e^{logA + 0.4·o1 − 0.4·o3}, c = th·E, s = d·w + f, den = 1 + s²,
-// g = s/den², g' = (1 − 3s²)/den³ and D = u'(w) = b − 2·c·d·g (c·d does
-// not depend on o3):
-//
-//	∂u/∂o = (1, 0.4·b·w + 0.4·c/den, 0.3·(1−th²)·E/den, −0.4·c/den − 0.8·c·d·w·g, −2·c·g), ∂u/∂w = D
-//	∂log D/∂o = (0, 0.4, −0.6·(1−th²)·E·d·g/D, −0.8·c·d²·w·g'/D, −2·c·d·g'/D), ∂log D/∂w = −2·c·d²·g'/D
+// For NLSq the derivatives are kernels.NLSqGrad's (its comment has them).
 func transformBackward[T float32 | float64](tr model.Transform, do, o []T, w, du, dl float64) (dw float64) {
 	f32 := unsafe.Sizeof(o[0]) == 4 // as in transformForward
 	if tr == model.Affine {
@@ -222,24 +216,11 @@ func transformBackward[T float32 | float64](tr model.Transform, do, o []T, w, du
 }
 
 // nlsqBackward is transformBackward's NLSq from the values of its
-// exponentials and tanh.
+// exponentials and tanh (kernels.NLSqGrad).
 func nlsqBackward[T float32 | float64](do []T, bb, dd, th, E, f, w, du, dl float64) (dw float64) {
-	cc := th * E
-	s := dd*w + f
-	inv := 1 / (1 + s*s) // 1/den: two divisions in all, not five
-	inv2 := inv * inv
-	g := s * inv2
-	gp := (1 - 3*s*s) * inv2 * inv
-	D := bb - 2*cc*dd*g
-	k := dl / D
-	dth := 0.3 * (1 - th*th) * E
-	ci := cc * inv
-	do[0] = T(du)
-	do[1] = T(du*(0.4*bb*w+0.4*ci) + dl*0.4)
-	do[2] = T(du*dth*inv - k*2*dth*dd*g)
-	do[3] = T(du*(-0.4*ci-0.8*cc*dd*w*g) - k*0.8*cc*dd*dd*w*gp)
-	do[4] = T(-du*2*cc*g - k*2*cc*dd*gp)
-	return du*D - k*2*cc*dd*dd*gp
+	d1, d2, d3, d4, dw := kernels.NLSqGrad(bb, dd, th, E, f, w, du, dl)
+	do[0], do[1], do[2], do[3], do[4] = T(du), T(d1), T(d2), T(d3), T(d4)
+	return dw
 }
 
 // backward returns dcond [N, Half] for the output gradient dOut [N, Half+1]
@@ -520,16 +501,25 @@ func nlsqForwardRows32(out, o, w []float32, half, lo, hi int) {
 // float32 graph, as nlsqForwardRows32 is forward's: it writes dw [N, half]
 // and do [N·half, 5] from dOut [N, half+1].
 func nlsqBackwardRows32(dw, do, o, w, dOut []float32, half, lo, hi int) {
-	var ex [3 * nlsqChunk]float32
-	var th [nlsqChunk]float32
+	// The runs kernels.NLSqGrad32s reads (b, d, E, th, f, w, du, dl) and
+	// writes (do1..do4, dw).
+	var in [8 * nlsqChunk]float32
+	var out [5 * nlsqChunk]float32
 	for c := range nlsqChunks(half, lo, hi) {
 		k0, n := c.k0, c.n
-		nlsqValues32(ex[:3*n], th[:n], o[k0*5:])
+		nlsqValues32(in[:3*n], in[3*n:4*n], o[k0*5:])
+		f, wk, du, dl := in[4*n:5*n], in[5*n:6*n], in[6*n:7*n], in[7*n:8*n]
+		copy(wk, w[k0:k0+n])
 		for j := range n {
 			k := k0 + j
 			r, i := k/half, k%half
-			dw[k] = float32(nlsqBackward(do[k*5:][:5], float64(ex[j]), float64(ex[n+j]), float64(th[j]), float64(ex[2*n+j]),
-				float64(o[k*5+4]), float64(w[k]), float64(dOut[r*(half+1)+i]), float64(dOut[r*(half+1)+half])))
+			f[j], du[j], dl[j] = o[k*5+4], dOut[r*(half+1)+i], dOut[r*(half+1)+half]
 		}
+		kernels.NLSqGrad32s(out[:5*n], in[:8*n], n)
+		for j := range n {
+			d := do[(k0+j)*5:][:5]
+			d[0], d[1], d[2], d[3], d[4] = du[j], out[j], out[n+j], out[2*n+j], out[3*n+j]
+		}
+		copy(dw[k0:k0+n], out[4*n:5*n])
 	}
 }

@@ -105,22 +105,26 @@ func (op posGatherOp[T]) String() string        { return "PosGather(" + op.name 
 func (op posGatherOp[T]) DiffWRT(int) []bool    { return []bool{true, true} }
 
 // SymDiff returns dWpos (the gradient rows scattered back) and dbias (the
-// gradient's column sums).
+// gradient's column sums, read from dWpos: see posScatterOp).
 func (op posGatherOp[T]) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	P := in[0].Shape()[0]
-	res := make(G.Nodes, 2)
-	for which := range 2 {
-		n, err := G.ApplyOp(posScatterOp[T]{g: op, P: P, which: which, out: new([]T)}, grad)
-		if err != nil {
-			return nil, err
-		}
-		res[which] = n
+	dW, err := G.ApplyOp(posScatterOp[T]{g: op, P: P, out: new([]T)}, grad)
+	if err != nil {
+		return nil, err
 	}
-	return res, nil
+	db, err := G.ApplyOp(posScatterOp[T]{g: op, P: P, which: 1, out: new([]T)}, dW)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{dW, db}, nil
 }
 
 // posScatterOp: the gradient dOut [S·B, W] of a posGatherOp → dWpos [P, W]
-// (which = 0) or dbias [1, W] (which = 1).
+// (which = 0), or that dWpos → dbias [1, W] (which = 1). Every input row
+// adds to exactly one of the rows 1..S of dWpos (its first code row, s+1
+// for step s; the second lies at MaxT or above), so dbias, the column sums
+// of dOut, is the sum of those S rows: a pass over [S, W] instead of a
+// second one over [S·B, W].
 type posScatterOp[T float32 | float64] struct {
 	g     posGatherOp[T]
 	P     int
@@ -150,7 +154,7 @@ func (op posScatterOp[T]) Do(v ...G.Value) (G.Value, error) {
 	n := q.S * q.B
 	if op.which == 1 {
 		out := resize(op.out, W)
-		colSums(out, d, n, W)
+		colSums(out, d[W:(q.S+1)*W], q.S, W)
 		return newDense(out, 1, W), nil
 	}
 	out := resize(op.out, op.P*W)
