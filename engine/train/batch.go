@@ -141,7 +141,6 @@ func prepareBatch(p *model.Params, seqs [][]int, lens []int, B int, sigma float6
 		}
 	}
 	n := len(rows)
-	src := make([]rand.PCG, n)
 	vhat := make([]float64, n*F)
 	draw := func(i int, g *rand.Rand) {
 		r := rows[i]
@@ -152,29 +151,38 @@ func prepareBatch(p *model.Params, seqs [][]int, lens []int, B int, sigma float6
 			vhat[i*F+j] = en[x*F+j] + e[j]
 		}
 	}
-	parallelRows(n, 8*F, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			src[i].Seed(seeds[i], uint64(i))
-			draw(i, rand.New(&src[i]))
-		}
-	})
-	scores := make([]float64, n*V)
-	gemm(false, true, 1, vhat, n, F, en, V, F, 0, scores)
 	rejected := make([]bool, n)
-	parallelRows(n, 8*V, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			r := rows[i]
-			x := seqs[r%B][r/B]
-			if argmax(scores[i*V:(i+1)*V]) == x {
-				continue
-			}
-			g := rand.New(&src[i])
-			ok := false
-			for round := 1; round < maxRejectRounds && !ok; round++ {
+	// Each core draws its rows and checks them a chunk at a time: one
+	// [chunk, F]·[F, V] product of the chunk's first draws with the
+	// embeddings, in a buffer of its own that stays in cache.
+	const chunk = 64
+	parallelRows(n, 8*(F+V), func(lo, hi int) {
+		var src rand.PCG
+		g := rand.New(&src)
+		scores := make([]float64, chunk*V)
+		for c0 := lo; c0 < hi; c0 += chunk {
+			c1 := min(c0+chunk, hi)
+			for i := c0; i < c1; i++ {
+				src.Seed(seeds[i], uint64(i))
 				draw(i, g)
-				ok = nearest(en, vhat[i*F:(i+1)*F], F) == x
 			}
-			rejected[i] = !ok
+			gemmBlock(false, true, c1-c0, V, F, 1, vhat[c0*F:c1*F], F, en, F, 0, scores, V)
+			for i := c0; i < c1; i++ {
+				r := rows[i]
+				x := seqs[r%B][r/B]
+				if argmax(scores[(i-c0)*V:(i-c0+1)*V]) == x {
+					continue
+				}
+				// Redraw from the row's stream where its first draw left it.
+				src.Seed(seeds[i], uint64(i))
+				draw(i, g)
+				ok := false
+				for round := 1; round < maxRejectRounds && !ok; round++ {
+					draw(i, g)
+					ok = nearest(en, vhat[i*F:(i+1)*F], F) == x
+				}
+				rejected[i] = !ok
+			}
 		}
 	})
 	for _, bad := range rejected {
