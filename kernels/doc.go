@@ -6,8 +6,10 @@
 // an LSTM's recurrence makes in training; and float32 exp, tanh, sigmoid and
 // log (Exp32 and Exp32s, and so on) for the element-wise math of training
 // and of the LSTM cell, the slice forms eight lanes at a time in AVX2/FMA on
-// amd64; and two training loops in AVX2, bit for bit their Go forms: Adam's
-// update (AdamUpdate) and the LSTM cell's gradient (LSTMCellGrad32).
+// amd64; and training loops in AVX2, bit for bit their Go forms: Adam's
+// update (AdamUpdate), the LSTM cell's gradient (LSTMCellGrad32), the NLSq
+// transform's gradient (NLSqGrad, NLSqGrad32s) and the element-wise passes
+// between the products (Add32s, Mul32s, AddReLU32s, ReLUGrad32s).
 //
 // Conventions, after gonum's mat and blas packages:
 //   - Data are flat row-major float32 slices. A matrix with r rows and c

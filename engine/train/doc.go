@@ -44,9 +44,11 @@
 // per-step gorgonia nodes (fused gates sliced into i, f, g, o), which gives
 // the same loss and gradients but compiles ~20× slower and keeps a weight-
 // gradient copy per step. The positional half of layer 0's input is a
-// one-hot code, so its contribution c_{t+1}·Wih[F:] is computed for all
-// steps in one [T−1, P]·[P, 4H] product and one row is added per step,
-// instead of a dense [B, F+P] input per step.
+// one-hot code with two ones, so its contribution c_{t+1}·Wih[F:] is the
+// sum of two rows of Wih[F:], gathered per step and sequence (posop.go),
+// instead of a dense [B, F+P] input per step. The embedding lookups of the
+// true and the negative tokens are row gathers too in the fused graph
+// (embedop.go); the elementary graph multiplies one-hot inputs, its oracle.
 //
 // gorgonia v0.9.18 merges slice nodes of one parent whose bounds agree
 // modulo 256 (it hashes them as bytes), silently; slices here are built so
