@@ -126,8 +126,8 @@ func prepareBatch(p *model.Params, seqs [][]int, lens []int, B int, sigma float6
 	en := normalisedEmbeddings(p)
 	// Each weighted row draws its noise from a PCG stream of its own,
 	// seeded from rng in row order, so the rows can be drawn on every core
-	// and the result depends on rng alone. The first draw of every row is
-	// checked with one product of all rows with the embeddings (the
+	// and the result depends on rng alone. The first draws are checked a
+	// chunk of rows at a time with one product with the embeddings (the
 	// nearest token is the largest dot product of unit rows); the rows it
 	// rejects draw again, checked one by one.
 	var rows []int
@@ -173,7 +173,9 @@ func prepareBatch(p *model.Params, seqs [][]int, lens []int, B int, sigma float6
 				if argmax(scores[(i-c0)*V:(i-c0+1)*V]) == x {
 					continue
 				}
-				// Redraw from the row's stream where its first draw left it.
+				// Go on with the row's stream after its first draw:
+				// reseeding and repeating that draw gives the same values
+				// and leaves the stream where it was.
 				src.Seed(seeds[i], uint64(i))
 				draw(i, g)
 				ok := false
