@@ -76,16 +76,32 @@ func (p *Packed) panel(j int) []float32 {
 // Each entry of dst is the sum over k in increasing order, so the result is
 // the same on every call, though not bit for bit a BLAS's.
 func MulPackedTo(dst []float32, ldc int, a []float32, lda, m int, p *Packed, add bool) {
+	mulPacked("MulPackedTo", dst, ldc, a, lda, m, p, add, false)
+}
+
+// MulPackedTransTo is MulPackedTo for a stored transposed: it computes
+// dst = aᵀ·p (or dst += aᵀ·p) for a K×m with row stride lda, the product
+// of a weight gradient (Xᵀ·dY) without copying X.
+func MulPackedTransTo(dst []float32, ldc int, a []float32, lda, m int, p *Packed, add bool) {
+	mulPacked("MulPackedTransTo", dst, ldc, a, lda, m, p, add, true)
+}
+
+// mulPacked is MulPackedTo (trans false: a is m×K) and MulPackedTransTo
+// (trans: a is K×m). Row i of op(a) starts at a[i·rs] and steps by ks.
+func mulPacked(fn string, dst []float32, ldc int, a []float32, lda, m int, p *Packed, add, trans bool) {
 	k, n := p.K, p.N
-	checkDims("MulPackedTo", m, k, n)
+	checkDims(fn, m, k, n)
 	if m == 0 || n == 0 {
 		return
 	}
-	if lda < k || ldc < n {
-		panic(fmt.Sprintf("kernels: MulPackedTo: lda = %d or ldc = %d below K = %d, N = %d", lda, ldc, k, n))
+	rows, cols := m, k // a's shape
+	if trans {
+		rows, cols = k, m
 	}
-	checkLen("MulPackedTo", "a", len(a), (m-1)*lda+k)
-	checkLen("MulPackedTo", "dst", len(dst), (m-1)*ldc+n)
+	if lda < cols || ldc < n {
+		panic(fmt.Sprintf("kernels: %s: lda = %d below %d, or ldc = %d below N = %d", fn, lda, cols, ldc, n))
+	}
+	checkLen(fn, "dst", len(dst), (m-1)*ldc+n)
 	if k == 0 {
 		if !add {
 			for i := range m {
@@ -93,6 +109,20 @@ func MulPackedTo(dst []float32, ldc int, a []float32, lda, m int, p *Packed, add
 			}
 		}
 		return
+	}
+	checkLen(fn, "a", len(a), (rows-1)*lda+cols)
+	rs, ks := lda, 1
+	if trans {
+		rs, ks = 1, lda
+	}
+	// Direct calls, not a function value: through one, escape analysis
+	// would move tile below to the heap on every call.
+	kern := func(k int, a []float32, lda int, b []float32, c []float32, ldc int, add int) {
+		if trans {
+			kernel4x16T(k, a, lda, b, c, ldc, add)
+		} else {
+			kernel4x16(k, a, lda, b, c, ldc, add)
+		}
 	}
 	var addFlag int
 	if add {
@@ -106,7 +136,7 @@ func MulPackedTo(dst []float32, ldc int, a []float32, lda, m int, p *Packed, add
 	for j := range full {
 		pan := p.panel(j)
 		for i := 0; i < mBlocks; i += kernelRows {
-			kernel4x16(k, a[i*lda:], lda, pan, dst[i*ldc+j*PanelCols:], ldc, addFlag)
+			kern(k, a[i*rs:], lda, pan, dst[i*ldc+j*PanelCols:], ldc, addFlag)
 		}
 	}
 	if full*PanelCols < n {
@@ -115,20 +145,19 @@ func MulPackedTo(dst []float32, ldc int, a []float32, lda, m int, p *Packed, add
 		var tile [kernelRows * PanelCols]float32
 		w := n - full*PanelCols
 		for i := 0; i < mBlocks; i += kernelRows {
-			kernel4x16(k, a[i*lda:], lda, p.panel(full), tile[:], PanelCols, 0)
+			kern(k, a[i*rs:], lda, p.panel(full), tile[:], PanelCols, 0)
 			for r := range kernelRows {
 				addRow(dst[(i+r)*ldc+full*PanelCols:][:w], tile[r*PanelCols:][:w], add)
 			}
 		}
 	}
-	i := mBlocks
 	// Fewer than 4 rows left: one row at a time.
-	for ; i < m; i++ {
-		ai := a[i*lda : i*lda+k]
+	for i := mBlocks; i < m; i++ {
 		for j := range (n + PanelCols - 1) / PanelCols {
 			var acc [PanelCols]float32
 			pan := p.panel(j)
-			for kk, v := range ai {
+			for kk := range k {
+				v := a[i*rs+kk*ks]
 				row := pan[kk*PanelCols : (kk+1)*PanelCols]
 				for c := range acc {
 					acc[c] += v * row[c]
@@ -156,11 +185,23 @@ func addRow(dst, src []float32, add bool) {
 // the packed panel b (k×16). The assembly kernel computes the same sums in
 // the same order, with fused multiply-adds.
 func kernel4x16Go(k int, a []float32, lda int, b []float32, c []float32, ldc int, add int) {
+	kernel4x16StridedGo(k, a, lda, 1, b, c, ldc, add)
+}
+
+// kernel4x16TGo is kernel4x16Go for a stored transposed: row r of the block's
+// left operand is column r of a (k×4 and more, row stride lda).
+func kernel4x16TGo(k int, a []float32, lda int, b []float32, c []float32, ldc int, add int) {
+	kernel4x16StridedGo(k, a, 1, lda, b, c, ldc, add)
+}
+
+// kernel4x16StridedGo is the Go micro-kernel with a's element (r, kk) at
+// a[r·rs + kk·ks].
+func kernel4x16StridedGo(k int, a []float32, rs, ks int, b []float32, c []float32, ldc int, add int) {
 	var acc [kernelRows][PanelCols]float32
 	for kk := range k {
 		row := b[kk*PanelCols : (kk+1)*PanelCols]
 		for r := range kernelRows {
-			v := a[r*lda+kk]
+			v := a[r*rs+kk*ks]
 			for j := range PanelCols {
 				acc[r][j] += v * row[j]
 			}

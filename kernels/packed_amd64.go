@@ -33,3 +33,22 @@ func kernel4x16(k int, a []float32, lda int, b []float32, c []float32, ldc int, 
 	}
 	kernel4x16Go(k, a, lda, b, c, ldc, add)
 }
+
+// sgemm4x16T is kernel4x16TGo in AVX2 and FMA (packed_amd64.s): a holds the
+// block's 4 rows as columns, k rows of 4 values at row stride lda.
+//
+//go:noescape
+func sgemm4x16T(k int, a *float32, lda int, b *float32, c *float32, ldc int, add int)
+
+// kernel4x16T computes one 4×16 block of a product with a stored
+// transposed; see kernel4x16TGo.
+func kernel4x16T(k int, a []float32, lda int, b []float32, c []float32, ldc int, add int) {
+	_ = a[(k-1)*lda+3]
+	_ = b[k*PanelCols-1]
+	_ = c[3*ldc+PanelCols-1]
+	if packedAsm {
+		sgemm4x16T(k, &a[0], lda, &b[0], &c[0], ldc, add)
+		return
+	}
+	kernel4x16TGo(k, a, lda, b, c, ldc, add)
+}

@@ -10,3 +10,9 @@ func PackedAccelerated() bool { return false }
 func kernel4x16(k int, a []float32, lda int, b []float32, c []float32, ldc int, add int) {
 	kernel4x16Go(k, a, lda, b, c, ldc, add)
 }
+
+// kernel4x16T computes one 4×16 block of a product with a stored
+// transposed; see kernel4x16TGo.
+func kernel4x16T(k int, a []float32, lda int, b []float32, c []float32, ldc int, add int) {
+	kernel4x16TGo(k, a, lda, b, c, ldc, add)
+}

@@ -21,43 +21,58 @@ func TestMulPackedTo(t *testing.T) {
 			for _, n := range []int{1, 15, 16, 17, 40, 64} {
 				for _, trans := range []bool{false, true} {
 					for _, add := range []bool{false, true} {
-						name := fmt.Sprintf("m=%d/k=%d/n=%d/trans=%v/add=%v", m, k, n, trans, add)
-						lda, ldc := k+3, n+5
-						ldb := n + 2
-						if trans {
-							ldb = k + 1
-						}
-						a := randSlice(rng, m*lda)
-						b := randSlice(rng, max(k, n)*ldb)
-						dst := randSlice(rng, m*ldc)
-						orig := append([]float32(nil), dst...)
-						p.Pack(b, ldb, k, n, trans)
-						MulPackedTo(dst, ldc, a, lda, m, &p, add)
-						for i := range m {
-							for j := range ldc {
-								got := dst[i*ldc+j]
-								if j >= n {
-									if got != orig[i*ldc+j] {
-										t.Fatalf("%s: dst[%d][%d] outside the product changed", name, i, j)
+						for _, transA := range []bool{false, true} {
+							name := fmt.Sprintf("m=%d/k=%d/n=%d/trans=%v/add=%v/transA=%v", m, k, n, trans, add, transA)
+							lda, ldc := k+3, n+5
+							ldb := n + 2
+							if trans {
+								ldb = k + 1
+							}
+							aAt := func(i, kk int) float32 { return 0 }
+							var a []float32
+							if transA {
+								lda = m + 3 // a is k×m
+								a = randSlice(rng, max(k, 1)*lda)
+								aAt = func(i, kk int) float32 { return a[kk*lda+i] }
+							} else {
+								a = randSlice(rng, m*lda)
+								aAt = func(i, kk int) float32 { return a[i*lda+kk] }
+							}
+							b := randSlice(rng, max(k, n)*ldb)
+							dst := randSlice(rng, m*ldc)
+							orig := append([]float32(nil), dst...)
+							p.Pack(b, ldb, k, n, trans)
+							if transA {
+								MulPackedTransTo(dst, ldc, a, lda, m, &p, add)
+							} else {
+								MulPackedTo(dst, ldc, a, lda, m, &p, add)
+							}
+							for i := range m {
+								for j := range ldc {
+									got := dst[i*ldc+j]
+									if j >= n {
+										if got != orig[i*ldc+j] {
+											t.Fatalf("%s: dst[%d][%d] outside the product changed", name, i, j)
+										}
+										continue
 									}
-									continue
-								}
-								var want, scale float64
-								if add {
-									want = float64(orig[i*ldc+j])
-									scale = math.Abs(want)
-								}
-								for kk := range k {
-									bv := b[kk*ldb+j]
-									if trans {
-										bv = b[j*ldb+kk]
+									var want, scale float64
+									if add {
+										want = float64(orig[i*ldc+j])
+										scale = math.Abs(want)
 									}
-									pr := float64(a[i*lda+kk]) * float64(bv)
-									want += pr
-									scale += math.Abs(pr)
-								}
-								if d := math.Abs(float64(got) - want); d > 1e-6*scale+1e-7 {
-									t.Fatalf("%s: dst[%d][%d] = %v, want %v (scale %v)", name, i, j, got, want, scale)
+									for kk := range k {
+										bv := b[kk*ldb+j]
+										if trans {
+											bv = b[j*ldb+kk]
+										}
+										pr := float64(aAt(i, kk)) * float64(bv)
+										want += pr
+										scale += math.Abs(pr)
+									}
+									if d := math.Abs(float64(got) - want); d > 1e-6*scale+1e-7 {
+										t.Fatalf("%s: dst[%d][%d] = %v, want %v (scale %v)", name, i, j, got, want, scale)
+									}
 								}
 							}
 						}
@@ -85,6 +100,18 @@ func TestKernel4x16MatchesGo(t *testing.T) {
 			for i, v := range c {
 				if d := math.Abs(float64(v - want[i])); d > 2e-5*math.Sqrt(float64(k)) {
 					t.Fatalf("k=%d add=%d: c[%d] = %v, Go kernel %v", k, add, i, v, want[i])
+				}
+			}
+			// The transposed form: a as k rows of at least 4 (row stride 7).
+			const ldt = 7
+			at := randSlice(rng, k*ldt)
+			c = randSlice(rng, 4*ldc)
+			want = append(want[:0], c...)
+			kernel4x16T(k, at, ldt, b, c, ldc, add)
+			kernel4x16TGo(k, at, ldt, b, want, ldc, add)
+			for i, v := range c {
+				if d := math.Abs(float64(v - want[i])); d > 2e-5*math.Sqrt(float64(k)) {
+					t.Fatalf("transposed, k=%d add=%d: c[%d] = %v, Go kernel %v", k, add, i, v, want[i])
 				}
 			}
 		}

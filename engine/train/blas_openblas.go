@@ -59,3 +59,7 @@ const BLAS = "OpenBLAS (netlib)"
 // blasCore returns the kernel set OpenBLAS chose for this CPU at start-up
 // ("Haswell", "SkylakeX", ...).
 func blasCore() string { return C.GoString(C.openblas_get_corename()) }
+
+// packedProducts reports false: with OpenBLAS the fused ops' products run on
+// it (kernels' micro-kernel serves the LSTM recurrence only).
+func packedProducts() bool { return false }

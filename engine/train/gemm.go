@@ -3,6 +3,9 @@ package train
 import (
 	"runtime"
 	"sync"
+	"unsafe"
+
+	"github.com/nfbo/nfbo/kernels"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -22,25 +25,31 @@ const splitAlign = 16
 // tag). When the BLAS runs one thread (see gemmParts), a large product is
 // split into one block of C per core, each computed by its own goroutine.
 func gemm[T float32 | float64](tA, tB bool, alpha T, a []T, ar, ac int, b []T, br, bc int, beta T, c []T) {
-	gemmParts(gemmParts0(), tA, tB, alpha, a, ar, ac, b, br, bc, beta, c)
+	gemmParts(gemmParts0(unsafe.Sizeof(alpha) == 4), tA, tB, alpha, a, ar, ac, b, br, bc, beta, c)
 }
 
 // gemmParts0 is the number of parts gemm splits a large product into: the
-// number of cores when the BLAS computes each call on the caller's thread
-// alone (OpenBLAS with one thread, the default), else 1 (gonum's pure-Go
-// Gemm and multi-threaded OpenBLAS split products themselves).
+// number of cores when each call runs on the caller's thread alone
+// (OpenBLAS with one thread, the default; float32 products on kernels'
+// micro-kernel, see packedProducts), else 1 (gonum's pure-Go Gemm and
+// multi-threaded OpenBLAS split products themselves).
 //
 // Splitting ourselves rather than letting OpenBLAS run two threads made a
 // training step faster (BENCHMARKS.md "The products split over the
 // cores"), although OpenBLAS's own threads are as fast on each product
 // alone: its idle threads spin between calls, taking a core from the
 // element-wise loops that run between the products.
-func gemmParts0() int {
-	if !blasSingleThreaded() {
+func gemmParts0(f32 bool) int {
+	if !blasSingleThreaded() && !(f32 && packedProducts()) {
 		return 1
 	}
 	return runtime.GOMAXPROCS(0)
 }
+
+// packPool holds the packed right operands of the products gemmBlock runs
+// on kernels' micro-kernel, reused from call to call (a weight gradient's
+// is several MB).
+var packPool = sync.Pool{New: func() any { return new(kernels.Packed) }}
 
 // gemmParts computes what gemm does with the product split into at most
 // parts blocks of C's rows (or of its columns, when C is wider than tall),
@@ -116,6 +125,20 @@ func gemmBlock[T float32 | float64](tA, tB bool, m, n, k int, alpha T, a []T, ld
 	}
 	switch a := any(a).(type) {
 	case []float32:
+		if packedProducts() && alpha == 1 && (beta == 0 || beta == 1) {
+			// kernels' packed product: op(B) packed once, then 4×16
+			// blocks of C, every entry summed over k in order.
+			p := packPool.Get().(*kernels.Packed)
+			p.Pack(any(b).([]float32), ldb, k, n, tB)
+			c32 := any(c).([]float32)
+			if tA {
+				kernels.MulPackedTransTo(c32, ldc, a, lda, m, p, beta == 1)
+			} else {
+				kernels.MulPackedTo(c32, ldc, a, lda, m, p, beta == 1)
+			}
+			packPool.Put(p)
+			return
+		}
 		blas32.Gemm(ta, tb, float32(alpha),
 			blas32.General{Rows: ar, Cols: ac, Stride: lda, Data: a},
 			blas32.General{Rows: br, Cols: bc, Stride: ldb, Data: any(b).([]float32)},

@@ -12,8 +12,9 @@ import (
 // blocks of C (gemmParts) to equal the product computed in float64 from its
 // definition, as one BLAS call does, to the rounding a k-term dot product
 // may carry (k·ε·Σ|a·b| per entry), for every transpose, both dtypes,
-// accumulating (beta = 1) and not, at shapes whose split points do not fall
-// on whole tiles. A block at a wrong offset gives errors of the entries' own
+// accumulating (beta = 1) and not, alpha 1 (which the pure-Go build runs on
+// kernels' packed micro-kernel) and not, at shapes whose split points do not
+// fall on whole tiles. A block at a wrong offset gives errors of the entries' own
 // size, far above the bound.
 func TestGemmPartsMatchesOneCall(t *testing.T) {
 	for _, sh := range []struct{ m, k, n int }{
@@ -44,7 +45,7 @@ func checkGemmParts[T float32 | float64](t *testing.T, m, k, n int, tA, tB bool,
 		return x
 	}
 	a, b, c0 := fill(m*k), fill(k*n), fill(m*n)
-	ar, ac, br, bc := storedShapes(tA, tB, m, k, n)
+	_, ac, _, bc := storedShapes(tA, tB, m, k, n)
 	// op(A)[i, l] and op(B)[l, j] of the row-major operands.
 	opA := func(i, l int) float64 {
 		if tA {
@@ -58,7 +59,13 @@ func checkGemmParts[T float32 | float64](t *testing.T, m, k, n int, tA, tB bool,
 		}
 		return float64(b[l*bc+j])
 	}
-	const alpha = 0.5
+	for _, alpha := range []T{0.5, 1} { // 1: the packed micro-kernel's case (packedProducts)
+		checkGemmPartsAlpha(t, m, k, n, tA, tB, alpha, beta, eps, a, b, c0, opA, opB)
+	}
+}
+
+func checkGemmPartsAlpha[T float32 | float64](t *testing.T, m, k, n int, tA, tB bool, alpha, beta T, eps float64, a, b, c0 []T, opA, opB func(int, int) float64) {
+	ar, ac, br, bc := storedShapes(tA, tB, m, k, n)
 	want := make([]float64, m*n)
 	bound := make([]float64, m*n)
 	for i := range m {
@@ -68,8 +75,8 @@ func checkGemmParts[T float32 | float64](t *testing.T, m, k, n int, tA, tB bool,
 				s += opA(i, l) * opB(l, j)
 				abs += math.Abs(opA(i, l) * opB(l, j))
 			}
-			want[i*n+j] = alpha*s + float64(beta)*float64(c0[i*n+j])
-			bound[i*n+j] = float64(k+2) * eps * (alpha*abs + math.Abs(float64(beta)*float64(c0[i*n+j])))
+			want[i*n+j] = float64(alpha)*s + float64(beta)*float64(c0[i*n+j])
+			bound[i*n+j] = float64(k+2) * eps * (float64(alpha)*abs + math.Abs(float64(beta)*float64(c0[i*n+j])))
 		}
 	}
 	for _, parts := range []int{1, 2, 3, 7} {
@@ -77,7 +84,7 @@ func checkGemmParts[T float32 | float64](t *testing.T, m, k, n int, tA, tB bool,
 		gemmParts(parts, tA, tB, alpha, a, ar, ac, b, br, bc, beta, got)
 		for i, w := range want {
 			if d := math.Abs(float64(got[i]) - w); !(d <= bound[i]) {
-				t.Fatalf("parts=%d: C[%d,%d] = %v, want %v (error %.3g > bound %.3g)", parts, i/n, i%n, got[i], w, d, bound[i])
+				t.Fatalf("alpha=%v parts=%d: C[%d,%d] = %v, want %v (error %.3g > bound %.3g)", alpha, parts, i/n, i%n, got[i], w, d, bound[i])
 			}
 		}
 	}
