@@ -2,6 +2,39 @@
 
 #include "textflag.h"
 
+// ZEROBLOCK clears the 4×16 accumulators Y0-Y7; ADDBLOCK adds the block of c
+// at DX (row stride R10 bytes, R11 = 3·R10) to them; STOREBLOCK writes them
+// there.
+#define ZEROBLOCK \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	VXORPS Y2, Y2, Y2 \
+	VXORPS Y3, Y3, Y3 \
+	VXORPS Y4, Y4, Y4 \
+	VXORPS Y5, Y5, Y5 \
+	VXORPS Y6, Y6, Y6 \
+	VXORPS Y7, Y7, Y7
+
+#define ADDBLOCK \
+	VADDPS (DX), Y0, Y0 \
+	VADDPS 32(DX), Y1, Y1 \
+	VADDPS (DX)(R10*1), Y2, Y2 \
+	VADDPS 32(DX)(R10*1), Y3, Y3 \
+	VADDPS (DX)(R10*2), Y4, Y4 \
+	VADDPS 32(DX)(R10*2), Y5, Y5 \
+	VADDPS (DX)(R11*1), Y6, Y6 \
+	VADDPS 32(DX)(R11*1), Y7, Y7
+
+#define STOREBLOCK \
+	VMOVUPS Y0, (DX) \
+	VMOVUPS Y1, 32(DX) \
+	VMOVUPS Y2, (DX)(R10*1) \
+	VMOVUPS Y3, 32(DX)(R10*1) \
+	VMOVUPS Y4, (DX)(R10*2) \
+	VMOVUPS Y5, 32(DX)(R10*2) \
+	VMOVUPS Y6, (DX)(R11*1) \
+	VMOVUPS Y7, 32(DX)(R11*1)
+
 // KSTEP(boff, aoff) adds a[r][kk] · b[kk][0:16] to rows r = 0..3 of the
 // block, for the panel row at boff(DI) and the values of a at aoff(SI).
 #define KSTEP(boff, aoff) \
@@ -37,14 +70,7 @@ TEXT ·sgemm4x16(SB), NOSPLIT, $0-56
 	SHLQ $2, R10            // ldc in bytes
 	LEAQ (R10)(R10*2), R11  // 3·ldc
 
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ZEROBLOCK
 
 	MOVQ CX, BX
 	SHRQ $1, BX             // pairs of kk
@@ -67,24 +93,10 @@ store:
 	MOVQ add+48(FP), AX
 	TESTQ AX, AX
 	JZ   write
-	VADDPS (DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VADDPS (DX)(R10*1), Y2, Y2
-	VADDPS 32(DX)(R10*1), Y3, Y3
-	VADDPS (DX)(R10*2), Y4, Y4
-	VADDPS 32(DX)(R10*2), Y5, Y5
-	VADDPS (DX)(R11*1), Y6, Y6
-	VADDPS 32(DX)(R11*1), Y7, Y7
+	ADDBLOCK
 
 write:
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, (DX)(R10*1)
-	VMOVUPS Y3, 32(DX)(R10*1)
-	VMOVUPS Y4, (DX)(R10*2)
-	VMOVUPS Y5, 32(DX)(R10*2)
-	VMOVUPS Y6, (DX)(R11*1)
-	VMOVUPS Y7, 32(DX)(R11*1)
+	STOREBLOCK
 	VZEROUPPER
 	RET
 
@@ -121,14 +133,7 @@ TEXT ·sgemm4x16T(SB), NOSPLIT, $0-56
 	SHLQ $2, R10            // ldc in bytes
 	LEAQ (R10)(R10*2), R11  // 3·ldc
 
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	ZEROBLOCK
 
 	MOVQ CX, BX
 	SHRQ $1, BX             // pairs of kk
@@ -152,23 +157,9 @@ tstore:
 	MOVQ add+48(FP), AX
 	TESTQ AX, AX
 	JZ   twrite
-	VADDPS (DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VADDPS (DX)(R10*1), Y2, Y2
-	VADDPS 32(DX)(R10*1), Y3, Y3
-	VADDPS (DX)(R10*2), Y4, Y4
-	VADDPS 32(DX)(R10*2), Y5, Y5
-	VADDPS (DX)(R11*1), Y6, Y6
-	VADDPS 32(DX)(R11*1), Y7, Y7
+	ADDBLOCK
 
 twrite:
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	VMOVUPS Y2, (DX)(R10*1)
-	VMOVUPS Y3, 32(DX)(R10*1)
-	VMOVUPS Y4, (DX)(R10*2)
-	VMOVUPS Y5, 32(DX)(R10*2)
-	VMOVUPS Y6, (DX)(R11*1)
-	VMOVUPS Y7, 32(DX)(R11*1)
+	STOREBLOCK
 	VZEROUPPER
 	RET
