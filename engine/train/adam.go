@@ -134,24 +134,18 @@ func (a *Adam) stepNorm(params []*model.Tensor, grads [][]float32, norm float64)
 	bc1 := 1 - math.Pow(a.Beta1, float64(a.step))
 	bc2 := 1 - math.Pow(a.Beta2, float64(a.step))
 	c := kernels.AdamCoeffs{Scale: scale, Beta1: a.Beta1, Beta2: a.Beta2, StepSize: a.LR / bc1, BC2Sqrt: math.Sqrt(bc2), Eps: a.Eps}
-	total := 0
+	sizes := make([]int, len(params))
 	for i, p := range params {
 		if len(grads[i]) != len(p.Data) || len(a.m[i]) != len(p.Data) {
 			panic(fmt.Sprintf("train: Adam tensor %d (%s): %d params, %d grads, %d moments", i, p.Name, len(p.Data), len(grads[i]), len(a.m[i])))
 		}
-		total += len(p.Data)
+		sizes[i] = len(p.Data)
 	}
 	// Entries are independent, so splitting them over the cores changes no
-	// result: the cores split the tensors' concatenation (one split a step,
-	// not one per tensor).
-	parallelRows(total, 1, func(lo, hi int) {
-		off := 0 // first entry of tensor i in the concatenation
-		for i, p := range params {
-			n := len(p.Data)
-			if j0, j1 := max(lo, off)-off, min(hi, off+n)-off; j0 < j1 && (a.Frozen == nil || !a.Frozen[i]) {
-				kernels.AdamUpdate(p.Data[j0:j1], grads[i][j0:j1], a.m[i][j0:j1], a.v[i][j0:j1], &c)
-			}
-			off += n
+	// result.
+	parallelParts(sizes, func(i, lo, hi int) {
+		if a.Frozen == nil || !a.Frozen[i] {
+			kernels.AdamUpdate(params[i].Data[lo:hi], grads[i][lo:hi], a.m[i][lo:hi], a.v[i][lo:hi], &c)
 		}
 	})
 }

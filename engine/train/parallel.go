@@ -37,3 +37,23 @@ func parallelRows(n, work int, f func(lo, hi int)) {
 	f(0, n/p)
 	wg.Wait()
 }
+
+// parallelParts splits the concatenation of parts of the given sizes over
+// the cores (parallelRows, one element of work an entry) and calls f(i, lo,
+// hi) for every piece [lo, hi) of part i that a core gets: loops over many
+// arrays of uneven sizes (a model's tensors) take one split, not one each.
+func parallelParts(sizes []int, f func(i, lo, hi int)) {
+	total := 0
+	for _, n := range sizes {
+		total += n
+	}
+	parallelRows(total, 1, func(lo, hi int) {
+		off := 0 // first entry of part i in the concatenation
+		for i, n := range sizes {
+			if a, b := max(lo, off), min(hi, off+n); a < b {
+				f(i, a-off, b-off)
+			}
+			off += n
+		}
+	})
+}

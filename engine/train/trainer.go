@@ -247,20 +247,14 @@ func (tr *Trainer) trainStep(seqs [][]int, lens []int, B int) (StepStats, error)
 // collectGrads copies the gradient of every slot of g into tr.grads, the
 // slots' concatenation split over the cores (10 MB for the small preset).
 func (tr *Trainer) collectGrads(g *flowGraph) {
-	total := 0
-	for _, s := range g.slots {
-		total += s.size()
+	sizes := make([]int, len(g.slots))
+	for i, s := range g.slots {
+		sizes[i] = s.size()
 	}
-	parallelRows(total, 1, func(lo, hi int) {
-		off := 0 // first entry of slot s in the concatenation
-		for _, s := range g.slots {
-			n := s.size()
-			if a, b := max(lo, off), min(hi, off+n); a < b {
-				dst := tr.grads[tr.index[s.t]][s.off : s.off+n]
-				copy(dst[a-off:b-off], s.grad.Value().Data().([]float32)[a-off:b-off])
-			}
-			off += n
-		}
+	parallelParts(sizes, func(i, lo, hi int) {
+		s := g.slots[i]
+		dst := tr.grads[tr.index[s.t]][s.off+lo : s.off+hi]
+		copy(dst, s.grad.Value().Data().([]float32)[lo:hi])
 	})
 }
 
