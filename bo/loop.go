@@ -335,6 +335,8 @@ func (o *Optimizer) iterate(ctx context.Context) error {
 		if b, err = o.proposeBatch(ctx); err != nil {
 			return err
 		}
+		// The iteration the batch belongs to: a resumed run replays the pending batch only at the same one.
+		b.Iter = o.st.Iter
 		if err := o.savePending(b); err != nil {
 			return err
 		}
@@ -383,7 +385,7 @@ func (o *Optimizer) proposeBatch(ctx context.Context) (*batch, error) {
 		return nil, fmt.Errorf("bo: decode proposals: %w", err)
 	}
 	b := o.filter(decoded)
-	b.Iter, b.Proposed = o.st.Iter, len(latents)/d
+	b.Proposed = len(latents) / d
 	o.times.Decode += time.Since(start)
 	return b, nil
 }

@@ -268,13 +268,23 @@ func testResume(t *testing.T, mod func(*Config)) {
 }
 
 // TestResumePendingBatch crashes after paying for a batch and resumes with a flow that decodes differently: the
-// resumed iteration must evaluate exactly the pending batch (all replayed, nothing paid twice).
+// resumed iteration must evaluate exactly the pending batch (all replayed, nothing paid twice), in both variants
+// (the screened one once lost its batch's iteration number, and so proposed the batch anew after a resume).
 func TestResumePendingBatch(t *testing.T) {
+	t.Run("latent", func(t *testing.T) { testResumePendingBatch(t, func(*Config) {}) })
+	t.Run("screened", func(t *testing.T) {
+		testResumePendingBatch(t, func(c *Config) { c.Screen, c.Offspring = ScreenTokens, 10 })
+	})
+}
+
+func testResumePendingBatch(t *testing.T, variant func(*Config)) {
 	dir := t.TempDir()
+	cfg := toyConfig(dir)
+	variant(&cfg)
 	sc := &toyScorer{}
 	l1, _ := OpenEvalLog(filepath.Join(dir, rundir.EvalLogFile), sc)
 	iter := 0
-	if _, res, err := runToy(t, toyConfig(dir), crashing{l1, &iter, 2}, 3, nil, context.Background()); res.Status != StatusFailed || err == nil {
+	if _, res, err := runToy(t, cfg, crashing{l1, &iter, 2}, 3, nil, context.Background()); res.Status != StatusFailed || err == nil {
 		t.Fatalf("first leg: %v %v, want the simulated crash", res.Status, err)
 	}
 	l1.Close()
@@ -282,7 +292,7 @@ func TestResumePendingBatch(t *testing.T) {
 	l2, _ := OpenEvalLog(filepath.Join(dir, rundir.EvalLogFile), sc)
 	defer l2.Close()
 	rec := &recorder{}
-	o, res, err := runToyFlow(t, toyConfig(dir), l2, 3, rec, context.Background(), &toyFlow{t: toyT, v: toyV, shift: 1})
+	o, res, err := runToyFlow(t, cfg, l2, 3, rec, context.Background(), &toyFlow{t: toyT, v: toyV, shift: 1})
 	if err != nil || res.Status != StatusBudgetSpent {
 		t.Fatalf("resume: %v %v", res.Status, err)
 	}
