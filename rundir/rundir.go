@@ -12,6 +12,7 @@
 //	pending.gob        the batch being evaluated (bo)
 //	asked.jsonl        molecules handed out by "nfbo ask" and their ids (Asked)
 //	lock               held (flock) by the one process that writes the directory
+//	run.log            the output of a bench run (bo/bench)
 //
 // Every package that reads or writes one of these files takes its name
 // from here; bo writes the checkpoint and the pending batch itself, since
@@ -22,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Files of a run directory.
@@ -34,7 +36,45 @@ const (
 	PendingFile    = "pending.gob"
 	AskedFile      = "asked.jsonl"
 	LockFile       = "lock"
+	RunLogFile     = "run.log"
 )
+
+// files are the names above, for IsRunFile.
+var files = []string{InfoFile, ArgsFile, ConfigFile, EvalLogFile, CheckpointFile, PendingFile, AskedFile, LockFile, RunLogFile}
+
+// IsRunFile reports whether writing path would overwrite a file of the run directory dir: one of its files
+// (or their temporary and set-aside copies, which share the name as a prefix), reached by any path, a symbolic
+// or hard link included. A user's output file (say, ask's -o) must not be one: it would destroy paid data.
+func IsRunFile(dir, path string) bool {
+	absDir, err1 := filepath.Abs(dir)
+	absPath, err2 := filepath.Abs(path)
+	if err1 == nil && err2 == nil {
+		if d, err := filepath.EvalSymlinks(absDir); err == nil {
+			absDir = d
+		}
+		if d, err := filepath.EvalSymlinks(filepath.Dir(absPath)); err == nil {
+			absPath = filepath.Join(d, filepath.Base(absPath))
+		}
+		if filepath.Dir(absPath) == absDir {
+			base := filepath.Base(absPath)
+			for _, f := range files {
+				if base == f || strings.HasPrefix(base, f+".") {
+					return true
+				}
+			}
+		}
+	}
+	target, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	for _, f := range files {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err == nil && os.SameFile(fi, target) {
+			return true
+		}
+	}
+	return false
+}
 
 // WriteFileAtomic writes data to path so that a crash leaves either the old file or the new one: it writes a
 // temporary file in the same directory, syncs it, renames it over path and syncs the directory.
@@ -45,7 +85,10 @@ func WriteFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("rundir: write %s: %w", path, err)
 	}
 	tmp := f.Name()
-	_, err = f.Write(data)
+	err = f.Chmod(0o644) // CreateTemp's 0600 would make a user's file (ask's -o) unreadable to their group
+	if err == nil {
+		_, err = f.Write(data)
+	}
 	if err == nil {
 		err = f.Sync()
 	}

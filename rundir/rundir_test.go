@@ -151,3 +151,45 @@ func TestOpen(t *testing.T) {
 		t.Errorf("SetAside: %v, said %q", err, said)
 	}
 }
+
+// TestIsRunFile: a run's files (and their temporary and set-aside copies) by any path, a link included, are the
+// run's; other files, beside them or elsewhere, are not.
+func TestIsRunFile(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, EvalLogFile), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(dir, "hard.jsonl")
+	if err := os.Link(filepath.Join(run, EvalLogFile), hard); err != nil {
+		t.Fatal(err)
+	}
+	soft := filepath.Join(dir, "soft.jsonl")
+	if err := os.Symlink(filepath.Join(run, EvalLogFile), soft); err != nil {
+		t.Fatal(err)
+	}
+	dirLink := filepath.Join(dir, "runlink")
+	if err := os.Symlink(run, dirLink); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{
+		filepath.Join(run, EvalLogFile):             true,
+		filepath.Join(run, AskedFile):               true, // not there yet: still the run's
+		filepath.Join(run, PendingFile+".damaged"):  true,
+		filepath.Join(run, InfoFile+".tmp123"):      true,
+		filepath.Join(run, "sub", "..", RunLogFile): true,
+		filepath.Join(dirLink, CheckpointFile):      true,
+		hard:                                        true,
+		soft:                                        true,
+		filepath.Join(run, "batch1.csv"):            false,
+		filepath.Join(dir, EvalLogFile):             false,
+		filepath.Join(run, "my-"+EvalLogFile):       false,
+	} {
+		if got := IsRunFile(run, path); got != want {
+			t.Errorf("IsRunFile(%s) = %v, want %v", path, got, want)
+		}
+	}
+}

@@ -303,7 +303,7 @@ func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, pr
 			running--
 			if err != nil {
 				failed++
-				errs = append(errs, fmt.Errorf("%s: %w (log: %s)", j.Dir, err, filepath.Join(j.Dir, "run.log")))
+				errs = append(errs, fmt.Errorf("%s: %w (log: %s)", j.Dir, err, filepath.Join(j.Dir, rundir.RunLogFile)))
 			} else {
 				done++
 				durations = append(durations, time.Since(t0).Seconds())
@@ -324,7 +324,7 @@ func runLogged(ctx context.Context, dir string, argv []string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	log, err := os.OpenFile(filepath.Join(dir, "run.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	log, err := os.OpenFile(filepath.Join(dir, rundir.RunLogFile), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}

@@ -1,12 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -35,8 +35,13 @@ elsewhere: a lab, a queue, a spreadsheet. "nfbo tell" gives the scores back.
 
 The first ask creates the run in -run DIR and takes optimize's flags (-task,
 -init, -model, -budget, -preset, -seed, ...; see "nfbo help optimize"); they
-are kept in DIR/args.json and later asks need only -run. When -init has no
-scores for -task, the first batch is the initial molecules themselves.
+are kept in DIR/args.json and later asks need only -run (the first command
+repeated as it was is fine; another value of one of the run's flags is
+refused). When -init has no scores for -task, the first batch is the initial
+molecules themselves.
+
+-o writes the batch whole or not at all, and never to one of the run's own
+files (the evaluation log, the ledger, ...): such an -o is refused.
 
 Asking again before the batch is told gives the same molecules with the same
 ids (those already told are left out), so a client that lost an answer can
@@ -56,6 +61,10 @@ of them is DIR/asked.jsonl.`,
 		if a.Out == "" {
 			return Usagef(cmd, "ask: -run is required")
 		}
+		if *outFile != "" && rundir.IsRunFile(a.Out, *outFile) {
+			return Usagef(cmd, "ask: -o %s is a file of the run in %s: writing the batch there would destroy it; "+
+				"write the batch outside the run's files", *outFile, a.Out)
+		}
 		run, err := resolveRunArgs(cmd, fs, a, "ask")
 		if err != nil {
 			return err
@@ -67,21 +76,18 @@ of them is DIR/asked.jsonl.`,
 		if batch == nil {
 			fmt.Fprintf(cmd.Stderr, "nfbo ask: the run in %s is finished: its budget is spent; nothing to ask\n", a.Out)
 		}
-		w := cmd.Stdout
-		if *outFile != "" {
-			f, err := os.Create(*outFile)
-			if err != nil {
+		if *outFile == "" {
+			if err := writeBatch(cmd.Stdout, batch); err != nil {
 				return fmt.Errorf("ask: %w", err)
 			}
-			defer f.Close()
-			w = f
-		}
-		if err := writeBatch(w, batch); err != nil {
-			return fmt.Errorf("ask: %w", err)
-		}
-		if *outFile != "" {
-			if err := w.(*os.File).Close(); err != nil {
+		} else {
+			// Whole or not at all: a crash never leaves half a batch in the user's file.
+			var buf bytes.Buffer
+			if err := writeBatch(&buf, batch); err != nil {
 				return fmt.Errorf("ask: %w", err)
+			}
+			if err := rundir.WriteFileAtomic(*outFile, buf.Bytes()); err != nil {
+				return fmt.Errorf("ask: the batch is in the run's ledger, but %w", err)
 			}
 		}
 		if len(batch) > 0 {
@@ -100,19 +106,16 @@ func resolveRunArgs(cmd *Command, fs *flag.FlagSet, a optimize.Args, name string
 	run := a
 	switch {
 	case rundir.Exists(filepath.Join(a.Out, rundir.ArgsFile)):
-		var fixed []string
-		fs.Visit(func(f *flag.Flag) {
-			if !runFlags[f.Name] {
-				fixed = append(fixed, "-"+f.Name)
-			}
-		})
-		if len(fixed) > 0 {
-			return run, Usagef(cmd, "%s: %s holds a run already: its flags are in %s; give only -run (and -python, -backend, -timeout, -workers), not %s",
-				name, a.Out, filepath.Join(a.Out, rundir.ArgsFile), strings.Join(fixed, " "))
-		}
 		saved, err := optimize.ReadArgs(a.Out)
 		if err != nil {
 			return run, fmt.Errorf("%s: %w", name, err)
+		}
+		// The run's flags given again with the values it was made with (a client repeating its first command)
+		// are the run's own; another value is refused.
+		if differ := changedRunFlags(fs, a, saved); len(differ) > 0 {
+			return run, Usagef(cmd, "%s: %s holds a run already, made with other flags (they are in %s): %s; give only -run "+
+				"(and -python, -backend, -timeout, -workers), or the run's own flags", name, a.Out,
+				filepath.Join(a.Out, rundir.ArgsFile), strings.Join(differ, ", "))
 		}
 		saved.Python, saved.Backend, saved.Timeout, saved.Workers = a.Python, a.Backend, a.Timeout, a.Workers
 		run = saved
@@ -135,6 +138,37 @@ func resolveRunArgs(cmd *Command, fs *flag.FlagSet, a optimize.Args, name string
 		return run, Usagef(cmd, "%s: %v", name, err)
 	}
 	return run, nil
+}
+
+// changedRunFlags returns, for each flag given in fs (other than runFlags) whose value differs from the one the
+// run in saved was made with, "-name given (the run's: value)"; a holds the flags given.
+func changedRunFlags(fs *flag.FlagSet, a, saved optimize.Args) []string {
+	var was optimize.Args
+	ref := flag.NewFlagSet("", flag.ContinueOnError)
+	addRunFlags(ref, &was)
+	was = saved // after addRunFlags, which writes the defaults: ref's values now read the saved flags
+	var differ []string
+	fs.Visit(func(f *flag.Flag) {
+		if runFlags[f.Name] {
+			return
+		}
+		given, own := f.Value.String(), ""
+		if r := ref.Lookup(f.Name); r != nil {
+			own = r.Value.String()
+		}
+		switch f.Name {
+		case "model", "init": // kept absolute in args.json
+			if abs, err := filepath.Abs(given); err == nil {
+				given = abs
+			}
+		case "freeze-embed": // a BoolFunc, whose Value has no String to read back
+			given, own = fmt.Sprint(a.FrozenEmbeddings()), fmt.Sprint(saved.FrozenEmbeddings())
+		}
+		if given != own {
+			differ = append(differ, fmt.Sprintf("-%s %s (the run's: %s)", f.Name, given, own))
+		}
+	})
+	return differ
 }
 
 // writeBatch writes the molecules as CSV: id, then the canonical SMILES (the proposed one when there is none).
