@@ -14,8 +14,16 @@ import "math"
 // parameter index fastest (scalar i uses raw[5i : 5i+5]).
 const NLSqParams = 5
 
-// nlsqLogA bounds |c|·d/b so that du/dw > 0 everywhere (see NLSq).
-var nlsqLogA = math.Log(8*math.Sqrt(3)/9 - 0.05)
+// The NLSq transform's constants, owned here: every implementation (the fused training ops, the ONNX export,
+// the CUDA kernels through NVRTC defines, engine/cuda.KernelDefines) takes them from these names.
+const (
+	// NLSqLogA = log(8√3/9 − 0.05) bounds |c|·d/b so that du/dw > 0 everywhere (TestNLSqLogA checks the digits).
+	NLSqLogA = 0.3985081094410609
+	// NLSqExpRate scales o1 and o3 in b = exp(NLSqExpRate·o1) and d = exp(NLSqExpRate·o3).
+	NLSqExpRate = 0.4
+	// NLSqTanhRate scales o2 in c's tanh(NLSqTanhRate·o2).
+	NLSqTanhRate = 0.3
+)
 
 // NLSqPseudo turns the five raw outputs of one scalar into (a, b, c, d, f).
 // Like the reference, which computes them in float32 before solving the
@@ -24,9 +32,9 @@ func NLSqPseudo(raw []float32) (a, b, c, d, f float64) {
 	_ = raw[4]
 	o1, o2, o3 := float64(raw[1]), float64(raw[2]), float64(raw[3])
 	a = float64(raw[0])
-	b = float64(float32(math.Exp(0.4 * o1)))
-	d = float64(float32(math.Exp(0.4 * o3)))
-	c = float64(float32(math.Tanh(0.3*o2) * math.Exp(nlsqLogA+0.4*o1-0.4*o3)))
+	b = float64(float32(math.Exp(NLSqExpRate * o1)))
+	d = float64(float32(math.Exp(NLSqExpRate * o3)))
+	c = float64(float32(math.Tanh(NLSqTanhRate*o2) * math.Exp(NLSqLogA+NLSqExpRate*o1-NLSqExpRate*o3)))
 	f = float64(raw[4])
 	return a, b, c, d, f
 }

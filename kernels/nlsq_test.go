@@ -192,3 +192,10 @@ func BenchmarkNLSqInverse(b *testing.B) {
 		NLSqInverseTo(dst, u, raw, n)
 	}
 }
+
+// TestNLSqLogA: the constant's digits are log(8√3/9 − 0.05) in float64, bit for bit.
+func TestNLSqLogA(t *testing.T) {
+	if want := math.Log(8*math.Sqrt(3)/9 - 0.05); NLSqLogA != want {
+		t.Errorf("NLSqLogA = %v, want %v", NLSqLogA, want)
+	}
+}

@@ -21,11 +21,11 @@ func NLSqGrad(b, d, th, E, f, w, du, dl float64) (do1, do2, do3, do4, dw float64
 	gp := (1 - 3*s*s) * inv2 * inv
 	D := b - 2*cc*d*g
 	k := dl / D
-	dth := 0.3 * (1 - th*th) * E
+	dth := NLSqTanhRate * (1 - th*th) * E
 	ci := cc * inv
-	do1 = du*(0.4*b*w+0.4*ci) + dl*0.4
+	do1 = du*(NLSqExpRate*b*w+NLSqExpRate*ci) + dl*NLSqExpRate
 	do2 = du*dth*inv - k*2*dth*d*g
-	do3 = du*(-0.4*ci-0.8*cc*d*w*g) - k*0.8*cc*d*d*w*gp
+	do3 = du*(-NLSqExpRate*ci-2*NLSqExpRate*cc*d*w*g) - k*2*NLSqExpRate*cc*d*d*w*gp
 	do4 = -du*2*cc*g - k*2*cc*d*gp
 	dw = du*D - k*2*cc*d*d*gp
 	return do1, do2, do3, do4, dw

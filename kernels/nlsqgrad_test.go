@@ -16,7 +16,7 @@ func TestNLSqGrad32sMatchesScalar(t *testing.T) {
 			o1, o2, o3 := rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()
 			in[j] = float32(math.Exp(0.4 * o1))
 			in[n+j] = float32(math.Exp(0.4 * o3))
-			in[2*n+j] = float32(math.Exp(nlsqLogA + 0.4*o1 - 0.4*o3))
+			in[2*n+j] = float32(math.Exp(NLSqLogA + 0.4*o1 - 0.4*o3))
 			in[3*n+j] = float32(math.Tanh(0.3 * o2))
 			for c := 4; c < 8; c++ {
 				in[c*n+j] = float32(rng.NormFloat64() * 2)
@@ -42,7 +42,7 @@ func TestNLSqGradFiniteDifferences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 10))
 	obj := func(o [5]float64, w, du, dl float64) float64 {
 		b, d := math.Exp(0.4*o[1]), math.Exp(0.4*o[3])
-		c := math.Tanh(0.3*o[2]) * math.Exp(nlsqLogA+0.4*o[1]-0.4*o[3])
+		c := math.Tanh(0.3*o[2]) * math.Exp(NLSqLogA+0.4*o[1]-0.4*o[3])
 		s := d*w + o[4]
 		u := o[0] + b*w + c/(1+s*s)
 		D := b - 2*c*d*s/((1+s*s)*(1+s*s))
@@ -55,7 +55,7 @@ func TestNLSqGradFiniteDifferences(t *testing.T) {
 		}
 		w, du, dl := rng.NormFloat64()*2, rng.NormFloat64(), rng.NormFloat64()
 		b, d := math.Exp(0.4*o[1]), math.Exp(0.4*o[3])
-		th, E := math.Tanh(0.3*o[2]), math.Exp(nlsqLogA+0.4*o[1]-0.4*o[3])
+		th, E := math.Tanh(0.3*o[2]), math.Exp(NLSqLogA+0.4*o[1]-0.4*o[3])
 		d1, d2, d3, d4, dw := NLSqGrad(b, d, th, E, o[4], w, du, dl)
 		const h = 1e-6
 		for i, got := range [...]float64{d1, d2, d3, d4} {

@@ -2,7 +2,10 @@ package cuda
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/nfbo/nfbo/kernels"
 )
 
 // CompileOptions say what NVRTC produces from a kernel source.
@@ -23,7 +26,21 @@ func (o CompileOptions) options() []string {
 	if o.PTX {
 		arch = fmt.Sprintf("--gpu-architecture=compute_%d", o.Arch)
 	}
-	return append([]string{arch, "--std=c++17", "-default-device", "-lineinfo"}, o.Extra...)
+	opts := append([]string{arch, "--std=c++17", "-default-device", "-lineinfo"}, KernelDefines()...)
+	return append(opts, o.Extra...)
+}
+
+// KernelDefines returns the preprocessor definitions every kernel source is compiled with: the numeric
+// constants the kernels share with the CPU, taken from their Go owners so that they are never retyped in CUDA
+// (a source that uses one without this definition does not compile). Each value is the shortest decimal that
+// reads back as the same float64.
+func KernelDefines() []string {
+	def := func(name string, v float64) string { return "-D" + name + "=" + strconv.FormatFloat(v, 'g', -1, 64) }
+	return []string{
+		def("NFBO_NLSQ_LOG_A", kernels.NLSqLogA),
+		def("NFBO_NLSQ_EXP_RATE", kernels.NLSqExpRate),
+		def("NFBO_NLSQ_TANH_RATE", kernels.NLSqTanhRate),
+	}
 }
 
 // CompileError reports a kernel source that NVRTC rejected, with its log.

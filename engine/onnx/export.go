@@ -32,9 +32,9 @@ package onnx
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/nfbo/nfbo/engine/onnx/onnxpb"
+	"github.com/nfbo/nfbo/kernels"
 	"github.com/nfbo/nfbo/model"
 )
 
@@ -119,12 +119,11 @@ func (e *exporter) rawParams(g *graph, k, j int, cond, ctx string) []string {
 // (kernels.NLSqPseudo).
 func (e *exporter) nlsqPseudo(g *graph, o []string) (a, b, c, d, f string) {
 	k := g.b.f32
-	logA := float32(math.Log(8*math.Sqrt(3)/9 - 0.05))
-	o1s := g.mul(k(0.4), o[1])
-	o3s := g.mul(k(0.4), o[3])
+	o1s := g.mul(k(kernels.NLSqExpRate), o[1])
+	o3s := g.mul(k(kernels.NLSqExpRate), o[3])
 	b = g.op("Exp", o1s)
 	d = g.op("Exp", o3s)
-	c = g.mul(g.op("Tanh", g.mul(k(0.3), o[2])), g.op("Exp", g.add(k(logA), g.sub(o1s, o3s))))
+	c = g.mul(g.op("Tanh", g.mul(k(kernels.NLSqTanhRate), o[2])), g.op("Exp", g.add(k(kernels.NLSqLogA), g.sub(o1s, o3s))))
 	return o[0], b, c, d, o[4]
 }
 

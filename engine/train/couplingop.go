@@ -185,7 +185,8 @@ func transformForward[T float32 | float64](tr model.Transform, o []T, w float64)
 // raw parameters o: 0.4·o1 (of b), 0.4·o3 (of d), logA + 0.4·o1 − 0.4·o3
 // (of E) and 0.3·o2 (of th).
 func nlsqArgs[T float32 | float64](o []T) (e1, e3, eE, t2 float64) {
-	return 0.4 * float64(o[1]), 0.4 * float64(o[3]), logA + 0.4*float64(o[1]) - 0.4*float64(o[3]), 0.3 * float64(o[2])
+	const r, rt = kernels.NLSqExpRate, kernels.NLSqTanhRate
+	return r * float64(o[1]), r * float64(o[3]), kernels.NLSqLogA + r*float64(o[1]) - r*float64(o[3]), rt * float64(o[2])
 }
 
 // nlsqForward returns u(w) and u′(w) from o0, o4 and the values of NLSq's

@@ -4,14 +4,11 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/nfbo/nfbo/kernels"
 	"github.com/nfbo/nfbo/model"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
-
-// logA is log(8·√3/9 − 0.05), the bound that keeps the NLSq map monotone
-// (nfbo_reference.md a.4).
-var logA = math.Log(8*math.Sqrt(3)/9 - 0.05)
 
 // graphKind selects what a flowGraph computes.
 type graphKind int
@@ -655,12 +652,12 @@ func (b *builder) transform(tr model.Transform, o []*G.Node, w *G.Node) (u, logD
 	default:
 		// NLSq (nfbo_reference.md a.4): u = a + b·w + c/(1 + (d·w + f)²),
 		// du/dw = b − 2·c·d·(d·w + f)/(1 + (d·w + f)²)².
-		logB := b.scale(o[1], 0.4)
-		logD := b.scale(o[3], 0.4)
+		logB := b.scale(o[1], kernels.NLSqExpRate)
+		logD := b.scale(o[3], kernels.NLSqExpRate)
 		bb := b.exp(logB)
 		dd := b.exp(logD)
 		ff := o[4]
-		cc := b.had(b.tanh(b.scale(o[2], 0.3)), b.exp(b.add(b.sub(logB, logD), b.c(logA))))
+		cc := b.had(b.tanh(b.scale(o[2], kernels.NLSqTanhRate)), b.exp(b.add(b.sub(logB, logD), b.c(kernels.NLSqLogA))))
 		s := b.add(b.had(dd, w), ff)
 		den := b.add(b.c(1), b.square(s))
 		u = b.add(b.add(o[0], b.had(bb, w)), b.div(cc, den))

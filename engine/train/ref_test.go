@@ -3,6 +3,7 @@ package train
 import (
 	"math"
 
+	"github.com/nfbo/nfbo/kernels"
 	"github.com/nfbo/nfbo/model"
 )
 
@@ -118,7 +119,7 @@ func refLogDensity(p *model.Params, v [][]float64) []float64 {
 						lderiv = 0.5 * o[1]
 					} else {
 						a, b, d, f := o[0], math.Exp(0.4*o[1]), math.Exp(0.4*o[3]), o[4]
-						cc := math.Tanh(0.3*o[2]) * math.Exp(logA+0.4*o[1]-0.4*o[3])
+						cc := math.Tanh(0.3*o[2]) * math.Exp(kernels.NLSqLogA+0.4*o[1]-0.4*o[3])
 						s := d*w + f
 						den := 1 + s*s
 						u = a + b*w + cc/den

@@ -31,7 +31,7 @@ var allowed = map[string][]string{
 	"engine/train":           {"model", "model/modeltest", "kernels", "chem/vocab"},
 	"engine/onnx":            {"engine/onnx/onnxpb", "model", "model/modeltest", "kernels"},
 	"engine/onnx/onnxpb":     {},
-	"engine/cuda":            {},
+	"engine/cuda":            {"kernels"},
 	"engine/gpuflow":         {"engine/cuda", "model", "model/modeltest"},
 	"engine/ort":             {"engine/onnx", "engine/onnx/onnxpb", "model", "model/modeltest", "kernels"},
 	"engine/seqflow":         {"engine/train", "engine/ort", "engine/onnx", "engine/gpuflow", "engine/cuda", "model", "kernels", "chem/vocab", "bo"},

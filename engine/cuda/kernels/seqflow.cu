@@ -3,7 +3,11 @@
 // same order, so that parity tests can hold them to float32 rounding. Products go through cuBLAS.
 // Compiled at run time by NVRTC (engine/cuda), with no header but NVRTC's built-ins.
 
-#define NFBO_LOG_A 0.3985081094410609 /* log(8·√3/9 − 0.05), logA in engine/train */
+// The NLSq transform's constants come from Go (kernels.NLSqLogA, NLSqExpRate, NLSqTanhRate) as NVRTC
+// definitions (engine/cuda.KernelDefines), never retyped here.
+#if !defined(NFBO_NLSQ_LOG_A) || !defined(NFBO_NLSQ_EXP_RATE) || !defined(NFBO_NLSQ_TANH_RATE)
+#error "compile with engine/cuda.KernelDefines: the NLSq constants are defined in Go"
+#endif
 
 __device__ __forceinline__ float nfbo_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
@@ -50,8 +54,8 @@ extern "C" __global__ void nlsq_fwd(float* out, const float* o, const float* w, 
 	double ld = 0;
 	for (int i = 0; i < half; i++) {
 		const float* p = o + ((long)r * half + i) * 5;
-		double a = p[0], bb = exp(0.4 * (double)p[1]), dd = exp(0.4 * (double)p[3]), f = p[4];
-		double cc = tanh(0.3 * (double)p[2]) * exp((double)NFBO_LOG_A + 0.4 * (double)p[1] - 0.4 * (double)p[3]);
+		double a = p[0], bb = exp(NFBO_NLSQ_EXP_RATE * (double)p[1]), dd = exp(NFBO_NLSQ_EXP_RATE * (double)p[3]), f = p[4];
+		double cc = tanh(NFBO_NLSQ_TANH_RATE * (double)p[2]) * exp((double)NFBO_NLSQ_LOG_A + NFBO_NLSQ_EXP_RATE * (double)p[1] - NFBO_NLSQ_EXP_RATE * (double)p[3]);
 		double x = w[(long)r * half + i];
 		double s = dd * x + f, den = 1 + s * s;
 		out[(long)r * (half + 1) + i] = (float)(a + bb * x + cc / den);
@@ -109,18 +113,18 @@ extern "C" __global__ void nlsq_bwd(float* dO, float* dw, const float* o, const 
 		long k = (long)r * half + i;
 		const float* p = o + k * 5;
 		double du = dout[(long)r * (half + 1) + i];
-		double bb = exp(0.4 * (double)p[1]), dd = exp(0.4 * (double)p[3]), f = p[4];
-		double th = tanh(0.3 * (double)p[2]);
-		double E = exp((double)NFBO_LOG_A + 0.4 * (double)p[1] - 0.4 * (double)p[3]);
+		double bb = exp(NFBO_NLSQ_EXP_RATE * (double)p[1]), dd = exp(NFBO_NLSQ_EXP_RATE * (double)p[3]), f = p[4];
+		double th = tanh(NFBO_NLSQ_TANH_RATE * (double)p[2]);
+		double E = exp((double)NFBO_NLSQ_LOG_A + NFBO_NLSQ_EXP_RATE * (double)p[1] - NFBO_NLSQ_EXP_RATE * (double)p[3]);
 		double cc = th * E, x = w[k];
 		double s = dd * x + f, den = 1 + s * s;
 		double g = s / (den * den), gp = (1 - 3 * s * s) / (den * den * den);
-		double D = bb - 2 * cc * dd * g, kk = dl / D, dth = 0.3 * (1 - th * th) * E;
+		double D = bb - 2 * cc * dd * g, kk = dl / D, dth = NFBO_NLSQ_TANH_RATE * (1 - th * th) * E;
 		float* q = dO + k * 5;
 		q[0] = (float)du;
-		q[1] = (float)(du * (0.4 * bb * x + 0.4 * cc / den) + dl * 0.4);
+		q[1] = (float)(du * (NFBO_NLSQ_EXP_RATE * bb * x + NFBO_NLSQ_EXP_RATE * cc / den) + dl * NFBO_NLSQ_EXP_RATE);
 		q[2] = (float)(du * dth / den - kk * 2 * dth * dd * g);
-		q[3] = (float)(du * (-0.4 * cc / den - 0.8 * cc * dd * x * g) - kk * 0.8 * cc * dd * dd * x * gp);
+		q[3] = (float)(du * (-NFBO_NLSQ_EXP_RATE * cc / den - 2 * NFBO_NLSQ_EXP_RATE * cc * dd * x * g) - kk * 2 * NFBO_NLSQ_EXP_RATE * cc * dd * dd * x * gp);
 		q[4] = (float)(-du * 2 * cc * g - kk * 2 * cc * dd * gp);
 		dw[k] = (float)(du * D - kk * 2 * cc * dd * dd * gp);
 	}
@@ -161,9 +165,9 @@ __device__ __forceinline__ float* nfbo_col(float* y, long k, int F, int off, int
 __device__ __forceinline__ void nfbo_nlsq_pseudo(const float* p, double* a, double* b, double* c, double* d,
 	double* f) {
 	*a = p[0];
-	*b = (float)exp(0.4 * (double)p[1]);
-	*d = (float)exp(0.4 * (double)p[3]);
-	*c = (float)(tanh(0.3 * (double)p[2]) * exp((double)NFBO_LOG_A + 0.4 * (double)p[1] - 0.4 * (double)p[3]));
+	*b = (float)exp(NFBO_NLSQ_EXP_RATE * (double)p[1]);
+	*d = (float)exp(NFBO_NLSQ_EXP_RATE * (double)p[3]);
+	*c = (float)(tanh(NFBO_NLSQ_TANH_RATE * (double)p[2]) * exp((double)NFBO_NLSQ_LOG_A + NFBO_NLSQ_EXP_RATE * (double)p[1] - NFBO_NLSQ_EXP_RATE * (double)p[3]));
 	*f = p[4];
 }
 
