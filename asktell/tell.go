@@ -220,6 +220,10 @@ func (t *Told) setScore(s string) error {
 	return nil
 }
 
+// ErrOverBudget is wrapped by Tell's error for a file with more new scores than the run's budget has calls left.
+// It cannot happen with ids handed out by ask, which never hands out more molecules than the budget pays for.
+var ErrOverBudget = errors.New("more new scores than calls left")
+
 // Summary says what a Tell did.
 type Summary struct {
 	// New is the number of molecules paid for now: their scores are in the evaluation log.
@@ -304,8 +308,8 @@ func Tell(ctx context.Context, dir, name string, rows []Told, opts Options) (Sum
 		smiles = append(smiles, a.SMILES)
 	}
 	if rem := b.Remaining(); rem >= 0 && len(smiles) > rem {
-		return sum, fmt.Errorf("asktell: %s tells %d new scores, but the run's budget has %d calls left; nothing was applied",
-			name, len(smiles), rem)
+		return sum, fmt.Errorf("asktell: %s tells %d new scores, but the run's budget has %d calls left: %w",
+			name, len(smiles), rem, ErrOverBudget)
 	}
 	if len(smiles) > 0 {
 		evs, err := b.Evaluate(ctx, smiles)

@@ -256,7 +256,7 @@ func (s *labServer) handleTell(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		status := http.StatusInternalServerError
 		var re *asktell.RowError
-		if errors.As(err, &re) || strings.Contains(err.Error(), "calls left") {
+		if errors.As(err, &re) || errors.Is(err, asktell.ErrOverBudget) {
 			status = http.StatusBadRequest
 		}
 		writeJSONError(w, status, fmt.Errorf("%w; nothing was applied", err))
