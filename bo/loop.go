@@ -62,6 +62,16 @@ type Problem struct {
 	Vocab, Stop int
 	// Alphabet holds the token ids that Config.Offspring's mutations may write; required when Offspring > 0.
 	Alphabet []int
+	// Rules, if not nil, decide which molecules may be proposed (chem/rules: what a chemist would make): a
+	// candidate that breaks them is dropped before Thompson sampling and never paid for.
+	Rules Rules
+}
+
+// Rules decide which molecules may be proposed.
+type Rules interface {
+	// Check writes into why[i] "" when the molecule smiles[i] (a Codec key) may be proposed, else the rule it
+	// breaks. It must be deterministic: its answers are not checkpointed.
+	Check(ctx context.Context, why, smiles []string) error
 }
 
 // Progress is reported to the Recorder after every iteration.
@@ -85,6 +95,8 @@ type Progress struct {
 	// GA offspring: how much of the batch the flow proposed. -1 with the reference variant or without
 	// offspring, where every pick is the flow's.
 	FromFlow int
+	// Filtered counts the new valid candidates dropped because they break Problem.Rules.
+	Filtered int
 	Times    Phases // wall time of this iteration, by phase
 }
 
@@ -145,7 +157,8 @@ type Optimizer struct {
 	pending *batch            // batch found in rundir.PendingFile on resume, evaluated by the next iteration
 	dirs    *sobol.Directions // Sobol direction numbers for D, computed once
 	seen    map[string]struct{}
-	times   Phases // of the current iteration
+	allowed map[string]bool // Problem.Rules' verdicts so far, by molecule
+	times   Phases          // of the current iteration
 	t, f, d int
 }
 
@@ -316,6 +329,7 @@ type batch struct {
 	Candidates int      // ScreenTokens: latent candidates decoded (N·C)
 	Novel      int      // ScreenTokens: of those, distinct valid molecules new to the data
 	FromFlow   int      // ScreenTokens: of the picks, decoded latent candidates (the rest are GA offspring); -1 unknown
+	Filtered   int      // new valid candidates dropped by Problem.Rules
 	Tokens     []int    // B×T canonical sequences of the new molecules
 	SMILES     []string // B molecule keys
 	RNG        []byte   // random state after proposing (RunDir only)
@@ -383,6 +397,18 @@ func (o *Optimizer) proposeBatch(ctx context.Context) (*batch, error) {
 	start = time.Now()
 	if err := o.prob.Flow.Decode(ctx, decoded, latents); err != nil {
 		return nil, fmt.Errorf("bo: decode proposals: %w", err)
+	}
+	if o.prob.Rules != nil {
+		keys := make([]string, 0, len(decoded)/t)
+		canon := make([]int, t)
+		for i := 0; i < len(decoded)/t; i++ {
+			if s, ok := o.prob.Codec.Canonical(canon, decoded[i*t:(i+1)*t]); ok {
+				keys = append(keys, s)
+			}
+		}
+		if err := o.judge(ctx, keys); err != nil {
+			return nil, err
+		}
 	}
 	b := o.filter(decoded)
 	b.Proposed = len(latents) / d
@@ -517,7 +543,7 @@ func (o *Optimizer) pointDrawer() func(dst []float64, k int) {
 }
 
 // filter canonicalises decoded sequences (B×T) and keeps valid molecules that are new to the data and to this
-// batch, at most the budget left, in proposal order. It counts the invalid and duplicate proposals it examined.
+// batch and allowed by the rules (judged before), at most the budget left, in proposal order. It counts the invalid and duplicate proposals it examined.
 func (o *Optimizer) filter(decoded []int) *batch {
 	t := o.t
 	left := o.cfg.Budget - o.Calls()
@@ -536,6 +562,10 @@ func (o *Optimizer) filter(decoded []int) *batch {
 		}
 		if _, dup := inBatch[s]; dup {
 			b.Duplicate++
+			continue
+		}
+		if !o.isAllowed(s) {
+			b.Filtered++
 			continue
 		}
 		inBatch[s] = struct{}{}
@@ -607,7 +637,7 @@ func (o *Optimizer) record(b *batch, paid int, fitRank float64) error {
 	return o.rec.Record(Progress{
 		Iteration: o.st.Iter, Calls: r.Calls, Budget: o.cfg.Budget, Proposed: b.Proposed, New: fresh,
 		Duplicate: b.Duplicate, Invalid: b.Invalid, Replayed: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES,
-		TRLength: o.st.TR.Length, FitRank: fitRank, FromFlow: b.FromFlow, Times: o.times,
+		TRLength: o.st.TR.Length, FitRank: fitRank, FromFlow: b.FromFlow, Filtered: b.Filtered, Times: o.times,
 	})
 }
 
@@ -619,4 +649,39 @@ func countTrue(b []bool) int {
 		}
 	}
 	return n
+}
+
+// judge asks Problem.Rules about the molecules of keys not judged before and records the verdicts in
+// o.allowed; without rules it does nothing.
+func (o *Optimizer) judge(ctx context.Context, keys []string) error {
+	if o.prob.Rules == nil {
+		return nil
+	}
+	if o.allowed == nil {
+		o.allowed = make(map[string]bool)
+	}
+	var ask []string
+	asked := make(map[string]bool)
+	for _, k := range keys {
+		if _, ok := o.allowed[k]; !ok && !asked[k] {
+			asked[k] = true
+			ask = append(ask, k)
+		}
+	}
+	if len(ask) == 0 {
+		return nil
+	}
+	why := make([]string, len(ask))
+	if err := o.prob.Rules.Check(ctx, why, ask); err != nil {
+		return fmt.Errorf("bo: chemistry rules: %w", err)
+	}
+	for i, k := range ask {
+		o.allowed[k] = why[i] == ""
+	}
+	return nil
+}
+
+// isAllowed reports whether a judged molecule may be proposed (always, without rules).
+func (o *Optimizer) isAllowed(key string) bool {
+	return o.prob.Rules == nil || o.allowed[key]
 }

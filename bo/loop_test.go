@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nfbo/nfbo/bo/gp"
@@ -345,5 +346,69 @@ func TestResumeMovedRunDir(t *testing.T) {
 	}
 	if len(rec.log) == 0 || rec.log[0].Iteration != 2 {
 		t.Errorf("resumed run started at iteration %v, want 2", rec.log)
+	}
+}
+
+// toyRules forbid molecules with token 3 and count how often each molecule is judged.
+type toyRules struct{ asked map[string]int }
+
+func (r *toyRules) Check(_ context.Context, why, smiles []string) error {
+	for i, s := range smiles {
+		r.asked[s]++
+		why[i] = ""
+		if strings.Contains("."+s, ".3.") {
+			why[i] = "token 3"
+		}
+	}
+	return nil
+}
+
+// TestRulesNeverPaid: with chemistry rules, no molecule that breaks them is ever evaluated, in both variants; the
+// dropped candidates are reported, and each molecule is judged once.
+func TestRulesNeverPaid(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+	}{
+		{"reference", func(*Config) {}},
+		{"screened", func(c *Config) { c.Screen, c.Offspring = ScreenTokens, 10 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := toyConfig("")
+			tc.mod(&cfg)
+			sc := &toyScorer{}
+			rec := &recorder{}
+			rules := &toyRules{asked: map[string]int{}}
+			init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
+			prob := Problem{Flow: &toyFlow{t: toyT, v: toyV}, Codec: toyCodec{}, Objective: memObjective{sc}, Initial: init,
+				Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}, Rules: rules}
+			o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := o.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if len(sc.seen) == 0 {
+				t.Fatal("nothing was evaluated")
+			}
+			for m := range sc.seen {
+				if strings.Contains("."+m, ".3.") {
+					t.Errorf("molecule %s breaks the rules and was paid for", m)
+				}
+			}
+			filtered := 0
+			for _, p := range rec.log {
+				filtered += p.Filtered
+			}
+			if filtered == 0 {
+				t.Error("no candidate was reported filtered")
+			}
+			for m, k := range rules.asked {
+				if k != 1 {
+					t.Errorf("molecule %s judged %d times", m, k)
+				}
+			}
+		})
 	}
 }

@@ -158,6 +158,25 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 			breeder.Child(child, parents, o.rng)
 			add(child)
 		}
+		if o.prob.Rules != nil {
+			if err := o.judge(ctx, poolKey); err != nil {
+				return nil, err
+			}
+			kept, flow := 0, fromFlow
+			for i, s := range poolKey {
+				if !o.isAllowed(s) {
+					b.Filtered++
+					if i < fromFlow {
+						flow--
+					}
+					continue
+				}
+				poolKey[kept] = s
+				copy(poolTok[kept*t:(kept+1)*t], poolTok[i*t:(i+1)*t])
+				kept++
+			}
+			poolKey, poolTok, fromFlow = poolKey[:kept], poolTok[:kept*t], flow
+		}
 		o.times.Candidates += time.Since(start)
 		m := len(poolKey)
 		if m == 0 {

@@ -21,6 +21,7 @@ import (
 	"github.com/nfbo/nfbo/bo/bench"
 	"github.com/nfbo/nfbo/chem/molseq"
 	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/chem/rules"
 	"github.com/nfbo/nfbo/chem/selfies"
 	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
@@ -65,6 +66,8 @@ type Args struct {
 	TRInit, AnchorTemp       float64
 	AnchorRule               string
 	Timeout                  time.Duration
+	// Rules names the chemistry rules (chem/rules.Load: "default", "none" or a JSON file); "" means default.
+	Rules string `json:",omitempty"`
 
 	// ask, set by "nfbo ask", makes the run an ask/tell run: the objective scores nothing (objective.Deferred),
 	// and the run stops when it needs scores not yet told, with the molecules it asked for in the ledger.
@@ -184,6 +187,13 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 	if err != nil {
 		return argErrorf("%v", err)
 	}
+	chemRules, err := rules.Load(a.Rules)
+	if err != nil {
+		return &ArgError{err}
+	}
+	if a.Method != "nfbo" {
+		chemRules = rules.Rules{} // the baselines propose as published
+	}
 	// The initial molecules pay for at most paidInit calls (fewer when some are invalid for the objective or
 	// one molecule for it), so the optimiser gets at least total-paidInit.
 	cfg.Budget = total - paidInit
@@ -237,6 +247,13 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 		return err
 	}
 	if err := WriteArgs(a); err != nil {
+		return err
+	}
+	if chemRules, err = runRules(a, chemRules, warnf); err != nil {
+		return err
+	}
+	ruler, err := newRuleChecker(ctx, chemRules, canon)
+	if err != nil {
 		return err
 	}
 	budget, err := objective.OpenBudget(filepath.Join(a.Out, rundir.EvalLogFile), obj, canon,
@@ -303,7 +320,7 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 		warnf("warning: the flow of model %s %s", a.Model, msg)
 	}
 	opt, err := bo.NewOptimizer(cfg, bo.Problem{Flow: flow, Codec: codec, Objective: budgetObjective{budget, initCalls}, Initial: init,
-		Vocab: voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(voc)},
+		Vocab: voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(voc), Rules: ruler},
 		rand.NewPCG(a.Seed, 0x6e66626f), rec)
 	if err != nil {
 		return fmt.Errorf("optimize: %w", err)
@@ -328,9 +345,9 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 	}
 	fmt.Fprintf(s.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
 		"preset %s, variant %s: %d anchors × %d queries from %d candidates each (+%d offspring), %s sampler, TACS %v; budget %d new calls (%d in all), "+
-		"seed %d, run directory %s\n",
+		"seed %d, chemistry rules: %s, run directory %s\n",
 		a.Task, len(mols), scored, t, d, a.Model, ck.Params.NumParams(), flow.Backend(), train.BLASName(), a.Preset, a.Variant, cfg.Anchors, cfg.Queries, cand, cfg.Offspring,
-		cfg.Sampler, cfg.TACS.Tau > 0, cfg.Budget, total, a.Seed, a.Out)
+		cfg.Sampler, cfg.TACS.Tau > 0, cfg.Budget, total, a.Seed, chemRules, a.Out)
 
 	res, runErr := opt.Run(ctx)
 	info.Seconds += time.Since(start).Seconds()
@@ -530,6 +547,9 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 	}
 	if g.FromFlow >= 0 {
 		line += fmt.Sprintf(" flow %d ga %d", g.FromFlow, g.New-g.FromFlow)
+	}
+	if g.Filtered > 0 {
+		line += fmt.Sprintf(" filtered %d", g.Filtered)
 	}
 	line += fmt.Sprintf(" | s: encode %.2f tacs %.2f cand %.2f ts %.2f decode %.2f obj %.2f finetune %.2f surr %.2f ckpt %.2f total %.2f",
 		s(t.Encode), s(t.TACS), s(t.Candidates), s(t.Thompson), s(t.Decode), s(t.Objective), s(t.FineTune),

@@ -11,6 +11,7 @@
 //	checkpoint.gob     the optimiser's state after its last completed iteration (bo)
 //	pending.gob        the batch being evaluated (bo)
 //	asked.jsonl        molecules handed out by "nfbo ask" and their ids (Asked)
+//	rules.json         the chemistry rules the run proposes under (chem/rules)
 //	lock               held (flock) by the one process that writes the directory
 //	run.log            the output of a bench run (bo/bench)
 //
@@ -37,10 +38,11 @@ const (
 	AskedFile      = "asked.jsonl"
 	LockFile       = "lock"
 	RunLogFile     = "run.log"
+	RulesFile      = "rules.json"
 )
 
 // files are the names above, for IsRunFile.
-var files = []string{InfoFile, ArgsFile, ConfigFile, EvalLogFile, CheckpointFile, PendingFile, AskedFile, LockFile, RunLogFile}
+var files = []string{InfoFile, ArgsFile, ConfigFile, EvalLogFile, CheckpointFile, PendingFile, AskedFile, LockFile, RunLogFile, RulesFile}
 
 // IsRunFile reports whether writing path would overwrite a file of the run directory dir: one of its files
 // (or their temporary and set-aside copies, which share the name as a prefix), reached by any path, a symbolic

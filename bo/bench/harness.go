@@ -189,7 +189,8 @@ func runArgv(self string, s SuiteSpec, method, task, init, modelDir, dir string,
 	valt := task == "valt" && s.Name == "guacamol7"
 	argv := []string{self, "optimize", "-task", task, "-init", init, "-init-count", strconv.Itoa(s.Initial + 2*btoi(valt)),
 		"-budget", strconv.Itoa(s.Budget + s.Initial*btoi(s.PaidInit)), "-preset", s.Preset, "-model", modelDir, "-out", dir,
-		"-seed", strconv.Itoa(seed), "-workers", strconv.Itoa(workers)}
+		"-seed", strconv.Itoa(seed), "-workers", strconv.Itoa(workers),
+		"-rules", "none"} // the suites' published settings: every valid molecule may be proposed
 	switch method {
 	case "nfbo-no-tacs":
 		argv = append(argv, "-no-tacs")

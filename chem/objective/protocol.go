@@ -19,6 +19,8 @@ type request struct {
 	Isomeric *bool    `json:"isomeric,omitempty"`
 	Width    int      `json:"width,omitempty"`  // draw
 	Height   int      `json:"height,omitempty"` // draw
+	// Rules are the chemistry rules of a check (chem/rules' JSON).
+	Rules json.RawMessage `json:"rules,omitempty"`
 }
 
 // response is one protocol response. Scores is decoded lazily because its

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/chem/rules"
 	"github.com/nfbo/nfbo/optimize"
 )
 
@@ -140,6 +141,9 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.IntVar(&a.Candidates, "candidates", 0, "candidates per trust region; 0 means 1000 with -variant screened, min(50000, max(2000, 200·D))/anchors with reference")
 	fs.IntVar(&a.Anchors, "anchors", 0, "trust regions per iteration; 0 means the preset's")
 	fs.IntVar(&a.Queries, "queries", 0, "Thompson-sampled proposals per trust region; 0 means the preset's")
+	fs.StringVar(&a.Rules, "rules", rules.DefaultName, "chemistry rules every proposed molecule keeps (never paid for otherwise): "+
+		"default (closed-shell, formal charges only on N and O with net charge within ±1, MW 150-650, no PAINS alert), "+
+		"none, or a JSON `file` (see README, \"Chemistry rules\"); NF-BO's variants apply them, -method ga and prior do not")
 }
 
 // runError turns optimize's errors into the command's: a setting that cannot work is a usage error (exit 2).

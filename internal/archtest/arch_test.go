@@ -25,6 +25,7 @@ var allowed = map[string][]string{
 	"chem/molseq":            {"chem/selfies", "chem/smiles", "chem/vocab"},
 	"chem/objective":         {"chem/objective/metrics", "rundir"},
 	"chem/objective/metrics": {},
+	"chem/rules":             {},
 	"kernels":                {},
 	"model":                  {"kernels", "chem/vocab"},
 	"model/modeltest":        {"model"},
@@ -43,7 +44,7 @@ var allowed = map[string][]string{
 	"bo/flowstats":           {"bo", "model", "model/modeltest"},
 	"rundir":                 {},
 	"asktell":                {"chem/objective", "rundir"},
-	"optimize": {"bo", "bo/baseline", "bo/bench", "chem/molseq", "chem/objective", "chem/selfies", "chem/smiles",
+	"optimize": {"bo", "bo/baseline", "bo/bench", "chem/molseq", "chem/objective", "chem/rules", "chem/selfies", "chem/smiles",
 		"chem/vocab", "engine/seqflow", "engine/train", "model", "rundir"},
 	"internal/archtest": {},
 	"cmd/nfbo":          nil, // the CLI wires everything

@@ -964,6 +964,101 @@ def canonical_one(smiles, isomeric):
         return "", "canonicalisation failed: %s: %s" % (type(e).__name__, _truncate(str(e)))
 
 
+# ---------------------------------------------------------------------------
+# Chemistry rules (op "check"): whether a chemist would make a molecule. The Go
+# package chem/rules owns the rules' format and defaults; this is their one
+# implementation. Compiled SMARTS and filter catalogues are kept per rule set.
+
+_RULES_CACHE = {}
+
+
+class _CompiledRules:
+    def __init__(self, rules):
+        if not isinstance(rules, dict):
+            raise ValueError('"rules" must be a JSON object')
+        self.r = rules
+        self.required = [self._smarts(s) for s in rules.get("required_smarts") or []]
+        self.forbidden = [self._smarts(s) for s in rules.get("forbidden_smarts") or []]
+        self.catalog = None
+        names = rules.get("catalogs") or []
+        if names:
+            from rdkit.Chem import FilterCatalog
+            params = FilterCatalog.FilterCatalogParams()
+            known = {"PAINS": FilterCatalog.FilterCatalogParams.FilterCatalogs.PAINS,
+                     "BRENK": FilterCatalog.FilterCatalogParams.FilterCatalogs.BRENK,
+                     "NIH": FilterCatalog.FilterCatalogParams.FilterCatalogs.NIH,
+                     "ZINC": FilterCatalog.FilterCatalogParams.FilterCatalogs.ZINC}
+            for n in names:
+                if n not in known:
+                    raise ValueError("unknown catalogue %r (want PAINS, BRENK, NIH or ZINC)" % (n,))
+                params.AddCatalog(known[n])
+            self.catalog = FilterCatalog.FilterCatalog(params)
+
+    @staticmethod
+    def _smarts(s):
+        q = Chem.MolFromSmarts(s) if isinstance(s, str) else None
+        if q is None:
+            raise ValueError("invalid SMARTS %r" % (s,))
+        return (s, q)
+
+    def verdict(self, smiles):
+        """Returns "" when the molecule passes, else the first rule it breaks."""
+        r = self.r
+        try:
+            mol = parse_checked(smiles)
+        except ScoreError as e:
+            return str(e)
+        if r.get("closed_shell"):
+            for a in mol.GetAtoms():
+                if a.GetNumRadicalElectrons() > 0:
+                    return "radical on %s%d" % (a.GetSymbol(), a.GetIdx() + 1)
+        elements = r.get("elements")
+        if elements:
+            for a in mol.GetAtoms():
+                if a.GetSymbol() not in elements:
+                    return "element %s not allowed" % a.GetSymbol()
+        charges = r.get("charges")
+        if charges is not None:
+            allowed = charges.get("elements") or []
+            for a in mol.GetAtoms():
+                q = a.GetFormalCharge()
+                if q != 0 and (a.GetSymbol() not in allowed or abs(q) > 1):
+                    return "formal charge %+d on %s" % (q, a.GetSymbol())
+            q = sum(a.GetFormalCharge() for a in mol.GetAtoms())
+            if abs(q) > (charges.get("max_abs_net") or 0):
+                return "net charge %+d" % q
+        lo, hi = r.get("min_mw") or 0, r.get("max_mw") or 0
+        if lo or hi:
+            mw = Descriptors.MolWt(mol)
+            if (lo and mw < lo) or (hi and mw > hi):
+                return "molecular weight %.1f outside %g-%g" % (mw, lo, hi if hi else float("inf"))
+        lo, hi = r.get("min_heavy_atoms") or 0, r.get("max_heavy_atoms") or 0
+        n = mol.GetNumHeavyAtoms()
+        if (lo and n < lo) or (hi and n > hi):
+            return "%d heavy atoms" % n
+        ring = r.get("max_ring_size") or 0
+        if ring:
+            sizes = [len(x) for x in mol.GetRingInfo().AtomRings()]
+            if sizes and max(sizes) > ring:
+                return "ring of %d atoms" % max(sizes)
+        for s, q in self.required:
+            if not mol.HasSubstructMatch(q):
+                return "lacks required SMARTS %s" % s
+        for s, q in self.forbidden:
+            if mol.HasSubstructMatch(q):
+                return "has forbidden SMARTS %s" % s
+        if self.catalog is not None:
+            e = self.catalog.GetFirstMatch(mol)
+            if e is not None:
+                return "alert: %s" % e.GetDescription()
+        sa = r.get("max_sa") or 0
+        if sa:
+            v = sascorer().calculateScore(mol)
+            if v > sa:
+                return "SA score %.2f above %g" % (v, sa)
+        return ""
+
+
 def _smiles_list(req):
     smiles = req.get("smiles")
     if not isinstance(smiles, list):
@@ -1014,6 +1109,23 @@ def handle(req, state):
             out.append(c)
             errors.append(why)
         return {"ok": True, "canonical": out, "errors": errors, "seconds": time.perf_counter() - t0}
+    if op == "check":
+        key = json.dumps(req.get("rules"), sort_keys=True)
+        compiled = _RULES_CACHE.get(key)
+        if compiled is None:
+            try:
+                compiled = _CompiledRules(req.get("rules"))
+            except ValueError as e:
+                return {"ok": False, "error": "rules: %s" % e}
+            _RULES_CACHE[key] = compiled
+        t0 = time.perf_counter()
+        errors = []
+        for s in (_smiles_list(req) if req.get("smiles") is not None else []):
+            try:
+                errors.append(compiled.verdict(s))
+            except Exception as e:
+                errors.append("check failed: %s: %s" % (type(e).__name__, _truncate(str(e))))
+        return {"ok": True, "errors": errors, "seconds": time.perf_counter() - t0}
     if op == "draw":
         # 2D structure drawings for reports: one SVG per molecule (no XML header, so that it can be inlined in
         # HTML), with its canonical SMILES; an invalid molecule gets an empty drawing and the reason.
