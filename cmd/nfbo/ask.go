@@ -17,7 +17,7 @@ import (
 
 // runFlags are the flags of ask that may change from one ask to the next: how, not what, is computed.
 var runFlags = map[string]bool{"run": true, "o": true, "python": true, "backend": true, "timeout": true, "workers": true,
-	"addr": true, "token-file": true}
+	"request-size": true, "addr": true, "token-file": true}
 
 // newAskCmd returns "nfbo ask", which proposes the next batch of an ask/tell run.
 func newAskCmd() *Command {
@@ -107,7 +107,7 @@ func resolveRunArgs(cmd *Command, fs *flag.FlagSet, a optimize.Args, name string
 			}
 		})
 		if len(fixed) > 0 {
-			return run, Usagef(cmd, "%s: %s holds a run already: its flags are in %s; give only -run (and -python, -backend, -timeout, -workers), not %s",
+			return run, Usagef(cmd, "%s: %s holds a run already: its flags are in %s; give only -run (and -python, -backend, -timeout, -workers, -request-size), not %s",
 				name, a.Out, filepath.Join(a.Out, rundir.ArgsFile), strings.Join(fixed, " "))
 		}
 		saved, err := optimize.ReadArgs(a.Out)
@@ -115,6 +115,7 @@ func resolveRunArgs(cmd *Command, fs *flag.FlagSet, a optimize.Args, name string
 			return run, fmt.Errorf("%s: %w", name, err)
 		}
 		saved.Python, saved.Backend, saved.Timeout, saved.Workers = a.Python, a.Backend, a.Timeout, a.Workers
+		saved.RequestSize = a.RequestSize
 		run = saved
 		run.Resume = true
 	case rundir.Exists(filepath.Join(a.Out, rundir.InfoFile)):
