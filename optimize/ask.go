@@ -112,6 +112,10 @@ func ReadArgs(dir string) (Args, error) {
 	if err := dec.Decode(&a); err != nil {
 		return a, fmt.Errorf("%s: %w", path, err)
 	}
+	if a.RequestSize == 0 {
+		// Written before -request-size was kept: the size it ran with.
+		a.RequestSize = objective.DefaultChunkSize
+	}
 	a.Out = dir
 	return a, nil
 }

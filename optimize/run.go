@@ -68,6 +68,9 @@ type Args struct {
 	Timeout                  time.Duration
 	// Rules names the chemistry rules (chem/rules.Load: "default", "none" or a JSON file); "" means default.
 	Rules string `json:",omitempty"`
+	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
+	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
+	RequestSize int
 
 	// ask, set by "nfbo ask", makes the run an ask/tell run: the objective scores nothing (objective.Deferred),
 	// and the run stops when it needs scores not yet told, with the molecules it asked for in the ledger.
@@ -99,6 +102,8 @@ func (a Args) Check() error {
 		return argErrorf("-timeout must be positive, not %v (a hung worker would block the run for ever)", a.Timeout)
 	case a.Workers < 1:
 		return argErrorf("-workers must be at least 1, not %d", a.Workers)
+	case a.RequestSize < 1:
+		return argErrorf("-request-size must be at least 1, not %d", a.RequestSize)
 	case a.Budget < 0 || a.InitCount < 0 || a.Candidates < 0 || a.Anchors < 0 || a.Queries < 0:
 		return argErrorf("-budget, -init-count, -candidates, -anchors and -queries must not be negative")
 	case a.Sampler != "exact" && a.Sampler != "pathwise":
@@ -470,7 +475,7 @@ func mutationAlphabet(voc *vocab.Vocab) []int {
 // worker processes.
 func openObjective(ctx context.Context, s Streams, a Args, warnf func(string, ...any)) (objective.Objective, objective.Canonicalizer, func(), error) {
 	stderr := &objective.LockedWriter{W: s.Stderr}
-	popts := objective.PoolOptions{Workers: a.Workers, Timeout: a.Timeout, Stderr: stderr, Warnf: warnf}
+	popts := objective.PoolOptions{Workers: a.Workers, Timeout: a.Timeout, ChunkSize: a.RequestSize, Stderr: stderr, Warnf: warnf}
 	ropts := objective.RDKitOptions{PoolOptions: popts, Python: a.Python}
 	if a.ask != nil {
 		return openDeferred(ctx, a, warnf)
@@ -499,9 +504,9 @@ func openObjective(ctx context.Context, s Streams, a Args, warnf func(string, ..
 		return nil, nil, nil, err
 	}
 	// Molecules are identified by RDKit canonical SMILES when RDKit is there, as with the RDKit objective.
-	// -timeout bounds the user's program; the canonicaliser keeps its own default, so that a program answering
-	// in a second does not get an RDKit worker killed while it imports RDKit on a busy machine.
-	ropts.Workers, ropts.Timeout = 1, 0
+	// -timeout and -request-size are the user's program's; the canonicaliser keeps its own defaults, so that a
+	// program answering in a second does not get an RDKit worker killed while it imports RDKit on a busy machine.
+	ropts.Workers, ropts.Timeout, ropts.ChunkSize = 1, 0, 0
 	rd, err := objective.NewRDKit(ropts)
 	if err == nil {
 		err = rd.Start(ctx)

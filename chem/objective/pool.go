@@ -30,7 +30,9 @@ type PoolOptions struct {
 	Retries int
 	// ChunkSize is the most molecules sent in one request. A batch is split
 	// into chunks that the workers take in turn, so the load balances and a
-	// crash costs one chunk. If 0, the default is 64.
+	// crash costs one chunk: a worker that dies, or nfbo killed, loses the
+	// answers to the requests in flight, at most ChunkSize molecules per
+	// worker. If 0, the default is DefaultChunkSize.
 	ChunkSize int
 	// MaxFailures is how many requests in a row may fail (a crash, a hang
 	// past Timeout, a garbled answer, or no usable score for the one
@@ -95,9 +97,14 @@ func (o *PoolOptions) maxFailures() int {
 	return o.MaxFailures
 }
 
+// DefaultChunkSize is PoolOptions.ChunkSize's default: requests of 64
+// molecules keep the protocol's overhead small beside cheap objectives (the
+// RDKit tasks score thousands of molecules a second).
+const DefaultChunkSize = 64
+
 func (o *PoolOptions) chunkSize() int {
 	if o.ChunkSize <= 0 {
-		return 64
+		return DefaultChunkSize
 	}
 	return o.ChunkSize
 }
@@ -124,6 +131,13 @@ func (o *PoolOptions) chunkSize() int {
 // most MaxFailures restarts, not a budget of zeros. Requests in flight on
 // other workers are allowed to finish first, so that what they answer is
 // not lost.
+//
+// On Unix each worker runs in a process group of its own, which is killed,
+// with whatever the worker started, when the worker is killed or stopped,
+// and also when the process that runs the pool dies, SIGKILL included: no
+// worker goes on with a request whose answer nobody will read. The
+// answers lost in a crash are those of the requests in flight, at most
+// ChunkSize molecules per worker.
 type Pool struct {
 	opts  PoolOptions
 	slots chan *slot

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +41,9 @@ type proc struct {
 	// about the program itself.
 	killed bool
 	dead   bool
+	// guard kills the worker's process group if nfbo dies; nil where there
+	// is none (see proc_unix.go).
+	guard *guardian
 }
 
 // errFatal marks failures that retrying cannot fix: the program cannot be
@@ -55,12 +59,15 @@ func isFatal(err error) bool {
 	return errors.As(err, &f)
 }
 
-// startProc starts argv with stderr passed through to stderr.
+// startProc starts argv with stderr passed through to stderr. The worker
+// dies with nfbo, and takes the processes it started with it, where the
+// system allows (proc_unix.go, proc_linux.go).
 func startProc(argv []string, stderr io.Writer) (*proc, error) {
 	if len(argv) == 0 {
 		return nil, &errFatal{errors.New("objective: empty worker command")}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = sysProcAttr()
 	tail := &tailWriter{w: stderr}
 	cmd.Stderr = tail
 	// A grandchild that keeps stderr open must not make Wait hang.
@@ -75,7 +82,27 @@ func startProc(argv []string, stderr io.Writer) (*proc, error) {
 		return nil, &errFatal{fmt.Errorf("objective: worker stdout: %w", err)}
 	}
 	cmd.Stdout = pw
-	err = cmd.Start()
+	p := &proc{cmd: cmd, stdin: stdin, out: pr, stdout: bufio.NewReaderSize(pr, 1<<16), stderr: tail,
+		exited: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		// Linux's Pdeathsig (sysProcAttr) kills the worker when the
+		// thread that started it exits, not the process: the runtime
+		// ends a thread whose locked goroutine returns, so a worker
+		// started from a shared thread could be killed by code that
+		// has nothing to do with it. This goroutine holds its own
+		// thread, locked, from the start until the worker is reaped,
+		// and then returns still locked, so that its thread ends then.
+		runtime.LockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err != nil {
+			return
+		}
+		p.exitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	err = <-started
 	pw.Close() // the child holds its own copy
 	if err != nil {
 		pr.Close()
@@ -84,12 +111,7 @@ func startProc(argv []string, stderr io.Writer) (*proc, error) {
 		}
 		return nil, &errFatal{fmt.Errorf("objective: starting worker %q: %w", strings.Join(argv, " "), err)}
 	}
-	p := &proc{cmd: cmd, stdin: stdin, out: pr, stdout: bufio.NewReaderSize(pr, 1<<16), stderr: tail,
-		exited: make(chan struct{})}
-	go func() {
-		p.exitErr = cmd.Wait()
-		close(p.exited)
-	}()
+	p.guard = startGuardian(cmd.Process.Pid)
 	return p, nil
 }
 
@@ -109,12 +131,16 @@ func (p *proc) kill() {
 		return
 	}
 	p.dead = true
-	if !p.hasExited() {
+	exited := p.hasExited()
+	if !exited {
 		p.killed = true
-		_ = p.cmd.Process.Kill()
 	}
+	// The processes the worker started go with it, also when it has exited
+	// by itself: none is left to run on unread.
+	killGroup(p.cmd.Process, p.guard, exited)
 	_ = p.stdin.Close()
 	<-p.exited
+	p.guard.stop()
 	// A grandchild may still hold the write end; closing ours ends a read
 	// in progress.
 	_ = p.out.Close()

@@ -17,7 +17,7 @@ import (
 
 // runFlags are the flags of ask that may change from one ask to the next: how, not what, is computed.
 var runFlags = map[string]bool{"run": true, "o": true, "python": true, "backend": true, "timeout": true, "workers": true,
-	"addr": true, "token-file": true}
+	"request-size": true, "addr": true, "token-file": true}
 
 // newAskCmd returns "nfbo ask", which proposes the next batch of an ask/tell run.
 func newAskCmd() *Command {
@@ -114,10 +114,11 @@ func resolveRunArgs(cmd *Command, fs *flag.FlagSet, a optimize.Args, name string
 		// are the run's own; another value is refused.
 		if differ := changedRunFlags(fs, a, saved); len(differ) > 0 {
 			return run, Usagef(cmd, "%s: %s holds a run already, made with other flags (they are in %s): %s; give only -run "+
-				"(and -python, -backend, -timeout, -workers), or the run's own flags", name, a.Out,
+				"(and -python, -backend, -timeout, -workers, -request-size), or the run's own flags", name, a.Out,
 				filepath.Join(a.Out, rundir.ArgsFile), strings.Join(differ, ", "))
 		}
 		saved.Python, saved.Backend, saved.Timeout, saved.Workers = a.Python, a.Backend, a.Timeout, a.Workers
+		saved.RequestSize = a.RequestSize
 		run = saved
 		run.Resume = true
 	case rundir.Exists(filepath.Join(a.Out, rundir.InfoFile)):

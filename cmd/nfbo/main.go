@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 )
 
@@ -82,18 +83,40 @@ func (e *signalError) Is(target error) bool { return target == context.Canceled 
 
 // signalContext returns a copy of parent that is cancelled when one of sigs arrives, with a *signalError naming
 // the signal as its cause (signal.NotifyContext's cause does not say which signal in a form exitStatus can
-// read). A second signal is not caught: it stops the process at once, for a user who will not wait.
+// read). A second signal stops the process at once, for a user who will not wait for the requests in flight:
+// one line on stderr, then exit status 128 + the signal's number (130 for SIGINT, 143 for SIGTERM). The
+// objective's workers die with the process (package objective). The second signal is caught rather than left
+// to its default action because a process started in the background of a non-interactive shell inherits SIGINT
+// ignored, which signal.Stop would restore: a second Ctrl-C did nothing.
 func signalContext(parent context.Context, sigs ...os.Signal) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
-	ch := make(chan os.Signal, 1)
+	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, sigs...)
+	stopped := make(chan struct{})
 	go func() {
 		select {
 		case s := <-ch:
 			cancel(&signalError{s})
-			signal.Stop(ch)
-		case <-ctx.Done():
+		case <-stopped:
+			return
+		}
+		select {
+		case s := <-ch:
+			status := 130
+			if n, ok := s.(syscall.Signal); ok {
+				status = 128 + int(n)
+			}
+			fmt.Fprintf(os.Stderr, "nfbo: %v, the second signal: stopping at once, without waiting for the requests in flight\n", &signalError{s})
+			os.Exit(status)
+		case <-stopped:
 		}
 	}()
-	return ctx, func() { signal.Stop(ch); cancel(context.Canceled) }
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(stopped)
+		})
+		cancel(context.Canceled)
+	}
 }

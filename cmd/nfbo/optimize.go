@@ -24,7 +24,7 @@ func newOptimizeCmd() *Command {
 		"initial molecules (the damaged files are kept as *.damaged); molecules already in the evaluation log are answered "+
 		"from it, not paid again, but the run will differ from an uninterrupted one")
 	cmd := &Command{
-		UsageLine: "optimize -task NAME -init FILE -model DIR -out DIR [-budget N] [-preset NAME] [-seed N] [-resume] [-objective-cmd CMD]",
+		UsageLine: "optimize -task NAME -init FILE -model DIR -out DIR [-budget N] [-preset NAME] [-seed N] [-resume] [-objective-cmd CMD] [-request-size N]",
 		Short:     "find molecules with high scores by NF-BO",
 		Long: `Optimize runs NF-BO: Bayesian optimisation in the latent space of the SeqFlow
 in -model, starting from the molecules of -init, until -budget objective
@@ -63,8 +63,13 @@ surrogate after the last iteration), pending.gob (the batch being
 evaluated), config.json and run.json. After an interruption (Ctrl-C, kill -9,
 a crash) run the same command with -resume: the run continues from the last
 checkpoint, replays the evaluations already paid for from the log, and ends
-as an uninterrupted run with the same seed would. Ctrl-C stops the run at the
-next safe point; the exit status is then 130.
+as an uninterrupted run with the same seed would. The objective's processes
+die with nfbo, kill -9 included, and a crash loses only the answers to the
+requests in flight: at most -request-size molecules per worker (64; give an
+expensive objective -request-size 1), which the resume sends again. Ctrl-C
+stops the run at the next safe point, after waiting up to -timeout for the
+answers in flight; a second Ctrl-C stops it at once, at the price of a crash.
+The exit status is then 130.
 
 Everything that can be checked without the objective is checked before the
 first call and before -out is made: the flags, the model, the initial
@@ -113,6 +118,7 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.StringVar(&a.ObjectiveCmd, "objective-cmd", "", "external objective program speaking docs/objective-protocol.md, "+
 		"e.g. \"python3 oracle.py\" (split at spaces, no shell)")
 	fs.IntVar(&a.Workers, "workers", 1, "objective worker processes")
+	fs.IntVar(&a.RequestSize, "request-size", objective.DefaultChunkSize, requestSizeUsage)
 	fs.StringVar(&a.Python, "python", objective.DefaultPython, "Python interpreter that can import RDKit")
 	fs.DurationVar(&a.Timeout, "timeout", 5*time.Minute, "longest one request to an objective worker may take")
 	fs.StringVar(&a.Sampler, "sampler", "exact", "Thompson sampler: exact (Cholesky, the reference) or pathwise (approximate, faster)")
@@ -145,6 +151,10 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 		"default (closed-shell, formal charges only on N and O with net charge within ±1, MW 150-650, no PAINS alert), "+
 		"none, or a JSON `file` (see README, \"Chemistry rules\"); NF-BO's variants apply them, -method ga and prior do not")
 }
+
+// requestSizeUsage is the help of -request-size, one of the run flags.
+const requestSizeUsage = "the most molecules in one request to an objective worker (`N` at least 1); a crash or kill -9 " +
+	"loses the answers to the requests in flight, at most N per worker, which -resume asks for again: 1 for an expensive objective"
 
 // runError turns optimize's errors into the command's: a setting that cannot work is a usage error (exit 2).
 func runError(cmd *Command, name string, err error) error {

@@ -32,8 +32,9 @@ func newScoreCmd() *Command {
 	objCmd := fs.String("objective-cmd", "", "external objective program speaking docs/objective-protocol.md, "+
 		"e.g. \"python3 oracle.py\" (split at spaces, no shell)")
 	timeout := fs.Duration("timeout", 5*time.Minute, "longest one request to a worker may take before it is restarted")
+	requestSize := fs.Int("request-size", objective.DefaultChunkSize, "the most molecules in one request to a worker (`N` at least 1)")
 	cmd := &Command{
-		UsageLine: "score [-workers N] [-objective-cmd CMD] -task NAME[,NAME...] [file...]",
+		UsageLine: "score [-workers N] [-request-size N] [-objective-cmd CMD] -task NAME[,NAME...] [file...]",
 		Short:     "score SMILES, one per line, for a task",
 		Long: `Score reads SMILES one per line from the named files, or from standard input
 when there are none, and writes one line per input line to standard output:
@@ -61,6 +62,9 @@ program that speaks the same protocol instead (docs/objective-protocol.md).`,
 		if *workers < 1 {
 			return Usagef(cmd, "-workers must be at least 1, not %d", *workers)
 		}
+		if *requestSize < 1 {
+			return Usagef(cmd, "-request-size must be at least 1, not %d", *requestSize)
+		}
 		if *timeout <= 0 {
 			return Usagef(cmd, "-timeout must be positive, not %v (a hung worker would block the run for ever)", *timeout)
 		}
@@ -71,7 +75,7 @@ program that speaks the same protocol instead (docs/objective-protocol.md).`,
 		// The workers' log output and our messages share stderr from
 		// several goroutines.
 		stderr := &objective.LockedWriter{W: cmd.Stderr}
-		popts := objective.PoolOptions{Workers: *workers, Timeout: *timeout, Stderr: stderr,
+		popts := objective.PoolOptions{Workers: *workers, Timeout: *timeout, ChunkSize: *requestSize, Stderr: stderr,
 			Warnf: func(format string, a ...any) { fmt.Fprintf(stderr, "nfbo score: "+format+"\n", a...) }}
 		var (
 			pool *objective.Pool
