@@ -23,8 +23,8 @@ func TestBenchDryRun(t *testing.T) {
 	}
 	for _, want := range []string{
 		"optimize -task adip -init ../../data/guacamol/guacamol_train_data_first_100.csv -init-count 100 -budget 500 -preset guacamol-500",
-		"-out " + filepath.Join(out, "adip", "nfbo-no-tacs", "seed2") + " -seed 2 -workers 1 -no-tacs",
-		"-out " + filepath.Join(out, "valt", "ga", "seed1") + " -seed 1 -workers 1 -method ga -setting 100+500",
+		"-out " + filepath.Join(out, "adip", "nfbo-no-tacs", "seed2") + " -seed 2 -workers 1 -rules none -no-tacs",
+		"-out " + filepath.Join(out, "valt", "ga", "seed1") + " -seed 1 -workers 1 -rules none -method ga -setting 100+500",
 		"-init " + filepath.Join(out, "init", "valt_init.csv") + " -init-count 102",
 	} {
 		if !strings.Contains(stdout, want) {
