@@ -5,6 +5,9 @@ GO        ?= go
 BIN       := bin/nfbo
 RUN_DIR   ?= runs/quickstart
 BENCHTIME ?= 1x
+# The commit `nfbo version` and run.json name when the toolchain records none (GOFLAGS=-buildvcs=false).
+COMMIT    := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo +)
+LDFLAGS   := -X github.com/nfbo/nfbo/internal/buildinfo.commit=$(COMMIT)
 # Packages whose numerics go through BLAS, tested on both BLAS builds.
 BLAS_PKGS := ./engine/train ./engine/seqflow ./bo/gp ./kernels
 
@@ -26,19 +29,19 @@ setup-test:
 # the pure-Go build, which always builds.
 build: setup
 	@if [ -z "$(PUREGO)" ] && [ "$$(gcc -print-file-name=libopenblas.so 2>/dev/null)" != libopenblas.so ]; then \
-		echo "CGO_LDFLAGS=-lopenblas $(GO) build -tags openblas -o $(BIN) ./cmd/nfbo"; \
-		CGO_LDFLAGS=-lopenblas $(GO) build -tags openblas -o $(BIN) ./cmd/nfbo; \
+		echo "CGO_LDFLAGS=-lopenblas $(GO) build -tags openblas -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/nfbo"; \
+		CGO_LDFLAGS=-lopenblas $(GO) build -tags openblas -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/nfbo; \
 	else \
-		echo "$(GO) build -o $(BIN) ./cmd/nfbo  (pure-Go BLAS)"; \
-		$(GO) build -o $(BIN) ./cmd/nfbo; \
+		echo "$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/nfbo  (pure-Go BLAS)"; \
+		$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/nfbo; \
 	fi
 
 # build-openblas insists on OpenBLAS; build-purego on pure Go.
 build-openblas: setup
-	CGO_LDFLAGS=-lopenblas $(GO) build -tags openblas -o $(BIN) ./cmd/nfbo
+	CGO_LDFLAGS=-lopenblas $(GO) build -tags openblas -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/nfbo
 
 build-purego: setup
-	$(GO) build -o $(BIN) ./cmd/nfbo
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/nfbo
 
 # run does the main job on the shipped defaults: see scripts/run.sh.
 run: build

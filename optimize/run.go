@@ -27,6 +27,7 @@ import (
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/engine/train"
+	"github.com/nfbo/nfbo/internal/buildinfo"
 	"github.com/nfbo/nfbo/model"
 	"github.com/nfbo/nfbo/rundir"
 )
@@ -229,7 +230,7 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 		setting = bench.Setting(len(mols), total-paidInit)
 	}
 	want := rundir.Info{Setting: setting, Task: a.Task, Method: a.methodLabel(), Seed: int(a.Seed), Budget: total,
-		Objective: a.objectiveID()}
+		Objective: a.objectiveID(), Version: buildinfo.Version()}
 	info, err := rundir.Open(a.Out, want, a.Resume, bench.Setting(count, total-paidInit), warnf)
 	if err != nil {
 		return fmt.Errorf("optimize: %w", err)

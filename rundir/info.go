@@ -38,6 +38,8 @@ type Info struct {
 	// molecules, written once they are scored (0 when the scores came from
 	// the data file).
 	InitialCalls int `json:"initial_calls,omitempty"`
+	// Version is the nfbo that last wrote the run (internal/buildinfo.Version).
+	Version string `json:"version,omitempty"`
 }
 
 // ObjectiveRDKit is Info.Objective for the RDKit worker's tasks.

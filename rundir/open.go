@@ -70,6 +70,9 @@ func Open(dir string, want Info, resume bool, legacySetting string, warnf func(s
 		warnf("%s was started with objective %q; resuming with %q", path, saved.Objective, want.Objective)
 		saved.Objective = want.Objective
 	}
+	if want.Version != "" {
+		saved.Version = want.Version // the nfbo that goes on with the run
+	}
 	return saved, nil
 }
 

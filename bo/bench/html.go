@@ -108,6 +108,9 @@ func WriteRunHTML(w io.Writer, pg RunPage) error {
 		Fig    Figures
 		Status string
 	}{pg, fmt.Sprintf("%s · %s · seed %d (%s)", taskLabel(i), i.Method, i.Seed, i.Setting), curve, f, runStatus(pg.Run)}
+	if i.Version != "" {
+		data.Status += " · nfbo " + i.Version
+	}
 	return runTmpl.Execute(w, data)
 }
 

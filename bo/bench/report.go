@@ -324,6 +324,19 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 		}
 		b.WriteString("\n")
 	}
+	versions := map[string]int{}
+	for _, r := range runs {
+		if v := r.Info.Version; v != "" {
+			versions[v]++
+		}
+	}
+	if len(versions) > 0 {
+		var vs []string
+		for _, v := range sortedKeys(versions) {
+			vs = append(vs, fmt.Sprintf("%s (%d runs)", v, versions[v]))
+		}
+		fmt.Fprintf(&b, "Written by nfbo %s.\n\n", strings.Join(vs, "; "))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -373,7 +386,7 @@ func settingInitial(setting string) int {
 	return n
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

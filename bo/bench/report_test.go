@@ -77,12 +77,13 @@ func TestReportFromLogs(t *testing.T) {
 	if len(curve) != 3 || curve[0] != 0.2 || curve[2] != 0.2 {
 		t.Fatalf("prior best curve %v, want [0.2 0.2 0.2]", curve)
 	}
+	all[0].Info.Version, all[1].Info.Version = "v1 (commit abc)", "v1 (commit abc)"
 	var md bytes.Buffer
 	if err := WriteMarkdown(&md, all); err != nil {
 		t.Fatal(err)
 	}
 	out := md.String()
-	for _, want := range []string{"### Setting 1000+9000", "| qed | nfbo | 2 | 300 | 0.650 ± 0.071 |", "AUC Top-10 0.941 (ours ", "Top-1 0.948 (ours -0.298)", "| prior | 1 |",
+	for _, want := range []string{"Written by nfbo v1 (commit abc) (2 runs).", "### Setting 1000+9000", "| qed | nfbo | 2 | 300 | 0.650 ± 0.071 |", "AUC Top-10 0.941 (ours ", "Top-1 0.948 (ours -0.298)", "| prior | 1 |",
 		"### Setting 100+500", "valt starts from 102 initial molecules, not 100",
 		"| zale | nfbo | 1 (1 unfinished) | 1 |", "| nfbo | 1 | 0.100 |"} {
 		if !strings.Contains(out, want) {

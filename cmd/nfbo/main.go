@@ -38,6 +38,7 @@ func root() *Command {
 			newFitcheckCmd(),
 			newFlowstatsCmd(),
 			newGPUCmd(),
+			newVersionCmd(),
 		},
 	}
 }

@@ -45,9 +45,10 @@ var allowed = map[string][]string{
 	"rundir":                 {},
 	"asktell":                {"chem/objective", "rundir"},
 	"optimize": {"bo", "bo/baseline", "bo/bench", "chem/molseq", "chem/objective", "chem/rules", "chem/selfies", "chem/smiles",
-		"chem/vocab", "engine/seqflow", "engine/train", "model", "rundir"},
-	"internal/archtest": {},
-	"cmd/nfbo":          nil, // the CLI wires everything
+		"chem/vocab", "engine/seqflow", "engine/train", "internal/buildinfo", "model", "rundir"},
+	"internal/archtest":  {},
+	"internal/buildinfo": {},
+	"cmd/nfbo":           nil, // the CLI wires everything
 }
 
 func TestImportRules(t *testing.T) {
