@@ -26,19 +26,32 @@ type askSession struct {
 	batch    []rundir.Asked // the molecules awaiting scores, when the run stopped for them
 	info     rundir.Info    // run.json as the run stopped
 	locked   bool           // the caller holds the run directory's lock (serve)
+	max      int            // hand out at most this many molecules (AskOptions.Max); 0: the whole batch
 }
 
 // stop records the molecules the run asked for in the ledger of dir (whose lock the caller holds) and run.json,
 // and returns errAwaiting.
 func (s *askSession) stop(dir string, info rundir.Info) error {
-	asked := s.deferred.Asked()
-	smiles, canon := make([]string, len(asked)), make([]string, len(asked))
-	for i, m := range asked {
-		smiles[i], canon[i] = m.SMILES, m.Canonical
-	}
 	ledger, err := rundir.ReadLedger(dir)
 	if err != nil {
 		return err
+	}
+	asked := s.deferred.Asked()
+	if s.max > 0 && len(asked) > s.max {
+		// Part of the batch: the molecules handed out before come first, so that asking again gives them again.
+		var handed, fresh []objective.AskedMolecule
+		for _, m := range asked {
+			if _, ok := ledger.Lookup(m.SMILES); ok {
+				handed = append(handed, m)
+			} else {
+				fresh = append(fresh, m)
+			}
+		}
+		asked = append(handed, fresh...)[:s.max]
+	}
+	smiles, canon := make([]string, len(asked)), make([]string, len(asked))
+	for i, m := range asked {
+		smiles[i], canon[i] = m.SMILES, m.Canonical
 	}
 	if s.batch, err = ledger.Append(smiles, canon, time.Now()); err != nil {
 		return err
@@ -120,10 +133,18 @@ func ReadArgs(dir string) (Args, error) {
 	return a, nil
 }
 
+// AskOptions say how Ask hands out a batch.
+type AskOptions struct {
+	// Locked says that the caller holds the run directory's lock (serve).
+	Locked bool
+	// Max, if positive, hands out at most Max molecules of the batch (those handed out before first); the rest
+	// come with later asks, and the next batch once all of this one is told.
+	Max int
+}
+
 // Ask runs the ask/tell run until it needs scores not yet told, and returns the molecules awaiting them
-// (nil when the run is finished) and run.json as it stopped. locked says that the caller holds the run
-// directory's lock (serve). The run's progress goes to s.Stderr.
-func Ask(ctx context.Context, s Streams, a Args, locked bool) ([]rundir.Asked, rundir.Info, error) {
+// (nil when the run is finished) and run.json as it stopped. The run's progress goes to s.Stderr.
+func Ask(ctx context.Context, s Streams, a Args, opts AskOptions) ([]rundir.Asked, rundir.Info, error) {
 	if err := a.Check(); err != nil {
 		return nil, rundir.Info{}, err
 	}
@@ -131,7 +152,7 @@ func Ask(ctx context.Context, s Streams, a Args, locked bool) ([]rundir.Asked, r
 	if err != nil {
 		return nil, rundir.Info{}, &ArgError{err}
 	}
-	a.ask = &askSession{locked: locked}
+	a.ask = &askSession{locked: opts.Locked, max: opts.Max}
 	err = run(ctx, Streams{Stdout: s.Stderr, Stderr: s.Stderr}, a, preset)
 	switch {
 	case errors.Is(err, errAwaiting):

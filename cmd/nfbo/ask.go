@@ -16,7 +16,7 @@ import (
 )
 
 // runFlags are the flags of ask that may change from one ask to the next: how, not what, is computed.
-var runFlags = map[string]bool{"run": true, "o": true, "python": true, "backend": true, "timeout": true, "workers": true,
+var runFlags = map[string]bool{"run": true, "o": true, "n": true, "python": true, "backend": true, "timeout": true, "workers": true,
 	"request-size": true, "addr": true, "token-file": true}
 
 // newAskCmd returns "nfbo ask", which proposes the next batch of an ask/tell run.
@@ -26,8 +26,9 @@ func newAskCmd() *Command {
 	addRunFlags(fs, &a)
 	fs.StringVar(&a.Out, "run", "", "run `directory` (required); the first ask creates it")
 	outFile := fs.String("o", "", "write the batch to `file` (CSV) instead of standard output")
+	max := fs.Int("n", 0, "hand out at most `N` molecules of the batch (0: all of it); the rest come with later asks")
 	cmd := &Command{
-		UsageLine: "ask -run DIR [-o FILE] [-task NAME -init FILE -model DIR [optimize's flags]]",
+		UsageLine: "ask -run DIR [-o FILE] [-n N] [-task NAME -init FILE -model DIR [optimize's flags]]",
 		Short:     "propose the next molecules of an ask/tell run, for scoring elsewhere",
 		Long: `Ask proposes the next batch of molecules of an ask/tell run and writes them
 as CSV, one "id,smiles" row each (RDKit canonical SMILES), for scoring
@@ -45,7 +46,8 @@ files (the evaluation log, the ledger, ...): such an -o is refused.
 
 Asking again before the batch is told gives the same molecules with the same
 ids (those already told are left out), so a client that lost an answer can
-ask again. Once every molecule of the batch is told, the next ask fine-tunes
+ask again. -n N hands out at most N molecules of the batch, those handed out
+before first: a lab with room for N syntheses takes the batch N at a time. Once every molecule of the batch is told, the next ask fine-tunes
 the flow, refits the surrogate and proposes the next batch; when the budget
 is spent it writes only the header and says so. A run can switch between
 ask/tell and "nfbo optimize -resume" with the same flags.
@@ -69,7 +71,10 @@ of them is DIR/asked.jsonl.`,
 		if err != nil {
 			return err
 		}
-		batch, info, err := optimize.Ask(ctx, optimize.Streams{Stdout: cmd.Stdout, Stderr: cmd.Stderr}, run, false)
+		if *max < 0 {
+			return Usagef(cmd, "ask: -n %d: want 0 (the whole batch) or more", *max)
+		}
+		batch, info, err := optimize.Ask(ctx, optimize.Streams{Stdout: cmd.Stdout, Stderr: cmd.Stderr}, run, optimize.AskOptions{Max: *max})
 		if err != nil {
 			return runError(cmd, "ask", err)
 		}

@@ -103,3 +103,42 @@ func TestAskRepeatsFirstCommand(t *testing.T) {
 		t.Errorf("a refused ask changed the ledger")
 	}
 }
+
+// TestAskN takes a batch a few molecules at a time with -n: the same ones until they are told, then the next,
+// those handed out before first; without -n the whole rest; the next batch once all of it is told.
+func TestAskN(t *testing.T) {
+	needRDKit(t)
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	run := filepath.Join(dir, "run")
+	first := askBatch(t, "-run", run, "-n", "3", "-task", "demo", "-init", guacamol100, "-init-count", "6",
+		"-budget", "16", "-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir)
+	ids := func(rows [][2]string) string {
+		var s []string
+		for _, r := range rows {
+			s = append(s, r[0])
+		}
+		return strings.Join(s, " ")
+	}
+	if got := ids(first); got != "m1 m2 m3" {
+		t.Fatalf("ask -n 3: %s, want m1 m2 m3", got)
+	}
+	if got := ids(askBatch(t, "-run", run, "-n", "3")); got != "m1 m2 m3" {
+		t.Fatalf("ask -n 3 again: %s, want the same", got)
+	}
+	tell(t, run, tellFile(t, dir, "a.csv", first[:2]))
+	if got := ids(askBatch(t, "-run", run, "-n", "3")); got != "m3 m4 m5" {
+		t.Fatalf("ask -n 3 after telling m1 m2: %s, want m3 m4 m5", got)
+	}
+	rest := askBatch(t, "-run", run)
+	if got := ids(rest); got != "m3 m4 m5 m6" {
+		t.Fatalf("ask without -n: %s, want m3 m4 m5 m6", got)
+	}
+	tell(t, run, tellFile(t, dir, "b.csv", rest))
+	if next := askBatch(t, "-run", run, "-n", "2"); ids(next) != "m7 m8" {
+		t.Fatalf("the next batch with -n 2: %s, want m7 m8", ids(next))
+	}
+	if _, _, err := runCmd(t, newAskCmd(), "", "-run", run, "-n", "-1"); err == nil {
+		t.Error("ask -n -1 was accepted")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -39,7 +40,8 @@ systems that would rather call than run commands:
 
   POST /v1/ask     the next batch: {"batch": [{"id": "m1", "smiles": "..."}],
                    "finished": false, "calls": N, "budget": N}; asking again
-                   before the batch is told gives the same batch
+                   before the batch is told gives the same batch; ?n=N hands
+                   out at most N molecules of it (nfbo ask -n)
   POST /v1/tell    scores, as the body: CSV (id,score) or JSON lines, as
                    "nfbo tell" reads them; answers {"new": N, "repeated": N,
                    "calls": N, "awaiting": N}; a bad row is a 400 naming its
@@ -90,9 +92,10 @@ requests in flight.`,
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
-		s := &labServer{dir: a.Out, token: token, ask: func(ctx context.Context) ([]rundir.Asked, rundir.Info, error) {
+		s := &labServer{dir: a.Out, token: token, ask: func(ctx context.Context, max int) ([]rundir.Asked, rundir.Info, error) {
 			run.Resume = rundir.Exists(filepath.Join(run.Out, rundir.InfoFile)) // made by the first ask
-			return optimize.Ask(ctx, optimize.Streams{Stdout: cmd.Stderr, Stderr: cmd.Stderr}, run, true)
+			return optimize.Ask(ctx, optimize.Streams{Stdout: cmd.Stderr, Stderr: cmd.Stderr}, run,
+				optimize.AskOptions{Locked: true, Max: max})
 		}, draw: func(ctx context.Context) (bench.DrawFunc, func(), error) {
 			return rdkitDrawer(ctx, run.Python, cmd.Stderr)
 		}}
@@ -154,14 +157,15 @@ func serveToken(addr, path string) (string, error) {
 type labServer struct {
 	dir   string
 	token string
-	// ask runs the optimiser to its next batch (askNext).
-	ask func(ctx context.Context) ([]rundir.Asked, rundir.Info, error)
+	// ask runs the optimiser to its next batch, at most max molecules of it when max > 0 (optimize.Ask).
+	ask func(ctx context.Context, max int) ([]rundir.Asked, rundir.Info, error)
 
 	// draw starts a drawer of molecules for the HTML report (rdkitDrawer); nil means no drawings.
 	draw func(ctx context.Context) (bench.DrawFunc, func(), error)
 
-	mu     sync.RWMutex
-	cached *askReply // the last ask's answer, until a tell changes what is awaited
+	mu        sync.RWMutex
+	cached    *askReply // the last ask's answer, until a tell changes what is awaited
+	cachedMax int       // the n it was asked with
 }
 
 type askReply struct {
@@ -209,14 +213,24 @@ func writeJSONError(w http.ResponseWriter, status int, err error) {
 }
 
 func (s *labServer) handleAsk(w http.ResponseWriter, r *http.Request) {
+	max := 0
+	if v := r.URL.Query().Get("n"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeJSONError(w, http.StatusBadRequest, fmt.Errorf("n=%q: want a count of molecules, 0 for the whole batch", v))
+			return
+		}
+		max = n
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cached == nil {
-		batch, info, err := s.ask(r.Context())
+	if s.cached == nil || s.cachedMax != max {
+		batch, info, err := s.ask(r.Context(), max)
 		if err != nil {
 			writeJSONError(w, http.StatusInternalServerError, err)
 			return
 		}
+		s.cachedMax = max
 		rep := &askReply{Batch: []askedJSON{}, Finished: batch == nil, Calls: info.Calls, Budget: info.Budget}
 		for _, m := range batch {
 			rep.Batch = append(rep.Batch, askedJSON{ID: m.ID, SMILES: displaySMILES(m)})

@@ -98,3 +98,27 @@ func TestServeConcurrentClients(t *testing.T) {
 		t.Errorf("the ledger holds %d ids (%v), want %d", len(l.Items), err, budget)
 	}
 }
+
+// TestServeAskN: POST /v1/ask?n=N hands out at most N molecules of the batch, the same until told; a bad n is a
+// 400.
+func TestServeAskN(t *testing.T) {
+	needRDKit(t)
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	base, stderr := startServe(t, "-run", filepath.Join(dir, "run"), "-task", "demo", "-init", guacamol100, "-init-count", "6",
+		"-budget", "16", "-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir)
+	var a, b, all askReply
+	if code := call(t, "POST", base+"/v1/ask?n=2", "", &a); code != 200 || len(a.Batch) != 2 || a.Batch[1].ID != "m2" {
+		t.Fatalf("ask?n=2: %d %+v\n%s", code, a, stderr)
+	}
+	if call(t, "POST", base+"/v1/ask?n=2", "", &b); fmt.Sprint(b) != fmt.Sprint(a) {
+		t.Errorf("ask?n=2 twice: %+v then %+v", a, b)
+	}
+	if call(t, "POST", base+"/v1/ask", "", &all); len(all.Batch) != 6 {
+		t.Errorf("ask after ask?n=2: %d molecules, want the whole batch of 6", len(all.Batch))
+	}
+	var bad map[string]string
+	if code := call(t, "POST", base+"/v1/ask?n=x", "", &bad); code != 400 {
+		t.Errorf("ask?n=x: %d %v", code, bad)
+	}
+}
