@@ -394,3 +394,19 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// WriteRunsTSV writes one tab-separated row per run, after a header: setting, task, method, seed, calls, budget,
+// finished, Top-1/10/100, AUC Top-1/10/100 (full float64 precision), seconds and the nfbo version.
+func WriteRunsTSV(w io.Writer, runs []Run) error {
+	var b strings.Builder
+	b.WriteString("setting\ttask\tmethod\tseed\tcalls\tbudget\tfinished\ttop1\ttop10\ttop100\tauc_top1\tauc_top10\tauc_top100\tseconds\tversion\n")
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, r := range runs {
+		f, i := r.Figures(), r.Info
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%d\t%d\t%d\t%t\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\n", i.Setting, taskLabel(i), i.Method, i.Seed,
+			f.Calls, f.Budget, i.Finished, g(f.Top[0]), g(f.Top[1]), g(f.Top[2]), g(f.AUC[0]), g(f.AUC[1]), g(f.AUC[2]), i.Seconds,
+			strings.ReplaceAll(i.Version, "\t", " "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

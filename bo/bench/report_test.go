@@ -90,6 +90,15 @@ func TestReportFromLogs(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
 	}
+	var tsv bytes.Buffer
+	if err := WriteRunsTSV(&tsv, all); err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSpace(tsv.String()), "\n")
+	if len(rows) != len(all)+1 || !strings.HasPrefix(rows[0], "setting\ttask\tmethod\tseed") ||
+		len(strings.Split(rows[1], "\t")) != 15 || !strings.HasSuffix(rows[1], "\tv1 (commit abc)") {
+		t.Errorf("runs.tsv:\n%s", tsv.String())
+	}
 	files, err := WritePlots(filepath.Join(dir, "img"), runs)
 	if err != nil {
 		t.Fatal(err)

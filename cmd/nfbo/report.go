@@ -27,7 +27,10 @@ from those files alone:
                        AUC Top-1/10/100, with the published NF-BO figure beside
                        ours where one exists, and the sum over tasks;
   OUT/img/*.png, .svg  best score against objective calls per task, one line per
-                       method (mean over seeds), shaded by one standard error.
+                       method (mean over seeds), shaded by one standard error;
+  OUT/runs.tsv         one row per run (setting, task, method, seed, calls,
+                       finished, Top-k, AUC Top-k, seconds, nfbo version), for a
+                       spreadsheet or for pooling runs made on several machines.
 
   OUT/report.html      the same tables and curves as one self-contained page
                        (inline CSS and SVG, nothing fetched), linking to
@@ -101,6 +104,13 @@ like an unfinished run, left out of the sums.`,
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(*out, "report.md"), md.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		var tsv bytes.Buffer
+		if err := bench.WriteRunsTSV(&tsv, runs); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(*out, "runs.tsv"), tsv.Bytes(), 0o644); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
 		if *html {
