@@ -1,7 +1,9 @@
 package optimize
 
 import (
+	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -12,15 +14,139 @@ import (
 	"strings"
 
 	"github.com/nfbo/nfbo/chem/molseq"
+	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/chem/sdf"
 	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
 )
 
 // initRow is one molecule of an init file.
 type initRow struct {
-	line   int // 1-based
-	smiles string
-	score  float64
+	line     int // 1-based
+	smiles   string
+	score    float64
+	name     string // the molecule's name in the file (an SDF title, a name column), if any
+	molblock string // an SDF record's molfile block, read by RDKit into smiles (standardizeInit)
+}
+
+// named returns " (name)", or "" for a molecule without a name.
+func named(name string) string {
+	if name == "" {
+		return ""
+	}
+	return " (" + name + ")"
+}
+
+// readInitSDF reads an SDF init file: a molecule per record, named by its title line, with the task's scores
+// from a data item named like the task when every record has one.
+func readInitSDF(path string, data []byte, task string, count int) (rows []initRow, hasScores bool, err error) {
+	recs, err := sdf.Read(path, bytes.NewReader(data))
+	if err != nil {
+		return nil, false, fmt.Errorf("optimize: %w", err)
+	}
+	scored := 0
+	for _, r := range recs {
+		if _, ok := dataItem(r.Data, task); ok {
+			scored++
+		}
+	}
+	hasScores = scored > 0
+	for _, r := range recs {
+		if len(rows) == count {
+			break
+		}
+		row := initRow{line: r.Line, name: r.Name, molblock: r.MolBlock}
+		if hasScores {
+			v, ok := dataItem(r.Data, task)
+			if !ok {
+				return nil, false, fmt.Errorf("optimize: %s:%d: record %q has no <%s> item, but %d others have one: give every "+
+					"record a score, or none", path, r.Line, r.Name, task, scored)
+			}
+			if row.score, err = strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil || math.IsNaN(row.score) || math.IsInf(row.score, 0) {
+				return nil, false, fmt.Errorf("optimize: %s:%d: record %q: <%s> %s is not a finite number", path, r.Line, r.Name,
+					task, smiles.Quote(v))
+			}
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) == 0 {
+		return nil, false, fmt.Errorf("optimize: %s: no molecules", path)
+	}
+	return rows, hasScores, nil
+}
+
+// dataItem returns the SDF data item named like the task (any case).
+func dataItem(data map[string]string, task string) (string, bool) {
+	for k, v := range data {
+		if strings.EqualFold(strings.TrimSpace(k), task) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// standardizeInit reads the SDF records of rows and reduces salts and mixtures to their parent molecule with
+// RDKit (objective.Pool.Standardize), saying so per molecule on warn; a record RDKit cannot read is skipped with
+// its line. Without RDKit an SDF is an error and mixtures are left as they are (canonicalInit skips them).
+func standardizeInit(ctx context.Context, python, path string, rows []initRow, warn io.Writer) ([]initRow, error) {
+	var idx []int
+	var texts []string
+	blocks := rows[0].molblock != ""
+	for i, r := range rows {
+		switch {
+		case blocks:
+			texts = append(texts, r.molblock)
+		case strings.Contains(r.smiles, "."):
+			texts = append(texts, r.smiles)
+		default:
+			continue
+		}
+		idx = append(idx, i)
+	}
+	if len(idx) == 0 {
+		return rows, nil
+	}
+	pool, err := objective.NewRDKit(objective.RDKitOptions{Python: python})
+	if err == nil {
+		defer pool.Close()
+		err = pool.Start(ctx)
+	}
+	if err != nil {
+		if !blocks && errors.Is(err, objective.ErrRDKitMissing) {
+			return rows, nil
+		}
+		return nil, fmt.Errorf("optimize: reading %s needs RDKit: %w", path, err)
+	}
+	std, err := pool.Standardize(ctx, texts, blocks)
+	if err != nil {
+		return nil, fmt.Errorf("optimize: %s: %w", path, err)
+	}
+	skip := map[int]bool{}
+	for k, i := range idx {
+		r, s := &rows[i], std[k]
+		what := fmt.Sprintf("%s:%d%s", path, r.line, named(r.name))
+		switch {
+		case s.SMILES == "":
+			fmt.Fprintf(warn, "nfbo optimize: %s: %s (skipped)\n", what, s.Reason)
+			skip[i] = true
+		case s.Note != "":
+			fmt.Fprintf(warn, "nfbo optimize: %s: %s: %s\n", what, s.Note, s.SMILES)
+		}
+		r.smiles = s.SMILES
+	}
+	if len(skip) == 0 {
+		return rows, nil
+	}
+	kept := rows[:0:0]
+	for i, r := range rows {
+		if !skip[i] {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("optimize: %s: none of its %d molecules can be read", path, len(rows))
+	}
+	return kept, nil
 }
 
 // readInitCSV reads a CSV init file (header first). The SMILES column is "smiles" or "smile" (any case); the
@@ -116,14 +242,18 @@ func canonicalInit(warn io.Writer, path string, rows []initRow, voc *vocab.Vocab
 				if len(ee.Molecule) > 80 {
 					ee.Molecule = ee.Molecule[:80] + fmt.Sprintf("… (%d bytes)", len(ee.Molecule))
 				}
-				fmt.Fprintf(warn, "nfbo optimize: %v (skipped)\n", ee)
+				skipped := "skipped"
+				if r.name != "" {
+					skipped += "; " + r.name
+				}
+				fmt.Fprintf(warn, "nfbo optimize: %v (%s)\n", ee, skipped)
 			} else {
-				fmt.Fprintf(warn, "nfbo optimize: %s:%d: %s: %v (skipped)\n", path, r.line, smiles.Quote(r.smiles), err)
+				fmt.Fprintf(warn, "nfbo optimize: %s:%d%s: %s: %v (skipped)\n", path, r.line, named(r.name), smiles.Quote(r.smiles), err)
 			}
 			continue
 		}
 		if first, dup := seen[key]; dup {
-			fmt.Fprintf(warn, "nfbo optimize: %s:%d: same molecule as line %d (skipped)\n", path, r.line, first)
+			fmt.Fprintf(warn, "nfbo optimize: %s:%d%s: same molecule as line %d (skipped)\n", path, r.line, named(r.name), first)
 			continue
 		}
 		seen[key] = r.line

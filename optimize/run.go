@@ -22,6 +22,7 @@ import (
 	"github.com/nfbo/nfbo/chem/molseq"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/rules"
+	"github.com/nfbo/nfbo/chem/sdf"
 	"github.com/nfbo/nfbo/chem/selfies"
 	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
@@ -168,6 +169,9 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 	}
 	rows, hasScores, err := readInit(a.Init, a.Task, count)
 	if err != nil {
+		return err
+	}
+	if rows, err = standardizeInit(ctx, a.Python, a.Init, rows, s.Stderr); err != nil {
 		return err
 	}
 	mols, t, err := canonicalInit(s.Stderr, a.Init, rows, voc, ck.Params.Config.MaxT)
@@ -649,6 +653,9 @@ func readInit(path, task string, count int) (rows []initRow, hasScores bool, err
 // byte that is not printable ASCII (another encoding, a binary file) is an error naming the line and the byte's
 // offset, as is a task score that is not a finite number; both are found before anything is paid.
 func parseInit(path string, data []byte, task string, count int) (rows []initRow, hasScores bool, err error) {
+	if sdf.Looks(data) {
+		return readInitSDF(path, data, task, count)
+	}
 	text := strings.TrimPrefix(string(data), "\ufeff") // the byte order mark some editors write
 	first, _, _ := strings.Cut(text, "\n")
 	if strings.Contains(first, ",") {
@@ -665,7 +672,7 @@ func parseInit(path string, data []byte, task string, count int) (rows []initRow
 		if err := smiles.CheckText(f); err != nil {
 			return nil, false, fmt.Errorf("optimize: %s:%d: %w", path, i+1, err)
 		}
-		rows = append(rows, initRow{line: i + 1, smiles: f})
+		rows = append(rows, initRow{line: i + 1, smiles: f, name: strings.TrimSpace(strings.TrimPrefix(trimSpace(line), f))})
 	}
 	if len(rows) == 0 {
 		return nil, false, fmt.Errorf("optimize: %s: no molecules", path)

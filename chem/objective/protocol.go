@@ -21,6 +21,8 @@ type request struct {
 	Height   int      `json:"height,omitempty"` // draw
 	// Rules are the chemistry rules of a check (chem/rules' JSON).
 	Rules json.RawMessage `json:"rules,omitempty"`
+	// MolBlocks are molfile blocks to standardize (instead of SMILES).
+	MolBlocks []string `json:"molblocks,omitempty"`
 }
 
 // response is one protocol response. Scores is decoded lazily because its
@@ -33,6 +35,7 @@ type response struct {
 	Scores       json.RawMessage `json:"scores"`
 	Errors       json.RawMessage `json:"errors"`
 	Canonical    []string        `json:"canonical"`
+	Notes        []string        `json:"notes"`
 	SVGs         []string        `json:"svgs"`
 	Seconds      float64         `json:"seconds"`
 	Tasks        []TaskInfo      `json:"tasks"`

@@ -1059,6 +1059,35 @@ class _CompiledRules:
         return ""
 
 
+def standardize_one(text, molblock):
+    """The parent molecule of a SMILES or a molfile block: the largest organic fragment of a salt or mixture,
+    neutralised where a charge was only the salt's. Returns (smiles, note, error); note says what changed."""
+    from rdkit.Chem.MolStandardize import rdMolStandardize
+    _take_messages()
+    if molblock:
+        mol = Chem.MolFromMolBlock(text) if text else None
+        if mol is None:
+            why = _take_messages()
+            return "", "", "invalid molfile" + (": " + _truncate(why) if why else "")
+    else:
+        try:
+            mol = parse_checked(text)
+        except ScoreError as e:
+            return "", "", str(e)
+    frags = Chem.GetMolFrags(mol, asMols=True)
+    note = ""
+    if len(frags) > 1:
+        parent = rdMolStandardize.LargestFragmentChooser(preferOrganic=True).choose(mol)
+        kept = Chem.MolToSmiles(parent)
+        dropped = sorted(Chem.MolToSmiles(f) for f in frags if Chem.MolToSmiles(f) != kept)
+        neutral = rdMolStandardize.Uncharger().uncharge(parent)
+        note = "kept the largest fragment of %d (dropped %s)" % (len(frags), ", ".join(dropped))
+        if Chem.MolToSmiles(neutral) != kept:
+            note += ", neutralised"
+        mol = neutral
+    return Chem.MolToSmiles(mol), note, ""
+
+
 def _smiles_list(req):
     smiles = req.get("smiles")
     if not isinstance(smiles, list):
@@ -1126,6 +1155,25 @@ def handle(req, state):
             except Exception as e:
                 errors.append("check failed: %s: %s" % (type(e).__name__, _truncate(str(e))))
         return {"ok": True, "errors": errors, "seconds": time.perf_counter() - t0}
+    if op == "standardize":
+        # Initial molecules as chemists keep them: salts and mixtures reduced to the parent, molfiles read.
+        texts = req.get("molblocks")
+        molblock = texts is not None
+        if not molblock:
+            texts = _smiles_list(req)
+        elif not isinstance(texts, list):
+            return {"ok": False, "error": '"molblocks" must be a list of strings'}
+        out, notes, errors = [], [], []
+        t0 = time.perf_counter()
+        for t in texts:
+            try:
+                c, note, why = standardize_one(t if isinstance(t, str) else "", molblock)
+            except Exception as e:
+                c, note, why = "", "", "standardisation failed: %s: %s" % (type(e).__name__, _truncate(str(e)))
+            out.append(c)
+            notes.append(note)
+            errors.append(why)
+        return {"ok": True, "canonical": out, "notes": notes, "errors": errors, "seconds": time.perf_counter() - t0}
     if op == "draw":
         # 2D structure drawings for reports: one SVG per molecule (no XML header, so that it can be inlined in
         # HTML), with its canonical SMILES; an invalid molecule gets an empty drawing and the reason.
