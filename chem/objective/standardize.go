@@ -50,7 +50,9 @@ func (pl *Pool) Standardize(ctx context.Context, texts []string, molblocks bool)
 		}
 		return hi - lo, nil
 	}
-	poison := func(i int, err error) { out[i] = Standardized{Reason: fmt.Sprintf("worker failed on this molecule: %v", err)} }
+	poison := func(i int, err error) {
+		out[i] = Standardized{Reason: fmt.Sprintf("worker failed on this molecule: %v", err)}
+	}
 	if _, err := pl.run(ctx, len(texts), fn, poison, nil); err != nil {
 		return nil, fmt.Errorf("objective: standardizing %d molecules: %w", len(texts), err)
 	}
