@@ -300,6 +300,7 @@ func (o *Optimizer) Run(ctx context.Context) (Result, error) {
 
 // fitInitial encodes the initial data and trains the surrogate on it (reference: 100 epochs).
 func (o *Optimizer) fitInitial(ctx context.Context) error {
+	o.phase("fitting the surrogate to the initial molecules")
 	if o.cfg.Screen == ScreenTokens {
 		if err := o.fitTokens(ctx); err != nil {
 			return err
@@ -366,6 +367,7 @@ func (o *Optimizer) proposeBatch(ctx context.Context) (*batch, error) {
 	SelectAnchorsRule(anchors, o.st.Y, cfg.AnchorRule, max(cfg.Temperature, 0), o.rng)
 	anchorTok := o.gather(anchors)
 	centres := make([]float64, len(anchors)*d)
+	o.phase("encoding the anchors")
 	start := time.Now()
 	if err := o.prob.Flow.Encode(ctx, centres, anchorTok); err != nil {
 		return nil, fmt.Errorf("bo: encode anchors: %w", err)
@@ -373,6 +375,7 @@ func (o *Optimizer) proposeBatch(ctx context.Context) (*batch, error) {
 	o.times.Encode += time.Since(start)
 	probs := make([]float64, len(anchors)*t)
 	if cfg.TACS.Tau > 0 {
+		o.phase("TACS")
 		start = time.Now()
 		if err := TACSProbabilities(ctx, probs, o.prob.Flow, o.prob.Codec, anchorTok, centres, cfg.TACS, cfg.PerturbProb, o.rng); err != nil {
 			return nil, err
@@ -394,6 +397,7 @@ func (o *Optimizer) proposeBatch(ctx context.Context) (*batch, error) {
 		return nil, err
 	}
 	decoded := make([]int, len(latents)/d*t)
+	o.phase("decoding the proposals")
 	start = time.Now()
 	if err := o.prob.Flow.Decode(ctx, decoded, latents); err != nil {
 		return nil, fmt.Errorf("bo: decode proposals: %w", err)
@@ -424,6 +428,7 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	var paid []bool
 	if len(b.SMILES) > 0 {
 		var err error
+		o.phase("the objective")
 		start := time.Now()
 		scores, paid, err = o.prob.Objective.Evaluate(ctx, b.SMILES)
 		o.times.Objective += time.Since(start)
@@ -463,6 +468,7 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	// The reference fine-tunes at the start of the iteration after the counter reaches 0; doing it here is the
 	// same sequence, and keeps the flow fixed between a checkpoint and the next batch.
 	if cfg.TrainEvery > 0 && o.st.Counter >= 0 {
+		o.phase("fine-tuning the flow")
 		start := time.Now()
 		if err := o.prob.Flow.FineTune(ctx, o.gather(o.fineTuneSet(0)), o.rng); err != nil {
 			return fmt.Errorf("bo: fine-tune flow: %w", err)
@@ -472,12 +478,14 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	}
 	switch {
 	case cfg.Screen == ScreenTokens && fresh > 0:
+		o.phase("fitting the surrogate")
 		start := time.Now()
 		if err := o.fitTokens(ctx); err != nil {
 			return err
 		}
 		o.times.Surrogate += time.Since(start)
 	case cfg.Update == UpdateEveryIteration && fresh > 0:
+		o.phase("updating the surrogate")
 		start := time.Now()
 		if err := o.updateSurrogate(ctx, fresh); err != nil {
 			return err
@@ -485,6 +493,7 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 		o.times.Surrogate += time.Since(start)
 	}
 	o.st.Iter++
+	o.phase("writing the checkpoint")
 	start := time.Now()
 	if err := o.checkpoint(); err != nil {
 		return err
@@ -509,10 +518,12 @@ func (o *Optimizer) propose(ctx context.Context, centres, probs []float64) ([]fl
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		o.phase("candidates")
 		start := time.Now()
 		draw(unit, c)
 		Perturb(cand, centres[a*d:(a+1)*d], half, probs[a*t:(a+1)*t], o.f, unit, o.rng)
 		o.times.Candidates += time.Since(start)
+		o.phase("Thompson sampling")
 		start = time.Now()
 		if err := o.surr.Sample(ctx, samples, cand, q, o.rng); err != nil {
 			return nil, fmt.Errorf("bo: Thompson sampling, anchor %d: %w", a, err)
@@ -684,4 +695,20 @@ func (o *Optimizer) judge(ctx context.Context, keys []string) error {
 // isAllowed reports whether a judged molecule may be proposed (always, without rules).
 func (o *Optimizer) isAllowed(key string) bool {
 	return o.prob.Rules == nil || o.allowed[key]
+}
+
+// PhaseRecorder is a Recorder told when each phase of an iteration begins, so that it can show long phases
+// while they run (a pmo iteration decodes for tens of seconds).
+type PhaseRecorder interface {
+	Recorder
+	// Phase says that the iteration (0-based: the one after Progress.Iteration iterations) enters the named
+	// phase, e.g. "decoding the candidates".
+	Phase(iteration int, name string)
+}
+
+// phase tells a PhaseRecorder that a phase begins.
+func (o *Optimizer) phase(name string) {
+	if p, ok := o.rec.(PhaseRecorder); ok {
+		p.Phase(o.st.Iter, name)
+	}
 }

@@ -83,6 +83,7 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 	cfg, t, d := o.cfg, o.t, o.d
 	n := len(centres) / d
 	c, q := cfg.Candidates, cfg.Queries
+	o.phase("candidates")
 	start := time.Now()
 	draw := o.pointDrawer()
 	unit := make([]float64, c*d)
@@ -93,6 +94,7 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 		Perturb(lat[a*c*d:(a+1)*c*d], centres[a*d:(a+1)*d], half, probs[a*t:(a+1)*t], o.f, unit, o.rng)
 	}
 	o.times.Candidates += time.Since(start)
+	o.phase("decoding the candidates")
 	start = time.Now()
 	dec := make([]int, n*c*t)
 	if err := o.prob.Flow.Decode(ctx, dec, lat); err != nil {
@@ -121,6 +123,7 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		o.phase("screening the candidates")
 		start = time.Now()
 		var poolTok []int
 		var poolKey []string
@@ -183,6 +186,7 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 			continue
 		}
 		k := min(q, m, left-len(b.SMILES))
+		o.phase("Thompson sampling")
 		start = time.Now()
 		samples := make([]float64, k*m)
 		if err := o.surr.Sample(ctx, samples, o.features(poolTok), k, o.rng); err != nil {

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nfbo/nfbo/bo"
@@ -359,7 +360,9 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 		a.Task, len(mols), scored, t, d, a.Model, ck.Params.NumParams(), flow.Backend(), train.BLASName(), a.Preset, a.Variant, cfg.Anchors, cfg.Queries, cand, cfg.Offspring,
 		cfg.Sampler, cfg.TACS.Tau > 0, cfg.Budget, total, a.Seed, chemRules, a.Out)
 
+	stopWatch := rec.watch()
 	res, runErr := opt.Run(ctx)
+	stopWatch()
 	info.Seconds += time.Since(start).Seconds()
 	info.Finished = res.Status == bo.StatusBudgetSpent || res.Status == bo.StatusConverged
 	info.Calls = budget.Calls()
@@ -534,16 +537,65 @@ func openObjective(ctx context.Context, s Streams, a Args, warnf func(string, ..
 	}
 }
 
-// progressPrinter prints one line per iteration.
+// progressPrinter prints one line per iteration, and while a phase runs long (watch), a line every
+// progressEvery saying which.
 type progressPrinter struct {
 	w io.Writer
 	// health, if set, is called after every iteration; a non-empty answer is printed once, as a warning.
 	health func() string
-	warnf  func(format string, args ...any)
+	warnf  func(string, ...any)
 	warned bool
+
+	every time.Duration // the longest silence; 0 means progressEvery
+
+	mu         sync.Mutex // guards w and the fields below, shared with watch's goroutine
+	last       time.Time  // when a line was last printed
+	iter       int        // the iteration running
+	phase      string     // its phase, since phaseStart
+	phaseStart time.Time
 }
 
-// Record implements bo.Recorder.
+// progressEvery is the longest a run stays silent while it works.
+const progressEvery = 10 * time.Second
+
+// Phase implements bo.PhaseRecorder.
+func (p *progressPrinter) Phase(iter int, name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.iter, p.phase, p.phaseStart = iter, name, time.Now()
+}
+
+// watch prints, until stop is called, a line whenever progressEvery has passed without one: the phase running
+// and for how long.
+func (p *progressPrinter) watch() (stop func()) {
+	done := make(chan struct{})
+	every := p.every
+	if every == 0 {
+		every = progressEvery
+	}
+	p.mu.Lock()
+	p.last = time.Now()
+	p.mu.Unlock()
+	go func() {
+		t := time.NewTicker(every / 5)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				p.mu.Lock()
+				if p.phase != "" && now.Sub(p.last) >= every {
+					fmt.Fprintf(p.w, "iter %d: %s (%.0f s)\n", p.iter+1, p.phase, now.Sub(p.phaseStart).Seconds())
+					p.last = now
+				}
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
 func (p *progressPrinter) Record(g bo.Progress) error {
 	t := g.Times
 	s := func(d time.Duration) float64 { return d.Seconds() }
@@ -564,7 +616,10 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 	line += fmt.Sprintf(" | s: encode %.2f tacs %.2f cand %.2f ts %.2f decode %.2f obj %.2f finetune %.2f surr %.2f ckpt %.2f total %.2f",
 		s(t.Encode), s(t.TACS), s(t.Candidates), s(t.Thompson), s(t.Decode), s(t.Objective), s(t.FineTune),
 		s(t.Surrogate), s(t.Checkpoint), s(t.Total()))
+	p.mu.Lock()
 	_, err := fmt.Fprintln(p.w, line)
+	p.last = time.Now()
+	p.mu.Unlock()
 	if p.health != nil && !p.warned {
 		if msg := p.health(); msg != "" {
 			p.warned = true

@@ -24,8 +24,9 @@ environments (PyTorch's and CuPy's wheels), CUDA_HOME, CUDA_PATH and
 /usr/local/cuda, then by the system; a part that is missing is reported with
 every folder tried. It exits 1 unless everything is there.
 
-The GPU engine itself (training and decoding on the GPU) is not finished:
-nfbo runs on the CPU.`,
+When it passes, -backend cuda of "nfbo optimize" and "nfbo recon" encodes and
+decodes on that GPU. Training (the optimiser's fine-tuning and "nfbo pretrain")
+still runs on the CPU.`,
 		Flag: fs,
 	}
 	cmd.Run = func(ctx context.Context, cmd *Command, args []string) error {
