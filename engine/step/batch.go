@@ -26,9 +26,10 @@ type Batch struct {
 	Lens []int
 	// InterMask holds the inverted-dropout masks (entries 0 or 1/(1−p))
 	// applied to the output of every LSTM layer but the top one, entry
-	// k·(L−1) + l for layer l of block k, each [S·B, H]; CtxMask those of
-	// each block's context, [N, H]. Both are nil when the step has no
-	// dropout (the config's rate is 0, or evaluation).
+	// k·(L−1) + l for layer l of block k, each [S·B, H] (none for one
+	// layer); CtxMask those of each block's context, [N, H]. CtxMask nil
+	// means no dropout (the config's rate is 0, or evaluation), and then
+	// InterMask is nil too.
 	InterMask, CtxMask [][]float32
 }
 
@@ -60,10 +61,10 @@ func (b *Batch) check(cfg model.Config, B int) error {
 			}
 		}
 	}
-	if (b.InterMask == nil) != (b.CtxMask == nil) {
-		return fmt.Errorf("step: batch has %d inter-layer and %d context dropout masks: both or neither", len(b.InterMask), len(b.CtxMask))
-	}
 	if b.CtxMask == nil {
+		if b.InterMask != nil {
+			return fmt.Errorf("step: batch has %d inter-layer dropout masks and no context masks", len(b.InterMask))
+		}
 		return nil
 	}
 	if len(b.InterMask) != cfg.Blocks*(cfg.LSTMLayers-1) || len(b.CtxMask) != cfg.Blocks {

@@ -224,7 +224,7 @@ func TestBatchCheck(t *testing.T) {
 		{"outside vocabulary", func(b *Batch) { b.Neg[0] = -2 }},
 		{"padded length", func(b *Batch) { b.Lens = []int{1, 4} }},
 		{"lengths", func(b *Batch) { b.Lens = []int{4} }},
-		{"both or neither", func(b *Batch) { b.CtxMask = nil }},
+		{"no context masks", func(b *Batch) { b.CtxMask = nil }},
 		{"context masks", func(b *Batch) { b.CtxMask = b.CtxMask[:1] }},
 		{"inter-layer mask 1", func(b *Batch) { b.InterMask[1] = b.InterMask[1][1:] }},
 	} {

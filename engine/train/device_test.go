@@ -2,12 +2,14 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nfbo/nfbo/engine/step"
 	"github.com/nfbo/nfbo/model"
@@ -209,15 +211,17 @@ func stepParity(t *testing.T, dev step.Device, cfg model.Config, lens []int, fro
 // engine/step's orchestration on the CPU Device gives the fused gorgonia
 // graph's training step: the same loss to float32 rounding, every tensor's
 // gradient, Adam update and moments within 1e-4 (relative, norm-wise), for
-// both transforms, with dropout, padding, random padded lengths and frozen
-// embeddings. The worst error per tensor kind is logged.
+// both transforms, one and two LSTM layers, with dropout, padding, random
+// padded lengths and frozen embeddings. The worst error per tensor kind is logged.
 func TestStepMatchesGraph(t *testing.T) {
 	for _, c := range []struct {
 		tr     model.Transform
+		layers int
 		lens   []int
 		frozen bool
-	}{{model.NLSq, nil, false}, {model.Affine, nil, false}, {model.NLSq, []int{5, 2, 4, 5}, false}, {model.NLSq, nil, true}} {
-		name := c.tr.String()
+	}{{model.NLSq, 2, nil, false}, {model.Affine, 2, nil, false}, {model.NLSq, 2, []int{5, 2, 4, 5}, false},
+		{model.NLSq, 2, nil, true}, {model.NLSq, 1, []int{3, 5, 2, 5}, false}} {
+		name := fmt.Sprintf("%v/layers=%d", c.tr, c.layers)
 		if c.lens != nil {
 			name += fmt.Sprintf("/lens%v", c.lens)
 		}
@@ -225,7 +229,9 @@ func TestStepMatchesGraph(t *testing.T) {
 			name += "/frozen"
 		}
 		t.Run(name, func(t *testing.T) {
-			fails, worst := stepParity(t, CPU{}, parityConfig(c.tr), c.lens, c.frozen)
+			cfg := parityConfig(c.tr)
+			cfg.LSTMLayers = c.layers // one: the small preset's, no inter-layer mask
+			fails, worst := stepParity(t, CPU{}, cfg, c.lens, c.frozen)
 			for _, f := range fails {
 				t.Error(f)
 			}
@@ -376,6 +382,60 @@ func TestTrainerDeviceMatchesGraph(t *testing.T) {
 			}
 			if trs[1].Steps() != trs[0].Steps() || trs[1].adam.Steps() != trs[0].adam.Steps() {
 				t.Errorf("steps %d, Adam's %d; graph %d, %d", trs[1].Steps(), trs[1].adam.Steps(), trs[0].Steps(), trs[0].adam.Steps())
+			}
+		})
+	}
+}
+
+// BenchmarkDeviceStep compares a training step (noise sampling, forward,
+// backward, Adam) of the small preset (V = 185, B = 32, T = 70 or
+// NFBO_BENCH_T) through the fused gorgonia graph (engine=graph, the
+// default) with one through engine/step on the CPU Device
+// (engine=step/device=cpu, Options.Device), which includes uploading the
+// weights and Adam's moments before each step and downloading them after;
+// sync-ms is that traffic alone, timed once after the loop.
+func BenchmarkDeviceStep(b *testing.B) {
+	T := benchT()
+	cfg, err := model.Preset("small", 185, T)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const B = 32
+	seqs := randomSeqs(cfg, B, rand.New(rand.NewPCG(2, 2)))
+	for _, c := range []struct {
+		name string
+		dev  step.Device
+	}{{"engine=graph", nil}, {"engine=step/device=cpu", CPU{}}} {
+		b.Run(fmt.Sprintf("%s/preset=small/B=%d/T=%d", c.name, B, T), func(b *testing.B) {
+			p, err := model.NewParams(cfg, rand.New(rand.NewPCG(1, 1)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			tr, err := NewTrainer(p, rand.NewPCG(3, 3), Options{Batch: B, Device: c.dev})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			if _, err := tr.Step(ctx, seqs); err != nil { // warm-up: compiles or allocates
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := tr.Step(ctx, seqs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(B)*float64(b.N)/b.Elapsed().Seconds(), "seq/s")
+			if s := tr.steps[B]; s != nil {
+				start := time.Now()
+				s.SetParams(tr.p)
+				s.SetMoments(tr.adam.m, tr.adam.v)
+				if err := errors.Join(s.ParamsTo(tr.p), s.MomentsTo(tr.adam.m, tr.adam.v)); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(time.Since(start).Microseconds())/1e3, "sync-ms")
 			}
 		})
 	}
