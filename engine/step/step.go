@@ -71,11 +71,11 @@ type Step struct {
 	dEn, dex, dej      Buf // [V, F], [N, F] ×2
 
 	host struct { // staging for uploads and downloads
-		pos        []int32
-		pos0       []float32
-		negWt, sim []float32
-		nll, simV  []float32
-		lens       []int
+		pos         []int32
+		pos0        []float32
+		negWt, simC []float32 // −Wt, λ·Wt
+		nll, sim    []float32
+		lens        []int
 	}
 }
 
@@ -219,8 +219,8 @@ func New(dev Device, cfg model.Config, B int, opts Options) (*Step, error) {
 	s.dEn, s.dex, s.dej = dev.Alloc(V*F), dev.Alloc(N*F), dev.Alloc(N*F)
 
 	s.host.pos, s.host.pos0 = make([]int32, 2*S*B), make([]float32, B*P)
-	s.host.negWt, s.host.sim = make([]float32, N), make([]float32, N)
-	s.host.nll, s.host.simV = make([]float32, N), make([]float32, N)
+	s.host.negWt, s.host.simC = make([]float32, N), make([]float32, N)
+	s.host.nll, s.host.sim = make([]float32, N), make([]float32, N)
 	s.host.lens = make([]int, B)
 	return s, nil
 }
@@ -362,12 +362,12 @@ func (s *Step) Run(b *Batch) (Result, error) {
 	s.backward()
 	d := s.dev
 	res := Result{}
-	if err := errors.Join(d.Download(s.host.nll, s.nll), d.Download(s.host.simV, s.sim)); err != nil {
+	if err := errors.Join(d.Download(s.host.nll, s.nll), d.Download(s.host.sim, s.sim)); err != nil {
 		return res, err
 	}
 	var n float64
 	for r, w := range b.Wt {
-		nll, sim := float64(s.host.nll[r]), float64(s.host.simV[r])
+		nll, sim := float64(s.host.nll[r]), float64(s.host.sim[r])
 		res.Loss += float64(w) * (nll + s.cfg.SimCoef*sim)
 		if w != 0 {
 			res.NLL += nll
@@ -398,7 +398,7 @@ func (s *Step) setInputs(b *Batch) {
 	PosCode0(s.host.pos0, lens, cfg.MaxT)
 	for r, w := range b.Wt {
 		s.host.negWt[r] = -w
-		s.host.sim[r] = float32(cfg.SimCoef) * w
+		s.host.simC[r] = float32(cfg.SimCoef) * w
 	}
 	d.UploadInt(s.tok, b.Tok)
 	d.UploadInt(s.neg, b.Neg)
@@ -407,7 +407,7 @@ func (s *Step) setInputs(b *Batch) {
 	d.Upload(s.eps, b.Eps)
 	d.Upload(s.wt, b.Wt)
 	d.Upload(s.negWt, s.host.negWt)
-	d.Upload(s.simC, s.host.sim)
+	d.Upload(s.simC, s.host.simC)
 	s.dropout = b.CtxMask != nil
 	if !s.dropout {
 		return
