@@ -228,8 +228,8 @@ func New(dev Device, cfg model.Config, B int, opts Options) (*Step, error) {
 // Config returns the step's model config.
 func (s *Step) Config() model.Config { return s.cfg }
 
-// Batch returns the number of sequences per batch.
-func (s *Step) Batch() int { return s.B }
+// BatchSize returns the number of sequences per batch, B.
+func (s *Step) BatchSize() int { return s.B }
 
 // checkTensors panics unless ts has the step's tensors' sizes.
 func (s *Step) checkTensors(what string, ts [][]float32) {
