@@ -84,3 +84,52 @@ func lstmGradGo(dg, dc, act, tc, cp, dout, dh []float32, H, u0 int) {
 		dc[u] = d * f
 	}
 }
+
+// LSTMCellForward32 is one step of an LSTM's training forward pass through
+// its cell for n rows of H units, keeping what LSTMCellGrad32 reads: act
+// [n, 4H] holds the gate inputs without the bias (x·Wih + h·Whh, order i,
+// f, g, o) and receives the activations σ(i), σ(f), tanh(g), σ(o); bias is
+// one [4H] row for every row (biasPerRow false) or [n, 4H], a row each
+// (layer 0's positional gates); cPrev [n, H] is the previous cell state.
+// It writes
+//
+//	c = σ(f)·cPrev + σ(i)·tanh(g),  tc = tanh(c),  h = σ(o)·tc
+//
+// (c, tc and h [n, H]), each product and the sum rounded to float32 in
+// that order. c may alias cPrev; nothing else aliases. The sigmoids and
+// tanh are Sigmoid32s and Tanh32s, eight lanes at a time where the assembly
+// runs.
+func LSTMCellForward32(act, c, tc, h, cPrev, bias []float32, n, H int, biasPerRow bool) {
+	checkDims("LSTMCellForward32", n, H)
+	H4 := 4 * H
+	checkLen("LSTMCellForward32", "act", len(act), n*H4)
+	for _, s := range [...]struct {
+		name string
+		n    int
+	}{{"c", len(c)}, {"tc", len(tc)}, {"h", len(h)}, {"cPrev", len(cPrev)}} {
+		checkLen("LSTMCellForward32", s.name, s.n, n*H)
+	}
+	if biasPerRow {
+		checkLen("LSTMCellForward32", "bias", len(bias), n*H4)
+	} else {
+		checkLen("LSTMCellForward32", "bias", len(bias), H4)
+	}
+	for r := range n {
+		a := act[r*H4 : (r+1)*H4]
+		b := bias[:H4]
+		if biasPerRow {
+			b = bias[r*H4 : (r+1)*H4]
+		}
+		Add32s(a, a, b)
+		Sigmoid32s(a[:2*H], a[:2*H]) // input and forget gates
+		Tanh32s(a[2*H:3*H], a[2*H:3*H])
+		Sigmoid32s(a[3*H:], a[3*H:]) // output gate
+		ig, fg, gg, og := a[:H], a[H:2*H], a[2*H:3*H], a[3*H:]
+		cr, tr := c[r*H:(r+1)*H], tc[r*H:(r+1)*H]
+		Mul32s(cr, fg, cPrev[r*H:(r+1)*H])
+		Mul32s(tr, ig, gg)
+		Add32s(cr, cr, tr)
+		Tanh32s(tr, cr)
+		Mul32s(h[r*H:(r+1)*H], og, tr)
+	}
+}

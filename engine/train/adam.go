@@ -124,16 +124,7 @@ func (a *Adam) stepNorm(params []*model.Tensor, grads [][]float32, norm float64)
 	if len(params) != len(a.m) || len(grads) != len(a.m) {
 		panic(fmt.Sprintf("train: Adam has %d tensors, got %d params and %d grads", len(a.m), len(params), len(grads)))
 	}
-	scale := 1.0
-	if a.ClipNorm > 0 {
-		if c := a.ClipNorm / (norm + 1e-6); c < 1 {
-			scale = c
-		}
-	}
-	a.step++
-	bc1 := 1 - math.Pow(a.Beta1, float64(a.step))
-	bc2 := 1 - math.Pow(a.Beta2, float64(a.step))
-	c := kernels.AdamCoeffs{Scale: scale, Beta1: a.Beta1, Beta2: a.Beta2, StepSize: a.LR / bc1, BC2Sqrt: math.Sqrt(bc2), Eps: a.Eps}
+	c := a.next(norm)
 	sizes := make([]int, len(params))
 	for i, p := range params {
 		if len(grads[i]) != len(p.Data) || len(a.m[i]) != len(p.Data) {
@@ -148,6 +139,23 @@ func (a *Adam) stepNorm(params []*model.Tensor, grads [][]float32, norm float64)
 			kernels.AdamUpdate(params[i].Data[lo:hi], grads[i][lo:hi], a.m[i][lo:hi], a.v[i][lo:hi], &c)
 		}
 	})
+}
+
+// next counts one more step and returns its coefficients for gradients
+// of global norm norm: the clipping factor (when the norm exceeds
+// ClipNorm, ClipNorm/(norm + 1e-6), as PyTorch's) and the bias
+// corrections of the step count.
+func (a *Adam) next(norm float64) kernels.AdamCoeffs {
+	scale := 1.0
+	if a.ClipNorm > 0 {
+		if c := a.ClipNorm / (norm + 1e-6); c < 1 {
+			scale = c
+		}
+	}
+	a.step++
+	bc1 := 1 - math.Pow(a.Beta1, float64(a.step))
+	bc2 := 1 - math.Pow(a.Beta2, float64(a.step))
+	return kernels.AdamCoeffs{Scale: scale, Beta1: a.Beta1, Beta2: a.Beta2, StepSize: a.LR / bc1, BC2Sqrt: math.Sqrt(bc2), Eps: a.Eps}
 }
 
 // adamMagic starts an encoded Adam state.

@@ -229,43 +229,82 @@ const maskChunk = 1 << 16
 
 // fillDropout draws inverted-dropout masks (entries 0 or 1/(1−p)) for every
 // mask input of g, on every core (a paper-preset step draws 16 million
-// entries). Each logical mask (per block, the context's, and per block and
-// layer, the inter-layer one over all steps) gets a seed from rng, in a
-// fixed order, and one PCG stream per maskChunk of its entries. An unrolled
-// graph feeds the inter-layer mask as one [B, H] input per step and the
-// fused graph as one [S·B, H] input; both read the same entries, so the
-// two graphs see the same masks (TestDropoutFusedMatchesNodes).
+// entries), with drawDropout. An unrolled graph feeds the inter-layer mask
+// as one [B, H] input per step and the fused graph as one [S·B, H] input;
+// both read the same entries, so the two graphs see the same masks
+// (TestDropoutFusedMatchesNodes).
 func fillDropout(g *flowGraph, p float64, rng *rand.Rand) {
 	if !g.dropout {
 		return
 	}
-	var masks [][]*feed // each logical mask: its inputs in entry order
+	var masks [][]any // each logical mask: its inputs' data in entry order
 	for k := range g.interMask {
 		for l := range g.interMask[k] {
-			var fs []*feed
+			var fs []any
 			for t := range g.interMask[k][l] {
-				fs = append(fs, &g.interMask[k][l][t])
+				fs = append(fs, g.interMask[k][l][t].val.Data())
 			}
 			masks = append(masks, fs)
 		}
 	}
 	for k := range g.ctxMask {
-		masks = append(masks, []*feed{&g.ctxMask[k]})
+		masks = append(masks, []any{g.ctxMask[k].val.Data()})
+	}
+	drawDropout(masks, p, rng)
+}
+
+// dropoutMasks returns the masks of a step of the fused graph's shapes for
+// B sequences at rate p, drawn as fillDropout draws them for that graph:
+// the inter-layer masks [S·B, H] in block and layer order, then the
+// context masks [N, H] of each block (step.Batch's InterMask and CtxMask).
+func dropoutMasks(cfg model.Config, B int, p float64, rng *rand.Rand) (inter, ctx [][]float32) {
+	S, N, H := cfg.T-1, cfg.T*B, cfg.H
+	var masks [][]any
+	for range cfg.Blocks {
+		for range cfg.LSTMLayers - 1 {
+			m := make([]float32, S*B*H)
+			inter = append(inter, m)
+			masks = append(masks, []any{m})
+		}
+	}
+	for range cfg.Blocks {
+		m := make([]float32, N*H)
+		ctx = append(ctx, m)
+		masks = append(masks, []any{m})
+	}
+	drawDropout(masks, p, rng)
+	return inter, ctx
+}
+
+// drawDropout draws inverted-dropout masks (entries 0 or 1/(1−p)) into
+// masks, each logical mask the list of its parts' data ([]float32 or
+// []float64) in entry order, on every core. Each logical mask gets a seed
+// from rng, in order, and one PCG stream per maskChunk of its entries, so
+// the masks depend on rng alone and not on how a mask is cut into parts.
+func drawDropout(masks [][]any, p float64, rng *rand.Rand) {
+	size := func(d any) int {
+		switch d := d.(type) {
+		case []float32:
+			return len(d)
+		case []float64:
+			return len(d)
+		}
+		panic(fmt.Sprintf("train: dropout mask of type %T", d))
 	}
 	type chunk struct {
-		fs         []*feed
+		parts      []any
 		lo, hi     int // entries of the logical mask
 		seed, salt uint64
 	}
 	var chunks []chunk
-	for _, fs := range masks {
+	for _, parts := range masks {
 		n := 0
-		for _, f := range fs {
-			n += f.val.Shape().TotalSize()
+		for _, d := range parts {
+			n += size(d)
 		}
 		seed, salt := rng.Uint64(), rng.Uint64()
 		for lo := 0; lo < n; lo += maskChunk {
-			chunks = append(chunks, chunk{fs, lo, min(lo+maskChunk, n), seed, salt + uint64(lo/maskChunk)})
+			chunks = append(chunks, chunk{parts, lo, min(lo+maskChunk, n), seed, salt + uint64(lo/maskChunk)})
 		}
 	}
 	// An entry is kept when its 32-bit draw is at least p·2³².
@@ -275,15 +314,15 @@ func fillDropout(g *flowGraph, p float64, rng *rand.Rand) {
 		var bits bitStream
 		for _, c := range chunks[a:b] {
 			bits.seed(c.seed, c.salt)
-			off := 0 // first entry of f in the logical mask
-			for _, f := range c.fs {
-				n := f.val.Shape().TotalSize()
+			off := 0 // first entry of the part in the logical mask
+			for _, part := range c.parts {
+				n := size(part)
 				lo, hi := max(c.lo, off)-off, min(c.hi, off+n)-off
 				off += n
 				if lo >= hi {
 					continue
 				}
-				switch d := f.val.Data().(type) {
+				switch d := part.(type) {
 				case []float32:
 					drawMask32(d[lo:hi], thresh, float32(keep), &bits)
 				case []float64:

@@ -48,9 +48,7 @@ func (op blockOp[T]) Do(v ...G.Value) (G.Value, error) {
 	}
 	w := op.cols()
 	out := resize(op.out, op.rows()*w)
-	for i := range op.rows() {
-		copy(out[i*w:(i+1)*w], x[(op.r0+i)*op.C+op.c0:])
-	}
+	copyCols(out, w, 0, x[op.r0*op.C:], op.C, op.c0, op.rows(), w, false)
 	return newDense(out, op.rows(), w), nil
 }
 func (op blockOp[T]) ReturnsPtr() bool     { return false }
@@ -99,9 +97,7 @@ func (g blockGradOp[T]) Do(v ...G.Value) (G.Value, error) {
 	}
 	out := resize(g.out, op.R*op.C)
 	clear(out)
-	for i := range op.rows() {
-		copy(out[(op.r0+i)*op.C+op.c0:], d[i*w:(i+1)*w])
-	}
+	copyCols(out[op.r0*op.C:], op.C, op.c0, d, w, 0, op.rows(), w, false)
 	return newDense(out, op.R, op.C), nil
 }
 func (g blockGradOp[T]) ReturnsPtr() bool      { return false }
@@ -110,6 +106,21 @@ func (g blockGradOp[T]) OverwritesInput() int  { return -1 }
 func (g blockGradOp[T]) WriteHash(h hash.Hash) { fmt.Fprint(h, "grad:"); g.op.WriteHash(h) }
 func (g blockGradOp[T]) Hashcode() uint32      { return hashOf(g) }
 func (g blockGradOp[T]) String() string        { return "BlockGrad(" + g.op.name + ")" }
+
+// copyCols copies, for n rows, columns [srcOff, srcOff+w) of src (rows of
+// srcW) to columns [dstOff, dstOff+w) of dst (rows of dstW), or adds them
+// to dst's when acc is set: the block copies of the fused graph and of the
+// CPU Device.
+func copyCols[T float32 | float64](dst []T, dstW, dstOff int, src []T, srcW, srcOff, n, w int, acc bool) {
+	for r := range n {
+		d, s := dst[r*dstW+dstOff:][:w], src[r*srcW+srcOff:][:w]
+		if acc {
+			addTo(d, d, s)
+		} else {
+			copy(d, s)
+		}
+	}
+}
 
 // block adds x[r0:r1, c0:c1] of the matrix x as a blockOp; name is unique
 // in the graph.
@@ -159,10 +170,8 @@ func (op joinOp[T]) Do(v ...G.Value) (G.Value, error) {
 	}
 	w := op.a + op.b
 	out := resize(op.out, op.R*w)
-	for i := range op.R {
-		copy(out[i*w:], x[i*op.a:(i+1)*op.a])
-		copy(out[i*w+op.a:(i+1)*w], y[i*op.b:(i+1)*op.b])
-	}
+	copyCols(out, w, 0, x, op.a, 0, op.R, op.a, false)
+	copyCols(out, w, op.a, y, op.b, 0, op.R, op.b, false)
 	return newDense(out, op.R, w), nil
 }
 func (op joinOp[T]) ReturnsPtr() bool     { return false }

@@ -141,25 +141,31 @@ func (q *couplingSeq[T]) forward(in [][]T) []T {
 		gemm(false, false, 1, q.hs[l-1], N, prev, in[6+2*(l-1)], prev, width, 0, h)
 		addBiasReLU(h, in[7+2*(l-1)], N, width, l < q.layers()-1)
 	}
-	o := h
-	np := q.tr.NumParams()
 	out := resize(&q.out, N*(half+1))
+	transformRows(q.tr, out, h, w, N, half)
+	return out
+}
+
+// transformRows applies the transform tr to w [N, half] with the raw
+// parameters o [N·half, np] and writes out [N, half+1]: u, then the row's
+// Σ log du/dw; rows are split over the cores.
+func transformRows[T float32 | float64](tr model.Transform, out, o, w []T, N, half int) {
+	np := tr.NumParams()
 	parallelRows(N, half, func(lo, hi int) {
-		if o32, ok := any(o).([]float32); ok && q.tr == model.NLSq && half <= nlsqChunk {
+		if o32, ok := any(o).([]float32); ok && tr == model.NLSq && half <= nlsqChunk {
 			nlsqForwardRows32(any(out).([]float32), o32, any(w).([]float32), half, lo, hi)
 			return
 		}
 		for r := lo; r < hi; r++ {
 			var ld float64
 			for i := range half {
-				u, l := transformForward(q.tr, o[(r*half+i)*np:][:np], float64(w[r*half+i]))
+				u, l := transformForward(tr, o[(r*half+i)*np:][:np], float64(w[r*half+i]))
 				out[r*(half+1)+i] = T(u)
 				ld += l
 			}
 			out[r*(half+1)+half] = T(ld)
 		}
 	})
-	return out
 }
 
 // transformForward returns u(w) and log du/dw for the raw parameters o of
@@ -229,25 +235,11 @@ func nlsqBackward[T float32 | float64](do []T, bb, dd, th, E, f, w, du, dl float
 func (q *couplingSeq[T]) backward(in [][]T, dOut []T) []T {
 	N, half := q.N, q.Half
 	cond, ctx, w := in[0], in[1], in[2]
-	np := q.tr.NumParams()
 	L := q.layers()
-	o := q.hs[L-1]
 	grads := q.grads // dctx, dw, dW0c, dW0x, db0, then dW_l, db_l
 	dw := resize(&grads[1], N*half)
 	dh := q.ds[L-1] // gradient of the current layer's output (every entry written)
-	parallelRows(N, half, func(lo, hi int) {
-		if o32, ok := any(o).([]float32); ok && q.tr == model.NLSq && half <= nlsqChunk {
-			nlsqBackwardRows32(any(dw).([]float32), any(dh).([]float32), o32, any(w).([]float32), any(dOut).([]float32), half, lo, hi)
-			return
-		}
-		for r := lo; r < hi; r++ {
-			dl := float64(dOut[r*(half+1)+half])
-			for i := range half {
-				k := r*half + i
-				dw[k] = T(transformBackward(q.tr, dh[k*np:][:np], o[k*np:][:np], float64(w[k]), float64(dOut[r*(half+1)+i]), dl))
-			}
-		}
-	})
+	transformGradRows(q.tr, dh, dw, q.hs[L-1], w, dOut, N, half)
 	for l := L - 1; l >= 1; l-- {
 		prev, width := q.widths[l-1], q.widths[l]
 		gemm(true, false, 1, q.hs[l-1], N, prev, dh, N, width, 0, resize(&grads[5+2*(l-1)], prev*width))
@@ -255,10 +247,7 @@ func (q *couplingSeq[T]) backward(in [][]T, dOut []T) []T {
 		dprev := q.ds[l-1]
 		gemm(false, true, 1, dh, N, width, in[6+2*(l-1)], prev, width, 0, dprev)
 		// Every layer below the output one is ReLU'd: h = 0 where it cut.
-		hp := q.hs[l-1]
-		parallelRows(N, prev, func(lo, hi int) {
-			reluGrad(dprev[lo*prev:hi*prev], hp[lo*prev:hi*prev])
-		})
+		reluGradRows(dprev, q.hs[l-1], N, prev)
 		dh = dprev
 	}
 	U := q.widths[0]
@@ -269,6 +258,34 @@ func (q *couplingSeq[T]) backward(in [][]T, dOut []T) []T {
 	dcond := resize(&q.dcond, N*half)
 	gemm(false, true, 1, dh, N, U, in[3], half, U, 0, dcond)
 	return dcond
+}
+
+// transformGradRows is transformRows' gradient: from dOut [N, half+1], the
+// gradient of its out, it writes the gradients dO [N·half, np] of the raw
+// parameters o and dw [N, half] of w; rows are split over the cores.
+func transformGradRows[T float32 | float64](tr model.Transform, dO, dw, o, w, dOut []T, N, half int) {
+	np := tr.NumParams()
+	parallelRows(N, half, func(lo, hi int) {
+		if o32, ok := any(o).([]float32); ok && tr == model.NLSq && half <= nlsqChunk {
+			nlsqBackwardRows32(any(dw).([]float32), any(dO).([]float32), o32, any(w).([]float32), any(dOut).([]float32), half, lo, hi)
+			return
+		}
+		for r := lo; r < hi; r++ {
+			dl := float64(dOut[r*(half+1)+half])
+			for i := range half {
+				k := r*half + i
+				dw[k] = T(transformBackward(tr, dO[k*np:][:np], o[k*np:][:np], float64(w[k]), float64(dOut[r*(half+1)+i]), dl))
+			}
+		}
+	})
+}
+
+// reluGradRows is reluGrad over the n rows of w of d and h, split over the
+// cores.
+func reluGradRows[T float32 | float64](d, h []T, n, w int) {
+	parallelRows(n, w, func(lo, hi int) {
+		reluGrad(d[lo*w:hi*w], h[lo*w:hi*w])
+	})
 }
 
 // colSums sets dst [1, w] to the column sums of x [n, w]. The columns are

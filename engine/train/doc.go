@@ -54,6 +54,19 @@
 // modulo 256 (it hashes them as bytes), silently; slices here are built so
 // that no two of one node can collide (see builder.pick).
 //
+// # Devices
+//
+// engine/step writes the same training step once against a small device
+// interface, for the CPU and a GPU alike. CPU (device.go) is its CPU
+// implementation, whose kernels are this package's fused loops (the
+// functions the ops above call: gemm, transformRows, gatherRows,
+// scatterAddRows, copyCols, mulRows) and kernels'. With Options.Device a
+// Trainer runs its steps through engine/step on that device, drawing the
+// same inputs (prepareBatch, dropoutMasks) from the same random stream as
+// the graph, so that the two agree to float32 rounding
+// (TestStepMatchesGraph, TestTrainerDeviceMatchesGraph); evaluation stays
+// on the graph.
+//
 // # Checkpoints
 //
 // Trainer.MarshalState holds the step count, the data position, the random

@@ -42,9 +42,7 @@ func (op maskOp[T]) Do(v ...G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("train: dropout %s: inputs of %d and %d entries, want %d", op.name, len(x), len(m), op.n*op.w)
 	}
 	out := resize(op.out, op.n*op.w)
-	parallelRows(op.n, op.w, func(lo, hi int) {
-		mulTo(out[lo*op.w:hi*op.w], x[lo*op.w:hi*op.w], m[lo*op.w:hi*op.w])
-	})
+	mulRows(out, x, m, op.n, op.w)
 	return newDense(out, op.n, op.w), nil
 }
 func (op maskOp[T]) ReturnsPtr() bool      { return false }
@@ -62,6 +60,14 @@ func (op maskOp[T]) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 		return nil, err
 	}
 	return G.Nodes{dx, nil}, nil
+}
+
+// mulRows sets dst = x⊙m for n rows of w, rows split over the cores: a
+// dropout mask's application (dst may be x).
+func mulRows[T float32 | float64](dst, x, m []T, n, w int) {
+	parallelRows(n, w, func(lo, hi int) {
+		mulTo(dst[lo*w:hi*w], x[lo*w:hi*w], m[lo*w:hi*w])
+	})
 }
 
 // dropout applies the fed mask m [n, w] to x [n, w]; name is unique in the

@@ -46,19 +46,15 @@ func (op rowGatherOp[T]) Do(v ...G.Value) (G.Value, error) {
 	}
 	table := dataOf[T](v[0])
 	W, V := op.W, len(table)/op.W
-	out := resize(op.out, len(op.idx.rows)*W)
 	for r, j := range op.idx.rows {
-		dst := out[r*W : (r+1)*W]
-		switch {
-		case j < 0:
-			clear(dst)
-		case int(j) < V:
-			copy(dst, table[int(j)*W:])
-		default:
+		if int(j) >= V {
 			return nil, fmt.Errorf("train: embedding lookup %s: row %d reads token %d of %d", op.name, r, j, V)
 		}
 	}
-	return newDense(out, len(op.idx.rows), W), nil
+	n := len(op.idx.rows)
+	out := resize(op.out, n*W)
+	gatherRows(out, table, op.idx.rows, n, 1, W)
+	return newDense(out, n, W), nil
 }
 func (op rowGatherOp[T]) ReturnsPtr() bool      { return false }
 func (op rowGatherOp[T]) CallsExtern() bool     { return false }
@@ -101,14 +97,7 @@ func (op rowScatterOp[T]) Do(v ...G.Value) (G.Value, error) {
 	W := op.g.W
 	out := resize(op.out, op.V*W)
 	clear(out)
-	// N·W additions (90,000 for the small preset at T = 70, B = 32): not
-	// worth splitting.
-	for r, j := range op.g.idx.rows {
-		if j >= 0 {
-			dst := out[int(j)*W : (int(j)+1)*W]
-			addTo(dst, dst, d[r*W:(r+1)*W])
-		}
-	}
+	scatterAddRows(out, d, op.g.idx.rows, len(op.g.idx.rows), 1, W)
 	return newDense(out, op.V, W), nil
 }
 func (op rowScatterOp[T]) ReturnsPtr() bool      { return false }
@@ -117,6 +106,53 @@ func (op rowScatterOp[T]) OverwritesInput() int  { return -1 }
 func (op rowScatterOp[T]) WriteHash(h hash.Hash) { fmt.Fprintf(h, "rows.scatter(%s)", op.g.name) }
 func (op rowScatterOp[T]) Hashcode() uint32      { return hashOf(op) }
 func (op rowScatterOp[T]) String() string        { return "RowGatherGrad(" + op.g.name + ")" }
+
+// gatherRows sets row r of out [n, W] to the sum of the k rows
+// idx[k·r .. k·r+k) of table (rows of W), in that order, an index −1
+// adding nothing (a zero row when all are −1); rows are split over the
+// cores. It is the embedding lookup (k = 1) and the positional gather
+// (k = 2) of the graph's ops and of the CPU Device.
+func gatherRows[T float32 | float64](out, table []T, idx []int32, n, k, W int) {
+	parallelRows(n, k*W, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			dst := out[r*W : (r+1)*W]
+			first := true
+			for _, j := range idx[k*r : k*r+k] {
+				if j < 0 {
+					continue
+				}
+				src := table[int(j)*W:][:W]
+				if first {
+					copy(dst, src)
+				} else {
+					addTo(dst, dst, src)
+				}
+				first = false
+			}
+			if first {
+				clear(dst)
+			}
+		}
+	})
+}
+
+// scatterAddRows adds row r of src [n, W] to each of the rows
+// idx[k·r .. k·r+k) of dst (rows of W), skipping −1: gatherRows's
+// gradient. Rows of src land on shared rows of dst, so the cores split the
+// columns; each entry sums in row order whatever the split.
+func scatterAddRows[T float32 | float64](dst, src []T, idx []int32, n, k, W int) {
+	parallelRows(W, k*n, func(lo, hi int) {
+		for r := range n {
+			s := src[r*W+lo : r*W+hi]
+			for _, j := range idx[k*r : k*r+k] {
+				if j >= 0 {
+					d := dst[int(j)*W+lo:][:hi-lo]
+					addTo(d, d, s)
+				}
+			}
+		}
+	})
+}
 
 // gatherRows adds the lookup of idx's rows of table [V, W] to the graph.
 func (b *builder) gatherRows(name string, idx *rowIndex, table *G.Node) *G.Node {

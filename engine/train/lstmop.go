@@ -141,7 +141,7 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 				gemmBlock(false, false, b1-b0, H4, H, 1, hPrev, H, Whh, H4, 1, g, H4)
 			}
 			if is32 {
-				cellRows32(q32, s, b0, b1, any(bias).([]float32), any(c).([]float32), any(out).([]float32))
+				cellRows32(q32, s, b0, b1, any(bias).([]float32), any(c0).([]float32), any(out).([]float32))
 				continue
 			}
 			for b := b0; b < b1; b++ {
@@ -167,34 +167,26 @@ func (q *lstmSeq[T]) forward(X, Wih, Whh, bias, h0, c0 []T) []T {
 }
 
 // cellRows32 is the float32 form of forward's cell update at step s for the
-// sequences [b0, b1): the same arithmetic in the same order, as passes over
-// each row's gate segments that call kernels.Sigmoid32s and Tanh32s (the
-// generic scalar functions are neither inlined nor specialised; the slice
-// forms may differ from them in the last place or two). q.act holds the
-// step's gate inputs without the bias and receives the activations; c
-// [B, H] is the running cell state; out is the layer's output after its
-// lead rows.
-func cellRows32(q *lstmSeq[float32], s, b0, b1 int, bias, c, out []float32) {
+// sequences [b0, b1): kernels.LSTMCellForward32, the same arithmetic in the
+// same order as the generic loop (the generic scalar functions are neither
+// inlined nor specialised; the kernel's slice forms may differ from them in
+// the last place or two). q.act holds the step's gate inputs without the
+// bias and receives the activations; the cell state before the step is c0
+// or the previous step's saved one, and the new one is saved in place; out
+// is the layer's output after its lead rows.
+func cellRows32(q *lstmSeq[float32], s, b0, b1 int, bias, c0, out []float32) {
 	B, H := q.B, q.H
 	H4 := 4 * H
-	for b := b0; b < b1; b++ {
-		gb := q.act[(s*B+b)*H4 : (s*B+b+1)*H4]
-		kernels.Add32s(gb, gb, q.biasRow(bias, s, b))
-		kernels.Sigmoid32s(gb[:2*H], gb[:2*H]) // input and forget gates
-		kernels.Tanh32s(gb[2*H:3*H], gb[2*H:3*H])
-		kernels.Sigmoid32s(gb[3*H:], gb[3*H:]) // output gate
-		r := (s*B + b) * H
-		cb, cs, tc := c[b*H:(b+1)*H], q.c[r:r+H], q.tc[r:r+H]
-		ig, fg, gg := gb[:H], gb[H:2*H], gb[2*H:3*H]
-		// c = f·c + i·g, rounded after each operation as the scalar
-		// loop does.
-		kernels.Mul32s(cs, fg, cb)
-		kernels.Mul32s(tc, ig, gg)
-		kernels.Add32s(cb, cs, tc)
-		copy(cs, cb)
-		kernels.Tanh32s(tc, cb)
-		kernels.Mul32s(out[r:r+H], gb[3*H:], tc)
+	cPrev := c0[b0*H : b1*H]
+	if s > 0 {
+		cPrev = q.c[((s-1)*B+b0)*H : ((s-1)*B+b1)*H]
 	}
+	r0, r1 := s*B+b0, s*B+b1
+	perRow := q.biasRows != 1
+	if perRow {
+		bias = bias[r0*H4 : r1*H4]
+	}
+	kernels.LSTMCellForward32(q.act[r0*H4:r1*H4], q.c[r0*H:r1*H], q.tc[r0*H:r1*H], out[r0*H:r1*H], cPrev, bias, b1-b0, H, perRow)
 }
 
 // backward returns dX [S·B, In] for the output gradient dOut

@@ -5,6 +5,7 @@ import (
 	"hash"
 
 	"github.com/chewxy/hm"
+	"github.com/nfbo/nfbo/engine/step"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -40,24 +41,11 @@ func newPosIndex(S, B, maxT int) *posIndex {
 // the sequence's end, whose rows carry no loss, read the code of distance 0.
 func (q *posIndex) setLengths(lens []int) {
 	copy(q.lens, lens)
-	for s := range q.S {
-		for b, T := range lens {
-			r := s*q.B + b
-			q.rows[2*r] = int32(s + 1)
-			q.rows[2*r+1] = int32(q.MaxT + max(T-2-s, 0))
-		}
-	}
+	step.PosRows(q.rows, q.lens, q.S, q.MaxT)
 }
 
 // code0 writes the code c_0 of each sequence into dst [B, P] (zeroed first).
-func (q *posIndex) code0(dst []float64) {
-	clear(dst)
-	P := 2 * q.MaxT
-	for b, T := range q.lens {
-		dst[b*P] = 1
-		dst[b*P+q.MaxT+T-1] = 1
-	}
-}
+func (q *posIndex) code0(dst []float64) { step.PosCode0(dst, q.lens, q.MaxT) }
 
 // posGatherOp: (Wpos [P, W], bias [1, W]) → [S·B, W], row r = Wpos[rows[2r]]
 // + Wpos[rows[2r+1]] + bias, the sum in that order (as the one-hot product
@@ -85,15 +73,9 @@ func (op posGatherOp[T]) Do(v ...G.Value) (G.Value, error) {
 	W := op.W
 	n := op.q.S * op.q.B
 	out := resize(op.out, n*W)
-	parallelRows(n, W, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			a := wpos[int(op.q.rows[2*r])*W:][:W]
-			c := wpos[int(op.q.rows[2*r+1])*W:][:W]
-			dst := out[r*W : (r+1)*W]
-			addTo(dst, a, c) // (a + c) + bias, as the one-hot product and the bias row sum
-			addTo(dst, dst, bias[:W])
-		}
-	})
+	// (a + c) + bias, as the one-hot product and the bias row sum.
+	gatherRows(out, wpos, op.q.rows, n, 2, W)
+	addBiasReLU(out, bias, n, W, false)
 	return newDense(out, n, W), nil
 }
 func (op posGatherOp[T]) ReturnsPtr() bool      { return false }
@@ -158,20 +140,8 @@ func (op posScatterOp[T]) Do(v ...G.Value) (G.Value, error) {
 		return newDense(out, 1, W), nil
 	}
 	out := resize(op.out, op.P*W)
-	// Rows of d land on shared rows of out, so the cores split the
-	// columns; each entry sums in row order whatever the split.
-	parallelRows(W, 2*n, func(lo, hi int) {
-		for p := range op.P {
-			clear(out[p*W+lo : p*W+hi])
-		}
-		for r := range n {
-			src := d[r*W+lo : r*W+hi]
-			for k := range 2 {
-				dst := out[int(q.rows[2*r+k])*W+lo:][:hi-lo]
-				addTo(dst, dst, src)
-			}
-		}
-	})
+	clear(out)
+	scatterAddRows(out, d, q.rows, n, 2, W)
 	return newDense(out, op.P, W), nil
 }
 func (op posScatterOp[T]) ReturnsPtr() bool     { return false }

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/nfbo/nfbo/engine/step"
 	"github.com/nfbo/nfbo/model"
 	"gorgonia.org/tensor"
 )
@@ -74,6 +75,13 @@ type Options struct {
 	// PadToken ends a molecule and pads its sequence (chem/vocab.Stop); it
 	// is read only with RandomPad.
 	PadToken int
+	// Device, when not nil, runs every training step (Step, Pretrain,
+	// FineTune) through engine/step's orchestration on it (CPU{}: this
+	// machine's cores) instead of the gorgonia graph. Its inputs are drawn
+	// from the same random stream as the graph's, so the two runs agree to
+	// float32 rounding (TestTrainerDeviceMatchesGraph); evaluation
+	// (Evaluate, LogDensity) stays on the graph. nil: the graph.
+	Device step.Device
 }
 
 func (o Options) withDefaults() Options {
@@ -113,6 +121,7 @@ type Trainer struct {
 
 	trainG map[int]*flowGraph
 	evalG  map[int]*flowGraph
+	steps  map[int]*step.Step // per batch size, with Options.Device
 
 	// Position in the pretraining data: epoch e visits the training set in
 	// the order rand.New(rand.NewPCG(shuffleSeed, e)).Perm(n).
@@ -135,7 +144,7 @@ func NewTrainer(p *model.Params, src *rand.PCG, opts Options) (*Trainer, error) 
 	opts = opts.withDefaults()
 	tr := &Trainer{p: p, opts: opts, src: src, rng: rand.New(src),
 		tensors: p.Tensors(), index: map[*model.Tensor]int{},
-		trainG: map[int]*flowGraph{}, evalG: map[int]*flowGraph{}}
+		trainG: map[int]*flowGraph{}, evalG: map[int]*flowGraph{}, steps: map[int]*step.Step{}}
 	for i, t := range tr.tensors {
 		tr.index[t] = i
 		tr.grads = append(tr.grads, make([]float32, t.Len()))
@@ -182,16 +191,21 @@ func (tr *Trainer) graph(B int, kind graphKind) (*flowGraph, error) {
 	return g, nil
 }
 
-// Prepare compiles the training graph for batches of B sequences and the
-// evaluation graph for Options.EvalBatch ahead of time, so that the first
-// step's timing is the step's. Compilation cannot be interrupted and takes
+// Prepare compiles the training graph for batches of B sequences (with
+// Options.Device, allocates the device step instead) and the evaluation
+// graph for Options.EvalBatch ahead of time, so that the first step's
+// timing is the step's. Compilation cannot be interrupted and takes
 // seconds for the small preset and about 1.5 minutes for the paper preset
 // (BENCHMARKS.md); ctx is checked before each graph.
 func (tr *Trainer) Prepare(ctx context.Context, B int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if _, err := tr.graph(B, kindTrain); err != nil {
+	if tr.opts.Device != nil {
+		if _, err := tr.deviceStep(B); err != nil {
+			return err
+		}
+	} else if _, err := tr.graph(B, kindTrain); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -222,6 +236,9 @@ type StepStats struct {
 // trainStep runs one optimiser step on seqs (1 ≤ len(seqs) ≤ B, already
 // checked) padded to lens (nil: T) with the training graph for batch size B.
 func (tr *Trainer) trainStep(seqs [][]int, lens []int, B int) (StepStats, error) {
+	if tr.opts.Device != nil {
+		return tr.trainStepDevice(seqs, lens, B)
+	}
 	g, err := tr.graph(B, kindTrain)
 	if err != nil {
 		return StepStats{}, err

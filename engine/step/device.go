@@ -1,0 +1,190 @@
+package step
+
+import (
+	"fmt"
+
+	"github.com/nfbo/nfbo/kernels"
+)
+
+// Buf is a float32 array on a Device, or a contiguous part of one: the
+// handle of the device's allocation (Mem), an offset and a length, all in
+// elements. It is a small value; copying or slicing it copies no data, so
+// the step's loops take views without allocating. The zero Buf is empty.
+type Buf struct {
+	mem    any
+	off, n int
+}
+
+// NewBuf returns the handle of a whole allocation of n float32 values whose
+// device-side identity is mem ([]float32 on the CPU, a device pointer on a
+// GPU). Only Device implementations call it.
+func NewBuf(mem any, n int) Buf { return Buf{mem: mem, n: n} }
+
+// Mem returns the allocation's device-side identity, as given to NewBuf.
+func (b Buf) Mem() any { return b.mem }
+
+// Off returns the view's first element within the allocation.
+func (b Buf) Off() int { return b.off }
+
+// Len returns the view's number of elements.
+func (b Buf) Len() int { return b.n }
+
+// Slice returns elements [lo, hi) of b. It panics when they are not within
+// b.
+func (b Buf) Slice(lo, hi int) Buf {
+	if lo < 0 || hi < lo || hi > b.n {
+		panic(fmt.Sprintf("step: slice [%d:%d] of a buffer of %d", lo, hi, b.n))
+	}
+	return Buf{mem: b.mem, off: b.off + lo, n: hi - lo}
+}
+
+// Rows returns rows [r0, r1) of b read as a row-major matrix of w columns.
+func (b Buf) Rows(r0, r1, w int) Buf { return b.Slice(r0*w, r1*w) }
+
+// IntBuf is an int32 array on a Device (token and row indices), a handle
+// like Buf.
+type IntBuf struct {
+	mem    any
+	off, n int
+}
+
+// NewIntBuf returns the handle of a whole allocation of n int32 values
+// (see NewBuf).
+func NewIntBuf(mem any, n int) IntBuf { return IntBuf{mem: mem, n: n} }
+
+// Mem returns the allocation's device-side identity.
+func (b IntBuf) Mem() any { return b.mem }
+
+// Off returns the view's first element within the allocation.
+func (b IntBuf) Off() int { return b.off }
+
+// Len returns the view's number of elements.
+func (b IntBuf) Len() int { return b.n }
+
+// Slice returns elements [lo, hi) of b. It panics when they are not within
+// b.
+func (b IntBuf) Slice(lo, hi int) IntBuf {
+	if lo < 0 || hi < lo || hi > b.n {
+		panic(fmt.Sprintf("step: slice [%d:%d] of an index buffer of %d", lo, hi, b.n))
+	}
+	return IntBuf{mem: b.mem, off: b.off + lo, n: hi - lo}
+}
+
+// Device is what the training step needs of a processor: float32 buffers
+// and the step's kernels, one method per kernel, in device terms. Matrices
+// are row-major; "n×w" is n rows of w, element (i, j) at i·w + j of the
+// buffer's view; every shape is an argument, and a buffer may be longer
+// than its shape needs (its first elements are used).
+//
+// Calls run in order, each seeing the results of the calls before it. A
+// GPU may queue them: its calls return before the work is done, and an
+// error (a failed launch or allocation) is kept, later calls do nothing,
+// and the next call that waits for the device, Download or Norm, returns
+// it. A wrong shape or a buffer too short is a programmer error and
+// panics, as in kernels.
+//
+// engine/train.CPU is the CPU's implementation, on kernels and the float32
+// loops of engine/train's fused ops.
+type Device interface {
+	// Alloc returns a new buffer of n zeros, and AllocInt one of n int32
+	// zeros.
+	Alloc(n int) Buf
+	AllocInt(n int) IntBuf
+	// Free and FreeInt release the whole allocation of a buffer returned by
+	// Alloc or AllocInt; its views are invalid afterwards.
+	Free(b Buf)
+	FreeInt(b IntBuf)
+	// Upload copies src into dst, and UploadInt likewise (len(src) ≤ the
+	// view's length).
+	Upload(dst Buf, src []float32)
+	UploadInt(dst IntBuf, src []int32)
+	// Download copies src into dst (len(dst) ≤ src.Len()) once every
+	// earlier call is done, and returns the first error of any call since
+	// the last Download or Norm.
+	Download(dst []float32, src Buf) error
+	// Zero sets every element of dst to 0, and Copy copies src into dst
+	// (equal lengths; no overlap).
+	Zero(dst Buf)
+	Copy(dst, src Buf)
+
+	// Gemm sets c = alpha·op(a)·op(b) + beta·c, with a stored ar×ac and b
+	// stored br×bc, op transposing when tA or tB is set; c is m×n for
+	// op(a) m×k and op(b) k×n. beta = 0 ignores c's contents.
+	Gemm(tA, tB bool, alpha float32, a Buf, ar, ac int, b Buf, br, bc int, beta float32, c Buf)
+
+	// Add sets dst = a + b and Mul dst = a⊙b over n elements (a dropout
+	// mask's application and its gradient); dst may be a or b.
+	Add(dst, a, b Buf, n int)
+	Mul(dst, a, b Buf, n int)
+	// BiasAct adds the row bias [w] to every row of y (n×w) and, with
+	// relu, clamps at zero (to +0).
+	BiasAct(y, bias Buf, n, w int, relu bool)
+	// ReLUGrad zeroes d[i] wherever the ReLU output h[i] is zero, over n
+	// elements.
+	ReLUGrad(d, h Buf, n int)
+	// ColSums sets dst [w] to the column sums of x (n×w): a bias gradient.
+	ColSums(dst, x Buf, n, w int)
+	// CopyCols copies, for n rows, columns [srcOff, srcOff+w) of src (rows
+	// of srcW) to columns [dstOff, dstOff+w) of dst (rows of dstW), adding
+	// to what dst holds when acc is set: the coupling halves, their join,
+	// the log-determinant column, the initial LSTM states.
+	CopyCols(dst Buf, dstW, dstOff int, src Buf, srcW, srcOff, n, w int, acc bool)
+	// GatherRows sets row r of dst (n×w) to the sum of the k rows
+	// idx[k·r .. k·r+k) of table (rows of w), an index −1 adding nothing
+	// (a zero row for k = 1): embedding lookups (k = 1) and layer 0's
+	// positional gates (k = 2).
+	GatherRows(dst, table Buf, idx IntBuf, n, k, w int)
+	// ScatterAddRows adds row r of src (n×w) to each row idx[k·r .. k·r+k)
+	// of dst (rows of w), skipping −1: GatherRows's gradient.
+	ScatterAddRows(dst, src Buf, idx IntBuf, n, k, w int)
+
+	// LSTMCellForward is one step of an LSTM layer for B sequences
+	// (kernels.LSTMCellForward32): act [B, 4H] holds x·Wih + h·Whh and
+	// receives the activations; bias is [biasRows, 4H] (1 or B rows);
+	// cPrev [B, H] is the previous cell state; c, tc = tanh(c) and h are
+	// written ([B, H]). c may alias cPrev.
+	LSTMCellForward(act, bias Buf, biasRows int, cPrev, c, tc, h Buf, B, H int)
+	// LSTMCellBackward is one step of its gradient (kernels.LSTMCellGrad32):
+	// from act, tc and cPrev of the step, the gradient dout [B, H] of its
+	// output and dh [B, H] from the later steps, it writes the gate
+	// gradients dg [B, 4H] and replaces dc [B, H], the cell's gradient
+	// from the later steps, by the one for the earlier step.
+	LSTMCellBackward(dg, dc, act, tc, cPrev, dout, dh Buf, B, H int)
+
+	// NLSqForward transforms w (n×half) with the raw parameters o
+	// [n, half, 5] (parameter fastest) and writes out (n×(half+1)): u, then
+	// the row's Σ log du/dw. AffineForward does the same for the affine
+	// map, o [n, half, 2].
+	NLSqForward(out, o, w Buf, n, half int)
+	AffineForward(out, o, w Buf, n, half int)
+	// NLSqBackward writes the gradients dO (shaped as o) and dw (n×half)
+	// from dOut (n×(half+1)), the gradient of NLSqForward's out; and
+	// AffineBackward for AffineForward.
+	NLSqBackward(dO, dw, o, w, dOut Buf, n, half int)
+	AffineBackward(dO, dw, o, w, dOut Buf, n, half int)
+
+	// NormalizeRows sets dst (n×w) to the rows of src divided by their
+	// norms, and NormalizeRowsGrad sets dsrc to the gradient through it of
+	// Σ ddst·dst (kernels.NormalizeRowsGradTo); a zero row stays zero.
+	NormalizeRows(dst, src Buf, n, w int)
+	NormalizeRowsGrad(dsrc, ddst, src Buf, n, w int)
+	// Similarity writes the similarity loss sim [n] of rows v against ex
+	// and ej (n×w, kernels.SimilarityTo), and SimilarityGrad the gradients
+	// dex and dej of Σ coef·sim for v = ex + ε, dv being the rest of the
+	// loss's gradient with respect to v (kernels.SimilarityGradTo).
+	Similarity(sim, v, ex, ej Buf, n, w int)
+	SimilarityGrad(dex, dej, dv, v, ex, ej, coef Buf, n, w int)
+	// GaussNLL writes nll [n] = ½·Σ y² + ½·w·log 2π − logdet for y (n×w)
+	// and logdet [n], and GaussNLLGrad dy = s_r·y_r, the gradient of
+	// Σ s_r·nll_r with respect to y.
+	GaussNLL(nll, y, logdet Buf, n, w int)
+	GaussNLLGrad(dy, y, s Buf, n, w int)
+
+	// Norm returns the L2 norm of x's first n elements, summed in float64,
+	// once every earlier call is done, with the first error of any call
+	// since the last Download or Norm.
+	Norm(x Buf, n int) (float64, error)
+	// Adam applies one Adam update with the coefficients c to n parameters
+	// p, gradients g and moments m, v (kernels.AdamUpdate).
+	Adam(p, g, m, v Buf, n int, c kernels.AdamCoeffs)
+}

@@ -1,0 +1,264 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/nfbo/nfbo/engine/step"
+	"github.com/nfbo/nfbo/kernels"
+	"github.com/nfbo/nfbo/model"
+)
+
+// CPU is the training step's Device (engine/step) on this machine's cores:
+// buffers are Go slices, and every kernel is the float32 loop that the
+// fused ops of this package run (gemm's products split over the cores,
+// addBiasReLU, the LSTM cell of kernels, the NLSq and affine transforms of
+// transformRows, the row gathers, the block copies, the dropout product,
+// Adam), or, for the loss's row-wise parts that the gorgonia graph builds
+// from nodes, kernels' (NormalizeRowsTo, SimilarityTo, GaussNLLTo and their
+// gradients). Calls run at once, so errors never arise; a wrong shape
+// panics. The zero value is ready to use.
+type CPU struct{}
+
+var _ step.Device = CPU{}
+
+// f32 returns the first n elements of b, panicking with the name of the
+// kernel and argument when b is shorter.
+func f32(fn, name string, b step.Buf, n int) []float32 {
+	if b.Len() < n {
+		panic(fmt.Sprintf("train: CPU.%s: %s has %d elements, want at least %d", fn, name, b.Len(), n))
+	}
+	return b.Mem().([]float32)[b.Off() : b.Off()+n]
+}
+
+// i32 is f32 for an IntBuf.
+func i32(fn, name string, b step.IntBuf, n int) []int32 {
+	if b.Len() < n {
+		panic(fmt.Sprintf("train: CPU.%s: %s has %d elements, want at least %d", fn, name, b.Len(), n))
+	}
+	return b.Mem().([]int32)[b.Off() : b.Off()+n]
+}
+
+// all returns the whole view of b.
+func all(b step.Buf) []float32 { return b.Mem().([]float32)[b.Off() : b.Off()+b.Len()] }
+
+// Alloc returns n zeros.
+func (CPU) Alloc(n int) step.Buf { return step.NewBuf(make([]float32, n), n) }
+
+// AllocInt returns n int32 zeros.
+func (CPU) AllocInt(n int) step.IntBuf { return step.NewIntBuf(make([]int32, n), n) }
+
+// Free does nothing: the garbage collector frees.
+func (CPU) Free(step.Buf) {}
+
+// FreeInt does nothing.
+func (CPU) FreeInt(step.IntBuf) {}
+
+// Upload copies src into dst.
+func (CPU) Upload(dst step.Buf, src []float32) { copy(f32("Upload", "dst", dst, len(src)), src) }
+
+// UploadInt copies src into dst.
+func (CPU) UploadInt(dst step.IntBuf, src []int32) {
+	copy(i32("UploadInt", "dst", dst, len(src)), src)
+}
+
+// Download copies src into dst.
+func (CPU) Download(dst []float32, src step.Buf) error {
+	copy(dst, f32("Download", "src", src, len(dst)))
+	return nil
+}
+
+// Zero clears dst.
+func (CPU) Zero(dst step.Buf) { clear(all(dst)) }
+
+// Copy copies src into dst.
+func (CPU) Copy(dst, src step.Buf) {
+	if dst.Len() != src.Len() {
+		panic(fmt.Sprintf("train: CPU.Copy: %d elements into %d", src.Len(), dst.Len()))
+	}
+	copy(all(dst), all(src))
+}
+
+// Gemm is gemm.
+func (CPU) Gemm(tA, tB bool, alpha float32, a step.Buf, ar, ac int, b step.Buf, br, bc int, beta float32, c step.Buf) {
+	m, k := ar, ac
+	if tA {
+		m, k = ac, ar
+	}
+	n, kb := bc, br
+	if tB {
+		n, kb = br, bc
+	}
+	if k != kb {
+		panic(fmt.Sprintf("train: CPU.Gemm: op(a) %d×%d times op(b) %d×%d", m, k, kb, n))
+	}
+	gemm(tA, tB, alpha, f32("Gemm", "a", a, ar*ac), ar, ac, f32("Gemm", "b", b, br*bc), br, bc, beta, f32("Gemm", "c", c, m*n))
+}
+
+// Add sets dst = a + b over n elements.
+func (CPU) Add(dst, a, b step.Buf, n int) {
+	d, x, y := f32("Add", "dst", dst, n), f32("Add", "a", a, n), f32("Add", "b", b, n)
+	parallelRows(n, 1, func(lo, hi int) { addTo(d[lo:hi], x[lo:hi], y[lo:hi]) })
+}
+
+// Mul sets dst = a⊙b over n elements (mulRows).
+func (CPU) Mul(dst, a, b step.Buf, n int) {
+	mulRows(f32("Mul", "dst", dst, n), f32("Mul", "a", a, n), f32("Mul", "b", b, n), n, 1)
+}
+
+// BiasAct is addBiasReLU.
+func (CPU) BiasAct(y, bias step.Buf, n, w int, relu bool) {
+	addBiasReLU(f32("BiasAct", "y", y, n*w), f32("BiasAct", "bias", bias, w), n, w, relu)
+}
+
+// ReLUGrad is reluGradRows.
+func (CPU) ReLUGrad(d, h step.Buf, n int) {
+	reluGradRows(f32("ReLUGrad", "d", d, n), f32("ReLUGrad", "h", h, n), n, 1)
+}
+
+// ColSums is colSums.
+func (CPU) ColSums(dst, x step.Buf, n, w int) {
+	colSums(f32("ColSums", "dst", dst, w), f32("ColSums", "x", x, n*w), n, w)
+}
+
+// CopyCols is copyCols.
+func (CPU) CopyCols(dst step.Buf, dstW, dstOff int, src step.Buf, srcW, srcOff, n, w int, acc bool) {
+	if n == 0 || w == 0 {
+		return
+	}
+	if dstOff+w > dstW || srcOff+w > srcW {
+		panic(fmt.Sprintf("train: CPU.CopyCols: columns [%d, %d) of %d into [%d, %d) of %d", srcOff, srcOff+w, srcW, dstOff, dstOff+w, dstW))
+	}
+	copyCols(f32("CopyCols", "dst", dst, (n-1)*dstW+dstOff+w), dstW, dstOff, f32("CopyCols", "src", src, (n-1)*srcW+srcOff+w), srcW, srcOff, n, w, acc)
+}
+
+// GatherRows is gatherRows.
+func (CPU) GatherRows(dst, table step.Buf, idx step.IntBuf, n, k, w int) {
+	gatherRows(f32("GatherRows", "dst", dst, n*w), all(table), i32("GatherRows", "idx", idx, n*k), n, k, w)
+}
+
+// ScatterAddRows is scatterAddRows.
+func (CPU) ScatterAddRows(dst, src step.Buf, idx step.IntBuf, n, k, w int) {
+	scatterAddRows(all(dst), f32("ScatterAddRows", "src", src, n*w), i32("ScatterAddRows", "idx", idx, n*k), n, k, w)
+}
+
+// LSTMCellForward is kernels.LSTMCellForward32, rows split over the cores.
+func (CPU) LSTMCellForward(act, bias step.Buf, biasRows int, cPrev, c, tc, h step.Buf, B, H int) {
+	if biasRows != 1 && biasRows != B {
+		panic(fmt.Sprintf("train: CPU.LSTMCellForward: %d bias rows for %d sequences", biasRows, B))
+	}
+	H4 := 4 * H
+	a, bi := f32("LSTMCellForward", "act", act, B*H4), f32("LSTMCellForward", "bias", bias, biasRows*H4)
+	cp, cn := f32("LSTMCellForward", "cPrev", cPrev, B*H), f32("LSTMCellForward", "c", c, B*H)
+	t, hh := f32("LSTMCellForward", "tc", tc, B*H), f32("LSTMCellForward", "h", h, B*H)
+	perRow := biasRows > 1
+	parallelRows(B, H4, func(lo, hi int) {
+		b := bi
+		if perRow {
+			b = bi[lo*H4 : hi*H4]
+		}
+		kernels.LSTMCellForward32(a[lo*H4:hi*H4], cn[lo*H:hi*H], t[lo*H:hi*H], hh[lo*H:hi*H], cp[lo*H:hi*H], b, hi-lo, H, perRow)
+	})
+}
+
+// LSTMCellBackward is kernels.LSTMCellGrad32 on every row, rows split over
+// the cores.
+func (CPU) LSTMCellBackward(dg, dc, act, tc, cPrev, dout, dh step.Buf, B, H int) {
+	H4 := 4 * H
+	g, a := f32("LSTMCellBackward", "dg", dg, B*H4), f32("LSTMCellBackward", "act", act, B*H4)
+	c, t := f32("LSTMCellBackward", "dc", dc, B*H), f32("LSTMCellBackward", "tc", tc, B*H)
+	cp, o, h := f32("LSTMCellBackward", "cPrev", cPrev, B*H), f32("LSTMCellBackward", "dout", dout, B*H), f32("LSTMCellBackward", "dh", dh, B*H)
+	parallelRows(B, H4, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			r := b * H
+			kernels.LSTMCellGrad32(g[b*H4:(b+1)*H4], c[r:r+H], a[b*H4:(b+1)*H4], t[r:r+H], cp[r:r+H], o[r:r+H], h[r:r+H])
+		}
+	})
+}
+
+// transform runs transformRows with tr.
+func transform(fn string, tr model.Transform, out, o, w step.Buf, n, half int) {
+	np := tr.NumParams()
+	transformRows(tr, f32(fn, "out", out, n*(half+1)), f32(fn, "o", o, n*half*np), f32(fn, "w", w, n*half), n, half)
+}
+
+// transformGrad runs transformGradRows with tr.
+func transformGrad(fn string, tr model.Transform, dO, dw, o, w, dOut step.Buf, n, half int) {
+	np := tr.NumParams()
+	transformGradRows(tr, f32(fn, "dO", dO, n*half*np), f32(fn, "dw", dw, n*half), f32(fn, "o", o, n*half*np),
+		f32(fn, "w", w, n*half), f32(fn, "dOut", dOut, n*(half+1)), n, half)
+}
+
+// NLSqForward is transformRows for the NLSq map.
+func (CPU) NLSqForward(out, o, w step.Buf, n, half int) {
+	transform("NLSqForward", model.NLSq, out, o, w, n, half)
+}
+
+// AffineForward is transformRows for the affine map.
+func (CPU) AffineForward(out, o, w step.Buf, n, half int) {
+	transform("AffineForward", model.Affine, out, o, w, n, half)
+}
+
+// NLSqBackward is transformGradRows for the NLSq map.
+func (CPU) NLSqBackward(dO, dw, o, w, dOut step.Buf, n, half int) {
+	transformGrad("NLSqBackward", model.NLSq, dO, dw, o, w, dOut, n, half)
+}
+
+// AffineBackward is transformGradRows for the affine map.
+func (CPU) AffineBackward(dO, dw, o, w, dOut step.Buf, n, half int) {
+	transformGrad("AffineBackward", model.Affine, dO, dw, o, w, dOut, n, half)
+}
+
+// NormalizeRows is kernels.NormalizeRowsTo.
+func (CPU) NormalizeRows(dst, src step.Buf, n, w int) {
+	kernels.NormalizeRowsTo(f32("NormalizeRows", "dst", dst, n*w), f32("NormalizeRows", "src", src, n*w), n, w)
+}
+
+// NormalizeRowsGrad is kernels.NormalizeRowsGradTo.
+func (CPU) NormalizeRowsGrad(dsrc, ddst, src step.Buf, n, w int) {
+	kernels.NormalizeRowsGradTo(f32("NormalizeRowsGrad", "dsrc", dsrc, n*w), f32("NormalizeRowsGrad", "ddst", ddst, n*w),
+		f32("NormalizeRowsGrad", "src", src, n*w), n, w)
+}
+
+// Similarity is kernels.SimilarityTo, rows split over the cores.
+func (CPU) Similarity(sim, v, ex, ej step.Buf, n, w int) {
+	s, x, e, j := f32("Similarity", "sim", sim, n), f32("Similarity", "v", v, n*w), f32("Similarity", "ex", ex, n*w), f32("Similarity", "ej", ej, n*w)
+	parallelRows(n, 3*w, func(lo, hi int) {
+		kernels.SimilarityTo(s[lo:hi], x[lo*w:hi*w], e[lo*w:hi*w], j[lo*w:hi*w], hi-lo, w)
+	})
+}
+
+// SimilarityGrad is kernels.SimilarityGradTo, rows split over the cores.
+func (CPU) SimilarityGrad(dex, dej, dv, v, ex, ej, coef step.Buf, n, w int) {
+	const fn = "SimilarityGrad"
+	dx, dj, d := f32(fn, "dex", dex, n*w), f32(fn, "dej", dej, n*w), f32(fn, "dv", dv, n*w)
+	x, e, j, c := f32(fn, "v", v, n*w), f32(fn, "ex", ex, n*w), f32(fn, "ej", ej, n*w), f32(fn, "coef", coef, n)
+	parallelRows(n, 6*w, func(lo, hi int) {
+		kernels.SimilarityGradTo(dx[lo*w:hi*w], dj[lo*w:hi*w], d[lo*w:hi*w], x[lo*w:hi*w], e[lo*w:hi*w], j[lo*w:hi*w], c[lo:hi], hi-lo, w)
+	})
+}
+
+// GaussNLL is kernels.GaussNLLTo.
+func (CPU) GaussNLL(nll, y, logdet step.Buf, n, w int) {
+	kernels.GaussNLLTo(f32("GaussNLL", "nll", nll, n), f32("GaussNLL", "y", y, n*w), f32("GaussNLL", "logdet", logdet, n), n, w)
+}
+
+// GaussNLLGrad is kernels.ScaleRowsTo, rows split over the cores.
+func (CPU) GaussNLLGrad(dy, y, s step.Buf, n, w int) {
+	d, x, k := f32("GaussNLLGrad", "dy", dy, n*w), f32("GaussNLLGrad", "y", y, n*w), f32("GaussNLLGrad", "s", s, n)
+	parallelRows(n, w, func(lo, hi int) {
+		kernels.ScaleRowsTo(d[lo*w:hi*w], x[lo*w:hi*w], k[lo:hi], hi-lo, w)
+	})
+}
+
+// Norm is GradNorm of one tensor.
+func (CPU) Norm(x step.Buf, n int) (float64, error) {
+	return GradNorm([][]float32{f32("Norm", "x", x, n)}), nil
+}
+
+// Adam is kernels.AdamUpdate, the entries split over the cores.
+func (CPU) Adam(p, g, m, v step.Buf, n int, c kernels.AdamCoeffs) {
+	pp, gg, mm, vv := f32("Adam", "p", p, n), f32("Adam", "g", g, n), f32("Adam", "m", m, n), f32("Adam", "v", v, n)
+	parallelRows(n, 1, func(lo, hi int) {
+		kernels.AdamUpdate(pp[lo:hi], gg[lo:hi], mm[lo:hi], vv[lo:hi], &c)
+	})
+}

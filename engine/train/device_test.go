@@ -1,0 +1,453 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nfbo/nfbo/engine/step"
+	"github.com/nfbo/nfbo/model"
+	"gorgonia.org/tensor"
+)
+
+// parityConfig is a small SeqFlow with odd sizes (half 3, H 5, U 7, T 5,
+// three couplings so both split orders end a block), two blocks, two LSTM
+// layers (an inter-layer dropout mask) and dropout.
+func parityConfig(tr model.Transform) model.Config {
+	return model.Config{V: 11, F: 6, T: 5, MaxT: 7, Blocks: 2, LSTMLayers: 2, H: 5,
+		Couplings: 3, U: 7, CouplingDepth: 2, Transform: tr,
+		Dropout: 0.25, Noise: 0.1, SimCoef: 1}
+}
+
+// graphGrads returns the gradient of every tensor of p (Tensors order) from
+// the slots of the float32 graph g after a run: collectGrads's assembly.
+func graphGrads(p *model.Params, g *flowGraph) [][]float32 {
+	index := map[*model.Tensor]int{}
+	out := make([][]float32, 0)
+	for i, t := range p.Tensors() {
+		index[t] = i
+		out = append(out, make([]float32, t.Len()))
+	}
+	for _, s := range g.slots {
+		copy(out[index[s.t]][s.off:], s.grad.Value().Data().([]float32))
+	}
+	return out
+}
+
+// graphMasks returns the dropout masks fed to the fused graph g, as
+// step.Batch holds them.
+func graphMasks(g *flowGraph) (inter, ctx [][]float32) {
+	for k := range g.interMask {
+		for l := range g.interMask[k] {
+			inter = append(inter, g.interMask[k][l][0].val.Data().([]float32))
+		}
+	}
+	for k := range g.ctxMask {
+		ctx = append(ctx, g.ctxMask[k].val.Data().([]float32))
+	}
+	return inter, ctx
+}
+
+// tensorKind names a tensor's kind for the parity report: its name without
+// the block and layer numbers (block0.lstm1.wih → lstm.wih).
+func tensorKind(name string) string {
+	var parts []string
+	for _, f := range strings.Split(name, ".") {
+		parts = append(parts, strings.TrimRight(f, "0123456789"))
+	}
+	if len(parts) > 1 && parts[0] == "block" {
+		parts = parts[1:]
+	}
+	return strings.Join(parts, ".")
+}
+
+// relNorm returns ‖got − want‖/‖want‖ (‖got − want‖ when want is zero).
+func relNorm(got, want []float32) float64 {
+	var d, w float64
+	for i := range want {
+		e := float64(got[i]) - float64(want[i])
+		d += e * e
+		w += float64(want[i]) * float64(want[i])
+	}
+	if w == 0 {
+		return math.Sqrt(d)
+	}
+	return math.Sqrt(d / w)
+}
+
+// parityReport compares per tensor, norm-wise, and returns the largest
+// relative error of each tensor kind and a line per tensor off by more than
+// tol.
+func parityReport(p *model.Params, got, want [][]float32, tol float64) (worst map[string]float64, bad []string) {
+	worst = map[string]float64{}
+	for i, t := range p.Tensors() {
+		e := relNorm(got[i], want[i])
+		k := tensorKind(t.Name)
+		if !(e <= worst[k]) { // NaN sticks
+			worst[k] = e
+		}
+		if !(e <= tol) {
+			bad = append(bad, fmt.Sprintf("%s: rel err %.3g", t.Name, e))
+		}
+	}
+	return worst, bad
+}
+
+// adamParityEps is Adam's ε in the parity tests (see stepParity).
+const adamParityEps = 1e-4
+
+// formatWorst lists parityReport's worst errors by tensor kind, sorted (a
+// kind missing had no error at all).
+func formatWorst(worst map[string]float64) string {
+	kinds := make([]string, 0, len(worst))
+	for k := range worst {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	var b strings.Builder
+	for _, k := range kinds {
+		fmt.Fprintf(&b, " %s %.1e", k, worst[k])
+	}
+	return b.String()
+}
+
+// stepParity runs one training step of the fused float32 graph and one of
+// engine/step's orchestration on dev from the same inputs (the graph's
+// batch and dropout masks), then one Adam step each, and returns the
+// failures: a loss off by more than 1e-5 relative, a tensor's gradient,
+// updated weights or moments off by more than 1e-4 relative (norm-wise).
+func stepParity(t *testing.T, dev step.Device, cfg model.Config, lens []int, frozen bool) (fails []string, worst map[string]float64) {
+	t.Helper()
+	p := tinyParams(t, cfg, 21)
+	rng := rand.New(rand.NewPCG(22, 23))
+	const B = 4
+	seqs := randomSeqs(cfg, 3, rng) // and a padding sequence
+	in := prepareBatch(p, seqs, lens, B, cfg.Noise, rng)
+	g, err := buildGraphOpts(p, B, tensor.Float32, kindTrain, graphOpts{lstmOp: true, couplingOp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.run(in, cfg.Dropout, rng); err != nil {
+		t.Fatal(err)
+	}
+	want := graphGrads(p, g)
+	if frozen {
+		clear(want[0])
+	}
+	wantLoss := g.lossValue()
+
+	s, err := step.New(dev, cfg, B, step.Options{FreezeEmbeddings: frozen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetParams(p)
+	inter, ctx := graphMasks(g)
+	res, err := s.Run(stepBatch(in, inter, ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := relErr(res.Loss, wantLoss); !(e <= 1e-5) {
+		fails = append(fails, fmt.Sprintf("loss %.8g, graph %.8g (rel %.2g)", res.Loss, wantLoss, e))
+	}
+	got := make([][]float32, len(want))
+	for i := range got {
+		got[i] = make([]float32, len(want[i]))
+	}
+	if err := s.GradsTo(got); err != nil {
+		t.Fatal(err)
+	}
+	worst, bad := parityReport(p, got, want, 1e-4)
+	for _, b := range bad {
+		fails = append(fails, "gradient "+b)
+	}
+	if e := relErr(res.GradNorm, GradNorm(want)); !(e <= 1e-4) {
+		fails = append(fails, fmt.Sprintf("gradient norm %.8g, graph %.8g", res.GradNorm, GradNorm(want)))
+	}
+
+	// One Adam step each, from zero moments, with clipping. Adam's first
+	// step moves a weight by lr·g/(|g| + ε): where rounding leaves a
+	// gradient entry near ε = 1e-8 (a sum that cancels), its noise of
+	// ~1e-10 moves the weight by ~1e-5·lr and the comparison measures that
+	// cancellation, not the implementations. ε = 1e-4 keeps it about them.
+	ref := p.Clone()
+	ra, da := NewAdam(ref.Tensors()), NewAdam(p.Tensors())
+	ra.ClipNorm, da.ClipNorm = 0.5, 0.5
+	ra.Eps, da.Eps = adamParityEps, adamParityEps
+	if frozen {
+		ra.Frozen = make([]bool, len(want))
+		ra.Frozen[0] = true
+	}
+	ra.Step(ref.Tensors(), want)
+	s.Apply(da.next(res.GradNorm))
+	upd := p.Clone()
+	if err := s.ParamsTo(upd); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MomentsTo(da.m, da.v); err != nil {
+		t.Fatal(err)
+	}
+	// The update itself, not the weights it is added to, is compared.
+	delta := func(q *model.Params) [][]float32 {
+		var out [][]float32
+		for i, t := range q.Tensors() {
+			d := make([]float32, t.Len())
+			for j, v := range t.Data {
+				d[j] = v - p.Tensors()[i].Data[j]
+			}
+			out = append(out, d)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		what      string
+		got, want [][]float32
+	}{{"Adam update", delta(upd), delta(ref)}, {"first moment", da.m, ra.m}, {"second moment", da.v, ra.v}} {
+		w, bad := parityReport(p, c.got, c.want, 1e-4)
+		for _, b := range bad {
+			fails = append(fails, c.what+" "+b)
+		}
+		t.Logf("%s: max rel err per tensor kind:%s", c.what, formatWorst(w))
+	}
+	return fails, worst
+}
+
+// engine/step's orchestration on the CPU Device gives the fused gorgonia
+// graph's training step: the same loss to float32 rounding, every tensor's
+// gradient, Adam update and moments within 1e-4 (relative, norm-wise), for
+// both transforms, one and two LSTM layers, with dropout, padding, random
+// padded lengths and frozen embeddings. The worst error per tensor kind is logged.
+func TestStepMatchesGraph(t *testing.T) {
+	for _, c := range []struct {
+		tr     model.Transform
+		layers int
+		lens   []int
+		frozen bool
+	}{{model.NLSq, 2, nil, false}, {model.Affine, 2, nil, false}, {model.NLSq, 2, []int{5, 2, 4, 5}, false},
+		{model.NLSq, 2, nil, true}, {model.NLSq, 1, []int{3, 5, 2, 5}, false}} {
+		name := fmt.Sprintf("%v/layers=%d", c.tr, c.layers)
+		if c.lens != nil {
+			name += fmt.Sprintf("/lens%v", c.lens)
+		}
+		if c.frozen {
+			name += "/frozen"
+		}
+		t.Run(name, func(t *testing.T) {
+			cfg := parityConfig(c.tr)
+			cfg.LSTMLayers = c.layers // one: the small preset's, no inter-layer mask
+			fails, worst := stepParity(t, CPU{}, cfg, c.lens, c.frozen)
+			for _, f := range fails {
+				t.Error(f)
+			}
+			t.Logf("max rel gradient error per tensor kind:%s", formatWorst(worst))
+		})
+	}
+}
+
+// skewed is the CPU Device with one kernel deliberately wrong.
+type skewed struct {
+	CPU
+	which string
+}
+
+// LSTMCellBackward scales the gate gradients by 1.001.
+func (d skewed) LSTMCellBackward(dg, dc, act, tc, cPrev, dout, dh step.Buf, B, H int) {
+	d.CPU.LSTMCellBackward(dg, dc, act, tc, cPrev, dout, dh, B, H)
+	if d.which == "lstm" {
+		g := all(dg)[:4*B*H]
+		for i := range g {
+			g[i] *= 1.001
+		}
+	}
+}
+
+// ScatterAddRows drops the first row's contribution (position 0 of
+// sequence 0, of nonzero weight).
+func (d skewed) ScatterAddRows(dst, src step.Buf, idx step.IntBuf, n, k, w int) {
+	if d.which == "scatter" {
+		src, idx, n = src.Slice(w, src.Len()), idx.Slice(k, idx.Len()), n-1
+	}
+	d.CPU.ScatterAddRows(dst, src, idx, n, k, w)
+}
+
+// NLSqBackward perturbs one raw parameter's gradient.
+func (d skewed) NLSqBackward(dO, dw, o, w, dOut step.Buf, n, half int) {
+	d.CPU.NLSqBackward(dO, dw, o, w, dOut, n, half)
+	if d.which == "nlsq" {
+		all(dO)[2] += 1e-2
+	}
+}
+
+// The parity check can fail: a device with one kernel's backward wrong
+// (the LSTM cell's gate gradients 0.1% off; the embedding scatter missing a
+// row; one NLSq raw gradient perturbed) fails it, naming the tensors.
+func TestStepParityCatchesWrongKernel(t *testing.T) {
+	for _, which := range []string{"lstm", "scatter", "nlsq"} {
+		t.Run(which, func(t *testing.T) {
+			fails, _ := stepParity(t, skewed{which: which}, parityConfig(model.NLSq), nil, false)
+			if len(fails) == 0 {
+				t.Fatal("a wrong kernel passed the parity check")
+			}
+			t.Logf("%d failures, e.g. %s", len(fails), fails[0])
+		})
+	}
+}
+
+// dropoutMasks draws, from the same random state, the masks fillDropout
+// feeds to the fused graph, and leaves the stream where fillDropout does.
+func TestDropoutMasksMatchGraph(t *testing.T) {
+	cfg := parityConfig(model.NLSq)
+	p := tinyParams(t, cfg, 3)
+	const B = 3
+	g, err := buildGraphOpts(p, B, tensor.Float32, kindTrain, graphOpts{lstmOp: true, couplingOp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, r2 := rand.New(rand.NewPCG(5, 6)), rand.New(rand.NewPCG(5, 6))
+	fillDropout(g, cfg.Dropout, r1)
+	wantI, wantC := graphMasks(g)
+	gotI, gotC := dropoutMasks(cfg, B, cfg.Dropout, r2)
+	if !slices.EqualFunc(gotI, wantI, slices.Equal) || !slices.EqualFunc(gotC, wantC, slices.Equal) {
+		t.Error("dropoutMasks differ from the graph's masks")
+	}
+	if r1.Uint64() != r2.Uint64() {
+		t.Error("dropoutMasks left the random stream elsewhere")
+	}
+}
+
+// A trainer with Options.Device = CPU{} takes the graph's steps: from the
+// same seeds, four pretraining steps (random padded lengths, dropout, a
+// partial batch) and a fine-tuning epoch give every step's loss, NLL,
+// similarity and gradient norm to 1e-4 and weights whose change from the
+// start and Adam moments agree to 1e-4 (relative, norm-wise, per tensor),
+// with the embeddings free or frozen (then exactly unchanged). Adam's ε is
+// stepParity's.
+func TestTrainerDeviceMatchesGraph(t *testing.T) {
+	for _, frozen := range []bool{false, true} {
+		t.Run(fmt.Sprintf("frozen=%v", frozen), func(t *testing.T) {
+			cfg := parityConfig(model.NLSq)
+			start := tinyParams(t, cfg, 31)
+			data := randomSeqs(cfg, 11, rand.New(rand.NewPCG(32, 33)))
+			var stats [2][]StepStats
+			var trs [2]*Trainer
+			for i, dev := range []step.Device{nil, CPU{}} {
+				tr, err := NewTrainer(start.Clone(), rand.NewPCG(34, 35), Options{Batch: 3, FineTuneBatch: 4,
+					RandomPad: true, PadToken: 1, FreezeEmbeddings: frozen, Device: dev})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr.Adam().Eps = adamParityEps
+				rec := RecorderFunc(func(p Progress) error { stats[i] = append(stats[i], p.StepStats); return nil })
+				if err := tr.Pretrain(context.Background(), data, PretrainConfig{Steps: 4, Recorder: rec}); err != nil {
+					t.Fatal(err)
+				}
+				st, err := tr.FineTune(context.Background(), tr.Params(), data[:6])
+				if err != nil {
+					t.Fatal(err)
+				}
+				stats[i] = append(stats[i], st)
+				trs[i] = tr
+			}
+			for j := range stats[0] {
+				g, d := stats[0][j], stats[1][j]
+				for _, c := range []struct {
+					what      string
+					got, want float64
+				}{{"loss", d.Loss, g.Loss}, {"NLL", d.NLL, g.NLL}, {"Sim", d.Sim, g.Sim}, {"gradient norm", d.GradNorm, g.GradNorm}} {
+					if e := relErr(c.got, c.want); !(e <= 1e-4) {
+						t.Errorf("step %d: %s %.8g, graph %.8g (rel %.2g)", j+1, c.what, c.got, c.want, e)
+					}
+				}
+				if d.Rejected != g.Rejected || d.Seqs != g.Seqs {
+					t.Errorf("step %d: rejected %d, seqs %d; graph %d, %d", j+1, d.Rejected, d.Seqs, g.Rejected, g.Seqs)
+				}
+			}
+			change := func(tr *Trainer) [][]float32 {
+				var out [][]float32
+				for i, ts := range tr.Params().Tensors() {
+					d := make([]float32, ts.Len())
+					for j, v := range ts.Data {
+						d[j] = v - start.Tensors()[i].Data[j]
+					}
+					out = append(out, d)
+				}
+				return out
+			}
+			for _, c := range []struct {
+				what      string
+				got, want [][]float32
+			}{{"weight change", change(trs[1]), change(trs[0])}, {"first moment", trs[1].adam.m, trs[0].adam.m}, {"second moment", trs[1].adam.v, trs[0].adam.v}} {
+				worst, bad := parityReport(start, c.got, c.want, 1e-4)
+				for _, b := range bad {
+					t.Errorf("%s %s", c.what, b)
+				}
+				t.Logf("%s: max rel err per tensor kind:%s", c.what, formatWorst(worst))
+			}
+			if frozen && !slices.Equal(trs[1].Params().Embed.Data, start.Embed.Data) {
+				t.Error("the device step changed frozen embeddings")
+			}
+			if trs[1].Steps() != trs[0].Steps() || trs[1].adam.Steps() != trs[0].adam.Steps() {
+				t.Errorf("steps %d, Adam's %d; graph %d, %d", trs[1].Steps(), trs[1].adam.Steps(), trs[0].Steps(), trs[0].adam.Steps())
+			}
+		})
+	}
+}
+
+// BenchmarkDeviceStep compares a training step (noise sampling, forward,
+// backward, Adam) of the small preset (V = 185, B = 32, T = 70 or
+// NFBO_BENCH_T) through the fused gorgonia graph (engine=graph, the
+// default) with one through engine/step on the CPU Device
+// (engine=step/device=cpu, Options.Device), which includes uploading the
+// weights and Adam's moments before each step and downloading them after;
+// sync-ms is that traffic alone, timed once after the loop.
+func BenchmarkDeviceStep(b *testing.B) {
+	T := benchT()
+	cfg, err := model.Preset("small", 185, T)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const B = 32
+	seqs := randomSeqs(cfg, B, rand.New(rand.NewPCG(2, 2)))
+	for _, c := range []struct {
+		name string
+		dev  step.Device
+	}{{"engine=graph", nil}, {"engine=step/device=cpu", CPU{}}} {
+		b.Run(fmt.Sprintf("%s/preset=small/B=%d/T=%d", c.name, B, T), func(b *testing.B) {
+			p, err := model.NewParams(cfg, rand.New(rand.NewPCG(1, 1)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			tr, err := NewTrainer(p, rand.NewPCG(3, 3), Options{Batch: B, Device: c.dev})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			if _, err := tr.Step(ctx, seqs); err != nil { // warm-up: compiles or allocates
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if _, err := tr.Step(ctx, seqs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(B)*float64(b.N)/b.Elapsed().Seconds(), "seq/s")
+			if s := tr.steps[B]; s != nil {
+				start := time.Now()
+				s.SetParams(tr.p)
+				s.SetMoments(tr.adam.m, tr.adam.v)
+				if err := errors.Join(s.ParamsTo(tr.p), s.MomentsTo(tr.adam.m, tr.adam.v)); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(time.Since(start).Microseconds())/1e3, "sync-ms")
+			}
+		})
+	}
+}
