@@ -3,11 +3,13 @@ package optimize
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/chem/molseq"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/engine/seqflow"
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // The adapters that wire the packages into the optimiser.
@@ -27,6 +29,12 @@ var (
 type budgetObjective struct {
 	b    *objective.Budget
 	base int // calls paid before the optimiser started (the initial molecules)
+	// minimize makes the optimiser maximise −score (rundir.Info.Gain). A molecule without a score (an error, or
+	// RDKit cannot read it) then gets the worst gain of the run so far (initial gains in worst0 and the log's
+	// valid scores after this call), not 0, which for a minimised objective may be the best there is; the rule
+	// depends only on the log, so a resumed run gives the same.
+	minimize bool
+	worst0   float64 // the lowest initial gain; +Inf without initial scores
 }
 
 // Calls returns the Budget's paid calls since the optimiser started.
@@ -50,7 +58,34 @@ func (o budgetObjective) Evaluate(ctx context.Context, smiles []string) (scores 
 		}
 		scores[i], paid[i] = e.Score, e.Status == objective.Paid
 	}
+	if o.minimize {
+		worst := o.worst0
+		for _, r := range o.b.Records() {
+			if r.Error == "" {
+				worst = min(worst, -r.Score)
+			}
+		}
+		if math.IsInf(worst, 1) {
+			worst = 0
+		}
+		for i, e := range evs {
+			scores[i] = -scores[i]
+			if e.Reason != "" || e.Status == objective.Invalid || e.Status == objective.Failed {
+				scores[i] = worst
+			}
+		}
+	}
 	return scores, paid, nil
+}
+
+// newBudgetObjective returns the optimiser's objective over b for a run described by info, base calls paid
+// before it started, and the initial scores (not gains) it knows.
+func newBudgetObjective(b *objective.Budget, base int, info rundir.Info, initial []float64) budgetObjective {
+	o := budgetObjective{b: b, base: base, minimize: info.Minimize, worst0: math.Inf(1)}
+	for _, s := range initial {
+		o.worst0 = min(o.worst0, info.Gain(s))
+	}
+	return o
 }
 
 // keyCanonicalizer is the Canonicalizer used when RDKit is not available to an external objective: the codec's

@@ -26,7 +26,7 @@ func TestBudgetObjectivePaid(t *testing.T) {
 	if _, err := b.Evaluate(context.Background(), []string{"C"}); err != nil { // an "initial" call
 		t.Fatal(err)
 	}
-	o := budgetObjective{b, 1}
+	o := budgetObjective{b: b, base: 1}
 	check := func(smiles []string, wantPaid []bool, wantCalls int) {
 		t.Helper()
 		scores, paid, err := o.Evaluate(context.Background(), smiles)
@@ -50,7 +50,7 @@ func TestBudgetObjectivePaid(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	o = budgetObjective{b, 1}
+	o = budgetObjective{b: b, base: 1}
 	check([]string{"CCCC", "CC"}, []bool{false, false}, 3)
 	if scored != 4 {
 		t.Errorf("objective called for %d molecules, want 4", scored)

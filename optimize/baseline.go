@@ -44,11 +44,11 @@ func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 	codec := selfiesCodec{enc: selfies.NewEncoder(selfies.DefaultConstraints()), dec: selfies.NewDecoder(selfies.DefaultConstraints())}
 	init := make([]baseline.Scored, 0, len(r.mols))
 	for _, m := range r.mols {
-		init = append(init, baseline.Scored{SELFIES: r.voc.DecodeString(m.ids[:r.t]), SMILES: m.key, Score: m.score})
+		init = append(init, baseline.Scored{SELFIES: r.voc.DecodeString(m.ids[:r.t]), SMILES: m.key, Score: r.info.Gain(m.score)})
 	}
 	rng := rand.New(rand.NewPCG(a.Seed, 0x62617365))
 	rec := baselinePrinter{w: s.Stdout, total: r.calls}
-	obj := budgetObjective{r.budget, r.initCalls}
+	obj := newBudgetObjective(r.budget, r.initCalls, r.info, initScores(r.mols, r.hasScores))
 	batch := max(r.offspring, 1)
 	var pool []baseline.Scored
 	var err error
@@ -115,9 +115,9 @@ func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 	}
 	initBest := math.Inf(-1)
 	for _, m := range r.mols {
-		initBest = max(initBest, m.score)
+		initBest = max(initBest, info.Gain(m.score))
 	}
-	return printResults(ctx, s.Stdout, r.canon, a.Out, status, y, smiles, initBest)
+	return printResults(ctx, s.Stdout, r.canon, a.Out, info, status, y, smiles, initBest)
 }
 
 // selfiesCodec is baseline.Codec over one reused selfies encoder and decoder.

@@ -71,6 +71,8 @@ type Args struct {
 	Timeout                  time.Duration
 	// Rules names the chemistry rules (chem/rules.Load: "default", "none" or a JSON file); "" means default.
 	Rules string `json:",omitempty"`
+	// Minimize makes lower scores better (a docking energy): the optimiser maximises −score.
+	Minimize bool `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
 	RequestSize int
@@ -235,7 +237,7 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 		setting = bench.Setting(len(mols), total-paidInit)
 	}
 	want := rundir.Info{Setting: setting, Task: a.Task, Method: a.methodLabel(), Seed: int(a.Seed), Budget: total,
-		Objective: a.objectiveID(), Version: buildinfo.Version()}
+		Objective: a.objectiveID(), Version: buildinfo.Version(), Minimize: a.Minimize}
 	info, err := rundir.Open(a.Out, want, a.Resume, bench.Setting(count, total-paidInit), warnf)
 	if err != nil {
 		return fmt.Errorf("optimize: %w", err)
@@ -322,7 +324,7 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 	init := bo.Initial{Tokens: make([]int, 0, len(mols)*t)}
 	for _, m := range mols {
 		init.Tokens = append(init.Tokens, m.ids[:t]...)
-		init.Y = append(init.Y, m.score)
+		init.Y = append(init.Y, info.Gain(m.score)) // what the optimiser maximises
 		init.SMILES = append(init.SMILES, m.key)
 	}
 	rec := &progressPrinter{w: s.Stdout, health: flowHealth(flow, voc, a.FrozenEmbeddings()), warnf: warnf}
@@ -330,7 +332,7 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 		rec.warned = true
 		warnf("warning: the flow of model %s %s", a.Model, msg)
 	}
-	opt, err := bo.NewOptimizer(cfg, bo.Problem{Flow: flow, Codec: codec, Objective: budgetObjective{budget, initCalls}, Initial: init,
+	opt, err := bo.NewOptimizer(cfg, bo.Problem{Flow: flow, Codec: codec, Objective: newBudgetObjective(budget, initCalls, info, initScores(mols, hasScores)), Initial: init,
 		Vocab: voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(voc), Rules: ruler},
 		rand.NewPCG(a.Seed, 0x6e66626f), rec)
 	if err != nil {
@@ -339,7 +341,7 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 
 	info.InitialScores = nil
 	if hasScores {
-		info.InitialScores = init.Y
+		info.InitialScores = initScores(mols, true)
 	}
 	if err := rundir.WriteInfo(a.Out, info); err != nil {
 		return err
@@ -392,7 +394,7 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 	_, y, smiles := opt.Data()
 	status := fmt.Sprintf("%s after %d iterations, %d new molecules evaluated (+%d initial calls)",
 		res.Status, res.Iterations, res.Calls, initCalls)
-	return printResults(ctx, s.Stdout, canon, a.Out, status, y, smiles, slices.Max(init.Y))
+	return printResults(ctx, s.Stdout, canon, a.Out, info, status, y, smiles, slices.Max(init.Y))
 }
 
 // Config returns the preset's configuration with the flags' changes and the variant's rules; Budget and
@@ -654,7 +656,9 @@ func flowHealth(flow *seqflow.Flow, voc *vocab.Vocab, frozen bool) func() string
 // printResults prints the best molecules of the run (scores y of molecules smiles, the optimiser's keys, shown as
 // canonicalSMILES gives them with canon) and the figures of the evaluation log.
 // initBest is the best initial score, against which the gain is reported.
-func printResults(ctx context.Context, w io.Writer, canon objective.Canonicalizer, dir, status string, y []float64, smiles []string, initBest float64) error {
+// printResults prints the run's best molecules and figures; y and initBest are gains (rundir.Info.Gain), shown
+// as the objective's scores.
+func printResults(ctx context.Context, w io.Writer, canon objective.Canonicalizer, dir string, info rundir.Info, status string, y []float64, smiles []string, initBest float64) error {
 	idx := make([]int, len(y))
 	for i := range idx {
 		idx[i] = i
@@ -668,22 +672,26 @@ func printResults(ctx context.Context, w io.Writer, canon objective.Canonicalize
 		keys[k] = smiles[i]
 	}
 	for k, name := range canonicalSMILES(ctx, canon, dir, keys) {
-		fmt.Fprintf(w, "  %.6f  %s\n", y[shown[k]], name)
+		fmt.Fprintf(w, "  %.6f  %s\n", info.Gain(y[shown[k]]), name)
 	}
 	run, err := bench.LoadRun(dir)
 	if err != nil {
 		return fmt.Errorf("optimize: read back %s: %w", dir, err)
 	}
 	f := run.Figures()
-	fmt.Fprintf(w, "Top-1 %.4f  Top-10 %.4f  Top-100 %.4f  AUC Top-10 %.4f  (%d calls in %s)\n",
-		f.Top[0], f.Top[1], f.Top[2], f.AUC[1], f.Calls, filepath.Join(dir, rundir.EvalLogFile))
+	of := ""
+	if info.Minimize {
+		of = " of −score"
+	}
+	fmt.Fprintf(w, "Top-1 %.4f  Top-10 %.4f  Top-100 %.4f  AUC Top-10 %.4f%s  (%d calls in %s)\n",
+		f.Top[0], f.Top[1], f.Top[2], f.AUC[1], of, f.Calls, filepath.Join(dir, rundir.EvalLogFile))
 	if len(idx) > 0 {
 		best := y[idx[0]]
 		verdict := "no molecule better than the best initial one was found"
 		if best > initBest {
-			verdict = fmt.Sprintf("%+.4f over the best initial molecule", best-initBest)
+			verdict = fmt.Sprintf("%+.4f over the best initial molecule", info.Gain(best)-info.Gain(initBest))
 		}
-		fmt.Fprintf(w, "best initial molecule %.4f, best found %.4f: %s\n", initBest, best, verdict)
+		fmt.Fprintf(w, "best initial molecule %.4f, best found %.4f: %s\n", info.Gain(initBest), info.Gain(best), verdict)
 	}
 	return nil
 }
@@ -733,4 +741,17 @@ func parseInit(path string, data []byte, task string, count int) (rows []initRow
 		return nil, false, fmt.Errorf("optimize: %s: no molecules", path)
 	}
 	return rows, false, nil
+}
+
+// initScores returns the initial molecules' scores from the file, or nil when it had none (they are paid for
+// through the log).
+func initScores(mols []initMol, hasScores bool) []float64 {
+	if !hasScores {
+		return nil
+	}
+	out := make([]float64, len(mols))
+	for i, m := range mols {
+		out[i] = m.score
+	}
+	return out
 }

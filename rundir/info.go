@@ -40,6 +40,18 @@ type Info struct {
 	InitialCalls int `json:"initial_calls,omitempty"`
 	// Version is the nfbo that last wrote the run (internal/buildinfo.Version).
 	Version string `json:"version,omitempty"`
+	// Minimize says that lower scores are better (a docking energy): the log and the reports keep the
+	// objective's scores, and everything that ranks them ranks by Gain.
+	Minimize bool `json:"minimize,omitempty"`
+}
+
+// Gain returns score as the run ranks it, higher better: the score, or −score when the run minimises. The
+// optimiser maximises it, and Top-k and AUC Top-k of a minimising run are of −score.
+func (i Info) Gain(score float64) float64 {
+	if i.Minimize {
+		return -score
+	}
+	return score
 }
 
 // ObjectiveRDKit is Info.Objective for the RDKit worker's tasks.

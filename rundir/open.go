@@ -51,9 +51,10 @@ func Open(dir string, want Info, resume bool, legacySetting string, warnf func(s
 		saved.Setting = want.Setting
 	}
 	if saved.Task != want.Task || saved.Seed != want.Seed || saved.Setting != want.Setting || saved.Budget != want.Budget ||
-		saved.Method != want.Method {
+		saved.Method != want.Method || saved.Minimize != want.Minimize {
 		return want, fmt.Errorf("-resume: %s was started with -task %s -seed %d, method %s, setting %s (initial+budget), "+
-			"budget %d; resume with the same flags", path, saved.Task, saved.Seed, saved.Method, saved.Setting, saved.Budget)
+			"budget %d, minimize %t; resume with the same flags", path, saved.Task, saved.Seed, saved.Method, saved.Setting,
+			saved.Budget, saved.Minimize)
 	}
 	switch {
 	case saved.Objective == "":

@@ -49,18 +49,27 @@ func ReadStatus(dir string, best int) (Status, error) {
 			st.Awaiting = append(st.Awaiting, a)
 		}
 	}
-	SortByScore(recs)
+	SortByGain(recs, st.Info)
 	st.Best = recs[:min(best, len(recs))]
 	return st, nil
 }
 
-// SortByScore sorts records best first, keeping the call order among equal scores.
-func SortByScore(recs []Record) {
+// SortByGain sorts records best first by the run's Info.Gain (highest score first, or lowest when the run
+// minimises), keeping the call order among equal scores. A minimising run's molecules without a score (an
+// error, scored 0) come last.
+func SortByGain(recs []Record, info Info) {
 	slices.SortStableFunc(recs, func(a, b Record) int {
-		switch {
-		case a.Score > b.Score:
+		ga, gb := info.Gain(a.Score), info.Gain(b.Score)
+		if info.Minimize && (a.Error != "") != (b.Error != "") {
+			if a.Error != "" {
+				return 1
+			}
 			return -1
-		case a.Score < b.Score:
+		}
+		switch {
+		case ga > gb:
+			return -1
+		case ga < gb:
 			return 1
 		}
 		return 0

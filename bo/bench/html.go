@@ -31,7 +31,7 @@ type DrawFunc func(ctx context.Context, smiles []string) ([]string, error)
 // that first paid for it; molecules answered with an error are left out.
 func BestMolecules(r Run, k int) []Molecule {
 	recs := slices.Clone(r.Records)
-	rundir.SortByScore(recs)
+	rundir.SortByGain(recs, r.Info)
 	var out []Molecule
 	seen := map[string]bool{}
 	for _, rec := range recs {

@@ -30,7 +30,9 @@ import (
 type Run struct {
 	Info   rundir.Info
 	Dir    string
-	Scores []float64 // paid evaluations in call order
+	// Scores are the paid evaluations in call order as the run ranks them (rundir.Info.Gain): the scores, or
+	// for a minimising run −score, its molecules without a score at its worst gain.
+	Scores []float64
 	// Records are the evaluation log's records in call order (the molecules behind Scores).
 	Records []rundir.Record
 	// NoLog says the run directory has no evaluation log: a run that
@@ -145,8 +147,24 @@ func LoadRun(dir string) (Run, error) {
 	}
 	r.Torn = torn
 	slices.SortFunc(recs, func(a, b rundir.Record) int { return a.Call - b.Call })
+	worst := math.Inf(1)
 	for _, rec := range recs {
-		r.Scores = append(r.Scores, rec.Score)
+		g := info.Gain(rec.Score)
+		if rec.Error == "" {
+			worst = min(worst, g)
+		}
+		r.Scores = append(r.Scores, g)
+	}
+	if info.Minimize {
+		// A failed molecule scores 0, which for a minimised objective can be the best value there is.
+		if math.IsInf(worst, 1) {
+			worst = 0
+		}
+		for i, rec := range recs {
+			if rec.Error != "" {
+				r.Scores[i] = worst
+			}
+		}
 	}
 	r.Records = recs
 	return r, nil
@@ -165,7 +183,7 @@ var topKs = [3]int{1, 10, 100}
 // Figures computes the run's Top-k over everything it knows (initial scores
 // included) and PMO's AUC Top-k over its paid calls.
 func (r Run) Figures() Figures {
-	all := append(slices.Clone(r.Info.InitialScores), r.Scores...)
+	all := append(r.initialGains(), r.Scores...)
 	var f Figures
 	f.Calls, f.Budget = len(r.Scores), r.Info.Budget
 	budget := max(r.Info.Budget, len(r.Scores))
@@ -180,7 +198,7 @@ func (r Run) Figures() Figures {
 // best initial score (0 when there is none): element i is after i calls.
 func (r Run) BestCurve() []float64 {
 	best := 0.0
-	for _, s := range r.Info.InitialScores {
+	for _, s := range r.initialGains() {
 		best = math.Max(best, s)
 	}
 	out := make([]float64, len(r.Scores)+1)
@@ -216,10 +234,23 @@ type groupKey struct{ setting, task, method string }
 // objective, else the name and the objective's identity, so that an external
 // objective never shares a row (or a sum) with an RDKit task of that name.
 func taskLabel(i rundir.Info) string {
+	label := i.Task
 	if id := i.ObjectiveID(); id != rundir.ObjectiveRDKit {
-		return fmt.Sprintf("%s [%s]", i.Task, id)
+		label = fmt.Sprintf("%s [%s]", i.Task, id)
 	}
-	return i.Task
+	if i.Minimize {
+		label += " (−score)"
+	}
+	return label
+}
+
+// initialGains returns the initial scores as the run ranks them (rundir.Info.Gain).
+func (r Run) initialGains() []float64 {
+	out := make([]float64, len(r.Info.InitialScores))
+	for i, s := range r.Info.InitialScores {
+		out[i] = r.Info.Gain(s)
+	}
+	return out
 }
 
 // WriteMarkdown writes one table per setting: per task and method, the mean
