@@ -58,9 +58,10 @@ concurrently. Errors are {"error": "..."} with a 4xx or 5xx status.
 
 It listens on 127.0.0.1 by default. Any other address, one reachable from
 other machines, is refused unless -token-file names a file holding a bearer
-token; then every request must carry "Authorization: Bearer TOKEN". Request
-bodies are limited to 64 MiB; Ctrl-C or SIGTERM stops the server after the
-requests in flight.`,
+token; then every request must carry "Authorization: Bearer TOKEN" (the
+scheme in any case, one or more spaces before the token). Request bodies are
+limited to 64 MiB; Ctrl-C or SIGTERM stops the server after the requests in
+flight.`,
 		Flag: fs,
 	}
 	cmd.Run = func(ctx context.Context, cmd *Command, args []string) error {
@@ -176,6 +177,17 @@ type askedJSON struct {
 	SMILES string `json:"smiles"`
 }
 
+// bearerToken returns the credentials of an Authorization header value of the Bearer scheme: the scheme,
+// whose name is case-insensitive, then one or more spaces and the token (RFC 7235 section 2.1, RFC 6750
+// section 2.1).
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(token, " "), true
+}
+
 func (s *labServer) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/ask", s.handleAsk)
@@ -185,8 +197,8 @@ func (s *labServer) handler() http.Handler {
 	mux.HandleFunc("GET /v1/report.html", s.handleReportHTML)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.token != "" {
-			got := r.Header.Get("Authorization")
-			if subtle.ConstantTimeCompare([]byte(got), []byte("Bearer "+s.token)) != 1 {
+			got, ok := bearerToken(r.Header.Get("Authorization"))
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="nfbo"`)
 				writeJSONError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token"))
 				return

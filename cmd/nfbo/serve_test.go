@@ -232,7 +232,14 @@ func TestServeToken(t *testing.T) {
 	for _, c := range []struct {
 		auth string
 		code int
-	}{{"", 401}, {"Bearer wrong", 401}, {"Bearer 0123456789abcdef0123", 409}} {
+	}{
+		{"", 401}, {"Bearer wrong", 401}, {"Bearer", 401}, {"Bearer0123456789abcdef0123", 401},
+		{"Basic 0123456789abcdef0123", 401}, {"Basic MDEyMzQ1Njc4OWFiY2RlZjAxMjM=", 401}, {"Bearer 0123456789abcdef012", 401},
+		{"Bearer 0123456789abcdef0123 x", 401},
+		// The scheme is case-insensitive (RFC 7235 section 2.1), and one or more spaces come before the token.
+		{"Bearer 0123456789abcdef0123", 409}, {"bearer 0123456789abcdef0123", 409}, {"BEARER 0123456789abcdef0123", 409},
+		{"bEaReR   0123456789abcdef0123", 409},
+	} {
 		req, _ := http.NewRequest("GET", "/v1/status", nil)
 		if c.auth != "" {
 			req.Header.Set("Authorization", c.auth)
