@@ -9,7 +9,9 @@
 package asktell
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -18,8 +20,10 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/rundir"
@@ -52,44 +56,244 @@ func (e *RowError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Li
 // Unwrap returns the problem.
 func (e *RowError) Unwrap() error { return e.Err }
 
-// MaxTellBytes is the largest tell file Parse reads: far above any batch (a million rows of id and score).
-const MaxTellBytes = 64 << 20
+// The limits of a tell file bound what Parse holds, whatever the file. It reads the file as a stream, a line
+// at a time, so the file's size costs time, not memory; it keeps the rows, 48 bytes each (twice that while
+// they are gathered into one slice) and their strings, at most the file's bytes. At most MaxTellRows rows of
+// a file of at most MaxTellBytes hold at most about 150 MB; a million rows of id and score take 140 MB.
+const (
+	// MaxTellBytes is the largest tell file Parse reads. A batch is tens to thousands of rows, and a whole run
+	// (the PMO budget is 10,000 calls) fits many times over: a million rows of id and score
+	// ("m1234567,0.123456789") are 21 MB, and ask's CSV sent back with a score (id, SMILES, score, about 80 bytes
+	// a row) fits 400,000 rows.
+	MaxTellBytes = 32 << 20
+	// MaxTellRows is the most rows Parse accepts from one file: it holds them all until the file is checked,
+	// since a bad row anywhere means nothing of the file is applied.
+	MaxTellRows = 1 << 20
+	// MaxTellLineBytes is the longest line Parse reads; a row is an id, a score and perhaps a SMILES and a reason.
+	MaxTellLineBytes = 1 << 20
+)
+
+// peekBytes is how far Parse looks for the first byte that is not blank, which says whether a file is JSON lines.
+const peekBytes = 64 << 10
 
 // Parse reads a tell file named name (for errors): either CSV with a header that has an "id" and a "score"
 // column (case-insensitive; an "error" column may say why a score is missing; other columns, such as ask's
 // "smiles", are ignored), or JSON lines, one object {"id": "m1", "score": 0.5} (or "error": "...") per line.
 // Blank lines are skipped. A score must be a finite number, or empty with an error; an id may appear twice
 // only with the same answer. The first bad row is a *RowError.
+//
+// Parse reads r as a stream and stops at the first problem, so a file of up to MaxTellBytes costs memory for
+// its rows only (see MaxTellRows). A file is JSON lines when its first byte that is not blank (within the first
+// 64 KiB) is '{'. A file larger than MaxTellBytes is an error; so is one with more than MaxTellRows rows or a
+// line longer than MaxTellLineBytes (a *RowError naming the line). An error reading r, or the size limit, is
+// reported in place of a row error found after it, since that row may be cut short.
 func Parse(name string, r io.Reader) ([]Told, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxTellBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("asktell: read %s: %w", name, err)
+	src := &tellReader{r: r, left: MaxTellBytes}
+	br := bufio.NewReaderSize(src, peekBytes)
+	if b, _ := br.Peek(len(bom)); string(b) == bom {
+		br.Discard(len(bom))
 	}
-	if len(data) > MaxTellBytes {
-		return nil, fmt.Errorf("asktell: %s is larger than %d MiB", name, MaxTellBytes>>20)
-	}
-	data = bytes.TrimPrefix(data, []byte("\ufeff")) // the byte order mark of some spreadsheets
-	var rows []Told
-	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
-		rows, err = parseJSONLines(name, data)
+	var rows rowList
+	var err error
+	if firstByte(br) == '{' {
+		err = parseJSONLines(name, br, &rows)
 	} else {
-		rows, err = parseCSV(name, data)
+		err = parseCSV(name, br, &rows)
+	}
+	if src.err != nil && src.err != io.EOF {
+		// src reads ahead of the rows parsed: a bad row before a long line is the first problem, but any row
+		// may be cut short by a read that failed.
+		var long *longLineError
+		var re *RowError
+		switch {
+		case errors.Is(src.err, errTooLarge):
+			return nil, fmt.Errorf("asktell: %s is larger than %d MiB", name, MaxTellBytes>>20)
+		case errors.As(src.err, &long) && errors.As(err, &re) && re.Line < long.line:
+			return nil, err
+		case long != nil:
+			return nil, &RowError{name, long.line, fmt.Errorf("the line is longer than %d bytes", MaxTellLineBytes)}
+		}
+		return nil, fmt.Errorf("asktell: read %s: %w", name, src.err)
 	}
 	if err != nil {
+		var re *RowError
+		if !errors.As(err, &re) {
+			// Not a row's error, and src read to its end: the scanner's own limit, which src's limit on lines
+			// keeps it from reaching.
+			return nil, fmt.Errorf("asktell: read %s: %w", name, err)
+		}
 		return nil, err
 	}
-	if len(rows) == 0 {
+	told := rows.all()
+	if len(told) == 0 {
 		return nil, fmt.Errorf("asktell: %s holds no rows", name)
 	}
-	first := map[string]Told{}
-	for _, r := range rows {
-		if p, ok := first[r.ID]; ok && (p.Score != r.Score || p.Error != r.Error) {
-			return nil, &RowError{name, r.Line, fmt.Errorf("id %s is told %s here and %s on line %d", r.ID, answer(r), answer(p), p.Line)}
-		} else if !ok {
-			first[r.ID] = r
+	if err := checkRepeats(name, told); err != nil {
+		return nil, err
+	}
+	return told, nil
+}
+
+// bom is the byte order mark of some spreadsheets' CSV.
+const bom = "\ufeff"
+
+// firstByte returns the first byte of br that is not blank, within its buffer, without reading past it; 0 means
+// none.
+func firstByte(br *bufio.Reader) byte {
+	for n := 1; n <= br.Size(); n++ {
+		b, _ := br.Peek(n)
+		if len(b) < n {
+			return 0
+		}
+		switch c := b[n-1]; c {
+		case ' ', '\t', '\r', '\n':
+		default:
+			return c
 		}
 	}
-	return rows, nil
+	return 0
+}
+
+// errTooLarge is tellReader's error for a file over MaxTellBytes.
+var errTooLarge = errors.New("asktell: tell file too large")
+
+// longLineError is tellReader's error for a line over MaxTellLineBytes.
+type longLineError struct{ line int }
+
+func (e *longLineError) Error() string {
+	return fmt.Sprintf("asktell: line %d is longer than %d bytes", e.line, MaxTellLineBytes)
+}
+
+// tellReader reads a tell file for Parse and enforces its limits: it fails once more than left bytes come, or
+// a line longer than MaxTellLineBytes, and keeps its first error (io.EOF included), so Parse can tell a row
+// cut short by a failed read from a bad one.
+type tellReader struct {
+	r    io.Reader
+	left int64 // bytes still allowed
+	line int   // 0-based line being read
+	col  int   // bytes of that line read so far
+	err  error
+}
+
+func (t *tellReader) Read(p []byte) (int, error) {
+	if t.err != nil {
+		return 0, t.err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if t.left == 0 {
+		// Exactly MaxTellBytes read: a file of that size is fine, one byte more is not.
+		var one [1]byte
+		n, err := io.ReadFull(t.r, one[:])
+		if n > 0 {
+			t.err = errTooLarge
+		} else if err == io.ErrUnexpectedEOF || err == io.EOF {
+			t.err = io.EOF
+		} else {
+			t.err = err
+		}
+		return 0, t.err
+	}
+	if int64(len(p)) > t.left {
+		p = p[:t.left]
+	}
+	n, err := t.r.Read(p)
+	t.left -= int64(n)
+	// Pass the lines that fit; the error comes at the next read, after the rows before the long line.
+	for i := 0; i < n; {
+		j := bytes.IndexByte(p[i:n], '\n')
+		if j < 0 {
+			j = n - i
+		}
+		if t.col+j > MaxTellLineBytes {
+			t.err = &longLineError{t.line + 1}
+			if i == 0 {
+				return 0, t.err
+			}
+			return i, nil
+		}
+		if i+j == n {
+			t.col += j
+			break
+		}
+		t.line++
+		t.col = 0
+		i += j + 1
+	}
+	if err != nil {
+		t.err = err
+	}
+	return n, err
+}
+
+// rowList gathers rows in blocks of rowBlock, so that a long file's rows are copied once (by all) instead of
+// at each growth of one slice.
+type rowList struct {
+	full [][]Told
+	cur  []Told
+	n    int
+}
+
+const rowBlock = 4096
+
+// add appends t, or fails when the file has more than MaxTellRows rows.
+func (l *rowList) add(name string, t Told) error {
+	if l.n == MaxTellRows {
+		return &RowError{name, t.Line, fmt.Errorf("more than %d rows in one file; split it", MaxTellRows)}
+	}
+	if len(l.cur) == rowBlock {
+		l.full = append(l.full, l.cur)
+		l.cur = make([]Told, 0, rowBlock)
+	}
+	l.cur = append(l.cur, t)
+	l.n++
+	return nil
+}
+
+// all returns the rows in order in one slice.
+func (l *rowList) all() []Told {
+	if len(l.full) == 0 {
+		return l.cur
+	}
+	out := make([]Told, 0, l.n)
+	for i, b := range l.full {
+		out = append(out, b...)
+		l.full[i] = nil // garbage now, not at the end
+	}
+	return append(out, l.cur...)
+}
+
+// checkRepeats fails on the first row, in file order, whose id an earlier row told another answer. It sorts
+// row indices by id (4 bytes a row) rather than filling a map of ids, which costs ten times that.
+func checkRepeats(name string, rows []Told) error {
+	idx := make([]int32, len(rows))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		if c := strings.Compare(rows[a].ID, rows[b].ID); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	bad, badFirst := -1, -1 // the first row told otherwise, and the first row of its id
+	first := 0
+	for k, i := range idx {
+		if k == 0 || rows[i].ID != rows[first].ID {
+			first = int(i)
+			continue
+		}
+		r, p := rows[i], rows[first]
+		if (p.Score != r.Score || p.Error != r.Error) && (bad < 0 || int(i) < bad) {
+			bad, badFirst = int(i), first
+		}
+	}
+	if bad < 0 {
+		return nil
+	}
+	r, p := rows[bad], rows[badFirst]
+	return &RowError{name, r.Line, fmt.Errorf("id %s is told %s here and %s on line %d", r.ID, answer(r), answer(p), p.Line)}
 }
 
 func answer(r Told) string {
@@ -99,13 +303,13 @@ func answer(r Told) string {
 	return "score " + strconv.FormatFloat(r.Score, 'g', -1, 64)
 }
 
-func parseCSV(name string, data []byte) ([]Told, error) {
-	cr := csv.NewReader(bytes.NewReader(data))
+func parseCSV(name string, r io.Reader, rows *rowList) error {
+	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err != nil {
-		return nil, &RowError{name, 1, fmt.Errorf("not a CSV header with id and score columns: %w", err)}
+		return &RowError{name, 1, fmt.Errorf("not a CSV header with id and score columns: %w", err)}
 	}
 	idCol, scoreCol, errCol := -1, -1, -1
 	for i, h := range header {
@@ -119,22 +323,20 @@ func parseCSV(name string, data []byte) ([]Told, error) {
 		}
 	}
 	if idCol < 0 || scoreCol < 0 {
-		return nil, &RowError{name, 1, fmt.Errorf("header %q: want an id and a score column (CSV), or JSON lines", strings.Join(header, ","))}
+		return &RowError{name, 1, fmt.Errorf("header %q: want an id and a score column (CSV), or JSON lines", strings.Join(header, ","))}
 	}
-	var rows []Told
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
-			return rows, nil
+			return nil
+		}
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return &RowError{name, pe.Line, err}
+		} else if err != nil {
+			return err // a failed read, which Parse reports
 		}
 		line, _ := cr.FieldPos(0)
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				line = pe.Line
-			}
-			return nil, &RowError{name, line, err}
-		}
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
@@ -144,57 +346,230 @@ func parseCSV(name string, data []byte) ([]Told, error) {
 			}
 			return strings.TrimSpace(rec[i])
 		}
-		t := Told{ID: field(idCol), Error: field(errCol), Line: line}
+		// The fields are slices of one string holding the whole record (with, say, a SMILES column); the row
+		// keeps copies of its own, so that string can go.
+		t := Told{ID: strings.Clone(field(idCol)), Error: strings.Clone(field(errCol)), Line: line}
 		if err := t.setScore(field(scoreCol)); err != nil {
-			return nil, &RowError{name, line, err}
+			return &RowError{name, line, err}
 		}
-		rows = append(rows, t)
+		if err := rows.add(name, t); err != nil {
+			return err
+		}
 	}
 }
 
-func parseJSONLines(name string, data []byte) ([]Told, error) {
-	var rows []Told
-	for i, text := range strings.Split(string(data), "\n") {
-		text = strings.TrimSpace(text)
-		if text == "" {
+func parseJSONLines(name string, r io.Reader, rows *rowList) error {
+	sc := bufio.NewScanner(r)
+	// tellReader refuses longer lines first, naming the line; this leaves room for the newline.
+	sc.Buffer(nil, MaxTellLineBytes+64)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
 			continue
 		}
-		var v struct {
-			ID    json.RawMessage `json:"id"`
-			Score json.RawMessage `json:"score"`
-			Error string          `json:"error"`
+		t, err := jsonLine(text)
+		if err != nil {
+			return &RowError{name, line, err}
 		}
-		dec := json.NewDecoder(strings.NewReader(text))
-		if err := dec.Decode(&v); err != nil {
-			return nil, &RowError{name, i + 1, fmt.Errorf("not a JSON object {\"id\": ..., \"score\": ...}: %w", err)}
+		t.Line = line
+		if err := rows.add(name, t); err != nil {
+			return err
 		}
-		if dec.More() {
-			return nil, &RowError{name, i + 1, errors.New("more than one JSON value on the line")}
-		}
-		t := Told{Error: strings.TrimSpace(v.Error), Line: i + 1}
-		if err := json.Unmarshal(v.ID, &t.ID); err != nil {
-			var n json.Number
-			if json.Unmarshal(v.ID, &n) != nil {
-				return nil, &RowError{name, i + 1, fmt.Errorf("id %s: want a string such as \"m1\"", v.ID)}
-			}
-			t.ID = n.String()
-		}
-		score := strings.TrimSpace(string(v.Score))
-		if score == "null" {
-			score = ""
-		}
-		if unq, err := strconv.Unquote(score); err == nil {
-			score = unq
-		}
-		if err := t.setScore(score); err != nil {
-			return nil, &RowError{name, i + 1, err}
-		}
-		rows = append(rows, t)
 	}
-	return rows, nil
+	return sc.Err() // a failed read, which Parse reports
 }
 
-// setScore parses the score field s and checks the row.
+// jsonLine decodes one line of JSON lines into a row. The usual line, one object whose values are strings
+// without escapes, numbers or null, is read here, and costs the row's strings only (encoding/json costs ten
+// times that, which for a million rows is a quarter of a gigabyte); any other line, including every bad one,
+// goes to jsonLineSlow, which decodes it with encoding/json and says what is wrong. FuzzJSONLine checks that
+// both give the same answer.
+func jsonLine(text []byte) (Told, error) {
+	var id, score, reason []byte
+	var haveID, haveScore, haveReason bool
+	p := jsonScan{b: text}
+	if !p.next('{') {
+		return jsonLineSlow(text)
+	}
+	for {
+		key, kind := p.value()
+		if kind != jsonString || !p.next(':') {
+			return jsonLineSlow(text)
+		}
+		val, kind := p.value()
+		if kind == jsonNull {
+			val = nil
+		}
+		switch {
+		case kind == jsonInvalid:
+			return jsonLineSlow(text)
+		case string(key) == "id" && !haveID && (kind == jsonString || kind == jsonNumber):
+			id, haveID = val, true
+		case string(key) == "score" && !haveScore && kind != jsonBool:
+			score, haveScore = val, true
+		case string(key) == "error" && !haveReason && (kind == jsonString || kind == jsonNull):
+			reason, haveReason = val, true
+		case bytes.EqualFold(key, []byte("id")) || bytes.EqualFold(key, []byte("score")) || bytes.EqualFold(key, []byte("error")):
+			// Another kind of value, a key repeated (the last wins) or written otherwise (encoding/json
+			// matches keys without regard to case).
+			return jsonLineSlow(text)
+		}
+		if p.next('}') {
+			break
+		}
+		if !p.next(',') {
+			return jsonLineSlow(text)
+		}
+	}
+	if p.skipSpace(); p.i != len(p.b) || !haveID {
+		return jsonLineSlow(text)
+	}
+	t := Told{ID: string(id), Error: strings.TrimSpace(string(reason))}
+	return t, t.setScore(string(score))
+}
+
+// The kinds of value jsonScan reads.
+const (
+	jsonInvalid = iota // anything else: an object, an array, a string with escapes, or not JSON
+	jsonString
+	jsonNumber
+	jsonNull
+	jsonBool
+)
+
+// jsonScan reads the simple JSON of the usual tell line (RFC 8259).
+type jsonScan struct {
+	b []byte
+	i int
+}
+
+func (p *jsonScan) skipSpace() {
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\r' || p.b[p.i] == '\n') {
+		p.i++
+	}
+}
+
+// next skips blanks and reads c if it comes next.
+func (p *jsonScan) next(c byte) bool {
+	p.skipSpace()
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// value skips blanks and reads a value: a string's text between its quotes, the text of another kind.
+func (p *jsonScan) value() ([]byte, int) {
+	p.skipSpace()
+	if p.i == len(p.b) {
+		return nil, jsonInvalid
+	}
+	start := p.i
+	switch c := p.b[p.i]; {
+	case c == '"':
+		for p.i++; p.i < len(p.b); p.i++ {
+			switch c := p.b[p.i]; {
+			case c == '"':
+				s := p.b[start+1 : p.i]
+				p.i++
+				if !utf8.Valid(s) {
+					return nil, jsonInvalid // encoding/json replaces bad bytes
+				}
+				return s, jsonString
+			case c == '\\' || c < 0x20:
+				return nil, jsonInvalid
+			}
+		}
+		return nil, jsonInvalid
+	case c == '-' || ('0' <= c && c <= '9'):
+		return p.number()
+	}
+	for _, w := range [...]struct {
+		text string
+		kind int
+	}{{"null", jsonNull}, {"true", jsonBool}, {"false", jsonBool}} {
+		if bytes.HasPrefix(p.b[p.i:], []byte(w.text)) {
+			p.i += len(w.text)
+			return p.b[start:p.i], w.kind
+		}
+	}
+	return nil, jsonInvalid
+}
+
+// number reads a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
+func (p *jsonScan) number() ([]byte, int) {
+	start := p.i
+	digits := func() int {
+		n := 0
+		for p.i < len(p.b) && '0' <= p.b[p.i] && p.b[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.b[p.i] == '-' {
+		p.i++
+	}
+	if p.i < len(p.b) && p.b[p.i] == '0' {
+		p.i++
+	} else if digits() == 0 {
+		return nil, jsonInvalid
+	}
+	if p.i < len(p.b) && p.b[p.i] == '.' {
+		p.i++
+		if digits() == 0 {
+			return nil, jsonInvalid
+		}
+	}
+	if p.i < len(p.b) && (p.b[p.i] == 'e' || p.b[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.b) && (p.b[p.i] == '+' || p.b[p.i] == '-') {
+			p.i++
+		}
+		if digits() == 0 {
+			return nil, jsonInvalid
+		}
+	}
+	return p.b[start:p.i], jsonNumber
+}
+
+// jsonLineSlow decodes one line of JSON lines into a row, saying what is wrong with a bad one.
+func jsonLineSlow(text []byte) (Told, error) {
+	var v struct {
+		ID    json.RawMessage `json:"id"`
+		Score json.RawMessage `json:"score"`
+		Error string          `json:"error"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(text))
+	if err := dec.Decode(&v); err != nil {
+		return Told{}, fmt.Errorf("not a JSON object {\"id\": ..., \"score\": ...}: %w", err)
+	}
+	if dec.More() {
+		return Told{}, errors.New("more than one JSON value on the line")
+	}
+	t := Told{Error: strings.TrimSpace(v.Error)}
+	if err := json.Unmarshal(v.ID, &t.ID); err != nil {
+		var n json.Number
+		if json.Unmarshal(v.ID, &n) != nil {
+			return Told{}, fmt.Errorf("id %s: want a string such as \"m1\"", v.ID)
+		}
+		t.ID = n.String()
+	}
+	score := strings.TrimSpace(string(v.Score))
+	if score == "null" {
+		score = ""
+	}
+	if unq, err := strconv.Unquote(score); err == nil {
+		score = unq
+	}
+	return t, t.setScore(score)
+}
+
+// setScore parses the score field s and checks the row. Its errors quote a copy of s, so that s does not
+// escape and a caller's string(bytes) of each row's score can stay on the stack.
 func (t *Told) setScore(s string) error {
 	t.ID = strings.TrimSpace(t.ID)
 	if t.ID == "" {
@@ -207,14 +582,14 @@ func (t *Told) setScore(s string) error {
 		return nil
 	}
 	if t.Error != "" {
-		return fmt.Errorf("id %s: both a score (%s) and an error (%q)", t.ID, s, t.Error)
+		return fmt.Errorf("id %s: both a score (%s) and an error (%q)", t.ID, strings.Clone(s), t.Error)
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return fmt.Errorf("id %s: score %q is not a number", t.ID, s)
+		return fmt.Errorf("id %s: score %q is not a number", t.ID, strings.Clone(s))
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return fmt.Errorf("id %s: score %q is not a finite number", t.ID, s)
+		return fmt.Errorf("id %s: score %q is not a finite number", t.ID, strings.Clone(s))
 	}
 	t.Score = v
 	return nil

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -57,6 +59,7 @@ func TestParse(t *testing.T) {
 		"json-junk": {"{\"id\":\"m1\",\"score\":0.5} {}\n", 1},
 		"json-nan":  {"{\"id\":\"m1\",\"score\":\"NaN\"}\n", 1},
 		"json-id":   {"{\"id\":[1],\"score\":1}\n", 1},
+		"quote-id":  {"id,score\n\"m1\"x,1\n", 2},
 	}
 	for name, c := range bad {
 		_, err := Parse("f.csv", strings.NewReader(c.text))
@@ -67,6 +70,88 @@ func TestParse(t *testing.T) {
 	}
 	if _, err := Parse("f", strings.NewReader("id,score\n")); err == nil {
 		t.Errorf("a file without rows was accepted")
+	}
+}
+
+// blanks reads n bytes of blank lines, 1,000 spaces each.
+type blanks struct{ n int }
+
+func (r *blanks) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	p = p[:min(len(p), r.n)]
+	for i := range p {
+		p[i] = ' '
+		if (r.n-i)%1000 == 1 {
+			p[i] = '\n'
+		}
+	}
+	r.n -= len(p)
+	return len(p), nil
+}
+
+// failAfter reads r, then fails.
+type failAfter struct{ r io.Reader }
+
+func (f failAfter) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err == io.EOF {
+		err = errors.New("connection reset")
+	}
+	return n, err
+}
+
+// TestParseLimits: a file of MaxTellBytes is read and one byte more is refused, whatever its rows; a long line
+// is refused naming it, after the rows before it; a failed read is reported in place of the row it cut short.
+func TestParseLimits(t *testing.T) {
+	const head = "id,score\nm1,0.5\n"
+	file := func(head string, pad int, tail string) io.Reader {
+		return io.MultiReader(strings.NewReader(head), &blanks{pad}, strings.NewReader(tail))
+	}
+	if rows, err := Parse("f", file(head, MaxTellBytes-len(head)-5, "m2,1\n")); err != nil || len(rows) != 2 {
+		t.Errorf("a file of MaxTellBytes: %d rows, %v", len(rows), err)
+	}
+	for _, tail := range []string{"m2,1\n", "m2,\"1\n", "m2,NaN\n"} {
+		if _, err := Parse("f", file(head, MaxTellBytes-len(head)-4, tail)); err == nil || err.Error() != "asktell: f is larger than 32 MiB" {
+			t.Errorf("a file of MaxTellBytes+1 ending %q: %v", tail, err)
+		}
+	}
+	for name, c := range map[string]struct {
+		r    io.Reader
+		want string
+	}{
+		"csv":          {file(head+"m2,1", 0, strings.Repeat(" ", MaxTellLineBytes-3)), "f:3: the line is longer than 1048576 bytes"},
+		"csv-longest":  {file(head+"m2,1", 0, strings.Repeat(" ", MaxTellLineBytes-5)+"\r\n"), ""},
+		"json":         {file(`{"id":"m1","score":1}`+"\n\n"+`{"id":"m2","score":`, 0, strings.Repeat(" ", MaxTellLineBytes)+"2}\n"), "f:3: the line is longer"},
+		"bad-before":   {file(head+"m2,x\nm3,", 0, strings.Repeat("1", MaxTellLineBytes)), "f:3: id m2: score \"x\" is not a number"},
+		"long-blank":   {file(head+"\n", 0, strings.Repeat(" ", MaxTellLineBytes+1)+"\n"), "f:4: the line is longer"},
+		"json-blanks":  {file("", 60000, `{"id":"m1","score":1}`+"\n"), ""},
+		"read":         {failAfter{strings.NewReader(head + "m2,1")}, "asktell: read f: connection reset"},
+		"read-quote":   {failAfter{strings.NewReader(head + "m2,\"1")}, "asktell: read f: connection reset"},
+		"read-json":    {failAfter{strings.NewReader(`{"id":"m1","score":1}` + "\n" + `{"id":"m2","sc`)}, "asktell: read f: connection reset"},
+		"read-at-once": {failAfter{strings.NewReader("")}, "asktell: read f: connection reset"},
+	} {
+		rows, err := Parse("f", c.r)
+		if c.want == "" && (err != nil || len(rows) < 1) || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			msg := fmt.Sprint(err)
+			if len(msg) > 200 {
+				msg = msg[:200] + "..."
+			}
+			t.Errorf("%s: %d rows, %s; want %q", name, len(rows), msg, c.want)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	var many strings.Builder
+	many.WriteString("id,score\n")
+	for i := range MaxTellRows + 1 {
+		fmt.Fprintf(&many, "m%d,1\n", i%1000+1)
+	}
+	want := fmt.Sprintf("f:%d: more than %d rows in one file; split it", MaxTellRows+2, MaxTellRows)
+	if _, err := Parse("f", strings.NewReader(many.String())); err == nil || err.Error() != want {
+		t.Errorf("a file of MaxTellRows+1 rows: %v, want %q", err, want)
 	}
 }
 
@@ -93,6 +178,27 @@ func FuzzParse(f *testing.F) {
 			if r.ID == "" || r.Line < 1 || math.IsNaN(r.Score) || math.IsInf(r.Score, 0) || (r.Error != "" && r.Score != 0) {
 				t.Fatalf("bad row accepted: %+v", r)
 			}
+		}
+	})
+}
+
+// FuzzJSONLine: the fast reading of a JSON line gives the row or the error that encoding/json's gives.
+func FuzzJSONLine(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"m1","score":0.5}`, ` { "id" : 12 , "score" : "-3e2", "smiles": "CCO", "n": [1] } `,
+		`{"id":"m1","score":null,"error":" no crystals "}`, `{"id":"m1","error":null,"score":1}`,
+		`{"ID":"m1","score":1}`, `{"id":"m1","id":"m2","score":1}`, `{"id":"m\u0031","score":1}`,
+		`{"id":"m1","score":01}`, `{"id":"m1","score":-0.5e+3}`, `{"id":"m1","score":1.}`, `{"id":"m1","score":true}`,
+		`{"id":"m1","score":1} {}`, `{"id":"m1","score":1}}`, `{"id":"m1","score":"NaN"}`, `{"id":null,"score":1}`,
+		`{"id":"m1","score":1,}`, "{\"id\":\"\xff\",\"score\":1}", `{}`, `{"score":1}`, `{"id":"m1","score":{"a":1}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fast, ferr := jsonLine(line)
+		slow, serr := jsonLineSlow(line)
+		if fast != slow || fmt.Sprint(ferr) != fmt.Sprint(serr) {
+			t.Fatalf("%q: read as %+v, %v; encoding/json reads %+v, %v", line, fast, ferr, slow, serr)
 		}
 	})
 }

@@ -60,9 +60,14 @@ concurrently. Errors are {"error": "..."} with a 4xx or 5xx status.
 
 It listens on 127.0.0.1 by default. Any other address, one reachable from
 other machines, is refused unless -token-file names a file holding a bearer
-token; then every request must carry "Authorization: Bearer TOKEN". Request
-bodies are limited to 64 MiB; Ctrl-C or SIGTERM stops the server after the
-requests in flight.`,
+token; then every request must carry "Authorization: Bearer TOKEN" (the
+scheme in any case, one or more spaces before the token).
+
+A tell's body is read as it arrives, and at most two tells are read or
+applied at once; others wait their turn, before reading their bodies, for as
+long as their clients do. A body is at most 32 MiB, 1,048,576 rows and lines
+of 1 MiB (a 413 or a 400 otherwise), so a tell holds at most about 150 MB.
+Ctrl-C or SIGTERM stops the server after the requests in flight.`,
 		Flag: fs,
 	}
 	cmd.Run = func(ctx context.Context, cmd *Command, args []string) error {
@@ -166,6 +171,10 @@ type labServer struct {
 	mu        sync.RWMutex
 	cached    *askReply // the last ask's answer, until a tell changes what is awaited
 	cachedMax int       // the n it was asked with
+
+	// tells holds a slot for each tell being read or applied (handler makes it, tellsAtOnce slots); other
+	// tells wait for one before they read their bodies.
+	tells chan struct{}
 }
 
 type askReply struct {
@@ -180,7 +189,26 @@ type askedJSON struct {
 	SMILES string `json:"smiles"`
 }
 
+// bearerToken returns the credentials of an Authorization header value of the Bearer scheme: the scheme,
+// whose name is case-insensitive, then one or more spaces and the token (RFC 7235 section 2.1, RFC 6750
+// section 2.1).
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(token, " "), true
+}
+
+// tellsAtOnce is how many tells a server reads and applies at once; others wait before reading their bodies.
+// Each holds its rows until it is answered (at most about 150 MB; see asktell.MaxTellRows), and tells are
+// applied one at a time anyway: two keep one body being read while another tell is applied.
+const tellsAtOnce = 2
+
 func (s *labServer) handler() http.Handler {
+	if s.tells == nil {
+		s.tells = make(chan struct{}, tellsAtOnce)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/ask", s.handleAsk)
 	mux.HandleFunc("POST /v1/tell", s.handleTell)
@@ -189,8 +217,8 @@ func (s *labServer) handler() http.Handler {
 	mux.HandleFunc("GET /v1/report.html", s.handleReportHTML)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.token != "" {
-			got := r.Header.Get("Authorization")
-			if subtle.ConstantTimeCompare([]byte(got), []byte("Bearer "+s.token)) != 1 {
+			got, ok := bearerToken(r.Header.Get("Authorization"))
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="nfbo"`)
 				writeJSONError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token"))
 				return
@@ -248,6 +276,21 @@ func displaySMILES(m rundir.Asked) string {
 }
 
 func (s *labServer) handleTell(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength > asktell.MaxTellBytes {
+		writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("request body has %d bytes, more than %d MiB; nothing was applied",
+			r.ContentLength, asktell.MaxTellBytes>>20))
+		return
+	}
+	// The slot is held until the rows are applied, not only while they are parsed: parsed rows waiting for
+	// the lock would hold as much memory.
+	select {
+	case s.tells <- struct{}{}:
+		defer func() { <-s.tells }()
+	case <-r.Context().Done():
+		writeJSONError(w, http.StatusServiceUnavailable, fmt.Errorf("gave up waiting for the tells before this one: %w; nothing was applied",
+			context.Cause(r.Context())))
+		return
+	}
 	body := http.MaxBytesReader(w, r.Body, asktell.MaxTellBytes)
 	rows, err := asktell.Parse("request body", body)
 	if err != nil {
