@@ -313,15 +313,24 @@ func parseCSV(name string, r io.Reader, rows *rowList) error {
 	}
 	idCol, scoreCol, errCol := -1, -1, -1
 	for i, h := range header {
+		var col *int
 		switch strings.ToLower(strings.TrimSpace(h)) {
 		case "id":
-			idCol = i
+			col = &idCol
 		case "score":
-			scoreCol = i
+			col = &scoreCol
 		case "error":
-			errCol = i
+			col = &errCol
+		default:
+			continue
 		}
+		if *col >= 0 { // which one is meant is a guess: refuse rather than take the last
+			return &RowError{name, 1, fmt.Errorf("header %q has two %q columns (%d and %d)", strings.Join(header, ","),
+				strings.ToLower(strings.TrimSpace(h)), *col+1, i+1)}
+		}
+		*col = i
 	}
+	width := len(header)
 	if idCol < 0 || scoreCol < 0 {
 		return &RowError{name, 1, fmt.Errorf("header %q: want an id and a score column (CSV), or JSON lines", strings.Join(header, ","))}
 	}
@@ -339,6 +348,10 @@ func parseCSV(name string, r io.Reader, rows *rowList) error {
 		line, _ := cr.FieldPos(0)
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
+		}
+		if len(rec) != width {
+			// A field too many (an unquoted comma in a note) shifts the score column: refuse the row.
+			return &RowError{name, line, fmt.Errorf("%d fields, the header has %d", len(rec), width)}
 		}
 		field := func(i int) string {
 			if i < 0 || i >= len(rec) {
@@ -536,8 +549,40 @@ func (p *jsonScan) number() ([]byte, int) {
 	return p.b[start:p.i], jsonNumber
 }
 
+// repeatedKey returns the first of the keys id, score and error that appears twice in the JSON object text
+// (compared without regard to case, as encoding/json matches them), or "" when none does or text is not an
+// object. Other keys are not read, so their repeats are no one's concern.
+func repeatedKey(text []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(text))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return ""
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		key, _ := tok.(string)
+		if l := strings.ToLower(key); l == "id" || l == "score" || l == "error" {
+			if seen[l] {
+				return key
+			}
+			seen[l] = true
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return ""
+		}
+	}
+	return ""
+}
+
 // jsonLineSlow decodes one line of JSON lines into a row, saying what is wrong with a bad one.
 func jsonLineSlow(text []byte) (Told, error) {
+	if k := repeatedKey(text); k != "" {
+		return Told{}, fmt.Errorf("key %q appears twice on the line: which value is meant is a guess", k)
+	}
 	var v struct {
 		ID    json.RawMessage `json:"id"`
 		Score json.RawMessage `json:"score"`
@@ -590,6 +635,9 @@ func (t *Told) setScore(s string) error {
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return fmt.Errorf("id %s: score %q is not a finite number", t.ID, strings.Clone(s))
+	}
+	if !isDecimal(s) {
+		return fmt.Errorf("id %s: score %q is not a decimal number (hexadecimal and other forms are refused)", t.ID, strings.Clone(s))
 	}
 	t.Score = v
 	return nil
@@ -744,4 +792,40 @@ func (c ledgerCanon) Canonicalize(_ context.Context, smiles []string, _ bool) ([
 		out[i].SMILES = k
 	}
 	return out, nil
+}
+
+// isDecimal reports whether s is a decimal number as a spreadsheet or a program writes one: an optional sign,
+// digits with an optional fraction, and an optional exponent. strconv.ParseFloat also reads hexadecimal floats
+// ("0x1p-2" is 0.25) and underscores, which nobody means in a score.
+func isDecimal(s string) bool {
+	i, n := 0, len(s)
+	if i < n && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := 0
+	for ; i < n && '0' <= s[i] && s[i] <= '9'; i++ {
+		digits++
+	}
+	if i < n && s[i] == '.' {
+		for i++; i < n && '0' <= s[i] && s[i] <= '9'; i++ {
+			digits++
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < n && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < n && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		exp := 0
+		for ; i < n && '0' <= s[i] && s[i] <= '9'; i++ {
+			exp++
+		}
+		if exp == 0 {
+			return false
+		}
+	}
+	return i == n
 }

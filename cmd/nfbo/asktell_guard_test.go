@@ -142,3 +142,49 @@ func TestAskN(t *testing.T) {
 		t.Error("ask -n -1 was accepted")
 	}
 }
+
+// TestTellRefusesAmbiguous: input whose meaning is a guess is refused whole with FILE:LINE, through the tell
+// command and the server, and changes nothing: a row with more fields than the header (the score column shifts),
+// two score columns, a JSON line with a repeated key, hexadecimal scores.
+func TestTellRefusesAmbiguous(t *testing.T) {
+	needRDKit(t)
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	run := filepath.Join(dir, "run")
+	askBatch(t, "-run", run, "-task", "demo", "-init", guacamol100, "-init-count", "6", "-budget", "16",
+		"-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir)
+	bad := map[string]struct{ text, want string }{
+		"extra.csv":   {"id,note,score\nm1,ok,0.5\nm4,1,2,0.7\n", ":3: 4 fields, the header has 3"},
+		"short.csv":   {"id,score,error\nm1,0.5,\nm2,0.6\n", ":3: 2 fields, the header has 3"},
+		"twice.csv":   {"id,score,Score\nm1,0.5,0.6\n", `:1: header "id,score,Score" has two "score" columns (2 and 3)`},
+		"ids.csv":     {"ID,score,id\nm1,0.5,m2\n", `:1: header "ID,score,id" has two "id" columns (1 and 3)`},
+		"hex.csv":     {"id,score\nm1,0.5\nm2,0x1p-2\n", `:3: id m2: score "0x1p-2" is not a decimal number`},
+		"under.csv":   {"id,score\nm2,1_000\n", ":2: id m2: score \"1_000\" is not a"},
+		"repeat.json": {"{\"id\": \"m1\", \"score\": 0.5}\n{\"id\": \"m2\", \"score\": 0.5, \"score\": 0.6}\n", `:2: key "score" appears twice`},
+		"case.json":   {"{\"id\": \"m2\", \"score\": 0.5, \"Score\": 0.6}\n", `:1: key "Score" appears twice`},
+		"hex.json":    {"{\"id\": \"m2\", \"score\": \"0x1p-2\"}\n", `:1: id m2: score "0x1p-2" is not a decimal number`},
+	}
+	logPath := filepath.Join(run, rundir.EvalLogFile)
+	for name, c := range bad {
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(c.text), 0o644)
+		_, _, err := runCmd(t, newTellCmd(), "", "-run", run, path)
+		if err == nil || !strings.Contains(err.Error(), path+c.want) || !strings.Contains(err.Error(), "nothing was applied") {
+			t.Errorf("tell %s: %v, want %q", name, err, path+c.want)
+		}
+	}
+	if b, _ := os.ReadFile(logPath); len(b) != 0 {
+		t.Fatalf("refused tells wrote %q", b)
+	}
+	// The same bodies through the server.
+	base, _ := startServe(t, "-run", run)
+	for name, c := range bad {
+		var rep map[string]string
+		if code := call(t, "POST", base+"/v1/tell", c.text, &rep); code != 400 || !strings.Contains(rep["error"], "request body"+c.want) {
+			t.Errorf("serve tell %s: %d %v, want 400 with %q", name, code, rep, c.want)
+		}
+	}
+	if b, _ := os.ReadFile(logPath); len(b) != 0 {
+		t.Fatalf("refused tells through the server wrote %q", b)
+	}
+}
