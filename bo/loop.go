@@ -692,6 +692,15 @@ func (o *Optimizer) judge(ctx context.Context, keys []string) error {
 	return nil
 }
 
+// judged reports whether the rules have judged the molecule (always true without rules).
+func (o *Optimizer) judged(key string) bool {
+	if o.prob.Rules == nil {
+		return true
+	}
+	_, ok := o.allowed[key]
+	return ok
+}
+
 // isAllowed reports whether a judged molecule may be proposed (always, without rules).
 func (o *Optimizer) isAllowed(key string) bool {
 	return o.prob.Rules == nil || o.allowed[key]

@@ -161,25 +161,6 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 			breeder.Child(child, parents, o.rng)
 			add(child)
 		}
-		if o.prob.Rules != nil {
-			if err := o.judge(ctx, poolKey); err != nil {
-				return nil, err
-			}
-			kept, flow := 0, fromFlow
-			for i, s := range poolKey {
-				if !o.isAllowed(s) {
-					b.Filtered++
-					if i < fromFlow {
-						flow--
-					}
-					continue
-				}
-				poolKey[kept] = s
-				copy(poolTok[kept*t:(kept+1)*t], poolTok[i*t:(i+1)*t])
-				kept++
-			}
-			poolKey, poolTok, fromFlow = poolKey[:kept], poolTok[:kept*t], flow
-		}
 		o.times.Candidates += time.Since(start)
 		m := len(poolKey)
 		if m == 0 {
@@ -193,7 +174,16 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 			return nil, fmt.Errorf("bo: Thompson sampling, anchor %d: %w", a, err)
 		}
 		pick := make([]int, k)
-		ThompsonSelect(pick, samples, m)
+		if o.prob.Rules == nil {
+			ThompsonSelect(pick, samples, m)
+		} else {
+			var dropped int
+			var err error
+			if pick, dropped, err = o.selectAllowed(ctx, pick, samples, poolKey); err != nil {
+				return nil, err
+			}
+			b.Filtered += dropped
+		}
 		o.times.Thompson += time.Since(start)
 		for _, i := range pick {
 			if i < fromFlow && b.FromFlow >= 0 {
@@ -205,6 +195,71 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 		}
 	}
 	return b, nil
+}
+
+// selectAllowed is ThompsonSelect among the candidates keys that Problem.Rules allow: sample k picks the
+// highest-valued allowed candidate not picked by samples 0..k−1. The rules are asked lazily, about each sample's
+// best candidates first, in a few batches, not about the whole pool: a joint sample restricted to the allowed
+// candidates is a joint sample of them, so this picks what filtering the pool first would, at the cost of
+// judging tens of molecules instead of thousands. It returns the picks (fewer than len(dst) when too few
+// candidates are allowed) and how many candidates it found disallowed.
+func (o *Optimizer) selectAllowed(ctx context.Context, dst []int, samples []float64, keys []string) ([]int, int, error) {
+	m, q := len(keys), len(dst)
+	order := make([][]int, q) // each sample's candidates, best first
+	for k := range q {
+		row := samples[k*m : (k+1)*m]
+		idx := make([]int, m)
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int {
+			switch {
+			case row[a] > row[b]:
+				return -1
+			case row[a] < row[b]:
+				return 1
+			}
+			return 0
+		})
+		order[k] = idx
+	}
+	dropped := map[int]bool{}
+	for depth := min(4, m); ; depth = min(4*depth, m) {
+		var ask []string
+		for k := range q {
+			for _, i := range order[k][:depth] {
+				ask = append(ask, keys[i])
+			}
+		}
+		if err := o.judge(ctx, ask); err != nil {
+			return nil, 0, err
+		}
+		taken := make([]bool, m)
+		picks := dst[:0]
+		complete := true
+	samples:
+		for k := range q {
+			for _, i := range order[k] {
+				switch {
+				case taken[i]:
+					continue
+				case !o.judged(keys[i]):
+					complete = false // deeper than judged so far: judge more, and select again
+					break samples
+				case !o.isAllowed(keys[i]):
+					dropped[i] = true
+					continue
+				}
+				taken[i] = true
+				picks = append(picks, i)
+				continue samples
+			}
+			break // no allowed candidate left for this sample, nor for the later ones
+		}
+		if complete || depth == m {
+			return picks, len(dropped), nil
+		}
+	}
 }
 
 // Spearman returns the rank correlation of a and b (average ranks for ties), or NaN when either is constant.

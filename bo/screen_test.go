@@ -2,6 +2,7 @@ package bo
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -148,3 +149,72 @@ func TestReferenceVariant(t *testing.T) {
 		t.Error("the reference variant's run differs from the zero Config's")
 	}
 }
+
+// TestSelectAllowedMatchesFilterFirst: picking lazily among allowed candidates gives the picks ThompsonSelect
+// gives on the allowed candidates alone (the samples restricted to them), and judges only part of the pool.
+func TestSelectAllowedMatchesFilterFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200 {
+		m, q := 1+rng.IntN(60), 1+rng.IntN(8)
+		q = min(q, m)
+		keys := make([]string, m)
+		allow := make([]bool, m)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("k%d", i)
+			allow[i] = rng.Float64() < 0.4
+		}
+		samples := make([]float64, q*m)
+		for i := range samples {
+			samples[i] = float64(rng.IntN(20)) // ties included
+		}
+		rules := &toyRules{asked: map[string]int{}}
+		o := &Optimizer{prob: Problem{Rules: ruleFunc(func(why, s []string) {
+			for i, k := range s {
+				rules.asked[k]++
+				var n int
+				fmt.Sscanf(k, "k%d", &n)
+				why[i] = ""
+				if !allow[n] {
+					why[i] = "no"
+				}
+			}
+		})}}
+		got, _, err := o.selectAllowed(context.Background(), make([]int, q), samples, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sub []int // the allowed candidates, in order
+		for i := range m {
+			if allow[i] {
+				sub = append(sub, i)
+			}
+		}
+		want := []int{}
+		if len(sub) > 0 {
+			r := make([]float64, q*len(sub))
+			for k := range q {
+				for j, i := range sub {
+					r[k*len(sub)+j] = samples[k*m+i]
+				}
+			}
+			w := make([]int, min(q, len(sub)))
+			ThompsonSelect(w, r[:len(w)*len(sub)], len(sub))
+			for _, j := range w {
+				want = append(want, sub[j])
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("trial %d (m=%d q=%d): picks %v, filtering first gives %v", trial, m, q, got, want)
+		}
+		for k, n := range rules.asked {
+			if n != 1 {
+				t.Fatalf("trial %d: %s judged %d times", trial, k, n)
+			}
+		}
+	}
+}
+
+// ruleFunc is Rules from a function.
+type ruleFunc func(why, smiles []string)
+
+func (f ruleFunc) Check(_ context.Context, why, smiles []string) error { f(why, smiles); return nil }

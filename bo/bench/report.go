@@ -28,8 +28,8 @@ import (
 
 // Run is one run's record for the report.
 type Run struct {
-	Info   rundir.Info
-	Dir    string
+	Info rundir.Info
+	Dir  string
 	// Scores are the paid evaluations in call order as the run ranks them (rundir.Info.Gain): the scores, or
 	// for a minimising run −score, its molecules without a score at its worst gain.
 	Scores []float64
