@@ -74,12 +74,24 @@ func taskPlots(runs []Run) ([]taskPlot, error) {
 		p.Title.Text = fmt.Sprintf("%s (%s)", k.task, k.setting)
 		p.X.Label.Text = "objective calls"
 		p.Y.Label.Text = "best score"
-		// Best-so-far curves rise to the right, so the upper left is the emptiest corner.
-		p.Legend.Top, p.Legend.Left = true, true
 		p.Add(plotter.NewGrid())
 		methods := map[string]bool{}
-		for m := range byTask[k] {
+		var all []Run
+		for m, rs := range byTask[k] {
 			methods[m] = true
+			all = append(all, rs...)
+		}
+		lo, hi, calls := math.Inf(1), math.Inf(-1), 0
+		if best, ok := bestInitial(all); ok {
+			// The line every method starts from: what the optimiser has to beat.
+			line, err := plotter.NewLine(plotter.XYs{{X: 0, Y: best}, {X: float64(maxCalls(all)), Y: best}})
+			if err != nil {
+				return nil, err
+			}
+			line.Color, line.Width, line.Dashes = color.Gray{Y: 90}, vg.Points(1), []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(line)
+			p.Legend.Add(fmt.Sprintf("best initial (%.3f)", best), line)
+			lo, hi = best, best
 		}
 		for i, m := range sortedKeys(methods) {
 			mean, se := meanCurve(byTask[k][m])
@@ -95,7 +107,20 @@ func taskPlots(runs []Run) ([]taskPlot, error) {
 			line.Color, line.Width = c, vg.Points(1.5)
 			p.Add(band, line)
 			p.Legend.Add(fmt.Sprintf("%s (n=%d)", m, len(byTask[k][m])), line)
+			for j, v := range mean {
+				lo, hi = min(lo, v-se[j]), max(hi, v+se[j])
+			}
+			calls = max(calls, len(mean)-1)
 		}
+		// Best-so-far curves are highest at the right, so the lower right is kept free for the legend: the y
+		// axis starts a third of the data's range below it. The x axis ends past the last call, so the last tick's
+		// label is not cut at the edge.
+		if hi > lo {
+			p.Y.Min, p.Y.Max = lo-0.35*(hi-lo), hi+0.05*(hi-lo)
+		}
+		p.X.Min, p.X.Max = 0, float64(calls)*1.04
+		p.Legend.Top, p.Legend.Left = false, false
+		p.Legend.XOffs, p.Legend.YOffs = -vg.Points(4), vg.Points(4)
 		out = append(out, taskPlot{k.setting, k.task, p})
 	}
 	return out, nil
@@ -161,4 +186,28 @@ func sanitize(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// bestInitial returns the best initial gain of runs (from the data file, or the first InitialCalls paid calls),
+// and whether any run knows one.
+func bestInitial(runs []Run) (float64, bool) {
+	best, ok := math.Inf(-1), false
+	for _, r := range runs {
+		for _, g := range r.initialGains() {
+			best, ok = max(best, g), true
+		}
+		for _, g := range r.Scores[:min(r.Info.InitialCalls, len(r.Scores))] {
+			best, ok = max(best, g), true
+		}
+	}
+	return best, ok
+}
+
+// maxCalls returns the most paid calls of runs.
+func maxCalls(runs []Run) int {
+	n := 0
+	for _, r := range runs {
+		n = max(n, len(r.Scores))
+	}
+	return n
 }

@@ -321,7 +321,11 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 				for i := range cols {
 					m, s := meanStd(cols[i])
 					means[i] = m
-					fmt.Fprintf(&b, " %.3f ± %.3f |", m, s)
+					if len(cols[i]) > 1 {
+						fmt.Fprintf(&b, " %.3f ± %.3f |", m, s)
+					} else {
+						fmt.Fprintf(&b, " %.3f |", m) // one seed has no spread to show
+					}
 				}
 				if unfinished == 0 {
 					if sums[method] == nil {

@@ -1190,6 +1190,9 @@ def handle(req, state):
                     from rdkit.Chem.Draw import rdMolDraw2D
                     d = rdMolDraw2D.MolDraw2DSVG(width, height)
                     d.drawOptions().clearBackground = False
+                    # One scale for every molecule (a small one is not blown up to fill its box); a molecule
+                    # too large for the box at that scale is shrunk to fit.
+                    d.drawOptions().fixedBondLength = 18
                     rdMolDraw2D.PrepareAndDrawMolecule(d, Chem.MolFromSmiles(c))
                     d.FinishDrawing()
                     svg = d.GetDrawingText()
