@@ -327,7 +327,7 @@ type batch struct {
 	Proposed   int      // N·q proposals before filtering
 	Duplicate  int      // valid proposals dropped as already seen
 	Invalid    int      // proposals that are not valid molecules
-	Candidates int      // ScreenTokens: latent candidates decoded (N·C)
+	Candidates int      // ScreenTokens: latent candidates decoded (C for each anchor the batch reached)
 	Novel      int      // ScreenTokens: of those, distinct valid molecules new to the data
 	FromFlow   int      // ScreenTokens: of the picks, decoded latent candidates (the rest are GA offspring); -1 unknown
 	Filtered   int      // new valid candidates dropped by Problem.Rules

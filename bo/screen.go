@@ -94,13 +94,11 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 		Perturb(lat[a*c*d:(a+1)*c*d], centres[a*d:(a+1)*d], half, probs[a*t:(a+1)*t], o.f, unit, o.rng)
 	}
 	o.times.Candidates += time.Since(start)
-	o.phase("decoding the candidates")
-	start = time.Now()
-	dec := make([]int, n*c*t)
-	if err := o.prob.Flow.Decode(ctx, dec, lat); err != nil {
-		return nil, fmt.Errorf("bo: decode candidates: %w", err)
-	}
-	o.times.Decode += time.Since(start)
+	// The candidates are decoded as the anchors need them, as many anchors at once as the calls left can use
+	// (all of them in an iteration the budget does not cap, one big batch for the GPU): the anchors a capped
+	// batch never reaches cost nothing (the last iteration of a run often needs a handful of calls).
+	var dec []int
+	decoded, base := 0, 0 // anchors decoded so far; dec holds anchors base..decoded-1
 
 	var breeder *Breeder
 	var parents []int
@@ -108,7 +106,7 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 		breeder = &Breeder{Alphabet: o.prob.Alphabet, Stop: o.prob.Stop}
 		parents = o.gather(o.topK(100))
 	}
-	b := &batch{Proposed: n * q, Candidates: n * c, FromFlow: -1}
+	b := &batch{Proposed: n * q, FromFlow: -1}
 	if cfg.Offspring > 0 {
 		b.FromFlow = 0
 	}
@@ -122,6 +120,18 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if a == decoded {
+			o.phase("decoding the candidates")
+			start = time.Now()
+			need := (left - len(b.SMILES) + q - 1) / q // anchors that can still pick
+			base, decoded = a, min(n, a+max(need, 1))
+			dec = slices.Grow(dec[:0], (decoded-base)*c*t)[:(decoded-base)*c*t]
+			if err := o.prob.Flow.Decode(ctx, dec, lat[base*c*d:decoded*c*d]); err != nil {
+				return nil, fmt.Errorf("bo: decode candidates: %w", err)
+			}
+			o.times.Decode += time.Since(start)
+			b.Candidates += (decoded - base) * c
 		}
 		o.phase("screening the candidates")
 		start = time.Now()
@@ -152,7 +162,8 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 			return true
 		}
 		for i := range c {
-			if add(dec[(a*c+i)*t : (a*c+i+1)*t]) {
+			r := (a-base)*c + i
+			if add(dec[r*t : (r+1)*t]) {
 				b.Novel++
 			}
 		}
