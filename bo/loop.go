@@ -466,8 +466,10 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	}
 	o.st.TR = UpdateTrustRegion(o.st.TR, cfg.TRRule, out)
 	// The reference fine-tunes at the start of the iteration after the counter reaches 0; doing it here is the
-	// same sequence, and keeps the flow fixed between a checkpoint and the next batch.
-	if cfg.TrainEvery > 0 && o.st.Counter >= 0 {
+	// same sequence, and keeps the flow fixed between a checkpoint and the next batch. After the batch that
+	// spends the budget there is no next iteration, so neither the flow nor the surrogate learns from it.
+	last := o.Calls() >= cfg.Budget
+	if cfg.TrainEvery > 0 && o.st.Counter >= 0 && !last {
 		o.phase("fine-tuning the flow")
 		start := time.Now()
 		if err := o.prob.Flow.FineTune(ctx, o.gather(o.fineTuneSet(0)), o.rng); err != nil {
@@ -477,6 +479,7 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 		o.times.FineTune += time.Since(start)
 	}
 	switch {
+	case last:
 	case cfg.Screen == ScreenTokens && fresh > 0:
 		o.phase("fitting the surrogate")
 		start := time.Now()
