@@ -23,10 +23,11 @@ var errAwaiting = errors.New("awaiting scores")
 // the run stopped on.
 type askSession struct {
 	deferred objective.Deferred
-	batch    []rundir.Asked // the molecules awaiting scores, when the run stopped for them
-	info     rundir.Info    // run.json as the run stopped
-	locked   bool           // the caller holds the run directory's lock (serve)
-	max      int            // hand out at most this many molecules (AskOptions.Max); 0: the whole batch
+	batch    []rundir.Asked    // the molecules awaiting scores, when the run stopped for them
+	info     rundir.Info       // run.json as the run stopped
+	locked   bool              // the caller holds the run directory's lock (serve)
+	max      int               // hand out at most this many molecules (AskOptions.Max); 0: the whole batch
+	names    map[string]string // the initial molecules' names, by codec key
 }
 
 // stop records the molecules the run asked for in the ledger of dir (whose lock the caller holds) and run.json,
@@ -49,11 +50,11 @@ func (s *askSession) stop(dir string, info rundir.Info) error {
 		}
 		asked = append(handed, fresh...)[:s.max]
 	}
-	smiles, canon := make([]string, len(asked)), make([]string, len(asked))
+	smiles, canon, names := make([]string, len(asked)), make([]string, len(asked)), make([]string, len(asked))
 	for i, m := range asked {
-		smiles[i], canon[i] = m.SMILES, m.Canonical
+		smiles[i], canon[i], names[i] = m.SMILES, m.Canonical, s.names[m.SMILES]
 	}
-	if s.batch, err = ledger.Append(smiles, canon, time.Now()); err != nil {
+	if s.batch, err = ledger.AppendNamed(smiles, canon, names, time.Now()); err != nil {
 		return err
 	}
 	s.info = info

@@ -158,7 +158,7 @@ func readInitCSV(path, text, task string, count int) (rows []initRow, hasScores 
 	if err != nil {
 		return nil, false, fmt.Errorf("optimize: %s:1: %w", path, err)
 	}
-	smiCol, scoreCol := -1, -1
+	smiCol, scoreCol, nameCol := -1, -1, -1
 	for i, h := range header {
 		h = strings.TrimSpace(h)
 		switch {
@@ -168,6 +168,8 @@ func readInitCSV(path, text, task string, count int) (rows []initRow, hasScores 
 			}
 		case strings.EqualFold(h, task):
 			scoreCol = i
+		case strings.EqualFold(h, "name") || (strings.EqualFold(h, "id") && nameCol < 0):
+			nameCol = i // a compound's name, or its id in the user's own registry
 		}
 	}
 	if smiCol < 0 {
@@ -187,6 +189,9 @@ func readInitCSV(path, text, task string, count int) (rows []initRow, hasScores 
 			return nil, false, fmt.Errorf("optimize: %s:%d: %d fields, the header has %d", path, line, len(rec), len(header))
 		}
 		row := initRow{line: line, smiles: trimSpace(rec[smiCol])}
+		if nameCol >= 0 && nameCol < len(rec) {
+			row.name = strings.TrimSpace(rec[nameCol])
+		}
 		if err := smiles.CheckText(row.smiles); err != nil {
 			return nil, false, fmt.Errorf("optimize: %s:%d: column %d (%s): %w", path, line, smiCol+1, header[smiCol], err)
 		}
@@ -262,7 +267,7 @@ func canonicalInit(warn io.Writer, path string, rows []initRow, voc *vocab.Vocab
 			n++
 		}
 		longest = max(longest, n)
-		mols = append(mols, initMol{line: r.line, key: key, ids: ids, n: n, score: r.score})
+		mols = append(mols, initMol{line: r.line, key: key, ids: ids, n: n, score: r.score, name: r.name})
 	}
 	if len(mols) == 0 {
 		return nil, 0, fmt.Errorf("optimize: %s: none of the %d initial molecules can be tokenised", path, len(rows))

@@ -136,6 +136,7 @@ type initMol struct {
 	ids   []int  // canonical ids, padded to the model's MaxT
 	n     int    // number of symbols
 	score float64
+	name  string // in the init file, if any
 }
 
 // Run makes or resumes (a.Resume) the run in a.Out and runs it until its budget is spent, ctx is done or it
@@ -180,6 +181,14 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 	mols, t, err := canonicalInit(s.Stderr, a.Init, rows, voc, ck.Params.Config.MaxT)
 	if err != nil {
 		return err
+	}
+	if a.ask != nil {
+		a.ask.names = map[string]string{}
+		for _, m := range mols {
+			if m.name != "" {
+				a.ask.names[m.key] = m.name
+			}
+		}
 	}
 	// total counts every paid call. Initial molecules without scores are paid for, so the preset's setting
 	// (pmo: 1,000 initial + 9,000 calls) is 10,000 calls in all, PMO's budget.

@@ -26,6 +26,8 @@ type Asked struct {
 	SMILES string `json:"smiles"`
 	// Canonical is its RDKit canonical SMILES (the evaluation log's key, and what the user is shown).
 	Canonical string `json:"canonical"`
+	// Name is the molecule's name in the user's initial file (an SDF title, a name column), if it has one.
+	Name string `json:"name,omitempty"`
 	// Batch is the 1-based number of the ask that first handed it out.
 	Batch int `json:"batch"`
 	// Time is when it was first handed out (UTC).
@@ -125,8 +127,14 @@ func (l *Ledger) Batches() int {
 // them to AskedFile (synced) before returning every molecule's entry in order. smiles[i] is the molecule as
 // proposed, canonical[i] its canonical SMILES. The caller holds the run directory's lock.
 func (l *Ledger) Append(smiles, canonical []string, now time.Time) ([]Asked, error) {
-	if len(smiles) != len(canonical) {
-		return nil, fmt.Errorf("rundir: %d molecules, %d canonical forms", len(smiles), len(canonical))
+	return l.AppendNamed(smiles, canonical, nil, now)
+}
+
+// AppendNamed is Append with the molecules' names (names[i] for smiles[i]; nil or "" for none), kept with the
+// molecules new to the ledger.
+func (l *Ledger) AppendNamed(smiles, canonical, names []string, now time.Time) ([]Asked, error) {
+	if len(smiles) != len(canonical) || (names != nil && len(names) != len(smiles)) {
+		return nil, fmt.Errorf("rundir: %d molecules, %d canonical forms, %d names", len(smiles), len(canonical), len(names))
 	}
 	out := make([]Asked, len(smiles))
 	var buf bytes.Buffer
@@ -138,6 +146,9 @@ func (l *Ledger) Append(smiles, canonical []string, now time.Time) ([]Asked, err
 			continue
 		}
 		a := Asked{ID: AskedID(len(l.Items) + 1), SMILES: s, Canonical: canonical[i], Batch: batch, Time: now.UTC()}
+		if names != nil {
+			a.Name = names[i]
+		}
 		line, err := json.Marshal(a)
 		if err != nil {
 			return nil, fmt.Errorf("rundir: encode ledger entry: %w", err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/nfbo/nfbo/bo"
@@ -177,16 +178,26 @@ func changedRunFlags(fs *flag.FlagSet, a, saved optimize.Args) []string {
 	return differ
 }
 
-// writeBatch writes the molecules as CSV: id, then the canonical SMILES (the proposed one when there is none).
+// writeBatch writes the molecules as CSV: id, then the canonical SMILES (the proposed one when there is none),
+// and a name column when a molecule of the batch has a name (an initial molecule named in the user's file).
 func writeBatch(w io.Writer, batch []rundir.Asked) error {
+	named := slices.ContainsFunc(batch, func(m rundir.Asked) bool { return m.Name != "" })
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"id", "smiles"})
+	if named {
+		cw.Write([]string{"id", "smiles", "name"})
+	} else {
+		cw.Write([]string{"id", "smiles"})
+	}
 	for _, m := range batch {
 		s := m.Canonical
 		if s == "" {
 			s = m.SMILES
 		}
-		cw.Write([]string{m.ID, s})
+		if named {
+			cw.Write([]string{m.ID, s, m.Name})
+		} else {
+			cw.Write([]string{m.ID, s})
+		}
 	}
 	cw.Flush()
 	return cw.Error()

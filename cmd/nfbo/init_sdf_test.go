@@ -51,3 +51,23 @@ func TestOptimizeInitSDFAndSalts(t *testing.T) {
 		}
 	}
 }
+
+// TestAskCarriesNames: the initial molecules' names (SDF titles) reach the first ask's CSV, the ledger and status.
+func TestAskCarriesNames(t *testing.T) {
+	needRDKit(t)
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	run := filepath.Join(dir, "run")
+	stdout, stderr, err := runCmd(t, newAskCmd(), "", "-run", run, "-task", "potency", "-init", "testdata/salts.sdf",
+		"-budget", "10", "-anchors", "1", "-queries", "3", "-candidates", "100", "-model", dir, "-rules", "none")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.HasPrefix(stdout, "id,smiles,name\nm1,") || !strings.Contains(stdout, ",sodium ibuprofen\n") {
+		t.Errorf("ask's CSV:\n%s", stdout)
+	}
+	out, _, err := runCmd(t, newStatusCmd(), "", "-run", run)
+	if err != nil || !strings.Contains(out, "(paroxetine HCl)") {
+		t.Errorf("status: %v\n%s", err, out)
+	}
+}

@@ -187,6 +187,7 @@ type askReply struct {
 type askedJSON struct {
 	ID     string `json:"id"`
 	SMILES string `json:"smiles"`
+	Name   string `json:"name,omitempty"` // an initial molecule's name in the user's file
 }
 
 // bearerToken returns the credentials of an Authorization header value of the Bearer scheme: the scheme,
@@ -261,7 +262,7 @@ func (s *labServer) handleAsk(w http.ResponseWriter, r *http.Request) {
 		s.cachedMax = max
 		rep := &askReply{Batch: []askedJSON{}, Finished: batch == nil, Calls: info.Calls, Budget: info.Budget}
 		for _, m := range batch {
-			rep.Batch = append(rep.Batch, askedJSON{ID: m.ID, SMILES: displaySMILES(m)})
+			rep.Batch = append(rep.Batch, askedJSON{ID: m.ID, SMILES: displaySMILES(m), Name: m.Name})
 		}
 		s.cached = rep
 	}
@@ -369,7 +370,7 @@ func newStatusReply(st rundir.Status) statusReply {
 	rep := statusReply{Task: st.Info.Task, Method: st.Info.Method, Seed: st.Info.Seed, Budget: st.Info.Budget, Calls: st.Calls,
 		Finished: st.Info.Finished, Awaiting: []askedJSON{}, Best: []bestJSON{}}
 	for _, m := range st.Awaiting {
-		rep.Awaiting = append(rep.Awaiting, askedJSON{ID: m.ID, SMILES: displaySMILES(m)})
+		rep.Awaiting = append(rep.Awaiting, askedJSON{ID: m.ID, SMILES: displaySMILES(m), Name: m.Name})
 	}
 	for _, rec := range st.Best {
 		rep.Best = append(rep.Best, bestJSON{Call: rec.Call, Score: rec.Score, SMILES: rec.Canonical})

@@ -64,7 +64,11 @@ scores and calls (RDKit canonical SMILES).`,
 		if len(st.Awaiting) > 0 {
 			fmt.Fprintf(cmd.Stdout, "%d molecules await scores (tell them with nfbo tell -run %s FILE):\n", len(st.Awaiting), *dir)
 			for _, m := range st.Awaiting {
-				fmt.Fprintf(cmd.Stdout, "  %s  %s\n", m.ID, displaySMILES(m))
+				if m.Name != "" {
+					fmt.Fprintf(cmd.Stdout, "  %s  %s  (%s)\n", m.ID, displaySMILES(m), m.Name)
+				} else {
+					fmt.Fprintf(cmd.Stdout, "  %s  %s\n", m.ID, displaySMILES(m))
+				}
 			}
 		}
 		if len(st.Best) > 0 {
