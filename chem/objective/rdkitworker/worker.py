@@ -922,7 +922,7 @@ def build_tasks():
 
     tasks.append(Task("logp", "lolbo", "penalised logP as in LOL-BO: normalised Crippen logP - SA - long cycles "
                       "(negative values kept)", plogp, aliases=["penalized_logp"], clip_negative=False))
-    tasks.append(Task("sa", "lolbo", "synthetic accessibility score, 1 (easy) to 10 (hard), RDKit Contrib sascorer",
+    tasks.append(Task("sa", "lolbo", "synthetic accessibility score, 1 (easy) to 10 (hard), RDKit Contrib sascorer; lower is better: optimise it with -minimize",
                       sa))
     tasks.append(Task("crippen_logp", "rdkit", "Crippen logP (Descriptors.MolLogP; negative values kept)", crippen,
                       clip_negative=False))
