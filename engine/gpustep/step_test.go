@@ -20,25 +20,6 @@ import (
 // The GPU tests run only with NFBO_GPU=1 (DEVELOPERS.md "GPU work"), and then fail, not skip, without a GPU.
 func gpuEnabled() bool { return os.Getenv("NFBO_GPU") == "1" }
 
-// openGPU opens GPU 0, or skips the test without NFBO_GPU=1.
-func openGPU(t *testing.T) *Device {
-	t.Helper()
-	if !gpuEnabled() {
-		t.Skip("set NFBO_GPU=1 on a machine with a GPU")
-	}
-	d, err := Open(cuda.OSEnv(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := d.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	t.Logf("GPU %+v", d.Info())
-	return d
-}
-
 // emulated returns a Device on a fresh emulator.
 func emulated(t *testing.T) (*Device, *emu) {
 	t.Helper()
