@@ -57,7 +57,7 @@ vet:
 # again on OpenBLAS, the build's default (with CI=true OpenBLAS must be there).
 test: setup-test vet
 	$(GO) test -count=1 -timeout 60m ./...
-	CGO_ENABLED=0 $(GO) test -count=1 ./engine/cuda ./engine/gpuflow
+	CGO_ENABLED=0 $(GO) test -count=1 ./engine/cuda ./engine/gpuflow ./engine/gpustep
 	$(GO) test -count=1 -tags purego ./kernels ./model ./engine/train
 	CGO_ENABLED=0 $(GO) test -count=1 -run CUDA ./engine/seqflow
 	@if [ "$$(gcc -print-file-name=libopenblas.so 2>/dev/null)" != libopenblas.so ]; then \

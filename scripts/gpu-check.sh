@@ -1,24 +1,32 @@
 #!/usr/bin/env bash
-# gpu-check.sh OUT: the GPU checks of engine/cuda (issue #15) in one run on a GPU machine without Go, from the
-# repository root, with the binaries built here beforehand (DEVELOPERS.md "GPU work"):
+# gpu-check.sh OUT: the GPU checks of engine/cuda (issues #15, #33) in one run on a GPU machine without Go, from
+# the repository root, with the binaries built here beforehand by scripts/gpu-build.sh (DEVELOPERS.md "GPU work"):
 #
 #   CGO_ENABLED=1 go build -ldflags "-s -w" -o .gpu/nfbo ./cmd/nfbo
 #   CGO_ENABLED=1 go test -c -ldflags "-s -w" -o .gpu/cuda.test ./engine/cuda
 #   CGO_ENABLED=1 go test -c -ldflags "-s -w" -o .gpu/gpuflow.test ./engine/gpuflow
 #   CGO_ENABLED=1 go test -c -ldflags "-s -w" -o .gpu/seqflow.test ./engine/seqflow
+#   CGO_ENABLED=1 go test -c -ldflags "-s -w" -o .gpu/gpustep.test ./engine/gpustep
+#
+# (gzipped by gpu-build.sh; this script unpacks .gpu/*.gz first).
 #
 # It lists the CUDA libraries and headers found, runs `nfbo gpu` (the probe), compiles
 # engine/cuda/testdata/abi_check.c against the machine's headers, runs the GPU tests (NFBO_GPU=1), runs them
 # under compute-sanitizer memcheck where the machine has it, checks the GPU encoder and decoder
-# (engine/gpuflow) against pure Go and times them, runs the optimiser's flow on them through a fine-tune
-# (engine/seqflow's TestCUDA) and nfbo recon -backend cuda, and times scripts/bench_torch.py on the GPU as
-# the PyTorch baseline of the GPU training step. Every step writes OUT/<step>.txt and says PASS or FAIL in
+# (engine/gpuflow) against pure Go and times them, checks the GPU training step (engine/gpustep: its kernels
+# against float64 references, the step against the CPU's, 200 pretraining steps tracking the CPU's, checkpoints
+# moving between GPU and CPU), runs nfbo pretrain -device cuda and resumes it on the CPU, runs the optimiser's
+# flow through a fine-tune on the GPU (engine/seqflow's TestCUDA) and nfbo recon -backend cuda, and times
+# scripts/bench_torch.py on the GPU as the PyTorch baseline of the GPU training step. Every step writes OUT/<step>.txt and says PASS or FAIL in
 # OUT/summary.txt; a failed step does not stop the others (GPU time is scarce: one run says everything).
 set -u
 out=${1:?usage: scripts/gpu-check.sh OUT}
 mkdir -p "$out"
 summary=$out/summary.txt
 : >"$summary"
+for z in .gpu/*.gz; do # scripts/gpu-build.sh gzips the binaries to fit the 64 MiB carried
+	[ -e "$z" ] && gunzip -f "$z"
+done
 
 # run NAME SECONDS CMD...: runs CMD with a time limit, its output in OUT/NAME.txt, and records the verdict.
 run() {
@@ -85,9 +93,28 @@ memcheck() {
 	local cs
 	cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer "$sp"/nvidia/*/bin/compute-sanitizer 2>/dev/null | head -1)
 	[ -n "$cs" ] || { echo "compute-sanitizer not found"; return 1; }
-	cd engine/cuda && "$cs" --tool memcheck --error-exitcode 1 ../../.gpu/cuda.test -test.run 'GPUKernels|GPUGemm'
+	(cd engine/cuda && "$cs" --tool memcheck --error-exitcode 1 ../../.gpu/cuda.test -test.run 'GPUKernels|GPUGemm') &&
+		cd engine/gpustep && "$cs" --tool memcheck --error-exitcode 1 ../../.gpu/gpustep.test -test.run 'GPUKernels|GPUStepMatchesCPU/nlsq/layers=2/B=4'
 }
-want memcheck && run memcheck 120 memcheck
+want memcheck && run memcheck 240 memcheck
+
+# The GPU training step (engine/gpustep): each kernel against its float64 reference, the step against
+# train.CPU's (loss, every gradient, Adam), 200 pretraining steps tracking the CPU's, checkpoints interchangeable.
+gpustep() { cd engine/gpustep && ../../.gpu/gpustep.test -test.v -test.count=1 -test.run GPU; }
+want gpustep && run gpustep 400 gpustep
+
+# nfbo pretrain -device cuda on 2,000 GuacaMol molecules (small preset), then its checkpoint resumed on the CPU.
+pretraincli() {
+	set -o pipefail
+	head -2000 data/guacamol/guacamol_10k.smiles >/tmp/pt.smi
+	rm -rf /tmp/pt
+	s=$EPOCHREALTIME
+	.gpu/nfbo pretrain -device cuda -preset small -data /tmp/pt.smi -out /tmp/pt -steps 60 -batch 64 -val-every 30 \
+		-checkpoint-every 30 -log-every 10 -recon 20 || return 1
+	awk -v a="$s" -v b="$EPOCHREALTIME" 'BEGIN { printf "GPU run: wall %.2f s\n", b - a }'
+	.gpu/nfbo pretrain -resume -device cpu -data /tmp/pt.smi -out /tmp/pt -steps 63 -log-every 1 -recon 20
+}
+want pretraincli && run pretraincli 300 pretraincli
 
 # The GPU decoder (engine/gpuflow) against pure Go: parity, reconstruction and decode speed.
 gpuflow() { cd engine/gpuflow && ../../.gpu/gpuflow.test -test.v -test.count=1; }

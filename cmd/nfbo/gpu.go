@@ -24,9 +24,9 @@ environments (PyTorch's and CuPy's wheels), CUDA_HOME, CUDA_PATH and
 /usr/local/cuda, then by the system; a part that is missing is reported with
 every folder tried. It exits 1 unless everything is there.
 
-When it passes, -backend cuda of "nfbo optimize" and "nfbo recon" encodes and
-decodes on that GPU. Training (the optimiser's fine-tuning and "nfbo pretrain")
-still runs on the CPU.`,
+When it passes, -backend cuda of "nfbo optimize" and "nfbo recon" encodes,
+decodes and fine-tunes on that GPU, and "nfbo pretrain -device cuda" trains
+there.`,
 		Flag: fs,
 	}
 	cmd.Run = func(ctx context.Context, cmd *Command, args []string) error {

@@ -50,7 +50,7 @@ every 200); -budget, -anchors, -queries, -candidates, -sampler, -no-tacs and
 -update change it. -backend chooses who encodes and decodes: ONNX Runtime
 (batched, several times faster; library $NFBO_ORT_LIB or
 third_party/onnxruntime/lib/libonnxruntime.so.1), pure Go, or cuda (GPU 0,
-fine-tuning on the CPU; nfbo gpu says whether the machine can).
+fine-tuning there too; nfbo gpu says whether the machine can).
 
 The objective is the RDKit worker pool (task names: "nfbo tasks") or, with
 -objective-cmd, an external program (docs/objective-protocol.md). Molecules

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nfbo/nfbo/bo/bench"
 	"github.com/nfbo/nfbo/chem/vocab"
@@ -268,5 +269,32 @@ func TestOptimizeCmdMergedEmbeddings(t *testing.T) {
 	want := "cannot tell the tokens " + hi + " and " + lo + " apart"
 	if n := strings.Count(stderr, want); n != 1 {
 		t.Errorf("stderr says %q %d times, want once:\n%s", want, n, stderr)
+	}
+}
+
+// optimize -backend cuda without a GPU fails within seconds, naming what is missing (the driver library), before
+// the run directory exists or the objective runs.
+func TestOptimizeCmdBackendCUDAWithoutGPU(t *testing.T) {
+	if os.Getenv("NFBO_GPU") == "1" {
+		t.Skip("NFBO_GPU=1: a GPU is there")
+	}
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	out := filepath.Join(dir, "run")
+	start := time.Now()
+	_, _, err := runCmd(t, newOptimizeCmd(), "", "-task", "demo", "-objective-cmd", "false", "-backend", "cuda",
+		"-init", guacamol100, "-init-count", "20", "-budget", "30", "-candidates", "200", "-model", dir, "-out", out)
+	if err == nil {
+		t.Skip("a GPU is present; run with NFBO_GPU=1")
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("the error took %v", el)
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "backend cuda") || !strings.Contains(msg, "libcuda.so.1") {
+		t.Errorf("the error does not say what is missing:\n%s", msg)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("-out %s was created (%v)", out, err)
 	}
 }

@@ -19,6 +19,9 @@ import (
 	"github.com/nfbo/nfbo/chem/selfies"
 	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
+	"github.com/nfbo/nfbo/engine/cuda"
+	"github.com/nfbo/nfbo/engine/gpustep"
+	"github.com/nfbo/nfbo/engine/step"
 	"github.com/nfbo/nfbo/engine/train"
 	"github.com/nfbo/nfbo/model"
 )
@@ -50,7 +53,7 @@ type pretrainArgs struct {
 
 func newPretrainCmd() *Command {
 	c := &Command{
-		UsageLine: "pretrain [-preset small|medium|paper] [-resume] [-init-only] [-steps N] [-batch B] [-decay-steps N] [-patience N] -data FILE -out DIR",
+		UsageLine: "pretrain [-preset small|medium|paper] [-resume] [-init-only] [-steps N] [-batch B] [-decay-steps N] [-patience N] [-device cpu|cuda] -data FILE -out DIR",
 		Short:     "pretrain a SeqFlow on a file of molecules",
 		Long: `Pretrain trains a SeqFlow from scratch (or resumes one) on the molecules of
 FILE and writes the model to DIR/` + model.CheckpointName + `.
@@ -111,7 +114,15 @@ step is checkpointed; the count is saved with the checkpoint and continues on
 
 -init-only writes the randomly initialised model (step 0, with the same
 split and seed) and stops: a reference point for "nfbo recon", which must
-reconstruct every molecule even before any training.`,
+reconstruct every molecule even before any training.
+
+-device cuda takes the training steps on GPU 0 (engine/gpustep: the same
+step as on the CPU, its inputs drawn on the CPU from the same random
+stream, so a run tracks the CPU's to float32 rounding); validation stays
+on the CPU. Without a usable GPU it fails at once, before writing anything,
+naming what is missing (NVRTC, the CUDA driver libcuda.so.1, the GPU,
+cuBLAS; "nfbo gpu" reports the same). Checkpoints do not depend on the
+device: a run may be resumed on either.`,
 		Flag: flag.NewFlagSet("pretrain", flag.ContinueOnError),
 	}
 	f := c.Flag
@@ -139,6 +150,7 @@ reconstruct every molecule even before any training.`,
 	lrMin := f.Float64("lr-min", 1e-5, "the learning rate at the end of -decay-steps")
 	decayStart := f.Int64("decay-start", -1, "the step at which -decay-steps begins (default: this run's first step)")
 	initEmbed := f.String("init-embed", "", "start from the token embeddings of the model in `DIR` (same vocabulary)")
+	device := f.String("device", "cpu", "where the training steps run: cpu, or cuda (GPU 0)")
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if len(args) != 0 {
 			return Usagef(cmd, "pretrain: unexpected arguments %q", args)
@@ -167,6 +179,9 @@ reconstruct every molecule even before any training.`,
 		if *decayStart < -1 || (*decayStart >= 0 && *decaySteps == 0) {
 			return Usagef(cmd, "pretrain: -decay-start %d needs -decay-steps and must not be negative", *decayStart)
 		}
+		if *device != "cpu" && *device != "cuda" {
+			return Usagef(cmd, "pretrain: -device %q: want cpu or cuda", *device)
+		}
 		pr := &pretrainRun{cmd: cmd, out: *out, steps: *steps, initOnly: *initOnly, valEvery: *valEvery, ckEvery: *ckEvery, logEvery: *logEvery, recon: *reconN,
 			decaySteps: *decaySteps, decayStart: *decayStart, lrMin: *lrMin, initEmbed: *initEmbed,
 			plateau: &train.Plateau{Patience: *patience, MinDelta: *minDelta},
@@ -175,6 +190,18 @@ reconstruct every molecule even before any training.`,
 			pr.randomPadSet = pr.randomPadSet || fl.Name == "random-pad"
 			pr.freezeSet = pr.freezeSet || fl.Name == "freeze-embed"
 		})
+		if *device == "cuda" {
+			// Before anything is read or written: without a GPU the run stops here.
+			g, err := gpustep.Open(cuda.OSEnv(), 0)
+			if err != nil {
+				return fmt.Errorf("pretrain: -device cuda: %w", err)
+			}
+			defer g.Close()
+			info := g.Info()
+			fmt.Fprintf(cmd.Stderr, "pretrain: training steps on GPU %d: %s (compute capability %d.%d, %.1f GiB)\n",
+				info.Ordinal, info.Name, info.Major, info.Minor, float64(info.TotalMem)/(1<<30))
+			pr.device = g
+		}
 		if *resume {
 			return pr.resume(ctx)
 		}
@@ -193,17 +220,19 @@ type pretrainRun struct {
 	recon                       int // validation molecules checked for reconstruction
 	plateau                     *train.Plateau
 	args                        pretrainArgs
-	randomPadSet                bool    // -random-pad given: a resume takes it instead of the saved setting
-	freezeSet                   bool    // the same for -freeze-embed
-	decaySteps                  int64   // -decay-steps: a new decay from decayStart
-	decayStart                  int64   // -decay-start: the decay's first step, -1 for this run's first step
-	initEmbed                   string  // -init-embed: the model whose token embeddings a new run starts from
-	lrMin                       float64 // -lr-min
+	randomPadSet                bool        // -random-pad given: a resume takes it instead of the saved setting
+	freezeSet                   bool        // the same for -freeze-embed
+	decaySteps                  int64       // -decay-steps: a new decay from decayStart
+	decayStart                  int64       // -decay-start: the decay's first step, -1 for this run's first step
+	initEmbed                   string      // -init-embed: the model whose token embeddings a new run starts from
+	lrMin                       float64     // -lr-min
+	device                      step.Device // -device cuda: the GPU's; nil: the gorgonia graph on the CPU
 }
 
 // trainOptions returns the trainer's options for the run's settings.
 func (pr *pretrainRun) trainOptions() train.Options {
-	return train.Options{Batch: pr.args.Batch, RandomPad: pr.args.RandomPad, PadToken: vocab.Stop, FreezeEmbeddings: pr.args.FreezeEmbed}
+	return train.Options{Batch: pr.args.Batch, RandomPad: pr.args.RandomPad, PadToken: vocab.Stop, FreezeEmbeddings: pr.args.FreezeEmbed,
+		Device: pr.device}
 }
 
 func (pr *pretrainRun) start(ctx context.Context, preset, transform, vocabName string, seqLen int) error {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"math"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nfbo/nfbo/model"
 )
@@ -319,5 +321,60 @@ func TestPretrainInitEmbed(t *testing.T) {
 	_, stderr, code := run(t, "", "pretrain", "-out", filepath.Join(dir, "other"), "-data", data, "-vocab", "guacamol", "-init-only", "-init-embed", src)
 	if code == 0 || !strings.Contains(stderr, "-init-embed: "+src+" has 267 tokens, the run's vocabulary 185") {
 		t.Errorf("another vocabulary: exit %d, want an error naming the sizes:\n%s", code, stderr)
+	}
+}
+
+// pretrain -device cuda without a GPU fails within seconds, exit 1, naming what is missing (the driver
+// library, and NVRTC when it is missing too), before anything is written to -out; a -resume does the same and
+// leaves the checkpoint alone. -device names nothing else.
+func TestPretrainDeviceCUDAWithoutGPU(t *testing.T) {
+	if os.Getenv("NFBO_GPU") == "1" {
+		t.Skip("NFBO_GPU=1: a GPU is there")
+	}
+	dir, data := pretrainTestDir(t)
+	out := filepath.Join(dir, "new")
+	start := time.Now()
+	_, stderr, code := run(t, "", "pretrain", "-device", "cuda", "-data", data, "-out", out, "-steps", "2")
+	if code == 0 {
+		t.Skip("a GPU is present; run with NFBO_GPU=1")
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("the error took %v", el)
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	driver := "libcuda.so.1"
+	if strings.Contains(stderr, "built without cgo") {
+		driver = "CUDA driver" // a build without cgo names the parts, not the libraries
+	}
+	for _, w := range []string{"pretrain: -device cuda:", driver, "nfbo gpu"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("the error lacks %q:\n%s", w, stderr)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("-out %s was created (%v)", out, err)
+	}
+	t.Logf("without a GPU:\n%s", stderr)
+
+	// A run checkpointed on the CPU cannot be resumed on a missing GPU, and stays as it was.
+	cpu := filepath.Join(dir, "cpu")
+	if _, stderr, code := run(t, "", "pretrain", "-data", data, "-out", cpu, "-steps", "1", "-batch", "4", "-val-frac", "0.2", "-recon", "0"); code != 0 {
+		t.Fatalf("CPU run: exit %d\n%s", code, stderr)
+	}
+	ck := filepath.Join(cpu, model.CheckpointName)
+	before, err := os.ReadFile(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, "", "pretrain", "-resume", "-device", "cuda", "-data", data, "-out", cpu, "-steps", "2"); code != 1 || !strings.Contains(stderr, driver) {
+		t.Errorf("-resume -device cuda: exit %d\n%s", code, stderr)
+	}
+	if after, err := os.ReadFile(ck); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("the checkpoint changed (%v)", err)
+	}
+	if _, stderr, code := run(t, "", "pretrain", "-device", "tpu", "-data", data, "-out", out); code != 2 || !strings.Contains(stderr, `-device "tpu"`) {
+		t.Errorf("-device tpu: exit %d\n%s", code, stderr)
 	}
 }

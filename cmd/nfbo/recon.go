@@ -34,8 +34,8 @@ the selfies 2.0.0 encoder. DIR is a model directory holding ` + model.Checkpoint
 
 -backend chooses who runs the flow: go (pure Go), ort (ONNX Runtime, an
 error if its library cannot be loaded), auto (ONNX Runtime when its
-library is found, else pure Go with a warning) or cuda (GPU 0; an error
-without one). The ONNX Runtime library is
+library is found, else pure Go with a warning) or cuda (GPU 0, -finetune's
+training steps too; an error without one). The ONNX Runtime library is
 $NFBO_ORT_LIB or third_party/onnxruntime/lib/libonnxruntime.so.1.
 
 A molecule that cannot be encoded (invalid SMILES, a token outside the

@@ -4,10 +4,11 @@
 // in the project's shared folder gives the design; DEVELOPERS.md says how to run its GPU part).
 //
 // What is here so far: the library search (SearchDirs, DriverDirs), the loader with errors that list every
-// folder tried, NVRTC (LoadNVRTC, NVRTC.Compile), the driver calls of Device, cuBLAS's row-major Gemm and the
-// kernel sources (Kernels), which make test compiles for sm_90 with Debian's NVRTC 11.8; on a GPU (NFBO_GPU=1,
-// scripts/gpu-check.sh) every kernel is tested against a float64 reference. A build without cgo has the same
-// API and returns ErrNoCUDA.
+// folder tried, NVRTC (LoadNVRTC, NVRTC.Compile), the driver calls of Device (memory, copies and fills, modules,
+// launches), cuBLAS's row-major Gemm and the kernel sources (Kernels: seqflow.cu for encoding and decoding,
+// train.cu for the training step of engine/gpustep), which make test compiles for sm_90 with Debian's NVRTC
+// 11.8; on a GPU (NFBO_GPU=1, scripts/gpu-check.sh) every kernel is tested against a float64 reference, here
+// (seqflow.cu's) or in engine/gpustep (train.cu's). A build without cgo has the same API and returns ErrNoCUDA.
 //
 // Libraries are searched in this order (SearchDirs): the folders of NFBO_CUDA_LIB_DIRS, those of
 // LD_LIBRARY_PATH, the nvidia/cu13/lib, nvidia/cublas/lib, nvidia/cuda_nvrtc/lib and nvidia/cuda_runtime/lib

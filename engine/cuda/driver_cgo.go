@@ -24,6 +24,9 @@ static CUresult nfbo_cuMemAlloc(void* f, CUdeviceptr* p, size_t n) { return ((CU
 static CUresult nfbo_cuMemFree(void* f, CUdeviceptr p) { return ((CUresult (*)(CUdeviceptr))f)(p); }
 static CUresult nfbo_cuMemcpyHtoD(void* f, CUdeviceptr dst, const void* src, size_t n) { return ((CUresult (*)(CUdeviceptr, const void*, size_t))f)(dst, src, n); }
 static CUresult nfbo_cuMemcpyDtoH(void* f, void* dst, CUdeviceptr src, size_t n) { return ((CUresult (*)(void*, CUdeviceptr, size_t))f)(dst, src, n); }
+static CUresult nfbo_cuMemcpyDtoD(void* f, CUdeviceptr dst, CUdeviceptr src, size_t n) { return ((CUresult (*)(CUdeviceptr, CUdeviceptr, size_t))f)(dst, src, n); }
+// The legacy default stream (NULL): ordered with every launch, which all run there.
+static CUresult nfbo_cuMemsetD32Async(void* f, CUdeviceptr dst, unsigned v, size_t n) { return ((CUresult (*)(CUdeviceptr, unsigned, size_t, void*))f)(dst, v, n, NULL); }
 static CUresult nfbo_cuModuleLoadData(void* f, void** m, const void* image) { return ((CUresult (*)(void**, const void*))f)(m, image); }
 static CUresult nfbo_cuModuleGetFunction(void* f, void** fn, void* m, const char* name) { return ((CUresult (*)(void**, void*, const char*))f)(fn, m, name); }
 
@@ -49,7 +52,7 @@ import (
 // Driver entry points, by exact symbol name (gpu_engine.md section 3: never the legacy unsuffixed memory calls).
 type driverFns struct {
 	init, driverVersion, errName, errString, deviceCount, deviceGet, deviceName, deviceAttr, totalMem unsafe.Pointer
-	ctxRetain, ctxRelease, ctxSetCurrent, ctxSync, memAlloc, memFree, htod, dtoh                      unsafe.Pointer
+	ctxRetain, ctxRelease, ctxSetCurrent, ctxSync, memAlloc, memFree, htod, dtoh, dtod, memsetD32     unsafe.Pointer
 	moduleLoad, moduleGetFunction, moduleUnload, launch                                               unsafe.Pointer
 }
 
@@ -91,6 +94,7 @@ func OpenDevice(env Env, ordinal int) (*Device, error) {
 		{"cuDevicePrimaryCtxRetain", &f.ctxRetain}, {"cuDevicePrimaryCtxRelease_v2", &f.ctxRelease},
 		{"cuCtxSetCurrent", &f.ctxSetCurrent}, {"cuCtxSynchronize", &f.ctxSync}, {"cuMemAlloc_v2", &f.memAlloc},
 		{"cuMemFree_v2", &f.memFree}, {"cuMemcpyHtoD_v2", &f.htod}, {"cuMemcpyDtoH_v2", &f.dtoh},
+		{"cuMemcpyDtoD_v2", &f.dtod}, {"cuMemsetD32Async", &f.memsetD32},
 		{"cuModuleLoadData", &f.moduleLoad}, {"cuModuleGetFunction", &f.moduleGetFunction},
 		{"cuModuleUnload", &f.moduleUnload}, {"cuLaunchKernel", &f.launch}} {
 		if *s.dst, err = lib.sym(s.name); err != nil {
@@ -245,6 +249,48 @@ func (d *Device) DownloadInt32(dst []int32, src Ptr) error {
 	}
 	return d.do(func() error {
 		return d.check("cuMemcpyDtoH_v2", C.nfbo_cuMemcpyDtoH(d.fn.dtoh, unsafe.Pointer(&dst[0]), C.CUdeviceptr(src), C.size_t(4*len(dst))))
+	})
+}
+
+// UploadInt32 copies src to the device at dst (synchronously).
+func (d *Device) UploadInt32(dst Ptr, src []int32) error {
+	if len(src) == 0 {
+		return nil
+	}
+	return d.do(func() error {
+		return d.check("cuMemcpyHtoD_v2", C.nfbo_cuMemcpyHtoD(d.fn.htod, C.CUdeviceptr(dst), unsafe.Pointer(&src[0]), C.size_t(4*len(src))))
+	})
+}
+
+// DownloadFloat64 copies len(dst) float64 values from the device at src into dst (synchronously): a
+// reduction's double-precision result.
+func (d *Device) DownloadFloat64(dst []float64, src Ptr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	return d.do(func() error {
+		return d.check("cuMemcpyDtoH_v2", C.nfbo_cuMemcpyDtoH(d.fn.dtoh, unsafe.Pointer(&dst[0]), C.CUdeviceptr(src), C.size_t(8*len(dst))))
+	})
+}
+
+// Zero sets n 4-byte words from dst to zero (cuMemsetD32Async on the default stream, so after every earlier
+// launch and before every later one; a failure shows at the next call that waits).
+func (d *Device) Zero(dst Ptr, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return d.do(func() error {
+		return d.check("cuMemsetD32Async", C.nfbo_cuMemsetD32Async(d.fn.memsetD32, C.CUdeviceptr(dst), 0, C.size_t(n)))
+	})
+}
+
+// Copy copies n 4-byte words from src to dst on the device (cuMemcpyDtoD_v2); the ranges must not overlap.
+func (d *Device) Copy(dst, src Ptr, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return d.do(func() error {
+		return d.check("cuMemcpyDtoD_v2", C.nfbo_cuMemcpyDtoD(d.fn.dtod, C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(4*n)))
 	})
 }
 

@@ -2,7 +2,7 @@
 // computes them on the CPU, with cuBLAS (pedantic float32) for the products and the kernels of
 // engine/cuda/kernels for the rest. Encoding runs every position of a block at once (teacher forcing, the LSTM's
 // recurrence step by step); decoding is the inverse flow per position (blocks in reverse, couplings in reverse,
-// the LSTM stepped on the recovered vector), then the cosine-nearest token. Fine-tuning stays on the CPU.
+// the LSTM stepped on the recovered vector), then the cosine-nearest token. Training is engine/gpustep's.
 //
 // An Engine is one open GPU with its compiled kernels; a Codec is one flow's weights on it, and implements the
 // codec that engine/seqflow switches between (Backend "cuda"). A build without cgo has the same API and returns

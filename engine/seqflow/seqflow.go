@@ -5,7 +5,8 @@
 //
 // Encoding and decoding run in pure Go (model.Flow) or, with Options.Backend "ort" or "auto", in batches on ONNX
 // Runtime (engine/ort), whose sessions are rebuilt from the new weights after every fine-tune (0.1–0.5 s). With
-// Backend "cuda" both run on the GPU (engine/gpuflow, the weights uploaded again after every fine-tune).
+// Backend "cuda" both run on the GPU (engine/gpuflow, the weights uploaded again after every fine-tune), and so
+// does fine-tuning (engine/gpustep as the trainer's Device, unless Options.Train.Device names another).
 package seqflow
 
 import (
@@ -19,6 +20,7 @@ import (
 
 	"github.com/nfbo/nfbo/engine/cuda"
 	"github.com/nfbo/nfbo/engine/gpuflow"
+	"github.com/nfbo/nfbo/engine/gpustep"
 	"github.com/nfbo/nfbo/engine/ort"
 	"github.com/nfbo/nfbo/engine/train"
 	"github.com/nfbo/nfbo/model"
@@ -30,7 +32,7 @@ type Options struct {
 	Workers int
 	// Backend runs encoding and decoding: "go" (or "") pure Go; "ort" ONNX Runtime, an error if its library
 	// cannot be loaded; "auto" ONNX Runtime when its library is found, else pure Go after one warning to Warn;
-	// "cuda" GPU 0 (engine/gpuflow), an error without one.
+	// "cuda" GPU 0 (engine/gpuflow), an error without one, with fine-tuning on it too (engine/gpustep).
 	Backend string
 	// Warn receives the "auto" fallback warning; nil means os.Stderr.
 	Warn io.Writer
@@ -44,6 +46,7 @@ type Flow struct {
 	flow   *model.Flow     // rebuilt from params after every fine-tune
 	codec  ort.Codec       // runs flow; reopened after every change of the weights
 	gpu    *gpuflow.Engine // with Backend "cuda": opened once, shared by every codec of the run
+	gpuTr  *gpustep.Device // with Backend "cuda": the trainer's Device, opened once
 	tr     *train.Trainer
 	src    *rand.PCG // the trainer's random source, reseeded from the optimiser's stream at every fine-tune
 	opts   Options
@@ -63,19 +66,29 @@ func New(ck *model.Checkpoint, t int, opts Options) (*Flow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("seqflow: %w", err)
 	}
-	src := rand.NewPCG(0, 0)
-	tr, err := train.NewTrainer(p, src, opts.Train)
-	if err != nil {
-		return nil, fmt.Errorf("seqflow: %w", err)
-	}
 	switch opts.Backend {
 	case "", "go", "ort", "auto", "cuda":
 	default:
 		return nil, fmt.Errorf("seqflow: backend %q: want go, ort, auto or cuda", opts.Backend)
 	}
-	fl := &Flow{params: p, flow: f, tr: tr, src: src, opts: opts}
+	fl := &Flow{params: p, flow: f, opts: opts}
+	if opts.Backend == "cuda" && opts.Train.Device == nil {
+		// First, so that without a GPU the error names every part missing (gpustep.UnavailableError).
+		if fl.gpuTr, err = gpustep.Open(cuda.OSEnv(), 0); err != nil {
+			return nil, fmt.Errorf("seqflow: backend cuda: %w", err)
+		}
+		opts.Train.Device = fl.gpuTr
+	}
 	if err := fl.open(); err != nil {
+		if fl.gpuTr != nil {
+			fl.gpuTr.Close()
+		}
 		return nil, err
+	}
+	fl.src = rand.NewPCG(0, 0)
+	if fl.tr, err = train.NewTrainer(p, fl.src, opts.Train); err != nil {
+		fl.Close()
+		return nil, fmt.Errorf("seqflow: %w", err)
 	}
 	return fl, nil
 }
@@ -123,6 +136,10 @@ func (f *Flow) Close() error {
 	if f.gpu != nil {
 		err = errors.Join(err, f.gpu.Close())
 		f.gpu = nil
+	}
+	if f.gpuTr != nil {
+		err = errors.Join(err, f.gpuTr.Close())
+		f.gpuTr = nil
 	}
 	return err
 }

@@ -29,6 +29,8 @@ SAME(cuMemAlloc_v2, CUresult (*)(CUdeviceptr *, size_t));
 SAME(cuMemFree_v2, CUresult (*)(CUdeviceptr));
 SAME(cuMemcpyHtoD_v2, CUresult (*)(CUdeviceptr, const void *, size_t));
 SAME(cuMemcpyDtoH_v2, CUresult (*)(void *, CUdeviceptr, size_t));
+SAME(cuMemcpyDtoD_v2, CUresult (*)(CUdeviceptr, CUdeviceptr, size_t));
+SAME(cuMemsetD32Async, CUresult (*)(CUdeviceptr, unsigned int, size_t, CUstream));
 SAME(cuModuleLoadData, CUresult (*)(CUmodule *, const void *));
 SAME(cuModuleGetFunction, CUresult (*)(CUfunction *, CUmodule, const char *));
 SAME(cuModuleUnload, CUresult (*)(CUmodule));

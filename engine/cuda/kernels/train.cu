@@ -1,0 +1,329 @@
+// The training step's kernels (engine/step's Device on a GPU, engine/gpustep) beyond those of seqflow.cu: the
+// element-wise passes, the block copies, the row gathers and their deterministic scatter, the LSTM cell's
+// training forward, the affine transform in the coupling's [n, half+1] layout, the loss's row-wise parts, the
+// two-stage gradient norm and Adam. Each computes what its CPU counterpart in engine/train or kernels computes;
+// engine/gpustep's tests hold each to a float64 reference (one per kernel, the same ones that run the whole
+// step on the CPU).
+//
+// Products and sums that the CPU rounds step by step are written with the _rn intrinsics where the compiler
+// would otherwise fuse them into one FMA: the CPU's Go and assembly loops never fuse, and these kernels then
+// give its bits (element-wise passes, column sums, scatters, Adam) or differ only where the CPU uses its float32
+// exp, tanh and sigmoid.
+//
+// Indices are long where n·w can pass 2³¹ for the presets' batches; a launch covers n elements with blocks of
+// 256 threads unless a kernel says otherwise.
+
+// add_n sets dst = a + b over n elements (dst may be a or b).
+extern "C" __global__ void add_n(float* dst, const float* a, const float* b, long n) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) dst[i] = __fadd_rn(a[i], b[i]);
+}
+
+// mul_n sets dst = a⊙b over n elements (dst may be a or b): a dropout mask and its gradient.
+extern "C" __global__ void mul_n(float* dst, const float* a, const float* b, long n) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) dst[i] = __fmul_rn(a[i], b[i]);
+}
+
+// relu_grad zeroes d[i] wherever the ReLU output h[i] is zero (+0 or −0) over n elements; a NaN keeps d[i]
+// (kernels.ReLUGrad32s).
+extern "C" __global__ void relu_grad(float* d, const float* h, long n) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n && h[i] == 0.0f) d[i] = 0.0f;
+}
+
+// col_sums sets dst [w] to the column sums of x [n, w], one thread per column summing in row order as
+// engine/train's colSums does, so the sums are the CPU's bits (and the same on every run).
+extern "C" __global__ void col_sums(float* dst, const float* x, int n, int w) {
+	int j = blockIdx.x * blockDim.x + threadIdx.x;
+	if (j >= w) return;
+	float s = 0.0f;
+	for (int r = 0; r < n; r++) s = __fadd_rn(s, x[(long)r * w + j]);
+	dst[j] = s;
+}
+
+// copy_cols copies, for n rows, columns [srcOff, srcOff+w) of src (rows of srcW) to columns [dstOff, dstOff+w)
+// of dst (rows of dstW), adding to dst when acc != 0: engine/train's copyCols. One thread per copied element.
+extern "C" __global__ void copy_cols(float* dst, int dstW, int dstOff, const float* src, int srcW, int srcOff,
+	int n, int w, int acc) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= (long)n * w) return;
+	long r = i / w;
+	int j = (int)(i % w);
+	float s = src[r * srcW + srcOff + j];
+	float* d = dst + r * dstW + dstOff + j;
+	*d = acc ? __fadd_rn(*d, s) : s;
+}
+
+// gather_rows sets row r of dst [n, w] to the sum of the k rows idx[k·r .. k·r+k) of table (rows of w), in that
+// order, an index −1 adding nothing (a zero row when all are −1): engine/train's gatherRows, the embedding lookup
+// (k = 1) and layer 0's positional gates (k = 2). One thread per element of dst.
+extern "C" __global__ void gather_rows(float* dst, const float* table, const int* idx, int n, int k, int w) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= (long)n * w) return;
+	long r = i / w;
+	int j = (int)(i % w);
+	float s = 0.0f;
+	bool first = true;
+	for (int q = 0; q < k; q++) {
+		int t = idx[r * k + q];
+		if (t < 0) continue;
+		float v = table[(long)t * w + j];
+		s = first ? v : __fadd_rn(s, v);
+		first = false;
+	}
+	dst[i] = s;
+}
+
+// NFBO_SCATTER_THREADS is scatter_add_rows's block size at most: the index chunk it stages in shared memory.
+#define NFBO_SCATTER_THREADS 256
+
+// scatter_add_rows adds row r of src [n, w] to each row idx[k·r .. k·r+k) of dst (rows of w), skipping −1:
+// gather_rows's gradient. It is deterministic without atomics: block b owns row b of dst (launch one block per
+// row of dst, at most NFBO_SCATTER_THREADS threads) and walks the n·k indices in order, staged a chunk at a time
+// in shared memory; each thread adds the matching source rows to its columns in index order, which is the order
+// engine/train's scatterAddRows adds them in, so each entry is the CPU's bits. Every block reads every index:
+// n·k reads per row of dst, cheap next to the adds for the step's tables (V or 2·MaxT rows).
+extern "C" __global__ void scatter_add_rows(float* dst, const float* src, const int* idx, int n, int k, int w) {
+	__shared__ int chunk[NFBO_SCATTER_THREADS];
+	int row = blockIdx.x;
+	long m = (long)n * k;
+	float* d = dst + (long)row * w;
+	for (long base = 0; base < m; base += blockDim.x) {
+		long e = base + threadIdx.x;
+		chunk[threadIdx.x] = e < m ? idx[e] : -1;
+		__syncthreads();
+		int cnt = (int)min((long)blockDim.x, m - base);
+		for (int q = 0; q < cnt; q++) {
+			if (chunk[q] != row) continue;
+			const float* s = src + ((base + q) / k) * w;
+			for (int j = threadIdx.x; j < w; j += blockDim.x) d[j] = __fadd_rn(d[j], s[j]);
+		}
+		__syncthreads();
+	}
+}
+
+__device__ __forceinline__ float nfbo_sigmoid_train(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+// lstm_cell_step is one step of an LSTM layer's training forward for B sequences (kernels.LSTMCellForward32):
+// act [B, 4H] holds x·Wih + h·Whh (gates i, f, g, o) and receives the activations; bias is [B or 1, 4H]
+// (biasPerRow); cPrev [B, H] is the previous cell state; it writes c = σ(f)·cPrev + σ(i)·tanh(g), tc = tanh(c)
+// and h = σ(o)·tc ([B, H]), each product and the sum rounded as the CPU rounds them. c may alias cPrev (each
+// thread reads its cPrev entry before writing its c entry). One thread per (sequence, unit).
+extern "C" __global__ void lstm_cell_step(float* act, const float* bias, int biasPerRow, const float* cPrev,
+	float* c, float* tc, float* h, int B, int H) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= B * H) return;
+	int b = i / H, u = i % H;
+	float* a = act + (long)b * 4 * H;
+	const float* br = bias + (biasPerRow ? (long)b * 4 * H : 0);
+	float ig = nfbo_sigmoid_train(__fadd_rn(a[u], br[u]));
+	float fg = nfbo_sigmoid_train(__fadd_rn(a[H + u], br[H + u]));
+	float gg = tanhf(__fadd_rn(a[2 * H + u], br[2 * H + u]));
+	float og = nfbo_sigmoid_train(__fadd_rn(a[3 * H + u], br[3 * H + u]));
+	a[u] = ig;
+	a[H + u] = fg;
+	a[2 * H + u] = gg;
+	a[3 * H + u] = og;
+	float cp = cPrev[i];
+	float cn = __fadd_rn(__fmul_rn(fg, cp), __fmul_rn(ig, gg));
+	float t = tanhf(cn);
+	c[i] = cn;
+	tc[i] = t;
+	h[i] = __fmul_rn(og, t);
+}
+
+// affine_fwd_rows transforms the n rows of w [n, half] with the raw parameters o [n, half, 2] and writes out
+// [n, half+1]: u = o0 + exp(½·o1)·w, then the row's Σ ½·o1 (engine/train's transformRows for the affine map),
+// in double. One thread per row.
+extern "C" __global__ void affine_fwd_rows(float* out, const float* o, const float* w, int n, int half) {
+	int r = blockIdx.x * blockDim.x + threadIdx.x;
+	if (r >= n) return;
+	double ld = 0;
+	for (int i = 0; i < half; i++) {
+		long k = (long)r * half + i;
+		double s = 0.5 * (double)o[k * 2 + 1];
+		out[(long)r * (half + 1) + i] = (float)((double)o[k * 2] + exp(s) * (double)w[k]);
+		ld += s;
+	}
+	out[(long)r * (half + 1) + half] = (float)ld;
+}
+
+// affine_bwd_rows is affine_fwd_rows's gradient: from dOut [n, half+1] (u's gradient, then the log-det's) it
+// writes dO [n, half, 2] and dw [n, half]: do0 = du, do1 = ½·du·exp(½·o1)·w + ½·dl, dw = du·exp(½·o1). One
+// thread per scalar.
+extern "C" __global__ void affine_bwd_rows(float* dO, float* dw, const float* o, const float* w, const float* dOut,
+	int n, int half) {
+	long k = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (k >= (long)n * half) return;
+	long r = k / half;
+	int i = (int)(k % half);
+	double du = dOut[r * (half + 1) + i], dl = dOut[r * (half + 1) + half];
+	double e = exp(0.5 * (double)o[k * 2 + 1]);
+	dO[k * 2] = (float)du;
+	dO[k * 2 + 1] = (float)(du * 0.5 * e * (double)w[k] + dl * 0.5);
+	dw[k] = (float)(du * e);
+}
+
+// nfbo_dot returns Σ a_j·b_j over f entries in double, in order, each product and sum rounded (no FMA), as the
+// CPU's loops sum.
+__device__ __forceinline__ double nfbo_dot(const float* a, const float* b, int f) {
+	double s = 0;
+	for (int j = 0; j < f; j++) s = __dadd_rn(s, __dmul_rn((double)a[j], (double)b[j]));
+	return s;
+}
+
+// normalize_rows sets dst [n, w] to the rows of src divided by their norms, a zero row staying zero
+// (kernels.NormalizeRowsTo). One thread per row.
+extern "C" __global__ void normalize_rows(float* dst, const float* src, int n, int w) {
+	int r = blockIdx.x * blockDim.x + threadIdx.x;
+	if (r >= n) return;
+	const float* x = src + (long)r * w;
+	float* y = dst + (long)r * w;
+	double ss = nfbo_dot(x, x, w);
+	if (ss == 0) {
+		for (int j = 0; j < w; j++) y[j] = 0.0f;
+		return;
+	}
+	double inv = 1 / sqrt(ss);
+	for (int j = 0; j < w; j++) y[j] = (float)__dmul_rn((double)x[j], inv);
+}
+
+// normalize_rows_grad writes dx [n, w], the gradient with respect to x of Σ dy·y for y = normalize_rows(x):
+// dx = (dy − x·(x·dy)/‖x‖²)/‖x‖, zero for a zero row (kernels.NormalizeRowsGradTo). dx may alias dy. One thread
+// per row.
+extern "C" __global__ void normalize_rows_grad(float* dx, const float* dy, const float* x, int n, int w) {
+	int r = blockIdx.x * blockDim.x + threadIdx.x;
+	if (r >= n) return;
+	const float* xr = x + (long)r * w;
+	const float* g = dy + (long)r * w;
+	float* d = dx + (long)r * w;
+	double ss = nfbo_dot(xr, xr, w), xd = nfbo_dot(xr, g, w);
+	if (ss == 0) {
+		for (int j = 0; j < w; j++) d[j] = 0.0f;
+		return;
+	}
+	double nn = sqrt(ss), k = xd / ss;
+	for (int j = 0; j < w; j++) d[j] = (float)(((double)g[j] - (double)xr[j] * k) / nn);
+}
+
+// nfbo_sim_dots sets ‖v‖, v·ex and v·ej in double, summed in one pass in order as kernels' simDots sums.
+__device__ __forceinline__ void nfbo_sim_dots(const float* v, const float* ex, const float* ej, int f, double* nv,
+	double* p, double* q) {
+	double ss = 0, pp = 0, qq = 0;
+	for (int j = 0; j < f; j++) {
+		double a = v[j];
+		ss = __dadd_rn(ss, __dmul_rn(a, a));
+		pp = __dadd_rn(pp, __dmul_rn(a, (double)ex[j]));
+		qq = __dadd_rn(qq, __dmul_rn(a, (double)ej[j]));
+	}
+	*nv = sqrt(ss);
+	*p = pp;
+	*q = qq;
+}
+
+// similarity writes sim [n] = 1 − cos(v, ex) + max(0, cos(v, ej)), cos(v, e) = v·e/‖v‖, for rows v, ex, ej
+// [n, f] (kernels.SimilarityTo). One thread per row.
+extern "C" __global__ void similarity(float* sim, const float* v, const float* ex, const float* ej, int n, int f) {
+	int r = blockIdx.x * blockDim.x + threadIdx.x;
+	if (r >= n) return;
+	double nv, p, q;
+	nfbo_sim_dots(v + (long)r * f, ex + (long)r * f, ej + (long)r * f, f, &nv, &p, &q);
+	sim[r] = (float)(1 - p / nv + fmax(0.0, q / nv));
+}
+
+// similarity_grad writes dex = dv + coef·(∂sim/∂v + ∂sim/∂ex) and dej = coef·∂sim/∂ej for v = ex + ε
+// (kernels.SimilarityGradTo, whose comment has the derivatives), rows [n, f], coef [n]. dex may alias dv. One
+// thread per row.
+extern "C" __global__ void similarity_grad(float* dex, float* dej, const float* dv, const float* v, const float* ex,
+	const float* ej, const float* coef, int n, int f) {
+	int r = blockIdx.x * blockDim.x + threadIdx.x;
+	if (r >= n) return;
+	long o = (long)r * f;
+	double nv, p, q;
+	nfbo_sim_dots(v + o, ex + o, ej + o, f, &nv, &p, &q);
+	double c = coef[r], cosP = p / nv, cosN = q / nv;
+	bool neg = q > 0;
+	for (int i = 0; i < f; i++) {
+		double vh = (double)v[o + i] / nv;
+		double gv = -((double)ex[o + i] - cosP * vh) / nv;
+		double gj = 0;
+		if (neg) {
+			gv += ((double)ej[o + i] - cosN * vh) / nv;
+			gj = vh;
+		}
+		dex[o + i] = (float)((double)dv[o + i] + c * (gv - vh));
+		dej[o + i] = (float)(c * gj);
+	}
+}
+
+// gauss_nll writes nll [n] = ½·Σ y² + c − logdet for rows y [n, f], c = ½·f·log 2π computed by the caller in
+// Go (kernels.GaussNLLTo's constant, passed rather than retyped). One thread per row.
+extern "C" __global__ void gauss_nll(float* nll, const float* y, const float* logdet, int n, int f, double c) {
+	int r = blockIdx.x * blockDim.x + threadIdx.x;
+	if (r >= n) return;
+	const float* x = y + (long)r * f;
+	nll[r] = (float)(0.5 * nfbo_dot(x, x, f) + c - (double)logdet[r]);
+}
+
+// scale_rows sets row r of dst [n, f] to s[r] times row r of x (kernels.ScaleRowsTo): the gradient of
+// Σ s_r·nll_r with respect to y. dst may alias x.
+extern "C" __global__ void scale_rows(float* dst, const float* x, const float* s, int n, int f) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= (long)n * f) return;
+	dst[i] = __fmul_rn(s[i / f], x[i]);
+}
+
+// NFBO_NORM_THREADS is the block size of both stages of the gradient norm (a power of two).
+#define NFBO_NORM_THREADS 256
+
+// nfbo_block_sum returns, in thread 0, the sum of every thread's v over a block of NFBO_NORM_THREADS: a fixed
+// tree in shared memory, so the sum's bits do not depend on timing.
+__device__ double nfbo_block_sum(double v) {
+	__shared__ double part[NFBO_NORM_THREADS];
+	part[threadIdx.x] = v;
+	__syncthreads();
+	for (int s = NFBO_NORM_THREADS / 2; s > 0; s >>= 1) {
+		if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];
+		__syncthreads();
+	}
+	return part[0];
+}
+
+// sum_squares_part is the gradient norm's first stage: block b of G (launched with NFBO_NORM_THREADS threads)
+// writes part[b], the double sum of x_i² over the i ≡ thread (mod G·NFBO_NORM_THREADS) of its threads. G depends
+// only on n (engine/gpustep), so the partial sums, and the norm, are the same on every run.
+extern "C" __global__ void sum_squares_part(double* part, const float* x, long n) {
+	long stride = (long)gridDim.x * NFBO_NORM_THREADS;
+	double s = 0;
+	for (long i = (long)blockIdx.x * NFBO_NORM_THREADS + threadIdx.x; i < n; i += stride) {
+		double a = x[i];
+		s = __dadd_rn(s, __dmul_rn(a, a));
+	}
+	double t = nfbo_block_sum(s);
+	if (threadIdx.x == 0) part[blockIdx.x] = t;
+}
+
+// sum_part is the second stage: one block of NFBO_NORM_THREADS threads writes out[0] = Σ part[0..m).
+extern "C" __global__ void sum_part(double* out, const double* part, int m) {
+	double s = 0;
+	for (int i = threadIdx.x; i < m; i += NFBO_NORM_THREADS) s += part[i];
+	double t = nfbo_block_sum(s);
+	if (threadIdx.x == 0) out[0] = t;
+}
+
+// adam_update applies one Adam update to n parameters p with gradients g and moments m, v, as kernels.AdamUpdate
+// (kernels.AdamCoeffs: scale, β1, β2, stepSize, √(1 − β2^t), ε): in double on float storage, the moments rounded
+// to float before the update, no FMA, so each entry is the CPU's bits.
+extern "C" __global__ void adam_update(float* p, const float* g, float* m, float* v, long n, double scale,
+	double b1, double b2, double stepSize, double bc2Sqrt, double eps) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n) return;
+	double gi = __dmul_rn((double)g[i], scale);
+	float mi = (float)__dadd_rn(__dmul_rn(b1, (double)m[i]), __dmul_rn(1 - b1, gi));
+	float vi = (float)__dadd_rn(__dmul_rn(b2, (double)v[i]), __dmul_rn(__dmul_rn(1 - b2, gi), gi));
+	m[i] = mi;
+	v[i] = vi;
+	double denom = __dadd_rn(sqrt((double)vi) / bc2Sqrt, eps);
+	p[i] = (float)__dadd_rn((double)p[i], -(__dmul_rn(stepSize, (double)mi) / denom));
+}

@@ -1,0 +1,416 @@
+package gpustep
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/nfbo/nfbo/engine/cuda"
+	"github.com/nfbo/nfbo/engine/step"
+	"github.com/nfbo/nfbo/kernels"
+)
+
+// backend is what the Device needs of a GPU: memory in bytes, copies, the row-major GEMM of engine/cuda.BLAS and
+// a kernel launch by name with engine/cuda's argument rules (Ptr for pointers, int for int, int64 for long,
+// float32, float64). engine/cuda's is the one Open uses; the tests' emulator is the other.
+type backend interface {
+	alloc(bytes int) (cuda.Ptr, error)
+	free(p cuda.Ptr) error
+	upload(dst cuda.Ptr, src []float32) error
+	uploadInt32(dst cuda.Ptr, src []int32) error
+	download(dst []float32, src cuda.Ptr) error
+	downloadFloat64(dst []float64, src cuda.Ptr) error
+	// zero sets n 4-byte words to 0; copy copies n 4-byte words (no overlap).
+	zero(dst cuda.Ptr, n int) error
+	copy(dst, src cuda.Ptr, n int) error
+	gemm(tA, tB bool, alpha float32, a cuda.Ptr, ar, ac int, b cuda.Ptr, br, bc int, beta float32, c cuda.Ptr) error
+	launch(kernel string, g cuda.Grid, args ...any) error
+	close() error
+}
+
+// kernelNames are the kernels the Device launches; Open checks that the compiled sources define each one.
+var kernelNames = []string{
+	"add_n", "mul_n", "relu_grad", "col_sums", "copy_cols", "gather_rows", "scatter_add_rows", "bias_act",
+	"lstm_cell_step", "lstm_cell_bwd", "nlsq_fwd", "nlsq_bwd", "affine_fwd_rows", "affine_bwd_rows",
+	"normalize_rows", "normalize_rows_grad", "similarity", "similarity_grad", "gauss_nll", "scale_rows",
+	"sum_squares_part", "sum_part", "adam_update",
+}
+
+// Launch shapes. threads is the block size of the element-wise kernels; rowThreads that of the kernels with a
+// thread per row, which loop over a row (fewer threads per block keep more blocks in flight for small n).
+const (
+	threads    = 256
+	rowThreads = 128
+	// scatterThreads is scatter_add_rows's largest block (NFBO_SCATTER_THREADS in train.cu).
+	scatterThreads = 256
+	// normThreads is the norm's block size (NFBO_NORM_THREADS in train.cu); normBlocks its most blocks, and
+	// normPerThread the entries each thread sums at least before a block is added.
+	normThreads   = 256
+	normBlocks    = 1024
+	normPerThread = 8
+)
+
+// Device is the training step's Device on a GPU (see the package doc). Its methods must be called from one
+// goroutine at a time, as engine/step does.
+type Device struct {
+	b    backend
+	info cuda.DeviceInfo
+	err  error
+	live map[cuda.Ptr]bool // allocations not yet freed, freed by Close
+	part cuda.Ptr          // the norm's normBlocks partial sums, then the total (float64)
+	norm []float64
+}
+
+var _ step.Device = (*Device)(nil)
+
+// newDevice returns a Device on b, allocating the norm's scratch.
+func newDevice(b backend, info cuda.DeviceInfo) (*Device, error) {
+	d := &Device{b: b, info: info, live: map[cuda.Ptr]bool{}, norm: make([]float64, 1)}
+	p, err := b.alloc(8 * (normBlocks + 1))
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("gpustep: %w", err), b.close())
+	}
+	d.part = p
+	return d, nil
+}
+
+// Info describes the GPU.
+func (d *Device) Info() cuda.DeviceInfo { return d.info }
+
+// Close frees every buffer not yet freed and releases the GPU. Steps made on the Device must not be used after.
+func (d *Device) Close() error {
+	var errs []error
+	for p := range d.live {
+		errs = append(errs, d.b.free(p))
+	}
+	clear(d.live)
+	errs = append(errs, d.b.free(d.part), d.b.close())
+	return errors.Join(errs...)
+}
+
+// fail keeps the first error.
+func (d *Device) fail(err error) {
+	if err != nil && d.err == nil {
+		d.err = fmt.Errorf("gpustep: %w", err)
+	}
+}
+
+// run runs f unless an earlier call failed.
+func (d *Device) run(f func() error) {
+	if d.err == nil {
+		d.fail(f())
+	}
+}
+
+// launch launches kernel unless an earlier call failed; a launch of no threads does nothing.
+func (d *Device) launch(kernel string, g cuda.Grid, args ...any) {
+	if g.Blocks == 0 {
+		return
+	}
+	d.run(func() error { return d.b.launch(kernel, g, args...) })
+}
+
+// at returns the device address of b's view, panicking with the method and argument names when b holds fewer
+// than n elements or is not a buffer of a GPU Device.
+func at(fn, name string, b step.Buf, n int) cuda.Ptr {
+	if b.Len() < n {
+		panic(fmt.Sprintf("gpustep: Device.%s: %s has %d elements, want at least %d", fn, name, b.Len(), n))
+	}
+	p, ok := b.Mem().(cuda.Ptr)
+	if !ok {
+		panic(fmt.Sprintf("gpustep: Device.%s: %s is not a GPU buffer (%T)", fn, name, b.Mem()))
+	}
+	return p + cuda.Ptr(4*b.Off())
+}
+
+// atInt is at for an IntBuf.
+func atInt(fn, name string, b step.IntBuf, n int) cuda.Ptr {
+	if b.Len() < n {
+		panic(fmt.Sprintf("gpustep: Device.%s: %s has %d elements, want at least %d", fn, name, b.Len(), n))
+	}
+	p, ok := b.Mem().(cuda.Ptr)
+	if !ok {
+		panic(fmt.Sprintf("gpustep: Device.%s: %s is not a GPU buffer (%T)", fn, name, b.Mem()))
+	}
+	return p + cuda.Ptr(4*b.Off())
+}
+
+// flag is a C int for a bool.
+func flag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// alloc returns n zeroed 4-byte words (at least one, so every buffer has an address of its own).
+func (d *Device) alloc(n int) cuda.Ptr {
+	if n < 0 {
+		panic(fmt.Sprintf("gpustep: Device.Alloc(%d)", n))
+	}
+	if d.err != nil {
+		return 0
+	}
+	p, err := d.b.alloc(4 * max(1, n))
+	if err != nil {
+		d.fail(fmt.Errorf("allocating %d bytes: %w", 4*max(1, n), err))
+		return 0
+	}
+	d.live[p] = true
+	d.run(func() error { return d.b.zero(p, max(1, n)) })
+	return p
+}
+
+// Alloc returns a new buffer of n zeros in device memory.
+func (d *Device) Alloc(n int) step.Buf { return step.NewBuf(d.alloc(n), n) }
+
+// AllocInt returns a new buffer of n int32 zeros.
+func (d *Device) AllocInt(n int) step.IntBuf { return step.NewIntBuf(d.alloc(n), n) }
+
+// free releases the allocation p.
+func (d *Device) free(fn string, p cuda.Ptr) {
+	if p == 0 { // allocated after a failure
+		return
+	}
+	if !d.live[p] {
+		panic(fmt.Sprintf("gpustep: Device.%s: %#x is not a live allocation of this Device", fn, uint64(p)))
+	}
+	delete(d.live, p)
+	d.run(func() error { return d.b.free(p) })
+}
+
+// Free releases b's whole allocation.
+func (d *Device) Free(b step.Buf) { d.free("Free", at("Free", "b", b, 0)-cuda.Ptr(4*b.Off())) }
+
+// FreeInt releases b's whole allocation.
+func (d *Device) FreeInt(b step.IntBuf) {
+	d.free("FreeInt", atInt("FreeInt", "b", b, 0)-cuda.Ptr(4*b.Off()))
+}
+
+// Upload copies src into dst.
+func (d *Device) Upload(dst step.Buf, src []float32) {
+	p := at("Upload", "dst", dst, len(src))
+	d.run(func() error { return d.b.upload(p, src) })
+}
+
+// UploadInt copies src into dst.
+func (d *Device) UploadInt(dst step.IntBuf, src []int32) {
+	p := atInt("UploadInt", "dst", dst, len(src))
+	d.run(func() error { return d.b.uploadInt32(p, src) })
+}
+
+// Download copies src into dst and returns the Device's error, if any call has failed.
+func (d *Device) Download(dst []float32, src step.Buf) error {
+	p := at("Download", "src", src, len(dst))
+	d.run(func() error { return d.b.download(dst, p) })
+	return d.err
+}
+
+// Zero sets dst to zeros.
+func (d *Device) Zero(dst step.Buf) {
+	p := at("Zero", "dst", dst, dst.Len())
+	d.run(func() error { return d.b.zero(p, dst.Len()) })
+}
+
+// Copy copies src into dst (equal lengths, no overlap).
+func (d *Device) Copy(dst, src step.Buf) {
+	if dst.Len() != src.Len() {
+		panic(fmt.Sprintf("gpustep: Device.Copy: %d elements into %d", src.Len(), dst.Len()))
+	}
+	q, p := at("Copy", "dst", dst, dst.Len()), at("Copy", "src", src, src.Len())
+	d.run(func() error { return d.b.copy(q, p, dst.Len()) })
+}
+
+// Gemm sets c = alpha·op(a)·op(b) + beta·c through cuBLAS.
+func (d *Device) Gemm(tA, tB bool, alpha float32, a step.Buf, ar, ac int, b step.Buf, br, bc int, beta float32, c step.Buf) {
+	m, k := ar, ac
+	if tA {
+		m, k = ac, ar
+	}
+	n, kb := bc, br
+	if tB {
+		n, kb = br, bc
+	}
+	if k != kb {
+		panic(fmt.Sprintf("gpustep: Device.Gemm: op(a) %d×%d times op(b) %d×%d", m, k, kb, n))
+	}
+	pa, pb, pc := at("Gemm", "a", a, ar*ac), at("Gemm", "b", b, br*bc), at("Gemm", "c", c, m*n)
+	switch {
+	case m == 0 || n == 0:
+	case k == 0 && beta == 0:
+		d.run(func() error { return d.b.zero(pc, m*n) })
+	case k == 0 && beta != 1:
+		panic(fmt.Sprintf("gpustep: Device.Gemm: inner dimension 0 with beta %g", beta))
+	case k == 0:
+	default:
+		d.run(func() error { return d.b.gemm(tA, tB, alpha, pa, ar, ac, pb, br, bc, beta, pc) })
+	}
+}
+
+// Add sets dst = a + b over n elements.
+func (d *Device) Add(dst, a, b step.Buf, n int) {
+	d.launch("add_n", cuda.GridFor(n, threads), at("Add", "dst", dst, n), at("Add", "a", a, n), at("Add", "b", b, n), int64(n))
+}
+
+// Mul sets dst = a⊙b over n elements.
+func (d *Device) Mul(dst, a, b step.Buf, n int) {
+	d.launch("mul_n", cuda.GridFor(n, threads), at("Mul", "dst", dst, n), at("Mul", "a", a, n), at("Mul", "b", b, n), int64(n))
+}
+
+// BiasAct adds the row bias to every row of y (n×w), then clamps at zero with relu.
+func (d *Device) BiasAct(y, bias step.Buf, n, w int, relu bool) {
+	d.launch("bias_act", cuda.GridFor(n*w, threads), at("BiasAct", "y", y, n*w), at("BiasAct", "bias", bias, w), n, w, flag(relu))
+}
+
+// ReLUGrad zeroes d[i] wherever h[i] is zero, over n elements.
+func (d *Device) ReLUGrad(dd, h step.Buf, n int) {
+	d.launch("relu_grad", cuda.GridFor(n, threads), at("ReLUGrad", "d", dd, n), at("ReLUGrad", "h", h, n), int64(n))
+}
+
+// ColSums sets dst [w] to the column sums of x (n×w).
+func (d *Device) ColSums(dst, x step.Buf, n, w int) {
+	d.launch("col_sums", cuda.GridFor(w, rowThreads), at("ColSums", "dst", dst, w), at("ColSums", "x", x, n*w), n, w)
+}
+
+// CopyCols copies (or, with acc, adds) columns [srcOff, srcOff+w) of n rows of src to columns [dstOff, dstOff+w)
+// of dst; a copy of whole rows is one device-to-device copy.
+func (d *Device) CopyCols(dst step.Buf, dstW, dstOff int, src step.Buf, srcW, srcOff, n, w int, acc bool) {
+	if n == 0 || w == 0 {
+		return
+	}
+	if dstOff < 0 || srcOff < 0 || dstOff+w > dstW || srcOff+w > srcW {
+		panic(fmt.Sprintf("gpustep: Device.CopyCols: columns [%d, %d) of %d into [%d, %d) of %d", srcOff, srcOff+w, srcW, dstOff, dstOff+w, dstW))
+	}
+	q := at("CopyCols", "dst", dst, (n-1)*dstW+dstOff+w)
+	p := at("CopyCols", "src", src, (n-1)*srcW+srcOff+w)
+	if !acc && dstW == w && srcW == w {
+		d.run(func() error { return d.b.copy(q, p, n*w) })
+		return
+	}
+	d.launch("copy_cols", cuda.GridFor(n*w, threads), q, dstW, dstOff, p, srcW, srcOff, n, w, flag(acc))
+}
+
+// GatherRows sets row r of dst (n×w) to the sum of the table rows idx[k·r .. k·r+k), −1 adding nothing. The
+// indices must be within the table, which the GPU does not check.
+func (d *Device) GatherRows(dst, table step.Buf, idx step.IntBuf, n, k, w int) {
+	d.launch("gather_rows", cuda.GridFor(n*w, threads), at("GatherRows", "dst", dst, n*w), at("GatherRows", "table", table, 0),
+		atInt("GatherRows", "idx", idx, n*k), n, k, w)
+}
+
+// ScatterAddRows adds row r of src (n×w) to each row idx[k·r .. k·r+k) of dst, skipping −1: a block per row of
+// dst (scatter_add_rows), deterministic. An index past dst's rows is skipped, where the CPU panics.
+func (d *Device) ScatterAddRows(dst, src step.Buf, idx step.IntBuf, n, k, w int) {
+	if w <= 0 {
+		return
+	}
+	rows := dst.Len() / w
+	g := cuda.Grid{Blocks: rows, Threads: min(scatterThreads, (w+31)/32*32)}
+	d.launch("scatter_add_rows", g, at("ScatterAddRows", "dst", dst, rows*w), at("ScatterAddRows", "src", src, n*w),
+		atInt("ScatterAddRows", "idx", idx, n*k), n, k, w)
+}
+
+// LSTMCellForward is one step of an LSTM layer for B sequences (lstm_cell_step).
+func (d *Device) LSTMCellForward(act, bias step.Buf, biasRows int, cPrev, c, tc, h step.Buf, B, H int) {
+	if biasRows != 1 && biasRows != B {
+		panic(fmt.Sprintf("gpustep: Device.LSTMCellForward: %d bias rows for %d sequences", biasRows, B))
+	}
+	const fn = "LSTMCellForward"
+	d.launch("lstm_cell_step", cuda.GridFor(B*H, rowThreads), at(fn, "act", act, B*4*H), at(fn, "bias", bias, biasRows*4*H),
+		flag(biasRows > 1), at(fn, "cPrev", cPrev, B*H), at(fn, "c", c, B*H), at(fn, "tc", tc, B*H),
+		at(fn, "h", h, B*H), B, H)
+}
+
+// LSTMCellBackward is one step of its gradient (lstm_cell_bwd).
+func (d *Device) LSTMCellBackward(dg, dc, act, tc, cPrev, dout, dh step.Buf, B, H int) {
+	const fn = "LSTMCellBackward"
+	d.launch("lstm_cell_bwd", cuda.GridFor(B*H, rowThreads), at(fn, "dg", dg, B*4*H), at(fn, "act", act, B*4*H),
+		at(fn, "tc", tc, B*H), at(fn, "cPrev", cPrev, B*H), at(fn, "dout", dout, B*H), at(fn, "dh", dh, B*H), at(fn, "dc", dc, B*H), B, H)
+}
+
+// NLSqForward transforms w (n×half) with the NLSq parameters o [n, half, 5] (nlsq_fwd, a thread per row).
+func (d *Device) NLSqForward(out, o, w step.Buf, n, half int) {
+	const fn = "NLSqForward"
+	d.launch("nlsq_fwd", cuda.GridFor(n, rowThreads), at(fn, "out", out, n*(half+1)), at(fn, "o", o, n*half*5), at(fn, "w", w, n*half), n, half)
+}
+
+// AffineForward transforms w (n×half) with the affine parameters o [n, half, 2] (affine_fwd_rows).
+func (d *Device) AffineForward(out, o, w step.Buf, n, half int) {
+	const fn = "AffineForward"
+	d.launch("affine_fwd_rows", cuda.GridFor(n, rowThreads), at(fn, "out", out, n*(half+1)), at(fn, "o", o, n*half*2), at(fn, "w", w, n*half), n, half)
+}
+
+// NLSqBackward is NLSqForward's gradient (nlsq_bwd).
+func (d *Device) NLSqBackward(dO, dw, o, w, dOut step.Buf, n, half int) {
+	const fn = "NLSqBackward"
+	d.launch("nlsq_bwd", cuda.GridFor(n, rowThreads), at(fn, "dO", dO, n*half*5), at(fn, "dw", dw, n*half), at(fn, "o", o, n*half*5),
+		at(fn, "w", w, n*half), at(fn, "dOut", dOut, n*(half+1)), n, half)
+}
+
+// AffineBackward is AffineForward's gradient (affine_bwd_rows, a thread per scalar).
+func (d *Device) AffineBackward(dO, dw, o, w, dOut step.Buf, n, half int) {
+	const fn = "AffineBackward"
+	d.launch("affine_bwd_rows", cuda.GridFor(n*half, threads), at(fn, "dO", dO, n*half*2), at(fn, "dw", dw, n*half), at(fn, "o", o, n*half*2),
+		at(fn, "w", w, n*half), at(fn, "dOut", dOut, n*(half+1)), n, half)
+}
+
+// NormalizeRows sets dst (n×w) to the rows of src over their norms.
+func (d *Device) NormalizeRows(dst, src step.Buf, n, w int) {
+	d.launch("normalize_rows", cuda.GridFor(n, rowThreads), at("NormalizeRows", "dst", dst, n*w), at("NormalizeRows", "src", src, n*w), n, w)
+}
+
+// NormalizeRowsGrad is NormalizeRows's gradient.
+func (d *Device) NormalizeRowsGrad(dsrc, ddst, src step.Buf, n, w int) {
+	const fn = "NormalizeRowsGrad"
+	d.launch("normalize_rows_grad", cuda.GridFor(n, rowThreads), at(fn, "dsrc", dsrc, n*w), at(fn, "ddst", ddst, n*w), at(fn, "src", src, n*w), n, w)
+}
+
+// Similarity writes the similarity loss of each row.
+func (d *Device) Similarity(sim, v, ex, ej step.Buf, n, w int) {
+	const fn = "Similarity"
+	d.launch("similarity", cuda.GridFor(n, rowThreads), at(fn, "sim", sim, n), at(fn, "v", v, n*w), at(fn, "ex", ex, n*w), at(fn, "ej", ej, n*w), n, w)
+}
+
+// SimilarityGrad writes the similarity loss's gradients.
+func (d *Device) SimilarityGrad(dex, dej, dv, v, ex, ej, coef step.Buf, n, w int) {
+	const fn = "SimilarityGrad"
+	d.launch("similarity_grad", cuda.GridFor(n, rowThreads), at(fn, "dex", dex, n*w), at(fn, "dej", dej, n*w), at(fn, "dv", dv, n*w),
+		at(fn, "v", v, n*w), at(fn, "ex", ex, n*w), at(fn, "ej", ej, n*w), at(fn, "coef", coef, n), n, w)
+}
+
+// GaussNLL writes each row's negative log density less its log-determinant; the constant ½·w·log 2π is
+// kernels.GaussNLLTo's, computed here in Go.
+func (d *Device) GaussNLL(nll, y, logdet step.Buf, n, w int) {
+	c := 0.5 * float64(w) * math.Log(2*math.Pi)
+	d.launch("gauss_nll", cuda.GridFor(n, rowThreads), at("GaussNLL", "nll", nll, n), at("GaussNLL", "y", y, n*w), at("GaussNLL", "logdet", logdet, n), n, w, c)
+}
+
+// GaussNLLGrad sets dy = s_r·y_r.
+func (d *Device) GaussNLLGrad(dy, y, s step.Buf, n, w int) {
+	d.launch("scale_rows", cuda.GridFor(n*w, threads), at("GaussNLLGrad", "dy", dy, n*w), at("GaussNLLGrad", "y", y, n*w), at("GaussNLLGrad", "s", s, n), n, w)
+}
+
+// normGrid returns the first stage's blocks for n entries: a function of n alone, so the norm's bits are.
+func normGrid(n int) int {
+	return max(1, min(normBlocks, (n+normThreads*normPerThread-1)/(normThreads*normPerThread)))
+}
+
+// Norm returns the L2 norm of x's first n elements: float64 partial sums per block, then their sum
+// (sum_squares_part, sum_part), downloaded.
+func (d *Device) Norm(x step.Buf, n int) (float64, error) {
+	p := at("Norm", "x", x, n)
+	g := normGrid(n)
+	d.launch("sum_squares_part", cuda.Grid{Blocks: g, Threads: normThreads}, d.part, p, int64(n))
+	total := d.part + 8*normBlocks
+	d.launch("sum_part", cuda.Grid{Blocks: 1, Threads: normThreads}, total, d.part, g)
+	d.run(func() error { return d.b.downloadFloat64(d.norm, total) })
+	if d.err != nil {
+		return 0, d.err
+	}
+	return math.Sqrt(d.norm[0]), nil
+}
+
+// Adam applies one Adam update with the coefficients c (adam_update, the scale passed by value).
+func (d *Device) Adam(p, g, m, v step.Buf, n int, c kernels.AdamCoeffs) {
+	d.launch("adam_update", cuda.GridFor(n, threads), at("Adam", "p", p, n), at("Adam", "g", g, n), at("Adam", "m", m, n), at("Adam", "v", v, n),
+		int64(n), c.Scale, c.Beta1, c.Beta2, c.StepSize, c.BC2Sqrt, c.Eps)
+}

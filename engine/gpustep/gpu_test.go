@@ -1,0 +1,487 @@
+package gpustep
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/nfbo/nfbo/engine/cuda"
+	"github.com/nfbo/nfbo/engine/step"
+	"github.com/nfbo/nfbo/engine/train"
+	"github.com/nfbo/nfbo/kernels"
+	"github.com/nfbo/nfbo/model"
+)
+
+// The GPU tests (NFBO_GPU=1, scripts/gpu-check.sh's gpustep step) share one Device: opening one compiles the
+// kernels, a second or two each time.
+var (
+	sharedOnce sync.Once
+	shared     *Device
+	sharedErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		if err := shared.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "closing the GPU:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// sharedGPU returns the tests' GPU Device, or skips without NFBO_GPU=1 (and fails without a GPU then). With
+// NFBO_GPU_EMULATE=1 instead, the "GPU" is the emulator: the GPU tests' own code then runs on any machine (the
+// kernels compared with themselves, the step with train.CPU), which checks the tests, not the GPU.
+func sharedGPU(t *testing.T) *Device {
+	t.Helper()
+	emulate := os.Getenv("NFBO_GPU_EMULATE") == "1"
+	if !gpuEnabled() && !emulate {
+		t.Skip("set NFBO_GPU=1 on a machine with a GPU")
+	}
+	sharedOnce.Do(func() {
+		if emulate && !gpuEnabled() {
+			shared, sharedErr = newDevice(newEmu(), cuda.DeviceInfo{Name: "emulator (NFBO_GPU_EMULATE=1)"})
+			return
+		}
+		shared, sharedErr = Open(cuda.OSEnv(), 0)
+		if sharedErr == nil {
+			t.Logf("GPU %+v", shared.Info())
+		}
+	})
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return shared
+}
+
+func randn(rng *rand.Rand, n int, sd float64) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * sd)
+	}
+	return x
+}
+
+// kernelCase runs one Device call on the GPU and on the emulator from the same buffers and compares every buffer
+// afterwards, entry by entry: |GPU − reference| ≤ tol·(1 + |reference|). Float buffers are given by their
+// contents; pad entries are added before and after each (the call gets the middle view), so that a kernel that
+// writes outside its view, or a Device that gets an offset wrong, is caught too.
+type kernelCase struct {
+	name string
+	fl   [][]float32
+	in   [][]int32
+	call func(d *Device, b []step.Buf, ib []step.IntBuf)
+	tol  float64
+}
+
+const pad = 37
+
+func (c kernelCase) run(t *testing.T, gpu *Device) {
+	t.Helper()
+	em, _ := emulated(t)
+	defer em.Close()
+	var outs [2][][]float32
+	for k, d := range []*Device{gpu, em} {
+		var bs, whole []step.Buf
+		var ibs []step.IntBuf
+		for _, x := range c.fl {
+			w := d.Alloc(len(x) + 2*pad)
+			init := make([]float32, len(x)+2*pad)
+			for i := range init {
+				init[i] = float32(i%7) - 3.5 // recognisable, never a result
+			}
+			copy(init[pad:], x)
+			d.Upload(w, init)
+			whole = append(whole, w)
+			bs = append(bs, w.Slice(pad, pad+len(x)))
+		}
+		for _, x := range c.in {
+			ib := d.AllocInt(len(x))
+			d.UploadInt(ib, x)
+			ibs = append(ibs, ib)
+		}
+		c.call(d, bs, ibs)
+		for _, w := range whole {
+			out := make([]float32, w.Len())
+			if err := d.Download(out, w); err != nil {
+				t.Fatal(err)
+			}
+			outs[k] = append(outs[k], out)
+			d.Free(w)
+		}
+		for _, ib := range ibs {
+			d.FreeInt(ib)
+		}
+	}
+	for i := range outs[0] {
+		bad := 0
+		for j, w := range outs[1][i] {
+			g := outs[0][i][j]
+			if !(math.Abs(float64(g)-float64(w)) <= c.tol*(1+math.Abs(float64(w)))) && !(math.IsNaN(float64(g)) && math.IsNaN(float64(w))) {
+				if bad < 5 {
+					t.Errorf("%s: buffer %d entry %d: GPU %.9g, reference %.9g", c.name, i, j-pad, g, w)
+				}
+				bad++
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: buffer %d: %d of %d entries off", c.name, i, bad, len(outs[0][i]))
+		}
+	}
+}
+
+// Each kernel against its float64 reference (the emulator's), through the Device's calls as the step makes
+// them, on odd shapes past a block multiple, on views with pads around them.
+func TestGPUKernels(t *testing.T) {
+	gpu := sharedGPU(t)
+	rng := rand.New(rand.NewPCG(1, 1))
+	const n, w = 1003, 7
+	idx := func(n, V int, skip bool) []int32 {
+		x := make([]int32, n)
+		for i := range x {
+			x[i] = int32(rng.IntN(V))
+			if skip && i%5 == 3 {
+				x[i] = -1
+			}
+		}
+		return x
+	}
+	unit := func(n, w int) []float32 { // rows of norm 1, the first zero
+		x := randn(rng, n*w, 1)
+		clear(x[:w])
+		kernels.NormalizeRowsTo(x, x, n, w)
+		return x
+	}
+	raw := randn(rng, n*3*5, 1) // NLSq or affine parameters of n rows of half 3
+	cases := []kernelCase{
+		{name: "add_n", fl: [][]float32{randn(rng, n, 1), randn(rng, n, 1), make([]float32, n)},
+			call: func(d *Device, b []step.Buf, _ []step.IntBuf) { d.Add(b[2], b[0], b[1], n); d.Add(b[0], b[0], b[1], n) }},
+		{name: "mul_n", fl: [][]float32{randn(rng, n, 1), randn(rng, n, 1), make([]float32, n)},
+			call: func(d *Device, b []step.Buf, _ []step.IntBuf) { d.Mul(b[2], b[0], b[1], n); d.Mul(b[1], b[0], b[1], n) }},
+		{name: "relu_grad", fl: [][]float32{randn(rng, n, 1), func() []float32 {
+			h := randn(rng, n, 1)
+			for i := range h {
+				h[i] = max(h[i], 0)
+			}
+			h[5] = float32(math.Copysign(0, -1))
+			return h
+		}()}, call: func(d *Device, b []step.Buf, _ []step.IntBuf) { d.ReLUGrad(b[0], b[1], n) }},
+		{name: "col_sums", fl: [][]float32{make([]float32, 300), randn(rng, n*300, 1)}, tol: 1e-5,
+			call: func(d *Device, b []step.Buf, _ []step.IntBuf) { d.ColSums(b[0], b[1], n, 300) }},
+		{name: "copy_cols", fl: [][]float32{randn(rng, n*9, 1), randn(rng, n*5, 1)},
+			call: func(d *Device, b []step.Buf, _ []step.IntBuf) {
+				d.CopyCols(b[0], 9, 2, b[1], 5, 1, n, 3, false)
+				d.CopyCols(b[0], 9, 6, b[1], 5, 0, n, 3, true)
+				d.CopyCols(b[0].Slice(0, 5*100), 5, 0, b[1], 5, 0, 100, 5, false) // whole rows: one copy
+				d.CopyCols(b[1], 1, 0, b[0], 9, 8, n*5/9, 1, true)
+			}},
+		{name: "gather_rows", fl: [][]float32{make([]float32, n*w), randn(rng, 11*w, 1), make([]float32, n*w)},
+			in: [][]int32{idx(n, 11, true), idx(2*n, 11, true)},
+			call: func(d *Device, b []step.Buf, ib []step.IntBuf) {
+				d.GatherRows(b[0], b[1], ib[0], n, 1, w)
+				d.GatherRows(b[2], b[1], ib[1], n, 2, w)
+			}},
+		{name: "scatter_add_rows", fl: [][]float32{randn(rng, 11*w, 1), randn(rng, n*w, 1), randn(rng, 29*300, 1), randn(rng, n*300, 1)},
+			in: [][]int32{idx(n, 11, true), idx(2*n, 29, true)}, tol: 1e-5,
+			call: func(d *Device, b []step.Buf, ib []step.IntBuf) {
+				d.ScatterAddRows(b[0], b[1], ib[0], n, 1, w)
+				d.ScatterAddRows(b[2], b[3], ib[1], n, 2, 300) // more columns than threads
+			}},
+		{name: "bias_act", fl: [][]float32{randn(rng, n*w, 1), randn(rng, w, 1), randn(rng, n*w, 1)},
+			call: func(d *Device, b []step.Buf, _ []step.IntBuf) {
+				d.BiasAct(b[0], b[1], n, w, true)
+				d.BiasAct(b[2], b[1], n, w, false)
+			}},
+		{name: "lstm_cell_step", fl: [][]float32{randn(rng, 37*4*13, 1), randn(rng, 37*4*13, 0.5), randn(rng, 37*13, 1),
+			make([]float32, 37*13), make([]float32, 37*13), make([]float32, 37*13), randn(rng, 37*4*13, 1), randn(rng, 4*13, 0.5)}, tol: 1e-5,
+			call: func(d *Device, b []step.Buf, _ []step.IntBuf) {
+				d.LSTMCellForward(b[0], b[1], 37, b[2], b[3], b[4], b[5], 37, 13)
+				d.LSTMCellForward(b[6], b[7], 1, b[2], b[2], b[4], b[5], 37, 13) // c over cPrev
+			}},
+		{name: "lstm_cell_bwd", fl: [][]float32{make([]float32, 37*4*13), func() []float32 {
+			a := randn(rng, 37*4*13, 1)
+			for i := range a {
+				if (i/13)%4 == 2 {
+					a[i] = float32(math.Tanh(float64(a[i])))
+				} else {
+					a[i] = float32(1 / (1 + math.Exp(-float64(a[i]))))
+				}
+			}
+			return a
+		}(), randn(rng, 37*13, 0.5), randn(rng, 37*13, 1), randn(rng, 37*13, 1), randn(rng, 37*13, 1), randn(rng, 37*13, 1)}, tol: 1e-5,
+			call: func(d *Device, b []step.Buf, _ []step.IntBuf) {
+				d.LSTMCellBackward(b[0], b[6], b[1], b[2], b[3], b[4], b[5], 37, 13)
+			}},
+		{name: "nlsq", fl: [][]float32{make([]float32, n*4), raw, randn(rng, n*3, 1), make([]float32, n*15), make([]float32, n*3), randn(rng, n*4, 1)}, tol: 1e-5,
+			call: func(d *Device, b []step.Buf, _ []step.IntBuf) {
+				d.NLSqForward(b[0], b[1], b[2], n, 3)
+				d.NLSqBackward(b[3], b[4], b[1], b[2], b[5], n, 3)
+			}},
+		{name: "affine", fl: [][]float32{make([]float32, n*4), raw[:n*6], randn(rng, n*3, 1), make([]float32, n*6), make([]float32, n*3), randn(rng, n*4, 1)}, tol: 1e-6,
+			call: func(d *Device, b []step.Buf, _ []step.IntBuf) {
+				d.AffineForward(b[0], b[1], b[2], n, 3)
+				d.AffineBackward(b[3], b[4], b[1], b[2], b[5], n, 3)
+			}},
+		{name: "normalize_rows", fl: [][]float32{make([]float32, n*w), func() []float32 { x := randn(rng, n*w, 1); clear(x[w : 2*w]); return x }(),
+			randn(rng, n*w, 1), make([]float32, n*w)}, tol: 1e-6,
+			call: func(d *Device, b []step.Buf, _ []step.IntBuf) {
+				d.NormalizeRows(b[0], b[1], n, w)
+				d.NormalizeRowsGrad(b[3], b[2], b[1], n, w)
+				d.NormalizeRowsGrad(b[2], b[2], b[1], n, w) // dx over dy
+			}},
+		{name: "similarity", fl: [][]float32{make([]float32, n), randn(rng, n*w, 1), unit(n, w), unit(n, w),
+			make([]float32, n*w), make([]float32, n*w), randn(rng, n*w, 1), randn(rng, n, 0.1)}, tol: 1e-6,
+			call: func(d *Device, b []step.Buf, _ []step.IntBuf) {
+				d.Add(b[1], b[1], b[2], n*w) // v = ex + ε
+				d.Similarity(b[0], b[1], b[2], b[3], n, w)
+				d.SimilarityGrad(b[4], b[5], b[6], b[1], b[2], b[3], b[7], n, w)
+				d.SimilarityGrad(b[6], b[5], b[6], b[1], b[2], b[3], b[7], n, w) // dex over dv
+			}},
+		{name: "gauss_nll", fl: [][]float32{make([]float32, n), randn(rng, n*w, 1), randn(rng, n, 1), make([]float32, n*w), randn(rng, n, 0.1)}, tol: 1e-6,
+			call: func(d *Device, b []step.Buf, _ []step.IntBuf) {
+				d.GaussNLL(b[0], b[1], b[2], n, w)
+				d.GaussNLLGrad(b[3], b[1], b[4], n, w)
+			}},
+		{name: "adam_update", fl: [][]float32{randn(rng, n, 1), randn(rng, n, 1), randn(rng, n, 0.01), func() []float32 {
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = float32(rng.Float64() * 1e-3)
+			}
+			return v
+		}()}, tol: 1e-7,
+			call: func(d *Device, b []step.Buf, _ []step.IntBuf) {
+				d.Adam(b[0], b[1], b[2], b[3], n, kernels.AdamCoeffs{Scale: 0.37, Beta1: 0.9, Beta2: 0.999,
+					StepSize: 1e-3 / (1 - math.Pow(0.9, 3)), BC2Sqrt: math.Sqrt(1 - math.Pow(0.999, 3)), Eps: 1e-8})
+			}},
+		{name: "gemm", fl: [][]float32{randn(rng, 37*53, 1), randn(rng, 53*29, 1), make([]float32, 4*37*29)}, tol: 1e-5,
+			call: func(d *Device, b []step.Buf, _ []step.IntBuf) {
+				c := func(i int) step.Buf { return b[2].Slice(i*37*29, (i+1)*37*29) }
+				d.Gemm(false, false, 1, b[0], 37, 53, b[1], 53, 29, 0, c(0))
+				d.Gemm(false, true, 0.5, b[0], 37, 53, b[1], 29, 53, 0, c(1)) // b read as 29×53
+				d.Gemm(true, false, 1, b[0], 53, 37, b[1], 53, 29, 0, c(2))   // a read as 53×37
+				d.Gemm(false, false, 1, b[0], 37, 53, b[1], 53, 29, 1, c(2))  // accumulate
+				d.Zero(c(3).Slice(0, 100))
+				d.Copy(c(3).Slice(100, 200), c(0).Slice(0, 100))
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, gpu) })
+	}
+	t.Run("norm", func(t *testing.T) {
+		em, _ := emulated(t)
+		defer em.Close()
+		for _, n := range []int{1, 255, 2049, 1003*1003 + 5, 3 << 20} {
+			x := randn(rng, n, 1)
+			var got [2]float64
+			for k, d := range []*Device{gpu, em} {
+				b := d.Alloc(n)
+				d.Upload(b, x)
+				var err error
+				if got[k], err = d.Norm(b, n); err != nil {
+					t.Fatal(err)
+				}
+				d.Free(b)
+			}
+			if relErr(got[0], got[1]) > 1e-10 { // both double; the sums' orders differ
+				t.Errorf("n=%d: GPU norm %.17g, reference %.17g", n, got[0], got[1])
+			}
+		}
+	})
+}
+
+// The step on the GPU gives train.CPU's: loss, every gradient, the norm, Adam's update and moments (stepParity's
+// tolerances), in every parity case and at the small preset's widths (H = 256: more columns than a block's
+// threads in the positional scatter, rows of 1024 gates).
+func TestGPUStepMatchesCPU(t *testing.T) {
+	gpu := sharedGPU(t)
+	for _, c := range parityCases {
+		t.Run(c.String(), func(t *testing.T) {
+			cfg := parityConfig(c.tr)
+			cfg.LSTMLayers = c.layers
+			for _, f := range stepParity(t, gpu, cfg, c) {
+				t.Error(f)
+			}
+		})
+	}
+	t.Run("small-preset", func(t *testing.T) {
+		cfg := model.Small(41, 21)
+		for _, f := range stepParity(t, gpu, cfg, parityCase{tr: model.NLSq, layers: 1, lens: []int{21, 9, 17, 21, 3, 21, 12, 21}, drop: true, B: 8}) {
+			t.Error(f)
+		}
+	})
+	if n := len(gpu.live); n != 0 {
+		t.Errorf("%d buffers left after the steps' Close", n)
+	}
+}
+
+// trackConfig is the 200-step test's model: two blocks of two 64-unit LSTM layers, three couplings, small enough
+// for the CPU to keep up.
+func trackConfig() model.Config {
+	return model.Config{V: 23, F: 16, T: 16, MaxT: 24, Blocks: 2, LSTMLayers: 2, H: 64,
+		Couplings: 3, U: 32, CouplingDepth: 2, Transform: model.NLSq,
+		Dropout: 0.2, Noise: 0.1, SimCoef: 1}
+}
+
+// trackData returns n sequences of length T: a start token, a random body and stop-token padding.
+func trackData(cfg model.Config, n int, seed uint64) [][]int {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	out := make([][]int, n)
+	for i := range out {
+		s := make([]int, cfg.T)
+		L := 3 + rng.IntN(cfg.T-3)
+		for t := 1; t < cfg.T; t++ {
+			s[t] = 1
+			if t < L {
+				s[t] = 2 + rng.IntN(cfg.V-2)
+			}
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// pretrain trains tr to steps, returning each step's stats.
+func pretrain(t *testing.T, tr *train.Trainer, data [][]int, steps int64) []train.StepStats {
+	t.Helper()
+	var st []train.StepStats
+	rec := train.RecorderFunc(func(p train.Progress) error { st = append(st, p.StepStats); return nil })
+	if err := tr.Pretrain(context.Background(), data, train.PretrainConfig{Steps: steps, Recorder: rec}); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// trackFails compares two runs' step losses: the first steps within 1e-4 (one step's rounding, compounded a
+// few times), and the mean loss of every window of 20 steps within 2% (the runs drift apart by rounding as
+// any two float32 runs do; the windows say whether they learn alike). It logs the largest difference per window.
+func trackFails(t *testing.T, what string, got, want []train.StepStats) (fails []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		return []string{fmt.Sprintf("%s: %d steps, want %d", what, len(got), len(want))}
+	}
+	for i := range min(3, len(got)) {
+		if e := relErr(got[i].Loss, want[i].Loss); !(e <= 1e-4) {
+			fails = append(fails, fmt.Sprintf("%s: step %d loss %.7g, CPU %.7g (rel %.2g)", what, i+1, got[i].Loss, want[i].Loss, e))
+		}
+	}
+	desync := -1
+	for i := range got {
+		if desync < 0 && got[i].Rejected != want[i].Rejected {
+			desync = i + 1
+		}
+	}
+	if desync > 0 {
+		t.Logf("%s: from step %d the noise's rejections differ, so the random streams do too", what, desync)
+	}
+	for lo := 0; lo < len(got); lo += 20 {
+		hi := min(lo+20, len(got))
+		var g, c, worst float64
+		for i := lo; i < hi; i++ {
+			g += got[i].Loss
+			c += want[i].Loss
+			worst = max(worst, relErr(got[i].Loss, want[i].Loss))
+		}
+		t.Logf("%s: steps %d-%d: mean loss %.5g, CPU %.5g; largest step difference %.2g", what, lo+1, hi, g/float64(hi-lo), c/float64(hi-lo), worst)
+		if e := relErr(g, c); !(e <= 0.02) {
+			fails = append(fails, fmt.Sprintf("%s: steps %d-%d: mean loss %.5g, CPU %.5g (rel %.2g)", what, lo+1, hi, g/float64(hi-lo), c/float64(hi-lo), e))
+		}
+	}
+	return fails
+}
+
+// 200 pretraining steps through the trainer on the GPU track the same steps on the CPU Device, from the same
+// weights and seeds: issue #33's condition for pretraining on a GPU. Both runs must also learn (the last
+// window's mean loss below the first's).
+func TestGPUPretrainTracksCPU(t *testing.T) {
+	gpu := sharedGPU(t)
+	cfg := trackConfig()
+	data := trackData(cfg, 400, 5)
+	var runs [2][]train.StepStats
+	for i, dev := range []step.Device{train.CPU{}, gpu} {
+		tr, err := train.NewTrainer(randomParams(t, cfg, 3), rand.NewPCG(4, 4), train.Options{Batch: 16, RandomPad: true, PadToken: 1, Device: dev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[i] = pretrain(t, tr, data, 200)
+	}
+	for _, f := range trackFails(t, "GPU", runs[1], runs[0]) {
+		t.Error(f)
+	}
+	mean := func(s []train.StepStats) float64 {
+		var m float64
+		for _, x := range s {
+			m += x.Loss
+		}
+		return m / float64(len(s))
+	}
+	for i, r := range runs {
+		if first, last := mean(r[:20]), mean(r[len(r)-20:]); !(last < first) {
+			t.Errorf("run %d did not learn: mean loss %.5g over the first 20 steps, %.5g over the last", i, first, last)
+		}
+	}
+}
+
+// ckptClone returns a copy of tr's checkpoint that later steps do not change.
+func ckptClone(t *testing.T, tr *train.Trainer) *model.Checkpoint {
+	t.Helper()
+	ck, err := tr.Checkpoint(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck.Params = ck.Params.Clone()
+	return ck
+}
+
+// Checkpoints are interchangeable: a run checkpointed on the GPU resumes on the CPU, and one checkpointed on the
+// CPU resumes on the GPU, each tracking the run that went on where it was (the first step after the resume
+// within one step's rounding); and a run resumed on the GPU from its own checkpoint ends with the weights of the
+// run that went straight on, bit for bit (the GPU step is deterministic).
+func TestGPUCheckpointInterchange(t *testing.T) {
+	gpu := sharedGPU(t)
+	cfg := trackConfig()
+	data := trackData(cfg, 200, 6)
+	opts := func(d step.Device) train.Options {
+		return train.Options{Batch: 16, RandomPad: true, PadToken: 1, Device: d}
+	}
+	for _, c := range []struct {
+		name       string
+		from, to   step.Device
+		exactAfter bool
+	}{{"gpu-to-cpu", gpu, train.CPU{}, false}, {"cpu-to-gpu", train.CPU{}, gpu, false}, {"gpu-to-gpu", gpu, gpu, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			tr, err := train.NewTrainer(randomParams(t, cfg, 8), rand.NewPCG(9, 9), opts(c.from))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pretrain(t, tr, data, 30)
+			ck := ckptClone(t, tr)
+			straight := pretrain(t, tr, data, 60)
+			re, err := train.Restore(ck, opts(c.to))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resumed := pretrain(t, re, data, 60)
+			if re.Steps() != 60 {
+				t.Fatalf("resumed run at step %d, want 60", re.Steps())
+			}
+			if c.exactAfter {
+				for i, ts := range re.Params().Tensors() {
+					if !slices.Equal(ts.Data, tr.Params().Tensors()[i].Data) {
+						t.Errorf("tensor %s differs from the straight run's after resuming on the GPU", ts.Name)
+					}
+				}
+				return
+			}
+			for _, f := range trackFails(t, c.name, resumed, straight) {
+				t.Error(f)
+			}
+		})
+	}
+}
