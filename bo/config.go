@@ -79,6 +79,9 @@ type Config struct {
 
 	Screen     ScreenKind // ScreenLatent (reference) or ScreenTokens
 	Offspring  int        // ScreenTokens: children of the best molecules added to each anchor's candidates
+	// NoFlow (ScreenTokens, with Offspring) proposes no latent candidates: the GP picks among the GA children
+	// alone, and the flow is neither encoded, decoded nor fine-tuned. An ablation: what the flow adds.
+	NoFlow bool `json:",omitempty"`
 	MaxFitData int        // ScreenTokens: the GP learns from at most this many points (best half, newest half); if 0, 2000
 	TRInit     float64    // initial trust-region length; if 0, TRLengthInit (0.8, the reference)
 	Exact      gp.ExactConfig
@@ -161,6 +164,8 @@ func (c Config) resolved(d int) (Config, error) {
 		return c, fmt.Errorf("bo: config: TACS.Tau = %v < 0", c.TACS.Tau)
 	case c.Offspring < 0 || (c.Offspring > 0 && c.Screen != ScreenTokens):
 		return c, fmt.Errorf("bo: config: Offspring = %d needs ScreenTokens and must not be negative", c.Offspring)
+	case c.NoFlow && (c.Screen != ScreenTokens || c.Offspring <= 0):
+		return c, fmt.Errorf("bo: config: NoFlow needs ScreenTokens and Offspring > 0: the GA children are then the only candidates")
 	case c.TRInit < 0:
 		return c, fmt.Errorf("bo: config: TRInit = %v < 0", c.TRInit)
 	}

@@ -365,6 +365,10 @@ func (o *Optimizer) proposeBatch(ctx context.Context) (*batch, error) {
 	cfg, t, d := o.cfg, o.t, o.d
 	anchors := make([]int, cfg.Anchors)
 	SelectAnchorsRule(anchors, o.st.Y, cfg.AnchorRule, max(cfg.Temperature, 0), o.rng)
+	if cfg.NoFlow {
+		// The anchors only share the batch out: each picks among children of its own.
+		return o.proposeScreened(ctx, make([]float64, len(anchors)*d), nil)
+	}
 	anchorTok := o.gather(anchors)
 	centres := make([]float64, len(anchors)*d)
 	o.phase("encoding the anchors")
@@ -469,7 +473,7 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	// same sequence, and keeps the flow fixed between a checkpoint and the next batch. After the batch that
 	// spends the budget there is no next iteration, so neither the flow nor the surrogate learns from it.
 	last := o.Calls() >= cfg.Budget
-	if cfg.TrainEvery > 0 && o.st.Counter >= 0 && !last {
+	if cfg.TrainEvery > 0 && o.st.Counter >= 0 && !last && !cfg.NoFlow {
 		o.phase("fine-tuning the flow")
 		start := time.Now()
 		if err := o.prob.Flow.FineTune(ctx, o.gather(o.fineTuneSet(0)), o.rng); err != nil {

@@ -68,6 +68,7 @@ func TestLoopEndToEnd(t *testing.T) {
 		{"greedy", func(c *Config) { c.Temperature = -1 }},
 		{"screened", func(c *Config) { c.Screen, c.Offspring = ScreenTokens, 10 }},
 		{"screened-no-offspring", func(c *Config) { c.Screen = ScreenTokens }},
+		{"no-flow", func(c *Config) { c.Screen, c.Offspring, c.NoFlow = ScreenTokens, 10, true }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := toyConfig("")
@@ -410,5 +411,38 @@ func TestRulesNeverPaid(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// unusableFlow has the toy flow's shape and fails every use: a run that touches the flow fails.
+type unusableFlow struct{ *toyFlow }
+
+func (unusableFlow) Encode(context.Context, []float64, []int) error { return errors.New("flow used: encode") }
+func (unusableFlow) Decode(context.Context, []int, []float64) error { return errors.New("flow used: decode") }
+func (unusableFlow) FineTune(context.Context, []int, *rand.Rand) error {
+	return errors.New("flow used: fine-tune")
+}
+
+// TestNoFlowNeverTouchesFlow: the no-flow ablation spends its budget on GA children screened by the GP without
+// encoding, decoding or fine-tuning anything.
+func TestNoFlowNeverTouchesFlow(t *testing.T) {
+	cfg := toyConfig("")
+	cfg.Screen, cfg.Offspring, cfg.NoFlow = ScreenTokens, 10, true
+	sc := &toyScorer{}
+	init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
+	prob := Problem{Flow: unusableFlow{&toyFlow{t: toyT, v: toyV}}, Codec: toyCodec{}, Objective: memObjective{sc},
+		Initial: init, Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}}
+	o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := o.Run(context.Background())
+	if err != nil || res.Status != StatusBudgetSpent || sc.calls != cfg.Budget {
+		t.Fatalf("status %v, %d calls, err %v; want the budget spent", res.Status, sc.calls, err)
+	}
+	bad := cfg
+	bad.Offspring = 0
+	if _, err := NewOptimizer(bad, prob, rand.NewPCG(1, 1), nil); err == nil {
+		t.Error("NoFlow without offspring was accepted")
 	}
 }

@@ -83,15 +83,20 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 	cfg, t, d := o.cfg, o.t, o.d
 	n := len(centres) / d
 	c, q := cfg.Candidates, cfg.Queries
+	if cfg.NoFlow {
+		c = 0
+	}
 	o.phase("candidates")
 	start := time.Now()
-	draw := o.pointDrawer()
-	unit := make([]float64, c*d)
 	lat := make([]float64, n*c*d)
-	half := 8 * o.st.TR.Length / 2
-	for a := range n {
-		draw(unit, c)
-		Perturb(lat[a*c*d:(a+1)*c*d], centres[a*d:(a+1)*d], half, probs[a*t:(a+1)*t], o.f, unit, o.rng)
+	if c > 0 {
+		draw := o.pointDrawer()
+		unit := make([]float64, c*d)
+		half := 8 * o.st.TR.Length / 2
+		for a := range n {
+			draw(unit, c)
+			Perturb(lat[a*c*d:(a+1)*c*d], centres[a*d:(a+1)*d], half, probs[a*t:(a+1)*t], o.f, unit, o.rng)
+		}
 	}
 	o.times.Candidates += time.Since(start)
 	// The candidates are decoded as the anchors need them, as many anchors at once as the calls left can use
@@ -121,7 +126,7 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if a == decoded {
+		if a == decoded && c > 0 {
 			o.phase("decoding the candidates")
 			start = time.Now()
 			need := (left - len(b.SMILES) + q - 1) / q // anchors that can still pick

@@ -73,6 +73,8 @@ type Args struct {
 	Rules string `json:",omitempty"`
 	// Minimize makes lower scores better (a docking energy): the optimiser maximises −score.
 	Minimize bool `json:",omitempty"`
+	// NoFlow is the ablation without the flow: the GP screens GA children alone (bo.Config.NoFlow).
+	NoFlow bool `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
 	RequestSize int
@@ -449,6 +451,12 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 	case a.Offspring == -1:
 		cfg.Offspring = 0
 	}
+	if a.NoFlow {
+		if cfg.Screen != bo.ScreenTokens || cfg.Offspring == 0 {
+			return cfg, errors.New("-no-flow needs -variant screened and GA children (-offspring not -1): they are its only candidates")
+		}
+		cfg.NoFlow = true
+	}
 	return cfg, nil
 }
 
@@ -474,6 +482,9 @@ func (a Args) methodLabel() string {
 	}
 	if m != "ga" && m != "prior" && a.NoTACS {
 		m += "-no-tacs"
+	}
+	if m != "ga" && m != "prior" && a.NoFlow {
+		m += "-no-flow"
 	}
 	return m
 }

@@ -86,7 +86,10 @@ func Suites(dataDir, python string) map[string]SuiteSpec {
 }
 
 // Methods are the harness's built-in methods.
-var Methods = []string{"nfbo", "nfbo-reference", "nfbo-no-tacs", "prior", "ga"}
+var Methods = []string{"nfbo", "nfbo-reference", "nfbo-no-tacs", "nfbo-no-flow", "prior", "ga"}
+
+// DefaultMethods are the methods a suite runs unless told otherwise.
+var DefaultMethods = []string{"nfbo", "nfbo-reference", "nfbo-no-tacs", "prior", "ga"}
 
 // Variants are named ablations of the optimiser (bench's repeated -variant NAME=ARGS), each a method of the
 // harness whose runs get ARGS and report under NAME. It is a flag.Value.
@@ -194,6 +197,8 @@ func runArgv(self string, s SuiteSpec, method, task, init, modelDir, dir string,
 	switch method {
 	case "nfbo-no-tacs":
 		argv = append(argv, "-no-tacs")
+	case "nfbo-no-flow":
+		argv = append(argv, "-no-flow")
 	case "nfbo-reference":
 		argv = append(argv, "-variant", "reference")
 	case "prior", "ga":

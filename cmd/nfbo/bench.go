@@ -38,7 +38,8 @@ Suites:
                  (scored through the objective) + 9,000 calls
 
 Methods: nfbo (default settings), nfbo-reference (the official code's rules:
--variant reference), nfbo-no-tacs, prior (random samples from
+-variant reference), nfbo-no-tacs, nfbo-no-flow (the GP screens GA children
+alone: what the flow adds), prior (random samples from
 the flow's prior, decoded) and ga (a genetic algorithm on SELFIES symbols).
 
 While it runs, bench keeps OUT/progress.txt (runs done, running, left, the
@@ -50,7 +51,7 @@ report with plots is "nfbo report OUT".`,
 	suiteName := fs.String("suite", "", "suite: guacamol7, guacamol7-10k, user2 or pmo20 (required)")
 	modelDir := fs.String("model", "", "model `directory` (required)")
 	out := fs.String("out", "", "suite `directory` (required)")
-	methods := fs.String("methods", strings.Join(bench.Methods, ","), "comma-separated methods")
+	methods := fs.String("methods", strings.Join(bench.DefaultMethods, ","), "comma-separated methods (nfbo-no-flow too)")
 	seeds := fs.String("seeds", "1,2,3", "comma-separated seeds")
 	tasks := fs.String("tasks", "", "comma-separated subset of the suite's tasks (default: all)")
 	procs := fs.Int("procs", 1, "runs at a time")

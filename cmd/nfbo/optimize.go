@@ -147,6 +147,8 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.IntVar(&a.Candidates, "candidates", 0, "candidates per trust region; 0 means 1000 with -variant screened, min(50000, max(2000, 200·D))/anchors with reference")
 	fs.IntVar(&a.Anchors, "anchors", 0, "trust regions per iteration; 0 means the preset's")
 	fs.IntVar(&a.Queries, "queries", 0, "Thompson-sampled proposals per trust region; 0 means the preset's")
+	fs.BoolVar(&a.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
+		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
 	fs.BoolVar(&a.Minimize, "minimize", false, "lower scores are better (a docking energy, the sa task): the optimiser maximises −score, "+
 		"the log keeps the objective's scores, and reports rank by −score")
 	fs.StringVar(&a.Rules, "rules", rules.DefaultName, "chemistry rules every proposed molecule keeps (never paid for otherwise): "+
