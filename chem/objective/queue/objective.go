@@ -52,9 +52,11 @@ type Options struct {
 type Stats struct {
 	// Published counts the molecules published to the todo stream.
 	Published int
-	// Collected counts the molecules whose result was in the results
-	// stream before they were published: answered while the optimiser
-	// was down.
+	// Collected counts the results found by looking a molecule up in the
+	// results stream rather than received through the run's consumer:
+	// answered while the optimiser was down (found before publishing), or
+	// handed to a pull request of a session that died (found by the
+	// periodic sweep).
 	Collected int
 	// Awaited counts the molecules found still queued or being scored,
 	// by an earlier session of the run: waited for, not published again.
