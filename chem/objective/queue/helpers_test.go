@@ -94,13 +94,13 @@ func receipts(t *testing.T, path string) (tags, smiles []string) {
 // natsServer is an embedded nats-server with JetStream, storing in a
 // temporary directory, on a random port that a restart keeps.
 type natsServer struct {
-	t    *testing.T
+	t    testing.TB
 	opts server.Options
 	s    *server.Server
 }
 
 // startServer starts an embedded server, shut down when the test ends.
-func startServer(t *testing.T) *natsServer {
+func startServer(t testing.TB) *natsServer {
 	t.Helper()
 	ns := &natsServer{t: t, opts: server.Options{
 		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
@@ -147,7 +147,7 @@ func (ns *natsServer) restart(down time.Duration) {
 func (ns *natsServer) url() string { return ns.s.ClientURL() }
 
 // connect connects to the server, closed when the test ends.
-func (ns *natsServer) connect(t *testing.T) *nats.Conn {
+func (ns *natsServer) connect(t testing.TB) *nats.Conn {
 	t.Helper()
 	nc, err := Connect(ns.url(), ConnectOptions{Name: t.Name(), Warnf: t.Logf})
 	if err != nil {
@@ -221,7 +221,7 @@ func (f *fakeObjective) counts() (map[string]int, int) {
 
 // startWorkers runs n workers in this process, each on a connection of
 // its own, until the test ends.
-func startWorkers(t *testing.T, ns *natsServer, n int, obj objective.Objective, opts WorkerOptions) {
+func startWorkers(t testing.TB, ns *natsServer, n int, obj objective.Objective, opts WorkerOptions) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

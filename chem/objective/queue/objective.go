@@ -281,8 +281,10 @@ func (b *batch) collect(ctx context.Context) error {
 			<-ctx.Done()
 			return ctx.Err()
 		}
+		// A pull for no more results than are awaited ends as soon as they
+		// are in, and is never abandoned with results on their way to it.
 		fctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		msgs, err := o.cons.Fetch(64, jetstream.FetchContext(fctx))
+		msgs, err := o.cons.Fetch(min(len(b.pending), 64), jetstream.FetchContext(fctx))
 		if err == nil {
 			for m := range msgs.Messages() {
 				got, err := b.receive(ctx, m)
