@@ -34,12 +34,15 @@ func TestMain(m *testing.M) {
 
 // oracle speaks the objective protocol (docs/objective-protocol.md) and
 // scores a SMILES as its length. It appends "TAG SMILES" to the file
-// $NFBO_QUEUE_RECV for every molecule it receives, before scoring it, sleeps
+// $NFBO_QUEUE_RECV ("-" without a tag) for every molecule it receives, before scoring it, sleeps
 // $NFBO_QUEUE_DELAY per molecule, and exits with status 3 on POISON, every
 // time.
 func oracle() {
 	delay, _ := time.ParseDuration(os.Getenv("NFBO_QUEUE_DELAY"))
 	tag := os.Getenv("NFBO_QUEUE_TAG")
+	if tag == "" {
+		tag = "-"
+	}
 	var recv *os.File
 	if path := os.Getenv("NFBO_QUEUE_RECV"); path != "" {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
@@ -230,6 +233,11 @@ func startWorkers(t testing.TB, ns *natsServer, n int, obj objective.Objective, 
 		o := opts
 		o.Name = fmt.Sprintf("worker %d", i)
 		o.Warnf = t.Logf
+		if o.Report == nil && testing.Verbose() {
+			o.Report = func(ev Event) {
+				t.Logf("worker %d: %s %s (run %s, attempt %d): %v %s", i, ev.Outcome, ev.SMILES, ev.Run, ev.Delivery, ev.Score, ev.Reason)
+			}
+		}
 		wg.Go(func() {
 			if err := Serve(ctx, nc, obj, o); err != nil && ctx.Err() == nil {
 				t.Errorf("worker %d: %v", i, err)

@@ -2,9 +2,12 @@ package queue
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -232,4 +235,31 @@ func TestCollectOnResume(t *testing.T) {
 		}
 	}
 	waitEmpty(t, ns)
+}
+
+// TestWaitNotice: a run with no worker says so, naming the command that
+// starts one, instead of waiting in silence.
+func TestWaitNotice(t *testing.T) {
+	ns := startServer(t)
+	var mu sync.Mutex
+	var said []string
+	q, err := NewObjective(context.Background(), ns.connect(t), Options{RunID: "lonely", Task: "dock", WaitNotice: 200 * time.Millisecond,
+		Warnf: func(format string, args ...any) {
+			mu.Lock()
+			said = append(said, fmt.Sprintf(format, args...))
+			mu.Unlock()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := q.Score(ctx, []string{"CCO"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the deadline's", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(said) == 0 || !strings.Contains(said[0], "nfbo worker -queue URL -task dock") {
+		t.Errorf("said %q, want a notice naming nfbo worker", said)
+	}
 }
