@@ -79,9 +79,11 @@ type Objective struct {
 	opts    Options
 	warnf   func(string, ...any)
 
-	mu      sync.Mutex
-	stats   Stats
+	mu      sync.Mutex      // held by a ScoreStream call
 	settled map[string]bool // keys whose result was delivered in this Objective's life
+
+	statsMu sync.Mutex // apart from mu, so that Stats answers during a call
+	stats   Stats
 }
 
 var _ objective.StreamObjective = (*Objective)(nil)
@@ -128,11 +130,18 @@ func NewObjective(ctx context.Context, nc *nats.Conn, opts Options) (*Objective,
 	return o, nil
 }
 
-// Stats returns the counters so far.
+// Stats returns the counters so far, also while a call is in progress.
 func (o *Objective) Stats() Stats {
-	o.mu.Lock()
-	defer o.mu.Unlock()
+	o.statsMu.Lock()
+	defer o.statsMu.Unlock()
 	return o.stats
+}
+
+// count adds to one of the counters.
+func (o *Objective) count(field *int) {
+	o.statsMu.Lock()
+	*field++
+	o.statsMu.Unlock()
 }
 
 // Score implements objective.Objective: it returns when every molecule has
@@ -231,10 +240,10 @@ func (b *batch) start(ctx context.Context, i int, smiles, canonical string) erro
 	}
 	switch {
 	case st.result != nil:
-		b.o.stats.Collected++
+		b.o.count(&b.o.stats.Collected)
 		return b.settle(ctx, key, *st.result, st.resultSeq)
 	case st.queued:
-		b.o.stats.Awaited++
+		b.o.count(&b.o.stats.Awaited)
 		return nil
 	}
 	return b.o.publish(ctx, smiles, canonical, key)
@@ -340,7 +349,7 @@ func (b *batch) sweep(ctx context.Context) error {
 			return err
 		}
 		if st.result != nil {
-			b.o.stats.Collected++
+			b.o.count(&b.o.stats.Collected)
 			if err := b.settle(ctx, key, *st.result, st.resultSeq); err != nil {
 				return err
 			}
@@ -381,7 +390,7 @@ func (b *batch) receive(ctx context.Context, m jetstream.Msg) (bool, error) {
 		}
 		return false, nil
 	}
-	o.stats.Received++
+	o.count(&o.stats.Received)
 	if err := b.settle(ctx, key, r, 0); err != nil {
 		return false, err
 	}
@@ -463,7 +472,7 @@ func (o *Objective) publish(ctx context.Context, smiles, canonical, key string) 
 			return err
 		}
 		if !ack.Duplicate || attempt > 0 {
-			o.stats.Published++
+			o.count(&o.stats.Published)
 			return nil
 		}
 		// JetStream remembers this id. Either an attempt above landed though
@@ -476,7 +485,7 @@ func (o *Objective) publish(ctx context.Context, smiles, canonical, key string) 
 			return err
 		}
 		if st.queued || st.result != nil {
-			o.stats.Published++
+			o.count(&o.stats.Published)
 			return nil
 		}
 		id += " " + strconv.FormatInt(time.Now().UnixNano(), 36)
