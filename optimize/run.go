@@ -22,6 +22,7 @@ import (
 	"github.com/nfbo/nfbo/bo/bench"
 	"github.com/nfbo/nfbo/chem/molseq"
 	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/chem/objective/queue"
 	"github.com/nfbo/nfbo/chem/rules"
 	"github.com/nfbo/nfbo/chem/sdf"
 	"github.com/nfbo/nfbo/chem/selfies"
@@ -78,6 +79,11 @@ type Args struct {
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
 	RequestSize int
+	// Queue is the NATS server (-queue URL, without credentials) whose workers score the molecules ("nfbo
+	// worker"); empty means the objective runs here.
+	Queue string `json:",omitempty"`
+	// QueueCredentials are those of the NATS server; never written to args.json.
+	QueueCredentials queue.Credentials `json:"-"`
 
 	// ask, set by "nfbo ask", makes the run an ask/tell run: the objective scores nothing (objective.Deferred),
 	// and the run stops when it needs scores not yet told, with the molecules it asked for in the ledger.
@@ -509,6 +515,9 @@ func openObjective(ctx context.Context, s Streams, a Args, warnf func(string, ..
 	ropts := objective.RDKitOptions{PoolOptions: popts, Python: a.Python}
 	if a.ask != nil {
 		return openDeferred(ctx, a, warnf)
+	}
+	if a.Queue != "" {
+		return openQueue(ctx, a, ropts, warnf)
 	}
 	if a.ObjectiveCmd == "" {
 		pool, err := objective.NewRDKit(ropts)

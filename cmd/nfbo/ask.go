@@ -138,6 +138,12 @@ func resolveRunArgs(cmd *Command, fs *flag.FlagSet, a optimize.Args, name string
 			name, a.Out, run.ObjectiveCmd)
 		run.ObjectiveCmd = ""
 	}
+	if run.Queue != "" {
+		// Likewise a run whose workers scored its molecules through a NATS queue.
+		fmt.Fprintf(cmd.Stderr, "nfbo %s: %s was made with -queue %s; from now on its scores come from nfbo tell\n",
+			name, a.Out, run.Queue)
+		run.Queue = ""
+	}
 	if err := run.Check(); err != nil {
 		return run, runError(cmd, name, err)
 	}

@@ -34,6 +34,7 @@ func root() *Command {
 			newAskCmd(),
 			newTellCmd(),
 			newServeCmd(),
+			newWorkerCmd(),
 			newStatusCmd(),
 			newFitcheckCmd(),
 			newFlowstatsCmd(),

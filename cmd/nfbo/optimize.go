@@ -20,11 +20,14 @@ func newOptimizeCmd() *Command {
 	addRunFlags(fs, &a)
 	fs.StringVar(&a.Out, "out", "", "run `directory` (required); it receives the evaluation log and checkpoints")
 	fs.BoolVar(&a.Resume, "resume", false, "continue the run in -out (same flags) after an interruption")
+	fs.StringVar(&a.Queue, "queue", "", "NATS server `URL` (nats://HOST:4222) whose workers score the molecules (nfbo worker); "+
+		"empty means the objective runs here")
+	natsFlags := addNATSFlags(fs)
 	fs.BoolVar(&a.Restart, "restart", false, "with -resume, when checkpoint.gob is missing or damaged: start the optimiser again from the "+
 		"initial molecules (the damaged files are kept as *.damaged); molecules already in the evaluation log are answered "+
 		"from it, not paid again, but the run will differ from an uninterrupted one")
 	cmd := &Command{
-		UsageLine: "optimize -task NAME -init FILE -model DIR -out DIR [-budget N] [-preset NAME] [-seed N] [-resume] [-objective-cmd CMD] [-request-size N]",
+		UsageLine: "optimize -task NAME -init FILE -model DIR -out DIR [-budget N] [-preset NAME] [-seed N] [-resume] [-objective-cmd CMD] [-request-size N] [-queue URL]",
 		Short:     "find molecules with high scores by NF-BO",
 		Long: `Optimize runs NF-BO: Bayesian optimisation in the latent space of the SeqFlow
 in -model, starting from the molecules of -init, until -budget objective
@@ -84,6 +87,18 @@ optimiser starts again from the initial molecules (from the checkpoint when
 only pending.gob is damaged), the molecules in the log are answered from it
 and not paid again, but the run differs from an uninterrupted one.
 
+With -queue URL the molecules are scored elsewhere: each is published to the
+NATS JetStream server at URL, and "nfbo worker -queue URL -task NAME"
+processes, on any machines, score them (README, "Many machines"). Every
+result is still on disk before the next is taken. A crash or kill -9 of this
+process costs nothing: the workers go on, and -resume collects the scores
+that arrived meanwhile instead of asking again; Ctrl-C stops at once, for
+the same reason. -objective-cmd then only names the objective in run.json
+(the workers run it), and -workers, -request-size and -timeout are the
+workers' business. The server's credentials come from the -nats-* flags or
+the NFBO_NATS_* variables ("nfbo help worker") and are never written to the
+run directory; nor is a password given in the URL.
+
 One line per iteration reports the calls used, the best score, the
 trust-region length, the new, duplicate and invalid proposals and the seconds
 spent per phase. At the end the best molecules and Top-1/10/100 and AUC
@@ -99,6 +114,13 @@ Top-10 (PMO) of the evaluation log are printed.`,
 			return Usagef(cmd, "optimize: -out is required")
 		case a.Restart && !a.Resume:
 			return Usagef(cmd, "optimize: -restart goes with -resume")
+		}
+		if a.Queue != "" {
+			server, cred, err := natsCredentials(a.Queue, *natsFlags)
+			if err != nil {
+				return Usagef(cmd, "optimize: -queue: %v", err)
+			}
+			a.Queue, a.QueueCredentials = server, cred
 		}
 		return runError(cmd, "optimize", optimize.Run(ctx, optimize.Streams{Stdout: cmd.Stdout, Stderr: cmd.Stderr}, a))
 	}

@@ -25,6 +25,7 @@ var allowed = map[string][]string{
 	"chem/molseq":            {"chem/selfies", "chem/smiles", "chem/vocab"},
 	"chem/objective":         {"chem/objective/metrics", "rundir"},
 	"chem/objective/metrics": {},
+	"chem/objective/queue":   {"chem/objective", "rundir"},
 	"chem/rules":             {},
 	"chem/sdf":               {},
 	"kernels":                {},
@@ -48,7 +49,7 @@ var allowed = map[string][]string{
 	"rundir":                 {},
 	"asktell":                {"chem/objective", "rundir"},
 	"optimize": {"bo", "bo/baseline", "bo/bench", "chem/molseq", "chem/objective", "chem/rules", "chem/sdf", "chem/selfies", "chem/smiles",
-		"chem/vocab", "engine/seqflow", "engine/train", "internal/buildinfo", "model", "rundir"},
+		"chem/objective/queue", "chem/vocab", "engine/seqflow", "engine/train", "internal/buildinfo", "model", "rundir"},
 	"internal/archtest":  {},
 	"internal/buildinfo": {},
 	"cmd/nfbo":           nil, // the CLI wires everything
