@@ -267,7 +267,7 @@ func reconFineTune(ctx context.Context, cmd *Command, flow *seqflow.Flow, voc *v
 // when the format says so.
 func reconParse(voc *vocab.Vocab, text, format string, T int) (reconItem, error) {
 	sf := text
-	if format == "smiles" || (format == "auto" && !looksLikeSELFIES(text)) {
+	if format == "smiles" || (format == "auto" && !selfies.LooksLike(text)) {
 		var err error
 		sf, err = selfies.Encode(text)
 		if err != nil {
