@@ -47,7 +47,9 @@ var allowed = map[string][]string{
 	"asktell":                {"chem/objective", "rundir"},
 	"optimize": {"bo", "bo/baseline", "bo/bench", "chem/molseq", "chem/objective", "chem/rules", "chem/sdf", "chem/selfies", "chem/smiles",
 		"chem/vocab", "engine/seqflow", "engine/train", "internal/buildinfo", "model", "rundir"},
-	"pretrain":           {"chem/selfies", "chem/smiles", "chem/vocab", "engine/train", "model"},
+	"pretrain": {"chem/selfies", "chem/smiles", "chem/vocab", "engine/train", "model"},
+	"modelcheck": {"bo", "bo/gp", "bo/flowstats", "chem/molseq", "chem/selfies", "chem/smiles", "chem/vocab", "engine/seqflow",
+		"engine/train", "model", "model/modeltest", "optimize"},
 	"internal/archtest":  {},
 	"internal/buildinfo": {},
 	"cmd/nfbo":           nil, // the CLI wires everything
