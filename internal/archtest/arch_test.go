@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	"chem/selfies":           {"chem/smiles"},
 	"chem/vocab":             {"data"},
 	"chem/molseq":            {"chem/selfies", "chem/smiles", "chem/vocab"},
-	"chem/objective":         {"chem/objective/metrics", "rundir"},
+	"chem/objective":         {"chem/objective/metrics", "chem/smiles", "rundir"},
 	"chem/objective/metrics": {},
 	"chem/rules":             {},
 	"chem/sdf":               {},
