@@ -77,13 +77,13 @@ type Config struct {
 	UpdateEpochs int             // epochs per iteration with UpdateEveryIteration; if 0, the default is 1
 	BatchSize    int             // surrogate minibatch; if 0, the default is 128
 
-	Screen     ScreenKind // ScreenLatent (reference) or ScreenTokens
-	Offspring  int        // ScreenTokens: children of the best molecules added to each anchor's candidates
+	Screen    ScreenKind // ScreenLatent (reference) or ScreenTokens
+	Offspring int        // ScreenTokens: children of the best molecules added to each anchor's candidates
 	// NoFlow (ScreenTokens, with Offspring) proposes no latent candidates: the GP picks among the GA children
 	// alone, and the flow is neither encoded, decoded nor fine-tuned. An ablation: what the flow adds.
-	NoFlow bool `json:",omitempty"`
-	MaxFitData int        // ScreenTokens: the GP learns from at most this many points (best half, newest half); if 0, 2000
-	TRInit     float64    // initial trust-region length; if 0, TRLengthInit (0.8, the reference)
+	NoFlow     bool    `json:",omitempty"`
+	MaxFitData int     // ScreenTokens: the GP learns from at most this many points (best half, newest half); if 0, 2000
+	TRInit     float64 // initial trust-region length; if 0, TRLengthInit (0.8, the reference)
 	Exact      gp.ExactConfig
 
 	MaxStale int    // stop (StatusConverged) after this many iterations without a new molecule; if 0, 50

@@ -417,8 +417,12 @@ func TestRulesNeverPaid(t *testing.T) {
 // unusableFlow has the toy flow's shape and fails every use: a run that touches the flow fails.
 type unusableFlow struct{ *toyFlow }
 
-func (unusableFlow) Encode(context.Context, []float64, []int) error { return errors.New("flow used: encode") }
-func (unusableFlow) Decode(context.Context, []int, []float64) error { return errors.New("flow used: decode") }
+func (unusableFlow) Encode(context.Context, []float64, []int) error {
+	return errors.New("flow used: encode")
+}
+func (unusableFlow) Decode(context.Context, []int, []float64) error {
+	return errors.New("flow used: decode")
+}
 func (unusableFlow) FineTune(context.Context, []int, *rand.Rand) error {
 	return errors.New("flow used: fine-tune")
 }

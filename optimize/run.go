@@ -10,9 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,18 +18,14 @@ import (
 
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/bo/bench"
-	"github.com/nfbo/nfbo/chem/molseq"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/objective/queue"
-	"github.com/nfbo/nfbo/chem/rules"
 	"github.com/nfbo/nfbo/chem/sdf"
 	"github.com/nfbo/nfbo/chem/selfies"
 	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/engine/train"
-	"github.com/nfbo/nfbo/internal/buildinfo"
-	"github.com/nfbo/nfbo/model"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -158,260 +152,6 @@ func Run(ctx context.Context, s Streams, a Args) error {
 		return &ArgError{err}
 	}
 	return run(ctx, s, a, preset)
-}
-
-func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
-	start := time.Now()
-	warnf := func(format string, args ...any) { fmt.Fprintf(s.Stderr, "nfbo optimize: "+format+"\n", args...) }
-	count := a.InitCount
-	if count == 0 {
-		count = preset.InitialPoints
-	}
-
-	// Everything that can be checked without the objective is checked before the first call, and before the
-	// run directory is touched: the model, the initial molecules and their scores, the budget against them, the
-	// optimiser's settings, and the objective's task names; then, under the lock, the run directory's state.
-	ck, err := model.LoadModelDir(a.Model)
-	if err != nil {
-		return err
-	}
-	voc, err := vocab.New(ck.Vocab)
-	if err != nil {
-		return fmt.Errorf("optimize: vocabulary of %s: %w", a.Model, err)
-	}
-	rows, hasScores, err := readInit(a.Init, a.Task, count)
-	if err != nil {
-		return err
-	}
-	if rows, err = standardizeInit(ctx, a.Python, a.Init, rows, s.Stderr); err != nil {
-		return err
-	}
-	mols, t, err := canonicalInit(s.Stderr, a.Init, rows, voc, ck.Params.Config.MaxT)
-	if err != nil {
-		return err
-	}
-	if a.ask != nil {
-		a.ask.names = map[string]string{}
-		for _, m := range mols {
-			if m.name != "" {
-				a.ask.names[m.key] = m.name
-			}
-		}
-	}
-	// total counts every paid call. Initial molecules without scores are paid for, so the preset's setting
-	// (pmo: 1,000 initial + 9,000 calls) is 10,000 calls in all, PMO's budget.
-	paidInit := 0
-	if !hasScores {
-		paidInit = len(mols)
-	}
-	total := a.Budget
-	if total == 0 {
-		total = paidInit + preset.Config.Budget
-	}
-	if total <= paidInit {
-		return argErrorf("-budget %d leaves no call for the optimiser: the %d initial molecules of %s have no %s scores, "+
-			"so they are scored first and count as calls (PMO's accounting); give -budget %d for %d new calls, or fewer molecules "+
-			"with -init-count", total, paidInit, a.Init, a.Task, paidInit+preset.Config.Budget, preset.Config.Budget)
-	}
-	cfg, err := a.Config(preset)
-	if err != nil {
-		return argErrorf("%v", err)
-	}
-	chemRules, err := rules.Load(a.Rules)
-	if err != nil {
-		return &ArgError{err}
-	}
-	if a.Method != "nfbo" {
-		chemRules = rules.Rules{} // the baselines propose as published
-	}
-	// The initial molecules pay for at most paidInit calls (fewer when some are invalid for the objective or
-	// one molecule for it), so the optimiser gets at least total-paidInit.
-	cfg.Budget = total - paidInit
-	if a.Method == "nfbo" {
-		if err := cfg.Check(len(mols), t*ck.Params.Config.F); err != nil {
-			return argErrorf("%v (from the %d initial molecules of %s; lower -anchors, or give more molecules)",
-				err, len(mols), a.Init)
-		}
-	}
-	flow, err := seqflow.New(ck, t, seqflow.Options{Backend: a.Backend, Warn: s.Stderr,
-		Train: train.Options{FreezeEmbeddings: a.FrozenEmbeddings()}})
-	if err != nil {
-		return fmt.Errorf("optimize: model %s: %w", a.Model, err)
-	}
-	defer flow.Close()
-	codec, err := molseq.New(voc, t)
-	if err != nil {
-		return err
-	}
-	obj, canon, closeObj, err := openObjective(ctx, s, a, warnf)
-	if err != nil {
-		return err
-	}
-	defer closeObj()
-
-	setting := a.Setting
-	if setting == "" {
-		setting = bench.Setting(len(mols), total-paidInit)
-	}
-	want := rundir.Info{Setting: setting, Task: a.Task, Method: a.methodLabel(), Seed: int(a.Seed), Budget: total,
-		Objective: a.objectiveID(), Version: buildinfo.Version(), Minimize: a.Minimize}
-	info, err := rundir.Open(a.Out, want, a.Resume, bench.Setting(count, total-paidInit), warnf)
-	if err != nil {
-		return fmt.Errorf("optimize: %w", err)
-	}
-	if a.ask == nil || !a.ask.locked {
-		unlock, err := rundir.Lock(a.Out)
-		if err != nil {
-			return err
-		}
-		defer unlock()
-	}
-	if a.Resume {
-		if err := checkResume(a, info, paidInit, warnf); err != nil {
-			return err
-		}
-	}
-	// run.json marks the directory as a run before anything else is written to it, so that a run killed at any
-	// moment can be resumed; args.json keeps the flags, so that ask, tell and serve need only the directory.
-	if err := rundir.WriteInfo(a.Out, info); err != nil {
-		return err
-	}
-	if err := WriteArgs(a); err != nil {
-		return err
-	}
-	if chemRules, err = runRules(a, chemRules, warnf); err != nil {
-		return err
-	}
-	ruler, err := newRuleChecker(ctx, chemRules, canon)
-	if err != nil {
-		return err
-	}
-	budget, err := objective.OpenBudget(filepath.Join(a.Out, rundir.EvalLogFile), obj, canon,
-		objective.BudgetOptions{Limit: total, Task: a.Task, Warnf: warnf})
-	if err != nil {
-		return err
-	}
-	defer budget.Close()
-
-	// Initial molecules without scores are paid for first (PMO's accounting); after a resume they replay.
-	initCalls := 0
-	if !hasScores {
-		keys := make([]string, len(mols))
-		for i, m := range mols {
-			keys[i] = m.key
-		}
-		evs, err := budget.Evaluate(ctx, keys)
-		if err != nil {
-			if a.ask != nil && errors.Is(err, objective.ErrAwaitingScores) {
-				info.Calls = budget.Calls()
-				info.Seconds += time.Since(start).Seconds()
-				return a.ask.stop(a.Out, info)
-			}
-			if ctx.Err() != nil {
-				info.Calls = budget.Calls()
-				info.Seconds += time.Since(start).Seconds()
-				warnf("interrupted while scoring the initial molecules, after %d paid calls; continue with the same command and -resume",
-					budget.Calls())
-				if err := rundir.WriteInfo(a.Out, info); err != nil {
-					return errors.Join(ctx.Err(), err)
-				}
-				return ctx.Err()
-			}
-			return fmt.Errorf("optimize: scoring the %d initial molecules of %s (budget %d): %w", len(mols), a.Init, total, err)
-		}
-		calls := map[int]bool{}
-		for i, e := range evs {
-			mols[i].score = e.Score
-			if e.Call > 0 {
-				calls[e.Call] = true
-			}
-		}
-		initCalls = len(calls)
-	}
-	cfg.Budget = total - initCalls
-	cfg.RunDir = a.Out
-	info.Initial = len(mols)
-	info.InitialCalls = initCalls
-	info.Calls = budget.Calls()
-	if a.Method != "nfbo" {
-		return runBaseline(ctx, s, baselineRun{args: a, info: info, start: start, budget: budget, initCalls: initCalls,
-			mols: mols, voc: voc, flow: flow, t: t, calls: cfg.Budget, hasScores: hasScores, canon: canon,
-			offspring: cfg.Anchors * cfg.Queries})
-	}
-	init := bo.Initial{Tokens: make([]int, 0, len(mols)*t)}
-	for _, m := range mols {
-		init.Tokens = append(init.Tokens, m.ids[:t]...)
-		init.Y = append(init.Y, info.Gain(m.score)) // what the optimiser maximises
-		init.SMILES = append(init.SMILES, m.key)
-	}
-	rec := &progressPrinter{w: s.Stdout, health: flowHealth(flow, voc, a.FrozenEmbeddings()), warnf: warnf}
-	if msg := rec.health(); msg != "" {
-		rec.warned = true
-		warnf("warning: the flow of model %s %s", a.Model, msg)
-	}
-	opt, err := bo.NewOptimizer(cfg, bo.Problem{Flow: flow, Codec: codec, Objective: newBudgetObjective(budget, initCalls, info, initScores(mols, hasScores)), Initial: init,
-		Vocab: voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(voc), Rules: ruler},
-		rand.NewPCG(a.Seed, 0x6e66626f), rec)
-	if err != nil {
-		return fmt.Errorf("optimize: %w", err)
-	}
-
-	info.InitialScores = nil
-	if hasScores {
-		info.InitialScores = initScores(mols, true)
-	}
-	if err := rundir.WriteInfo(a.Out, info); err != nil {
-		return err
-	}
-	d := t * ck.Params.Config.F
-	shown, err := cfg.Resolved(d) // the defaults bo fills in, shown so that the cost of Thompson sampling is visible
-	if err != nil {
-		return fmt.Errorf("optimize: %w", err)
-	}
-	cand := shown.Candidates
-	scored := "scores from the file"
-	if !hasScores {
-		scored = "scored by the objective"
-	}
-	fmt.Fprintf(s.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
-		"preset %s, variant %s: %d anchors × %d queries from %d candidates each (+%d offspring), %s sampler, TACS %v; budget %d new calls (%d in all), "+
-		"seed %d, chemistry rules: %s, run directory %s\n",
-		a.Task, len(mols), scored, t, d, a.Model, ck.Params.NumParams(), flow.Backend(), train.BLASName(), a.Preset, a.Variant, cfg.Anchors, cfg.Queries, cand, cfg.Offspring,
-		cfg.Sampler, cfg.TACS.Tau > 0, cfg.Budget, total, a.Seed, chemRules, a.Out)
-
-	stopWatch := rec.watch()
-	res, runErr := opt.Run(ctx)
-	stopWatch()
-	info.Seconds += time.Since(start).Seconds()
-	info.Finished = res.Status == bo.StatusBudgetSpent || res.Status == bo.StatusConverged
-	info.Calls = budget.Calls()
-	info.Error = ""
-	if a.ask != nil && errors.Is(runErr, objective.ErrAwaitingScores) {
-		return a.ask.stop(a.Out, info)
-	}
-	if runErr != nil && res.Status != bo.StatusCancelled {
-		info.Error = runErr.Error()
-	}
-	if err := rundir.WriteInfo(a.Out, info); err != nil {
-		return errors.Join(runErr, err)
-	}
-	if res.Status == bo.StatusCancelled {
-		warnf("interrupted after %d paid calls (%d for the initial molecules, %d by the optimiser); continue with the same command and -resume",
-			budget.Calls(), initCalls, res.Calls)
-		return runErr
-	}
-	if runErr != nil {
-		var rde *bo.RunDirError
-		if errors.As(runErr, &rde) {
-			// Resuming again would meet the same file.
-			return fmt.Errorf("optimize: %w", runErr)
-		}
-		return fmt.Errorf("optimize: %w (the run directory %s can be resumed with -resume)", runErr, a.Out)
-	}
-	_, y, smiles := opt.Data()
-	status := fmt.Sprintf("%s after %d iterations, %d new molecules evaluated (+%d initial calls)",
-		res.Status, res.Iterations, res.Calls, initCalls)
-	return printResults(ctx, s.Stdout, canon, a.Out, info, status, y, smiles, slices.Max(init.Y))
 }
 
 // Config returns the preset's configuration with the flags' changes and the variant's rules; Budget and

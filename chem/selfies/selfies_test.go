@@ -30,6 +30,16 @@ func TestSplit(t *testing.T) {
 	}
 }
 
+func TestLooksLike(t *testing.T) {
+	for s, want := range map[string]bool{
+		"[C][C][O]": true, "[C].[O]": true, "[NH3+]CC(=O)[O-]": false, "CCO": false, "": false, "[C][C": false,
+	} {
+		if got := LooksLike(s); got != want {
+			t.Errorf("LooksLike(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
 func TestLen(t *testing.T) {
 	for in, want := range map[string]int{"[C][=C][F].[C]": 5, "": 0, "[C]": 1, "[C][Branch1][C][O]": 4} {
 		if got := Len(in); got != want {

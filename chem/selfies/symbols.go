@@ -117,6 +117,31 @@ func splitSymbols(s string, yield func(sym string, off int) bool, hanging func(o
 	}
 }
 
+// LooksLike reports whether s is made only of bracketed symbols (and '.'
+// between fragments), which is how a file mixing SMILES and SELFIES lines is
+// told apart. A leading '[' is not enough: SMILES such as "[NH3+]CC(=O)[O-]"
+// start with one too (ZINC250k has thousands).
+func LooksLike(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); {
+		switch s[i] {
+		case '.':
+			i++
+		case '[':
+			j := strings.IndexByte(s[i:], ']')
+			if j < 0 {
+				return false
+			}
+			i += j + 1
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // Len returns the number of symbols in s as selfies.len_selfies counts them:
 // the number of '[' plus the number of '.'.
 func Len(s string) int {

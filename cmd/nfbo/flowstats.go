@@ -1,26 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
-	"math/rand/v2"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/nfbo/nfbo/bo/flowstats"
-	"github.com/nfbo/nfbo/chem/molseq"
-	"github.com/nfbo/nfbo/chem/vocab"
-	"github.com/nfbo/nfbo/engine/seqflow"
-	"github.com/nfbo/nfbo/engine/train"
-	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/modelcheck"
 	"github.com/nfbo/nfbo/optimize"
 )
 
-// newFlowstatsCmd returns "nfbo flowstats", which measures a model as the optimiser's move operator.
+// newFlowstatsCmd returns "nfbo flowstats", flags around modelcheck.Flowstats: a model as the optimiser's move
+// operator.
 func newFlowstatsCmd() *Command {
 	fs := flag.NewFlagSet("flowstats", flag.ContinueOnError)
 	modelDir := fs.String("model", "", "model `directory` (required)")
@@ -82,21 +75,15 @@ trained on ZINC250k and the GuacaMol 10k set).`,
 		if err != nil {
 			return Usagef(cmd, "flowstats: -lengths: %v", err)
 		}
-		return runFlowstats(ctx, cmd, flowstatsArgs{model: *modelDir, data: *data, n: *n, anchors: *anchorsFile,
-			task: *task, top: *top, t: *t, nllT: ts, samples: *samples, backend: *backend,
-			loc: flowstats.LocalityConfig{Lengths: ls, PerAnchor: *perAnchor, Prob: *prob}, seed: *seed})
+		return modelcheck.Flowstats(ctx, optimize.Streams{Stdout: cmd.Stdout, Stderr: cmd.Stderr}, modelcheck.FlowstatsSettings{
+			Model: *modelDir, Data: *data, N: *n, Anchors: *anchorsFile, Task: *task, Top: *top, T: *t, NLLT: ts,
+			Samples: *samples, Backend: *backend, Seed: *seed,
+			Locality: flowstats.LocalityConfig{Lengths: ls, PerAnchor: *perAnchor, Prob: *prob}})
 	}
 	return cmd
 }
 
-type flowstatsArgs struct {
-	model, data, anchors, task, backend string
-	n, top, t, samples                  int
-	nllT                                []int
-	loc                                 flowstats.LocalityConfig
-	seed                                uint64
-}
-
+// parseInts parses comma-separated integers.
 func parseInts(s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
@@ -109,6 +96,7 @@ func parseInts(s string) ([]int, error) {
 	return out, nil
 }
 
+// parseFloats parses comma-separated positive numbers.
 func parseFloats(s string) ([]float64, error) {
 	var out []float64
 	for _, f := range strings.Split(s, ",") {
@@ -119,163 +107,4 @@ func parseFloats(s string) ([]float64, error) {
 		out = append(out, v)
 	}
 	return out, nil
-}
-
-// readScored reads up to count molecules of path (and their -task scores when task is set) as token
-// sequences padded to the model's MaxT, skipping those the vocabulary cannot spell.
-func readScored(cmd *Command, path, task string, count int, voc *vocab.Vocab, maxT int) ([]optimize.Molecule, error) {
-	var skipped lineCounter
-	mols, _, hasScores, err := optimize.ReadMolecules(path, task, count, voc, maxT, &skipped)
-	if err != nil {
-		return nil, err
-	}
-	if task != "" && !hasScores {
-		return nil, fmt.Errorf("flowstats: %s has no column %q", path, task)
-	}
-	if skipped > 0 {
-		fmt.Fprintf(cmd.Stderr, "flowstats: %s: %d of %d molecules skipped (duplicates or not spelt by the vocabulary)\n", path, skipped, len(mols)+int(skipped))
-	}
-	return mols, nil
-}
-
-// lineCounter counts the lines written to it (ReadMolecules' messages, one per skipped molecule).
-type lineCounter int
-
-func (c *lineCounter) Write(p []byte) (int, error) {
-	*c += lineCounter(bytes.Count(p, []byte("\n")))
-	return len(p), nil
-}
-
-func runFlowstats(ctx context.Context, cmd *Command, a flowstatsArgs) error {
-	ck, err := model.LoadModelDir(a.model)
-	if err != nil {
-		return err
-	}
-	voc, err := vocab.New(ck.Vocab)
-	if err != nil {
-		return fmt.Errorf("flowstats: vocabulary of %s: %w", a.model, err)
-	}
-	maxT := ck.Params.Config.MaxT
-	for _, t := range append([]int{a.t}, a.nllT...) {
-		if t < 2 || t > maxT {
-			return fmt.Errorf("flowstats: sequence length %d outside [2, %d] (the model's max_seq_len)", t, maxT)
-		}
-	}
-	mols, err := readScored(cmd, a.data, "", a.n, voc, maxT)
-	if err != nil {
-		return err
-	}
-	w := cmd.Stdout
-	fmt.Fprintf(w, "model %s: %d parameters, trained at T = %d; %d molecules of %s\n\n",
-		a.model, ck.Params.NumParams(), ck.Params.Config.T, len(mols), a.data)
-
-	// Decoding: a move operator must first give back what it encodes.
-	var fit [][]int
-	for _, m := range mols {
-		if m.N < a.t {
-			fit = append(fit, m.IDs[:a.t])
-		}
-	}
-	atT := ck.Params.Clone()
-	atT.Config.T = a.t
-	recon, err := train.Reconstructed(ctx, atT, fit)
-	if err != nil {
-		return fmt.Errorf("flowstats: reconstruction: %w", err)
-	}
-	cos, ea, eb := train.ClosestEmbeddings(ck.Params)
-	fmt.Fprintf(w, "Decoding at T = %d: %d of %d molecules (those shorter than T) reconstructed token for token; closest token embeddings %s and %s, cosine %.6f\n\n",
-		a.t, recon, len(fit), voc.Token(ea), voc.Token(eb), cos)
-
-	flow, err := seqflow.New(ck, a.t, seqflow.Options{Backend: a.backend, Warn: cmd.Stderr})
-	if err != nil {
-		return fmt.Errorf("flowstats: model %s: %w", a.model, err)
-	}
-	defer flow.Close()
-	rng := rand.New(rand.NewPCG(a.seed, 0x666c6f77))
-
-	// Lengths.
-	dataLen := make([]int, len(mols))
-	for i, m := range mols {
-		dataLen[i] = m.N
-	}
-	codec, err := molseq.New(voc, a.t)
-	if err != nil {
-		return err
-	}
-	prior, invalid, err := flowstats.PriorLengths(ctx, flow, codec, a.samples, vocab.Stop, rng)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "Lengths of the canonical molecules (SELFIES tokens); %d of %d prior samples decode to no valid molecule:\n\n", invalid, a.samples)
-	fmt.Fprintln(w, "| lengths (tokens) | n | mean | std | min | q25 | median | q75 | max |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
-	for _, r := range []struct {
-		name string
-		l    []int
-	}{{"data", dataLen}, {fmt.Sprintf("prior samples, T = %d", a.t), prior}} {
-		s := flowstats.SummariseLengths(r.l)
-		fmt.Fprintf(w, "| %s | %d | %.1f | %.1f | %.0f | %.1f | %.1f | %.1f | %.0f |\n",
-			r.name, s.N, s.Mean, s.Std, s.Min, s.Q25, s.Median, s.Q75, s.Max)
-	}
-
-	// NLL per position at each T, on the same molecules: those that fit the shortest T.
-	minT := slices.Min(a.nllT)
-	var seqs [][]int
-	for _, m := range mols {
-		if m.N < minT {
-			seqs = append(seqs, m.IDs)
-		}
-	}
-	fmt.Fprintf(w, "\nNLL on the %d molecules shorter than %d tokens:\n\n", len(seqs), minT)
-	fmt.Fprintln(w, "| T | molecules | NLL per position, all | NLL per position, molecule |")
-	fmt.Fprintln(w, "|---|---|---|---|")
-	for _, t := range a.nllT {
-		r, err := flowstats.NLLAt(ctx, ck.Params, t, seqs, vocab.Stop)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "| %d | %d | %.3f | %.3f |\n", t, r.Measured, r.All, r.Molecule)
-	}
-
-	// Locality around the anchors.
-	src, anchors := mols, mols
-	if a.anchors != "" {
-		src, err = readScored(cmd, a.anchors, a.task, 1<<30, voc, maxT)
-		if err != nil {
-			return err
-		}
-		anchors = append([]optimize.Molecule(nil), src...)
-		sort.SliceStable(anchors, func(i, j int) bool { return anchors[i].Score > anchors[j].Score })
-	}
-	tok := make([]int, 0, a.top*a.t)
-	var picked int
-	for _, m := range anchors {
-		if picked == a.top {
-			break
-		}
-		if m.N >= a.t {
-			continue // does not fit T with its stop
-		}
-		tok = append(tok, m.IDs[:a.t]...)
-		picked++
-	}
-	if picked == 0 {
-		return fmt.Errorf("flowstats: no anchor shorter than T = %d", a.t)
-	}
-	rows, err := flowstats.Locality(ctx, flow, codec, tok, vocab.Stop, a.loc, rng)
-	if err != nil {
-		return err
-	}
-	what := fmt.Sprintf("the first %d molecules of %s", picked, a.data)
-	if a.anchors != "" {
-		what = fmt.Sprintf("the best %d molecules by %s of %s", picked, a.task, a.anchors)
-	}
-	fmt.Fprintf(w, "\nlocality at T = %d: anchors %s (mean length %.1f tokens), %d candidates each, each dimension perturbed with probability %g within ±4L\n\n",
-		a.t, what, rows[0].AnchorLen, rows[0].Candidates/picked, a.loc.Prob)
-	fmt.Fprintln(w, "| trust-region length L | candidates decoding to the anchor | invalid | mean token edits | length kept |")
-	fmt.Fprintln(w, "|---|---|---|---|---|")
-	for _, r := range rows {
-		fmt.Fprintf(w, "| %g | %d / %d | %d | %.1f | %.0f %% |\n", r.Length, r.Same, r.Candidates, r.Invalid, r.MeanEdits, 100*r.LengthKept)
-	}
-	return nil
 }

@@ -2,37 +2,15 @@ package main
 
 import (
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
 
-// TestFlowstatsCmd runs flowstats on a tiny random model: every table is printed, the anchors are the best by
-// the -task column, and bad flags are usage errors.
+// TestFlowstatsCmd checks the flags around modelcheck.Flowstats (whose test checks the tables): bad flags are
+// usage errors, and a run reaches the model and the data.
 func TestFlowstatsCmd(t *testing.T) {
 	dir := t.TempDir()
 	writeTinyModel(t, dir)
-	out, stderr, err := runCmd(t, newFlowstatsCmd(), "", "-model", dir, "-data", guacamol100, "-n", "40",
-		"-anchors", guacamol100, "-task", "adip", "-top", "3", "-t", "60", "-nll-t", "40,60", "-samples", "50",
-		"-per-anchor", "4", "-lengths", "0.8,0.05", "-backend", "go")
-	t.Logf("stdout:\n%s\nstderr:\n%s", out, stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		"| data | 40 |", "| prior samples, T = 60 | 50 |",
-		"| 40 |", "| 60 |",
-		"the best 3 molecules by adip of " + guacamol100,
-		"| 0.8 | ", " / 12 |", "| 0.05 | ",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q", want)
-		}
-	}
-	// A tiny random model still inverts exactly: every molecule that fits comes back.
-	if m := regexp.MustCompile(`Decoding at T = 60: (\d+) of (\d+) molecules`).FindStringSubmatch(out); m == nil || m[1] != m[2] || m[1] == "0" {
-		t.Errorf("output lacks a full reconstruction line: %q", m)
-	}
 	for _, args := range [][]string{
 		{"-model", dir},
 		{"-model", dir, "-data", guacamol100, "-task", "adip"},
@@ -45,5 +23,10 @@ func TestFlowstatsCmd(t *testing.T) {
 	}
 	if _, _, err := runCmd(t, newFlowstatsCmd(), "", "-model", dir, "-data", filepath.Join(dir, "none.csv")); err == nil {
 		t.Error("missing -data file: no error")
+	}
+	out, stderr, err := runCmd(t, newFlowstatsCmd(), "", "-model", dir, "-data", guacamol100, "-n", "10", "-top", "2", "-t", "60",
+		"-nll-t", "60", "-samples", "5", "-per-anchor", "2", "-lengths", "0.5", "-backend", "go")
+	if err != nil || !strings.Contains(out, "10 molecules of "+guacamol100) || !strings.Contains(out, "the first 2 molecules of "+guacamol100) {
+		t.Errorf("flowstats: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr)
 	}
 }

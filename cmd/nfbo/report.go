@@ -168,32 +168,13 @@ func writeHTMLReport(ctx context.Context, cmd *Command, dir, out string, suite b
 // RDKit it returns a nil DrawFunc (pages then show SMILES only) and says so on stderr.
 func rdkitDrawer(ctx context.Context, python string, stderr io.Writer) (bench.DrawFunc, func(), error) {
 	warnf := func(format string, args ...any) { fmt.Fprintf(stderr, "nfbo report: "+format+"\n", args...) }
-	pool, err := objective.NewRDKit(objective.RDKitOptions{Python: python, PoolOptions: objective.PoolOptions{Workers: 1,
-		Stderr: stderr, Warnf: warnf}})
-	if err == nil {
-		err = pool.Start(ctx)
-	}
+	draw, stop, err := objective.OpenDrawer(ctx, python, 250, 200, stderr, warnf)
 	switch {
 	case err == nil:
-		draw := func(ctx context.Context, smiles []string) ([]string, error) {
-			ds, err := pool.Draw(ctx, smiles, 250, 200)
-			svgs := make([]string, len(ds))
-			for i, d := range ds {
-				svgs[i] = d.SVG
-			}
-			return svgs, err
-		}
-		return draw, func() { pool.Close() }, nil
+		return bench.DrawFunc(draw), stop, nil
 	case errors.Is(err, objective.ErrRDKitMissing):
-		if pool != nil {
-			pool.Close()
-		}
 		warnf("RDKit is missing, so the pages show SMILES without drawings: %v", err)
 		return nil, func() {}, nil
-	default:
-		if pool != nil {
-			pool.Close()
-		}
-		return nil, nil, err
 	}
+	return nil, nil, err
 }

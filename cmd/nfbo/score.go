@@ -8,21 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/nfbo/nfbo/chem/objective"
-	"github.com/nfbo/nfbo/chem/smiles"
 )
 
-// scoreBatch is how many lines "nfbo score" reads before scoring them, so
-// that output streams while long inputs are read.
-const scoreBatch = 2048
-
-// newScoreCmd returns "nfbo score", which scores SMILES read line by line.
+// newScoreCmd returns "nfbo score", which scores SMILES read line by line (objective.ScoreLines).
 func newScoreCmd() *Command {
 	fs := flag.NewFlagSet("score", flag.ContinueOnError)
 	task := fs.String("task", "", "task name or alias (see \"nfbo tasks\"), or several separated by commas; "+
@@ -77,66 +69,16 @@ program that speaks the same protocol instead (docs/objective-protocol.md).`,
 		stderr := &objective.LockedWriter{W: cmd.Stderr}
 		popts := objective.PoolOptions{Workers: *workers, Timeout: *timeout, ChunkSize: *requestSize, Stderr: stderr,
 			Warnf: func(format string, a ...any) { fmt.Fprintf(stderr, "nfbo score: "+format+"\n", a...) }}
-		var (
-			pool *objective.Pool
-			err  error
-		)
-		if *objCmd != "" {
-			argv := objective.SplitCommand(*objCmd)
-			if len(argv) == 0 {
-				return Usagef(cmd, "-objective-cmd is empty")
-			}
-			pool, err = objective.NewCommand(argv, popts)
-		} else {
-			pool, err = objective.NewRDKit(objective.RDKitOptions{PoolOptions: popts, Python: *python})
-			if err == nil {
-				err = pool.CheckTasks(ctx, tasks)
-				var ut *objective.UnknownTaskError
-				if errors.As(err, &ut) {
-					err = Usagef(cmd, "%v", err)
-				}
-			}
-		}
+		pool, err := openScorePool(ctx, cmd, tasks, *objCmd, *python, popts)
 		if pool != nil {
 			defer pool.Close()
 		}
 		if err != nil {
 			return err
 		}
-		score := func(ctx context.Context, batch []string) ([][]objective.Result, error) {
-			if len(tasks) == 1 {
-				res, err := pool.ScoreTask(ctx, tasks[0], batch)
-				return [][]objective.Result{res}, err
-			}
-			return pool.ScoreTasks(ctx, tasks, batch)
-		}
-
-		out := bufio.NewWriter(cmd.Stdout)
-		defer out.Flush()
-		failed := 0
-		run := func(name string, r io.Reader) error {
-			n, err := scoreStream(ctx, score, tasks, name, r, out, stderr)
-			failed += n
+		failed, err := scoreFiles(ctx, cmd, pool.TasksFunc(tasks), tasks, args, stderr)
+		if err != nil {
 			return err
-		}
-		if len(args) == 0 {
-			if err := run("stdin", cmd.Stdin); err != nil {
-				return err
-			}
-		}
-		for _, name := range args {
-			f, err := os.Open(name)
-			if err != nil {
-				return err
-			}
-			err = run(name, f)
-			f.Close()
-			if err != nil {
-				return err
-			}
-		}
-		if err := out.Flush(); err != nil {
-			return fmt.Errorf("writing scores: %w", err)
 		}
 		if failed > 0 {
 			fmt.Fprintf(stderr, "nfbo score: %d line(s) scored 0 with an error\n", failed)
@@ -147,109 +89,57 @@ program that speaks the same protocol instead (docs/objective-protocol.md).`,
 	return cmd
 }
 
-// scoreFunc scores a batch for every task: one []Result per task.
-type scoreFunc func(ctx context.Context, batch []string) ([][]objective.Result, error)
-
-// scoreStream scores the lines of in (called name in messages) in batches,
-// writing one line of scores per input line to out and one message per
-// failed line to errw. A line whose SMILES is not printable ASCII is not sent
-// to the objective: RDKit would stop reading at the first bad byte and score
-// the prefix, another molecule. It returns the number of failed lines.
-func scoreStream(ctx context.Context, score scoreFunc, tasks []string, name string, in io.Reader,
-	out *bufio.Writer, errw io.Writer) (int, error) {
-	r := bufio.NewReaderSize(in, 1<<16)
-	failed, lineNo := 0, 0
-	var batch []string
-	var bad []error // per line of batch: why it is not scored, or nil
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+// openScorePool starts the objective of "nfbo score": the program objCmd when given, else RDKit's worker,
+// which must know every task (an unknown one is a usage error). The pool is returned, to be closed, even with
+// an error.
+func openScorePool(ctx context.Context, cmd *Command, tasks []string, objCmd, python string, popts objective.PoolOptions) (*objective.Pool, error) {
+	if objCmd != "" {
+		argv := objective.SplitCommand(objCmd)
+		if len(argv) == 0 {
+			return nil, Usagef(cmd, "-objective-cmd is empty")
 		}
-		first := lineNo - len(batch) + 1
-		var good []string
-		for i, s := range batch {
-			if bad[i] == nil {
-				good = append(good, s)
-			}
-		}
-		var res [][]objective.Result
-		if len(good) > 0 {
-			var err error
-			if res, err = score(ctx, good); err != nil {
-				return fmt.Errorf("%s: lines %d-%d: %w", name, first, lineNo, err)
-			}
-		}
-		k := 0 // index in good
-		for i := range batch {
-			var msgs []string
-			for j := range tasks {
-				if j > 0 {
-					out.WriteByte('\t')
-				}
-				if bad[i] != nil {
-					out.WriteByte('0')
-					continue
-				}
-				if reason := res[j][k].Reason; reason != "" {
-					reason = cleanMessage(reason)
-					if len(tasks) > 1 {
-						reason = tasks[j] + ": " + reason
-					}
-					msgs = append(msgs, reason)
-				}
-				out.WriteString(strconv.FormatFloat(res[j][k].Score, 'g', 17, 64))
-			}
-			out.WriteByte('\n')
-			if bad[i] != nil {
-				msgs = append(msgs, bad[i].Error())
-			} else {
-				k++
-			}
-			if len(msgs) > 0 {
-				failed++
-				out.Flush() // keep stdout and stderr in step for a reader of both
-				fmt.Fprintf(errw, "%s:%d: %s\n", name, first+i, strings.Join(msgs, "; "))
-			}
-		}
-		batch, bad = batch[:0], bad[:0]
-		return nil
+		return objective.NewCommand(argv, popts)
 	}
-	for {
-		line, err := r.ReadString('\n')
-		if len(line) > 0 {
-			lineNo++
-			s, _ := smiles.FirstField(line)
-			batch = append(batch, s)
-			bad = append(bad, smiles.CheckText(s))
-			if len(batch) == scoreBatch {
-				if err := flush(); err != nil {
-					return failed, err
-				}
-			}
+	pool, err := objective.NewRDKit(objective.RDKitOptions{PoolOptions: popts, Python: python})
+	if err == nil {
+		err = pool.CheckTasks(ctx, tasks)
+		var ut *objective.UnknownTaskError
+		if errors.As(err, &ut) {
+			err = Usagef(cmd, "%v", err)
 		}
-		if err == io.EOF {
-			break
+	}
+	return pool, err
+}
+
+// scoreFiles scores the lines of the named files, or of standard input when there are none, writing the
+// scores to standard output and a message per failed line to stderr; it returns the number of failed lines.
+func scoreFiles(ctx context.Context, cmd *Command, score objective.TasksFunc, tasks, files []string, stderr io.Writer) (int, error) {
+	out := bufio.NewWriter(cmd.Stdout)
+	defer out.Flush()
+	failed := 0
+	each := func(name string, r io.Reader) error {
+		n, err := objective.ScoreLines(ctx, score, tasks, name, r, out, stderr)
+		failed += n
+		return err
+	}
+	if len(files) == 0 {
+		if err := each("stdin", cmd.Stdin); err != nil {
+			return failed, err
 		}
+	}
+	for _, name := range files {
+		f, err := os.Open(name)
 		if err != nil {
-			return failed, fmt.Errorf("reading %s: %w", name, err)
+			return failed, err
+		}
+		err = each(name, f)
+		f.Close()
+		if err != nil {
+			return failed, err
 		}
 	}
-	return failed, flush()
-}
-
-// isSpace reports whether c is ASCII white space. Fields are split at ASCII
-// white space only: splitting at Unicode spaces as well (strings.Fields does)
-// would turn "C\u00a0C" into "C", another molecule.
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
-}
-
-// cleanMessage returns a message from outside (an objective's reason, say)
-// as it is when it is printable and short, else quoted and clipped, so that
-// no control byte reaches the terminal and no message runs to megabytes.
-func cleanMessage(s string) string {
-	if len(s) <= 300 && utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
-		return s
+	if err := out.Flush(); err != nil {
+		return failed, fmt.Errorf("writing scores: %w", err)
 	}
-	return smiles.Quote(s)
+	return failed, nil
 }

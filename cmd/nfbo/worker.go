@@ -138,7 +138,7 @@ retried, gave up, known), the run, the attempt, the score and the seconds.`,
 				line := fmt.Sprintf("%s\t%s\trun %s\tattempt %d\t%.17g\t%.2fs", ev.Outcome, ev.SMILES, ev.Run, ev.Delivery,
 					ev.Score, ev.Elapsed.Seconds())
 				if ev.Reason != "" {
-					line += "\t" + cleanMessage(ev.Reason)
+					line += "\t" + objective.CleanMessage(ev.Reason)
 				}
 				fmt.Fprintln(out, line)
 			},

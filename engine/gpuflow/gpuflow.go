@@ -11,8 +11,8 @@ import (
 	"github.com/nfbo/nfbo/model"
 )
 
-// Engine is an open GPU with cuBLAS and the compiled kernels; Codecs for any number of flows share it. Open it
-// once per program (compiling the kernels takes about a second) and Close it last.
+// Engine is an open GPU with cuBLAS and the compiled kernels; LatentCodecs for any number of flows share it. Open
+// it once per program (compiling the kernels takes about a second) and Close it last.
 type Engine struct {
 	dev  *cuda.Device
 	blas *cuda.BLAS
@@ -47,13 +47,13 @@ func Open(env cuda.Env, ordinal int) (*Engine, error) {
 // Device describes the GPU.
 func (e *Engine) Device() cuda.DeviceInfo { return e.dev.Info }
 
-// Close releases cuBLAS and the GPU; Codecs of the engine must be closed first.
+// Close releases cuBLAS and the GPU; LatentCodecs of the engine must be closed first.
 func (e *Engine) Close() error {
 	return errors.Join(e.blas.Close(), e.dev.Close())
 }
 
-// Codec encodes and decodes with one flow's weights on the GPU. It is not safe for concurrent use.
-type Codec struct {
+// LatentCodec encodes and decodes with one flow's weights on the GPU. It is not safe for concurrent use.
+type LatentCodec struct {
 	e       *Engine
 	flow    *model.Flow
 	cfg     model.Config
@@ -116,13 +116,15 @@ type encBuffers struct {
 // coupling activations, T times the decoder's per sequence.
 const encBatch = 512
 
-// NewCodec uploads flow's weights to the engine's GPU. batch is the number of sequences decoded per pass (0:
+var _ model.LatentCodec = (*LatentCodec)(nil)
+
+// NewLatentCodec uploads flow's weights to the engine's GPU. batch is the number of sequences decoded per pass (0:
 // DefaultBatch).
-func (e *Engine) NewCodec(flow *model.Flow, batch int) (*Codec, error) {
+func (e *Engine) NewLatentCodec(flow *model.Flow, batch int) (*LatentCodec, error) {
 	if batch <= 0 {
 		batch = DefaultBatch
 	}
-	c := &Codec{e: e, flow: flow, cfg: flow.Config(), batch: batch}
+	c := &LatentCodec{e: e, flow: flow, cfg: flow.Config(), batch: batch}
 	if err := c.upload(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("gpuflow: %w", err)
@@ -131,7 +133,7 @@ func (e *Engine) NewCodec(flow *model.Flow, batch int) (*Codec, error) {
 }
 
 // alloc uploads src (or allocates n floats of zeros when src is nil) and records the allocation.
-func (c *Codec) alloc(src []float32, n int) (cuda.Ptr, error) {
+func (c *LatentCodec) alloc(src []float32, n int) (cuda.Ptr, error) {
 	if src != nil {
 		n = len(src)
 	}
@@ -146,14 +148,14 @@ func (c *Codec) alloc(src []float32, n int) (cuda.Ptr, error) {
 	return p, c.e.dev.Upload(p, src)
 }
 
-// uploader allocates a Codec's device memory, keeping the first error: after one, it allocates nothing more,
+// uploader allocates a LatentCodec's device memory, keeping the first error: after one, it allocates nothing more,
 // so that a run of allocations is checked once.
 type uploader struct {
-	c   *Codec
+	c   *LatentCodec
 	err error
 }
 
-// up uploads src (n floats of zeros when src is nil) to new memory the Codec owns.
+// up uploads src (n floats of zeros when src is nil) to new memory the LatentCodec owns.
 func (u *uploader) up(src []float32, n int) cuda.Ptr {
 	if u.err != nil {
 		return 0
@@ -164,7 +166,7 @@ func (u *uploader) up(src []float32, n int) cuda.Ptr {
 }
 
 // newScratch allocates a coupling scratch for rows rows through up.
-func (c *Codec) newScratch(up func([]float32, int) cuda.Ptr, rows int) scratch {
+func (c *LatentCodec) newScratch(up func([]float32, int) cuda.Ptr, rows int) scratch {
 	cfg := c.cfg
 	half, U := cfg.Half(), cfg.U
 	return scratch{ctxp: up(nil, rows*cfg.Couplings*U), cond: up(nil, rows*half), hidA: up(nil, rows*U),
@@ -172,7 +174,7 @@ func (c *Codec) newScratch(up func([]float32, int) cuda.Ptr, rows int) scratch {
 }
 
 // allocEnc allocates the encoder's buffers.
-func (c *Codec) allocEnc() error {
+func (c *LatentCodec) allocEnc() error {
 	cfg := c.cfg
 	T, F, H, n := cfg.T, cfg.F, cfg.H, encBatch
 	u := &uploader{c: c}
@@ -189,7 +191,7 @@ func (c *Codec) allocEnc() error {
 	return u.err
 }
 
-func (c *Codec) upload() error {
+func (c *LatentCodec) upload() error {
 	cfg := c.cfg
 	T, F, H, L, C, U := cfg.T, cfg.F, cfg.H, cfg.LSTMLayers, cfg.Couplings, cfg.U
 	half := cfg.Half()
@@ -256,10 +258,10 @@ func (c *Codec) upload() error {
 }
 
 // Backend names the implementation.
-func (c *Codec) Backend() string { return "cuda" }
+func (c *LatentCodec) Backend() string { return "cuda" }
 
 // Close frees the flow's device memory; the engine stays open.
-func (c *Codec) Close() error {
+func (c *LatentCodec) Close() error {
 	var errs []error
 	for _, p := range c.owned {
 		errs = append(errs, c.e.dev.Free(p))
@@ -269,7 +271,7 @@ func (c *Codec) Close() error {
 }
 
 // EncodeTo writes the latents (B×T×F) of the token ids x (B×T) into z, as model.Flow.EncodeTo computes them.
-func (c *Codec) EncodeTo(ctx context.Context, z []float32, x []int) error {
+func (c *LatentCodec) EncodeTo(ctx context.Context, z []float32, x []int) error {
 	T, F, V := c.cfg.T, c.cfg.F, c.cfg.V
 	if len(x)%T != 0 || len(z) != len(x)/T*T*F {
 		return fmt.Errorf("gpuflow: encode: %d token ids and %d latent values for T = %d, F = %d", len(x), len(z), T, F)
@@ -298,7 +300,7 @@ func (c *Codec) EncodeTo(ctx context.Context, z []float32, x []int) error {
 }
 
 // encodePass encodes n ≤ encBatch sequences: their unit embeddings, time-major, through every block.
-func (c *Codec) encodePass(ctx context.Context, z []float32, x []int, n int) error {
+func (c *LatentCodec) encodePass(ctx context.Context, z []float32, x []int, n int) error {
 	T, F := c.cfg.T, c.cfg.F
 	unit := c.flow.UnitEmbedding()
 	c.zHost = grow(c.zHost, T*n*F)
@@ -330,7 +332,7 @@ func (c *Codec) encodePass(ctx context.Context, z []float32, x []int, n int) err
 // forwardBlock is model.Flow.forwardBlock on the device for the n sequences of enc.y: the LSTM over all
 // positions with teacher forcing (one product for every step's input, then the recurrence step by step), the
 // context product for all rows, then the couplings on all rows at once.
-func (c *Codec) forwardBlock(k, n int) error {
+func (c *LatentCodec) forwardBlock(k, n int) error {
 	cfg := c.cfg
 	T, F, H, L, C, U := cfg.T, cfg.F, cfg.H, cfg.LSTMLayers, cfg.Couplings, cfg.U
 	g, e, ks, bl := &c.blocks[k], &c.enc, c.e.ks, c.e.blas
@@ -389,7 +391,7 @@ func (c *Codec) forwardBlock(k, n int) error {
 // the inverse flow, the cosine-nearest embedding per position, <stop> forced after the first <stop>. The GPU's
 // sums run in another order than the CPU's, so a position whose two best tokens are within float32 rounding of
 // each other may decode differently (the parity test measures how often).
-func (c *Codec) DecodeTo(ctx context.Context, x []int, z []float32) error {
+func (c *LatentCodec) DecodeTo(ctx context.Context, x []int, z []float32) error {
 	T := c.cfg.T
 	B, err := c.batchOf("decode", z)
 	if err != nil {
@@ -406,7 +408,7 @@ func (c *Codec) DecodeTo(ctx context.Context, x []int, z []float32) error {
 }
 
 // InverseTo writes to v (B×T×F) the data-side vectors of the latents z (B×T×F), as model.Flow.InverseTo.
-func (c *Codec) InverseTo(ctx context.Context, v, z []float32) error {
+func (c *LatentCodec) InverseTo(ctx context.Context, v, z []float32) error {
 	B, err := c.batchOf("inverse", z)
 	if err != nil {
 		return err
@@ -420,7 +422,7 @@ func (c *Codec) InverseTo(ctx context.Context, v, z []float32) error {
 	return nil
 }
 
-func (c *Codec) batchOf(what string, z []float32) (int, error) {
+func (c *LatentCodec) batchOf(what string, z []float32) (int, error) {
 	TF := c.cfg.T * c.cfg.F
 	if len(z)%TF != 0 {
 		return 0, fmt.Errorf("gpuflow: %s: %d latent values is not a multiple of T·F = %d", what, len(z), TF)
@@ -430,7 +432,7 @@ func (c *Codec) batchOf(what string, z []float32) (int, error) {
 
 // run inverts the B latents z in passes of at most c.batch sequences, writing tokens to x and vectors to v
 // where not nil.
-func (c *Codec) run(ctx context.Context, x []int, v, z []float32, B int) error {
+func (c *LatentCodec) run(ctx context.Context, x []int, v, z []float32, B int) error {
 	T, F := c.cfg.T, c.cfg.F
 	for b0 := 0; b0 < B; b0 += c.batch {
 		if err := ctx.Err(); err != nil {
@@ -453,7 +455,7 @@ func (c *Codec) run(ctx context.Context, x []int, v, z []float32, B int) error {
 }
 
 // pass inverts n ≤ batch sequences.
-func (c *Codec) pass(ctx context.Context, x []int, v, z []float32, n int) error {
+func (c *LatentCodec) pass(ctx context.Context, x []int, v, z []float32, n int) error {
 	T, F := c.cfg.T, c.cfg.F
 	c.zHost = grow(c.zHost, T*n*F)
 	swapAxes(c.zHost, z, n, T, F)
@@ -497,7 +499,7 @@ func (c *Codec) pass(ctx context.Context, x []int, v, z []float32, n int) error 
 func off(p cuda.Ptr, i int) cuda.Ptr { return p + cuda.Ptr(4*i) }
 
 // inverseBlock is model.Flow.inverseBlock on the device for the first n rows of every position of buf.y.
-func (c *Codec) inverseBlock(k, n int) error {
+func (c *LatentCodec) inverseBlock(k, n int) error {
 	cfg := c.cfg
 	T, F, H, L, C, U := cfg.T, cfg.F, cfg.H, cfg.LSTMLayers, cfg.Couplings, cfg.U
 	g, b, ks, bl := &c.blocks[k], &c.buf, c.e.ks, c.e.blas
@@ -548,7 +550,7 @@ func (c *Codec) inverseBlock(k, n int) error {
 
 // coupling applies coupling j of block k in place to the rows rows of y [rows, F], forward (data to base) or
 // inverse (model.Flow.coupling), reading the context part of its first layer from s.ctxp.
-func (c *Codec) coupling(k, j int, y cuda.Ptr, rows int, s *scratch, forward bool) error {
+func (c *LatentCodec) coupling(k, j int, y cuda.Ptr, rows int, s *scratch, forward bool) error {
 	cfg := c.cfg
 	F, C, U, half := cfg.F, cfg.Couplings, cfg.U, cfg.Half()
 	np := cfg.Transform.NumParams()

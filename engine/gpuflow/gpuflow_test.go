@@ -94,7 +94,7 @@ func TestGPUDecodeParity(t *testing.T) {
 			cfg := c.flow.Config()
 			T, F := cfg.T, cfg.F
 			// 256 per pass: several passes and a partial last one.
-			g, err := e.NewCodec(c.flow, 256)
+			g, err := e.NewLatentCodec(c.flow, 256)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,7 +232,7 @@ func TestGPUDecodeSpeed(t *testing.T) {
 		}
 		x := make([]int, B*f.Config().T)
 		for _, batch := range []int{1000, DefaultBatch} {
-			g, err := e.NewCodec(f, batch)
+			g, err := e.NewLatentCodec(f, batch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -254,7 +254,7 @@ func TestGPUDecodeSpeed(t *testing.T) {
 		el := time.Since(t0)
 		t.Logf("CPU decode B=%d (pure Go, all cores): %.3f s, %.0f seq/s", B, el.Seconds(), float64(B)/el.Seconds())
 		// Encoding the decoded sequences back.
-		g, err := e.NewCodec(f, 0)
+		g, err := e.NewLatentCodec(f, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,23 +21,25 @@ func (*Engine) Device() cuda.DeviceInfo { return cuda.DeviceInfo{} }
 // Close does nothing.
 func (*Engine) Close() error { return nil }
 
-// Codec is a flow on the GPU; a build without cgo cannot make one.
-type Codec struct{}
+// LatentCodec is a flow on the GPU; a build without cgo cannot make one.
+type LatentCodec struct{}
 
-// NewCodec returns cuda.ErrNoCUDA in a build without cgo.
-func (*Engine) NewCodec(*model.Flow, int) (*Codec, error) { return nil, cuda.ErrNoCUDA }
+var _ model.LatentCodec = (*LatentCodec)(nil)
+
+// NewLatentCodec returns cuda.ErrNoCUDA in a build without cgo.
+func (*Engine) NewLatentCodec(*model.Flow, int) (*LatentCodec, error) { return nil, cuda.ErrNoCUDA }
 
 // Backend names the implementation.
-func (*Codec) Backend() string { return "cuda" }
+func (*LatentCodec) Backend() string { return "cuda" }
 
 // Close does nothing.
-func (*Codec) Close() error { return nil }
+func (*LatentCodec) Close() error { return nil }
 
 // EncodeTo returns cuda.ErrNoCUDA.
-func (*Codec) EncodeTo(context.Context, []float32, []int) error { return cuda.ErrNoCUDA }
+func (*LatentCodec) EncodeTo(context.Context, []float32, []int) error { return cuda.ErrNoCUDA }
 
 // DecodeTo returns cuda.ErrNoCUDA.
-func (*Codec) DecodeTo(context.Context, []int, []float32) error { return cuda.ErrNoCUDA }
+func (*LatentCodec) DecodeTo(context.Context, []int, []float32) error { return cuda.ErrNoCUDA }
 
 // InverseTo returns cuda.ErrNoCUDA.
-func (*Codec) InverseTo(context.Context, []float32, []float32) error { return cuda.ErrNoCUDA }
+func (*LatentCodec) InverseTo(context.Context, []float32, []float32) error { return cuda.ErrNoCUDA }

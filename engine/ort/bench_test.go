@@ -30,11 +30,11 @@ func full() bool { return os.Getenv("NFBO_BENCH_FULL") == "1" }
 
 type codecs struct {
 	name string
-	c    Codec
+	c    model.LatentCodec
 }
 
 func benchCodecs(b *testing.B, f *model.Flow) []codecs {
-	out := []codecs{{"go", NewGoCodec(f, 0)}}
+	out := []codecs{{"go", model.NewGoLatentCodec(f, 0)}}
 	r, err := NewRunner(f, Options{})
 	if err == nil {
 		b.Cleanup(func() { r.Close() })

@@ -10,8 +10,10 @@ import (
 )
 
 // Runner is unavailable in builds without cgo; NewRunner always fails with
-// ErrUnavailable, so Open falls back to GoCodec.
+// ErrUnavailable, so Open falls back to model.GoLatentCodec.
 type Runner struct{}
+
+var _ model.LatentCodec = (*Runner)(nil)
 
 // NewRunner fails: onnxruntime_go needs cgo.
 func NewRunner(f *model.Flow, opt Options) (*Runner, error) {

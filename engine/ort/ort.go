@@ -1,6 +1,7 @@
 // Package ort runs SeqFlow encoding and decoding on ONNX Runtime (CPU),
-// from the ONNX graphs that engine/onnx exports, and falls back to the pure-Go
-// model.Flow when the runtime library cannot be loaded.
+// from the ONNX graphs that engine/onnx exports: Runner is a
+// model.LatentCodec. Open falls back to the pure-Go codec
+// (model.GoLatentCodec) when the runtime library cannot be loaded.
 //
 // The library, libonnxruntime.so.1 (1.30.0, from the npm package
 // onnxruntime-node), is loaded at run time: from $NFBO_ORT_LIB if set, else
@@ -15,13 +16,11 @@
 package ort
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/nfbo/nfbo/model"
 )
@@ -36,19 +35,6 @@ const DefaultLibPath = "third_party/onnxruntime/lib/libonnxruntime.so.1"
 // ErrUnavailable is wrapped by NewRunner's error when ONNX Runtime cannot be
 // used: no library, a library that fails to load, or a build without cgo.
 var ErrUnavailable = errors.New("ONNX Runtime unavailable")
-
-// Codec encodes token sequences into latents and decodes latents into
-// tokens, in batch. Token ids x are B×T, latents z are B×T×F, row-major.
-type Codec interface {
-	// EncodeTo writes the latents of x to z.
-	EncodeTo(ctx context.Context, z []float32, x []int) error
-	// DecodeTo writes the token ids of z to x.
-	DecodeTo(ctx context.Context, x []int, z []float32) error
-	// Backend names the implementation: "onnxruntime" or "go".
-	Backend() string
-	// Close releases the codec's resources.
-	Close() error
-}
 
 // Options configure NewRunner and Open. The zero value is ready to use.
 type Options struct {
@@ -128,9 +114,10 @@ func FindLibrary() (string, error) {
 }
 
 // Open returns an ONNX Runtime codec for f, or, when ONNX Runtime is
-// unavailable, the pure-Go codec after writing one warning to opt.Warn.
-// Other errors (a graph ONNX Runtime rejects) are returned.
-func Open(f *model.Flow, opt Options) (Codec, error) {
+// unavailable, the pure-Go codec (model.GoLatentCodec) after writing one
+// warning to opt.Warn. Other errors (a graph ONNX Runtime rejects) are
+// returned.
+func Open(f *model.Flow, opt Options) (model.LatentCodec, error) {
 	r, err := NewRunner(f, opt)
 	if err == nil {
 		return r, nil
@@ -143,39 +130,5 @@ func Open(f *model.Flow, opt Options) (Codec, error) {
 		w = os.Stderr
 	}
 	fmt.Fprintf(w, "nfbo: warning: %v; using the pure-Go flow (slower)\n", err)
-	return NewGoCodec(f, 0), nil
+	return model.NewGoLatentCodec(f, 0), nil
 }
-
-// GoCodec is the pure-Go Codec: model.Flow with a reused workspace. It is
-// safe for concurrent use (calls are serialised; each already uses every
-// worker).
-type GoCodec struct {
-	f  *model.Flow
-	mu sync.Mutex
-	ws model.Workspace
-}
-
-// NewGoCodec returns a pure-Go codec using workers goroutines (0: GOMAXPROCS).
-func NewGoCodec(f *model.Flow, workers int) *GoCodec {
-	return &GoCodec{f: f, ws: model.Workspace{Workers: workers}}
-}
-
-// EncodeTo implements Codec.
-func (c *GoCodec) EncodeTo(ctx context.Context, z []float32, x []int) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.f.EncodeTo(ctx, z, x, &c.ws)
-}
-
-// DecodeTo implements Codec.
-func (c *GoCodec) DecodeTo(ctx context.Context, x []int, z []float32) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.f.DecodeTo(ctx, x, z, &c.ws)
-}
-
-// Backend returns "go".
-func (c *GoCodec) Backend() string { return "go" }
-
-// Close implements Codec; it has nothing to release.
-func (c *GoCodec) Close() error { return nil }

@@ -40,7 +40,7 @@ func initEnv(path string) error {
 	return nil
 }
 
-// Runner is the ONNX Runtime Codec: one encoder and one decoder session
+// Runner is the ONNX Runtime model.LatentCodec: one encoder and one decoder session
 // built from a Flow's weights, run in batches of at most Options.Batch
 // sequences. Sessions are safe for concurrent Run calls.
 //
@@ -53,16 +53,17 @@ func initEnv(path string) error {
 // (onnx.StepModel) were within ±25 % of the Loop at B ≥ 100, the winner
 // changing from run to run; an unrolled graph took 20–40 s to load.
 type Runner struct {
-	f     *model.Flow
 	cfg   model.Config
 	enc   *ortgo.DynamicAdvancedSession
 	dec   *ortgo.DynamicAdvancedSession
 	batch int
 	lib   string
 
-	minDecode int      // smaller batches decode in pure Go
-	goCodec   *GoCodec // that pure-Go path
+	minDecode int                  // smaller batches decode in pure Go
+	goCodec   *model.GoLatentCodec // that pure-Go path
 }
+
+var _ model.LatentCodec = (*Runner)(nil)
 
 // NewRunner exports f to ONNX and opens ONNX Runtime sessions for it. The
 // error wraps ErrUnavailable when the library cannot be found or loaded.
@@ -88,8 +89,8 @@ func NewRunner(f *model.Flow, opt Options) (*Runner, error) {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	r := &Runner{f: f, cfg: f.Config(), batch: opt.batch(), lib: path,
-		minDecode: opt.minDecodeBatch(), goCodec: NewGoCodec(f, 0)}
+	r := &Runner{cfg: f.Config(), batch: opt.batch(), lib: path,
+		minDecode: opt.minDecodeBatch(), goCodec: model.NewGoLatentCodec(f, 0)}
 	if r.enc, err = newSession(encM, []string{onnx.EncoderInput}, []string{onnx.EncoderOutput, onnx.EncoderLogDet}, threads, opt.Spin); err != nil {
 		return nil, err
 	}
@@ -154,7 +155,7 @@ func (r *Runner) Close() error {
 	return err
 }
 
-// EncodeTo implements Codec.
+// EncodeTo implements model.LatentCodec.
 func (r *Runner) EncodeTo(ctx context.Context, z []float32, x []int) error {
 	return r.EncodeLogDetTo(ctx, z, nil, x)
 }
@@ -203,7 +204,7 @@ func (r *Runner) EncodeLogDetTo(ctx context.Context, z, logDet []float32, x []in
 	return nil
 }
 
-// DecodeTo implements Codec.
+// DecodeTo implements model.LatentCodec.
 func (r *Runner) DecodeTo(ctx context.Context, x []int, z []float32) error {
 	return r.DecodeVectorsTo(ctx, x, nil, z)
 }
@@ -250,15 +251,7 @@ func (r *Runner) DecodeVectorsTo(ctx context.Context, x []int, v []float32, z []
 
 // goDecode decodes a batch too small for ONNX Runtime in pure Go.
 func (r *Runner) goDecode(ctx context.Context, x []int, v, z []float32) error {
-	c := r.goCodec
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if v != nil {
-		if err := r.f.InverseTo(ctx, v, z, &c.ws); err != nil {
-			return err
-		}
-	}
-	return r.f.DecodeTo(ctx, x, z, &c.ws)
+	return r.goCodec.DecodeVectorsTo(ctx, x, v, z)
 }
 
 func batchOf(fn string, n, per int) int {

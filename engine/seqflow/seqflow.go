@@ -3,10 +3,11 @@
 // that draws its randomness from the optimiser's random stream, and a binary state (weights and trainer state)
 // that goes into the run directory's checkpoint.
 //
-// Encoding and decoding run in pure Go (model.Flow) or, with Options.Backend "ort" or "auto", in batches on ONNX
-// Runtime (engine/ort), whose sessions are rebuilt from the new weights after every fine-tune (0.1–0.5 s). With
-// Backend "cuda" both run on the GPU (engine/gpuflow, the weights uploaded again after every fine-tune), and so
-// does fine-tuning (engine/gpustep as the trainer's Device, unless Options.Train.Device names another).
+// Encoding and decoding run through a model.LatentCodec: in pure Go (model.GoLatentCodec) or, with
+// Options.Backend "ort" or "auto", in batches on ONNX Runtime (engine/ort.Runner), whose sessions are rebuilt
+// from the new weights after every fine-tune (0.1–0.5 s). With Backend "cuda" both run on the GPU
+// (engine/gpuflow.LatentCodec, the weights uploaded again after every fine-tune), and so does fine-tuning
+// (engine/gpustep as the trainer's Device, unless Options.Train.Device names another).
 package seqflow
 
 import (
@@ -42,11 +43,11 @@ type Options struct {
 
 // Flow is a SeqFlow at a fixed sequence length T, fine-tuned in place. It is not safe for concurrent use.
 type Flow struct {
-	params *model.Params   // the run's copy of the weights, Config.T = T
-	flow   *model.Flow     // rebuilt from params after every fine-tune
-	codec  ort.Codec       // runs flow; reopened after every change of the weights
-	gpu    *gpuflow.Engine // with Backend "cuda": opened once, shared by every codec of the run
-	gpuTr  *gpustep.Device // with Backend "cuda": the trainer's Device, opened once
+	params *model.Params     // the run's copy of the weights, Config.T = T
+	flow   *model.Flow       // rebuilt from params after every fine-tune
+	codec  model.LatentCodec // runs flow; reopened after every change of the weights
+	gpu    *gpuflow.Engine   // with Backend "cuda": opened once, shared by every codec of the run
+	gpuTr  *gpustep.Device   // with Backend "cuda": the trainer's Device, opened once
 	tr     *train.Trainer
 	src    *rand.PCG // the trainer's random source, reseeded from the optimiser's stream at every fine-tune
 	opts   Options
@@ -103,7 +104,7 @@ func (f *Flow) open() error {
 	var err error
 	switch f.opts.Backend {
 	case "", "go":
-		f.codec = ort.NewGoCodec(f.flow, f.opts.Workers)
+		f.codec = model.NewGoLatentCodec(f.flow, f.opts.Workers)
 	case "ort":
 		f.codec, err = ort.NewRunner(f.flow, ort.Options{})
 	case "auto":
@@ -115,8 +116,8 @@ func (f *Flow) open() error {
 			f.gpu, err = gpuflow.Open(cuda.OSEnv(), 0)
 		}
 		if err == nil {
-			var c *gpuflow.Codec
-			if c, err = f.gpu.NewCodec(f.flow, 0); err == nil {
+			var c *gpuflow.LatentCodec
+			if c, err = f.gpu.NewLatentCodec(f.flow, 0); err == nil {
 				f.codec = c
 			}
 		}

@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	"chem/selfies":           {"chem/smiles"},
 	"chem/vocab":             {"data"},
 	"chem/molseq":            {"chem/selfies", "chem/smiles", "chem/vocab"},
-	"chem/objective":         {"chem/objective/metrics", "rundir"},
+	"chem/objective":         {"chem/objective/metrics", "chem/smiles", "rundir"},
 	"chem/objective/metrics": {},
 	"chem/objective/queue":   {"chem/objective", "rundir"},
 	"chem/rules":             {},
@@ -50,6 +50,9 @@ var allowed = map[string][]string{
 	"asktell":                {"chem/objective", "rundir"},
 	"optimize": {"bo", "bo/baseline", "bo/bench", "chem/molseq", "chem/objective", "chem/rules", "chem/sdf", "chem/selfies", "chem/smiles",
 		"chem/objective/queue", "chem/vocab", "engine/seqflow", "engine/train", "internal/buildinfo", "model", "rundir"},
+	"pretrain": {"chem/selfies", "chem/smiles", "chem/vocab", "engine/step", "engine/train", "model"},
+	"modelcheck": {"bo", "bo/gp", "bo/flowstats", "chem/molseq", "chem/selfies", "chem/smiles", "chem/vocab", "engine/seqflow",
+		"engine/train", "model", "model/modeltest", "optimize"},
 	"internal/archtest":  {},
 	"internal/buildinfo": {},
 	"cmd/nfbo":           nil, // the CLI wires everything

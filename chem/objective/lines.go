@@ -1,0 +1,142 @@
+package objective
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/nfbo/nfbo/chem/smiles"
+)
+
+// linesBatch is how many lines ScoreLines reads before scoring them, so that output streams while long inputs
+// are read.
+const linesBatch = 2048
+
+// TasksFunc scores a batch of SMILES for each of several tasks: one []Result per task, in the tasks' order.
+type TasksFunc func(ctx context.Context, batch []string) ([][]Result, error)
+
+// TasksFunc returns the TasksFunc that scores with pl: a single task through ScoreTask (which an external
+// program answers too), several through ScoreTasks, which parses each molecule once.
+func (pl *Pool) TasksFunc(tasks []string) TasksFunc {
+	return func(ctx context.Context, batch []string) ([][]Result, error) {
+		if len(tasks) == 1 {
+			res, err := pl.ScoreTask(ctx, tasks[0], batch)
+			return [][]Result{res}, err
+		}
+		return pl.ScoreTasks(ctx, tasks, batch)
+	}
+}
+
+// ScoreLines scores the SMILES of in, the first whitespace-separated field of each line (smiles.FirstField),
+// in batches, and writes one line per input line to out: the scores of the tasks, tab-separated, with full
+// float64 precision (%.17g). A line that fails (an invalid molecule, a score the objective could not compute,
+// a SMILES with a byte that is not printable ASCII) gets 0 and a message "NAME:LINE: reason" on errw. A SMILES
+// that is not printable ASCII is not sent to the objective: RDKit would stop reading at the first bad byte and
+// score the prefix, another molecule. It returns the number of failed lines.
+func ScoreLines(ctx context.Context, score TasksFunc, tasks []string, name string, in io.Reader, out *bufio.Writer, errw io.Writer) (int, error) {
+	r := bufio.NewReaderSize(in, 1<<16)
+	b := lineBatch{score: score, tasks: tasks, name: name, out: out, errw: errw}
+	for {
+		line, err := r.ReadString('\n')
+		if len(line) > 0 {
+			b.lineNo++
+			s, _ := smiles.FirstField(line)
+			b.smiles = append(b.smiles, s)
+			b.bad = append(b.bad, smiles.CheckText(s))
+			if len(b.smiles) == linesBatch {
+				if err := b.flush(ctx); err != nil {
+					return b.failed, err
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return b.failed, fmt.Errorf("reading %s: %w", name, err)
+		}
+	}
+	return b.failed, b.flush(ctx)
+}
+
+// lineBatch is ScoreLines' state: the lines read and not yet scored.
+type lineBatch struct {
+	score  TasksFunc
+	tasks  []string
+	name   string
+	out    *bufio.Writer
+	errw   io.Writer
+	smiles []string
+	bad    []error // per line of smiles: why it is not scored, or nil
+	lineNo int     // the last line read
+	failed int
+}
+
+// flush scores the batch and writes its lines.
+func (b *lineBatch) flush(ctx context.Context) error {
+	if len(b.smiles) == 0 {
+		return nil
+	}
+	first := b.lineNo - len(b.smiles) + 1
+	var good []string
+	for i, s := range b.smiles {
+		if b.bad[i] == nil {
+			good = append(good, s)
+		}
+	}
+	var res [][]Result
+	if len(good) > 0 {
+		var err error
+		if res, err = b.score(ctx, good); err != nil {
+			return fmt.Errorf("%s: lines %d-%d: %w", b.name, first, b.lineNo, err)
+		}
+	}
+	k := 0 // index in good
+	for i := range b.smiles {
+		var msgs []string
+		for j := range b.tasks {
+			if j > 0 {
+				b.out.WriteByte('\t')
+			}
+			if b.bad[i] != nil {
+				b.out.WriteByte('0')
+				continue
+			}
+			if reason := res[j][k].Reason; reason != "" {
+				reason = CleanMessage(reason)
+				if len(b.tasks) > 1 {
+					reason = b.tasks[j] + ": " + reason
+				}
+				msgs = append(msgs, reason)
+			}
+			b.out.WriteString(strconv.FormatFloat(res[j][k].Score, 'g', 17, 64))
+		}
+		b.out.WriteByte('\n')
+		if b.bad[i] != nil {
+			msgs = append(msgs, b.bad[i].Error())
+		} else {
+			k++
+		}
+		if len(msgs) > 0 {
+			b.failed++
+			b.out.Flush() // keep stdout and stderr in step for a reader of both
+			fmt.Fprintf(b.errw, "%s:%d: %s\n", b.name, first+i, strings.Join(msgs, "; "))
+		}
+	}
+	b.smiles, b.bad = b.smiles[:0], b.bad[:0]
+	return nil
+}
+
+// CleanMessage returns a message from outside (an objective's reason, say) as it is when it is printable and
+// short, else quoted and clipped, so that no control byte reaches the terminal and no message runs to megabytes.
+func CleanMessage(s string) string {
+	if len(s) <= 300 && utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return s
+	}
+	return smiles.Quote(s)
+}

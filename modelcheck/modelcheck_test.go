@@ -1,0 +1,134 @@
+package modelcheck
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/nfbo/nfbo/bo/flowstats"
+	"github.com/nfbo/nfbo/chem/vocab"
+	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/optimize"
+)
+
+// guacamol100 holds 100 scored GuacaMol molecules (smile, and a column per task).
+const guacamol100 = "../data/guacamol/guacamol_train_data_first_100.csv"
+
+// writeTinyModel writes a small random SeqFlow over the shipped vocabulary into dir: untrained, but a flow all
+// the same (exact round trip, fine-tunable), so that every check runs in seconds.
+func writeTinyModel(t *testing.T, dir string) {
+	t.Helper()
+	voc, err := vocab.Named("guacamol+zinc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := model.Config{V: voc.Len(), F: 8, T: 64, MaxT: 288, Blocks: 1, LSTMLayers: 1, H: 16, Couplings: 2, U: 16,
+		CouplingDepth: 1, Transform: model.NLSq, Dropout: 0.2, Noise: 0.1, SimCoef: 1}
+	p, err := model.NewParams(cfg, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := model.SaveCheckpoint(filepath.Join(dir, model.CheckpointName), &model.Checkpoint{Params: p, Vocab: voc.Tokens()}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// streams returns Streams writing to two buffers.
+func streams() (optimize.Streams, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return optimize.Streams{Stdout: &out, Stderr: &errb}, &out, &errb
+}
+
+// Flowstats on a tiny random model prints every table, with the anchors the best by the task column.
+func TestFlowstats(t *testing.T) {
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	s, out, errb := streams()
+	err := Flowstats(context.Background(), s, FlowstatsSettings{Model: dir, Data: guacamol100, N: 40, Anchors: guacamol100,
+		Task: "adip", Top: 3, T: 60, NLLT: []int{40, 60}, Samples: 50, Backend: "go", Seed: 1,
+		Locality: flowstats.LocalityConfig{Lengths: []float64{0.8, 0.05}, PerAnchor: 4, Prob: 0.1}})
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, errb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| data | 40 |", "| prior samples, T = 60 | 50 |",
+		"| 40 |", "| 60 |",
+		"the best 3 molecules by adip of " + guacamol100,
+		"| 0.8 | ", " / 12 |", "| 0.05 | ",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	// A tiny random model still inverts exactly: every molecule that fits comes back.
+	if m := regexp.MustCompile(`Decoding at T = 60: (\d+) of (\d+) molecules`).FindStringSubmatch(out.String()); m == nil || m[1] != m[2] || m[1] == "0" {
+		t.Errorf("output lacks a full reconstruction line: %q", m)
+	}
+	s, _, _ = streams()
+	if err := Flowstats(context.Background(), s, FlowstatsSettings{Model: dir, Data: guacamol100, N: 10, T: 300, NLLT: []int{60}}); err == nil ||
+		!strings.Contains(err.Error(), "outside [2, 288]") {
+		t.Errorf("T beyond the model's max_seq_len: %v, want an error naming the range", err)
+	}
+}
+
+// Fitcheck writes one row per training-set size, and needs the task's column.
+func TestFitcheck(t *testing.T) {
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	s, out, errb := streams()
+	if err := Fitcheck(context.Background(), s, FitcheckSettings{Data: guacamol100, Task: "adip", Model: dir, Train: []int{10, 30}, Test: 20, Seed: 1}); err != nil {
+		t.Fatalf("%v\n%s", err, errb)
+	}
+	for _, want := range []string{"column adip: ", "20 held out", "| train | tokens | latent | latent-svgp |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if rows := regexp.MustCompile(`(?m)^\| (10|30) \| -?\d\.\d{3} \| -?\d\.\d{3} \| -?\d\.\d{3} \|`).FindAllString(out.String(), -1); len(rows) != 2 {
+		t.Errorf("want the rows of sizes 10 and 30, got %q:\n%s", rows, out)
+	}
+	s, _, _ = streams()
+	if err := Fitcheck(context.Background(), s, FitcheckSettings{Data: guacamol100, Task: "nope", Model: dir, Train: []int{10}, Test: 20}); err == nil ||
+		!strings.Contains(err.Error(), `no column "nope"`) {
+		t.Errorf("a missing column: %v, want an error naming it", err)
+	}
+}
+
+// Recon reconstructs every molecule a random flow encodes, also after a fine-tune, and counts the lines that
+// cannot be encoded, reporting each with its file and line.
+func TestRecon(t *testing.T) {
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	in := filepath.Join(dir, "mols.smi")
+	if err := os.WriteFile(in, []byte("CCO\n\n[C][C][N]\nc1ccccc1\n[Xx][C]\nC1CC\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ft := filepath.Join(dir, "ft.smi")
+	if err := os.WriteFile(ft, []byte("CCO\nCCN\nc1ccccc1O\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, out, errb := streams()
+	c, err := Recon(context.Background(), s, ReconSettings{Model: dir, File: in, Format: "auto", Backend: "go", Batch: 2,
+		FineTune: ft, Epochs: 2, Seed: 1, FreezeEmbed: true})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb)
+	}
+	if c != (ReconCounts{OK: 3, Total: 3, Bad: 2}) || c.All() {
+		t.Errorf("counts %+v, want 3 of 3 and 2 bad lines", c)
+	}
+	if !strings.Contains(out.String(), "reconstructed 3 of 3 molecules (1.0000); 2 lines could not be encoded") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	for _, want := range []string{in + ":5: ", `unknown token "[Xx]"`, in + ":6: ", "recon: epoch 2 (2 steps): closest embeddings",
+		"fine-tuned 2 epochs on 3 molecules"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb)
+		}
+	}
+}

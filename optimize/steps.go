@@ -1,0 +1,388 @@
+package optimize
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/nfbo/nfbo/bo"
+	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/chem/molseq"
+	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/chem/rules"
+	"github.com/nfbo/nfbo/chem/vocab"
+	"github.com/nfbo/nfbo/engine/seqflow"
+	"github.com/nfbo/nfbo/engine/train"
+	"github.com/nfbo/nfbo/internal/buildinfo"
+	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/rundir"
+)
+
+// runState is a run between the steps of run: what each step found or opened for the next.
+//
+// A run counts objective calls three ways. total is every call the run may pay, the initial molecules' and
+// the optimiser's (-budget, run.json's Budget, the evaluation log's limit). paidInit is the most the initial
+// molecules can pay: all of them when the file has no scores for the task, else none. initCalls is what they
+// did pay (fewer than paidInit when some are invalid for the objective, or one molecule for it); the
+// optimiser's budget, bo.Config.Budget, is what is left: total-initCalls.
+type runState struct {
+	s       Streams
+	a       Args
+	preset  bo.Preset
+	start   time.Time
+	warnf   func(format string, args ...any)
+	count   int      // initial molecules to read (-init-count, or the preset's)
+	closers []func() // run in reverse order when run returns
+
+	// loadInputs
+	ck        *model.Checkpoint
+	voc       *vocab.Vocab
+	mols      []initMol
+	t         int  // the run's sequence length
+	hasScores bool // the init file has the task's scores: the initial molecules cost nothing
+
+	// plan
+	paidInit, total int
+	cfg             bo.Config // without Budget and RunDir until payInitial
+	chemRules       rules.Rules
+
+	// openEngines
+	flow  *seqflow.Flow
+	codec *molseq.Codec
+	obj   objective.Objective
+	canon objective.Canonicalizer
+
+	// openRun
+	info   rundir.Info
+	ruler  bo.Rules
+	budget *objective.Budget
+
+	// payInitial
+	initCalls int
+}
+
+// run makes or resumes the run of a in steps. Everything that can be checked without the objective is checked
+// before the first call, and before the run directory is touched: the model, the initial molecules and their
+// scores, the budget against them, the optimiser's settings, and the objective's task names (loadInputs, plan,
+// openEngines); then, under the lock, the run directory's state (openRun).
+func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
+	r := &runState{s: s, a: a, preset: preset, start: time.Now(), count: a.InitCount,
+		warnf: func(format string, args ...any) { fmt.Fprintf(s.Stderr, "nfbo optimize: "+format+"\n", args...) }}
+	if r.count == 0 {
+		r.count = preset.InitialPoints
+	}
+	defer func() {
+		for i := len(r.closers) - 1; i >= 0; i-- {
+			r.closers[i]()
+		}
+	}()
+	for _, step := range []func(context.Context) error{r.loadInputs, r.plan, r.openEngines, r.openRun} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	if stop, err := r.payInitial(ctx); stop {
+		return err
+	}
+	if a.Method != "nfbo" {
+		return runBaseline(ctx, s, baselineRun{args: a, info: r.info, start: r.start, budget: r.budget, initCalls: r.initCalls,
+			mols: r.mols, voc: r.voc, flow: r.flow, t: r.t, calls: r.cfg.Budget, hasScores: r.hasScores, canon: r.canon,
+			offspring: r.cfg.Anchors * r.cfg.Queries})
+	}
+	return r.runOptimiser(ctx)
+}
+
+// loadInputs reads the model and the initial molecules (standardised, canonicalised with the model's vocabulary).
+func (r *runState) loadInputs(ctx context.Context) error {
+	a := r.a
+	var err error
+	if r.ck, err = model.LoadModelDir(a.Model); err != nil {
+		return err
+	}
+	if r.voc, err = vocab.New(r.ck.Vocab); err != nil {
+		return fmt.Errorf("optimize: vocabulary of %s: %w", a.Model, err)
+	}
+	rows, hasScores, err := readInit(a.Init, a.Task, r.count)
+	if err != nil {
+		return err
+	}
+	if rows, err = standardizeInit(ctx, a.Python, a.Init, rows, r.s.Stderr); err != nil {
+		return err
+	}
+	r.hasScores = hasScores
+	if r.mols, r.t, err = canonicalInit(r.s.Stderr, a.Init, rows, r.voc, r.ck.Params.Config.MaxT); err != nil {
+		return err
+	}
+	if a.ask != nil {
+		a.ask.names = map[string]string{} // the names go with the molecules into the ledger
+		for _, m := range r.mols {
+			if m.name != "" {
+				a.ask.names[m.key] = m.name
+			}
+		}
+	}
+	return nil
+}
+
+// plan sets the run's call counts, the optimiser's configuration and the chemistry rules, and checks them.
+func (r *runState) plan(context.Context) error {
+	a := r.a
+	// Initial molecules without scores are paid for, so the preset's setting (pmo: 1,000 initial + 9,000
+	// calls) is 10,000 calls in all, PMO's budget.
+	if !r.hasScores {
+		r.paidInit = len(r.mols)
+	}
+	r.total = a.Budget
+	if r.total == 0 {
+		r.total = r.paidInit + r.preset.Config.Budget
+	}
+	if r.total <= r.paidInit {
+		return argErrorf("-budget %d leaves no call for the optimiser: the %d initial molecules of %s have no %s scores, "+
+			"so they are scored first and count as calls (PMO's accounting); give -budget %d for %d new calls, or fewer molecules "+
+			"with -init-count", r.total, r.paidInit, a.Init, a.Task, r.paidInit+r.preset.Config.Budget, r.preset.Config.Budget)
+	}
+	var err error
+	if r.cfg, err = a.Config(r.preset); err != nil {
+		return argErrorf("%v", err)
+	}
+	if r.chemRules, err = rules.Load(a.Rules); err != nil {
+		return &ArgError{err}
+	}
+	if a.Method != "nfbo" {
+		r.chemRules = rules.Rules{} // the baselines propose as published
+	}
+	if a.Method == "nfbo" {
+		// The optimiser's budget is known once the initial molecules are paid; the settings are checked with
+		// the least it can be, all of paidInit paid.
+		least := r.cfg
+		least.Budget = r.total - r.paidInit
+		if err := least.Check(len(r.mols), r.t*r.ck.Params.Config.F); err != nil {
+			return argErrorf("%v (from the %d initial molecules of %s; lower -anchors, or give more molecules)",
+				err, len(r.mols), a.Init)
+		}
+	}
+	return nil
+}
+
+// openEngines opens the flow, the codec and the objective.
+func (r *runState) openEngines(ctx context.Context) error {
+	a := r.a
+	var err error
+	r.flow, err = seqflow.New(r.ck, r.t, seqflow.Options{Backend: a.Backend, Warn: r.s.Stderr,
+		Train: train.Options{FreezeEmbeddings: a.FrozenEmbeddings()}})
+	if err != nil {
+		return fmt.Errorf("optimize: model %s: %w", a.Model, err)
+	}
+	r.closers = append(r.closers, func() { r.flow.Close() })
+	if r.codec, err = molseq.New(r.voc, r.t); err != nil {
+		return err
+	}
+	obj, canon, closeObj, err := openObjective(ctx, r.s, a, r.warnf)
+	if err != nil {
+		return err
+	}
+	r.obj, r.canon = obj, canon
+	r.closers = append(r.closers, closeObj)
+	return nil
+}
+
+// openRun makes or resumes the run directory under its lock: run.json checked against the settings, a
+// resume's state checked before anything is paid, run.json, args.json and the rules written, and the
+// evaluation log opened as the run's budget.
+func (r *runState) openRun(ctx context.Context) error {
+	a := r.a
+	setting := a.Setting
+	if setting == "" {
+		setting = bench.Setting(len(r.mols), r.total-r.paidInit)
+	}
+	want := rundir.Info{Setting: setting, Task: a.Task, Method: a.methodLabel(), Seed: int(a.Seed), Budget: r.total,
+		Objective: a.objectiveID(), Version: buildinfo.Version(), Minimize: a.Minimize}
+	var err error
+	if r.info, err = rundir.Open(a.Out, want, a.Resume, bench.Setting(r.count, r.total-r.paidInit), r.warnf); err != nil {
+		return fmt.Errorf("optimize: %w", err)
+	}
+	if a.ask == nil || !a.ask.locked {
+		unlock, err := rundir.Lock(a.Out)
+		if err != nil {
+			return err
+		}
+		r.closers = append(r.closers, unlock)
+	}
+	if a.Resume {
+		if err := checkResume(a, r.info, r.paidInit, r.warnf); err != nil {
+			return err
+		}
+	}
+	// run.json marks the directory as a run before anything else is written to it, so that a run killed at any
+	// moment can be resumed; args.json keeps the flags, so that ask, tell and serve need only the directory.
+	if err := rundir.WriteInfo(a.Out, r.info); err != nil {
+		return err
+	}
+	if err := WriteArgs(a); err != nil {
+		return err
+	}
+	if r.chemRules, err = runRules(a, r.chemRules, r.warnf); err != nil {
+		return err
+	}
+	if r.ruler, err = newRuleChecker(ctx, r.chemRules, r.canon); err != nil {
+		return err
+	}
+	r.budget, err = objective.OpenBudget(filepath.Join(a.Out, rundir.EvalLogFile), r.obj, r.canon,
+		objective.BudgetOptions{Limit: r.total, Task: a.Task, Warnf: r.warnf})
+	if err != nil {
+		return err
+	}
+	r.closers = append(r.closers, func() { r.budget.Close() })
+	return nil
+}
+
+// payInitial pays for the initial molecules without scores first (PMO's accounting; after a resume they
+// replay from the log) and gives the optimiser what is left of the budget. stop says the run ends here with
+// err: interrupted, failed, or, in an ask/tell run, waiting for their scores.
+func (r *runState) payInitial(ctx context.Context) (stop bool, err error) {
+	a := r.a
+	if !r.hasScores {
+		keys := make([]string, len(r.mols))
+		for i, m := range r.mols {
+			keys[i] = m.key
+		}
+		evs, err := r.budget.Evaluate(ctx, keys)
+		if err != nil {
+			return true, r.initialFailed(ctx, err)
+		}
+		calls := map[int]bool{}
+		for i, e := range evs {
+			r.mols[i].score = e.Score
+			if e.Call > 0 {
+				calls[e.Call] = true
+			}
+		}
+		r.initCalls = len(calls)
+	}
+	r.cfg.Budget = r.total - r.initCalls // the optimiser's new calls: what the initial molecules left of total
+	r.cfg.RunDir = a.Out
+	r.info.Initial = len(r.mols)
+	r.info.InitialCalls = r.initCalls
+	r.info.Calls = r.budget.Calls()
+	return false, nil
+}
+
+// initialFailed returns the run's answer to err from paying for the initial molecules, recording the calls
+// paid when the run stops for scores (ask/tell) or is interrupted.
+func (r *runState) initialFailed(ctx context.Context, err error) error {
+	a := r.a
+	if a.ask != nil && errors.Is(err, objective.ErrAwaitingScores) {
+		r.info.Calls = r.budget.Calls()
+		r.info.Seconds += time.Since(r.start).Seconds()
+		return a.ask.stop(a.Out, r.info)
+	}
+	if ctx.Err() != nil {
+		r.info.Calls = r.budget.Calls()
+		r.info.Seconds += time.Since(r.start).Seconds()
+		r.warnf("interrupted while scoring the initial molecules, after %d paid calls; continue with the same command and -resume",
+			r.budget.Calls())
+		if err := rundir.WriteInfo(a.Out, r.info); err != nil {
+			return errors.Join(ctx.Err(), err)
+		}
+		return ctx.Err()
+	}
+	return fmt.Errorf("optimize: scoring the %d initial molecules of %s (budget %d): %w", len(r.mols), a.Init, r.total, err)
+}
+
+// runOptimiser runs NF-BO from the initial molecules to the end of its budget, then records and prints how
+// it ended.
+func (r *runState) runOptimiser(ctx context.Context) error {
+	a := r.a
+	init := bo.Initial{Tokens: make([]int, 0, len(r.mols)*r.t)}
+	for _, m := range r.mols {
+		init.Tokens = append(init.Tokens, m.ids[:r.t]...)
+		init.Y = append(init.Y, r.info.Gain(m.score)) // what the optimiser maximises
+		init.SMILES = append(init.SMILES, m.key)
+	}
+	rec := &progressPrinter{w: r.s.Stdout, health: flowHealth(r.flow, r.voc, a.FrozenEmbeddings()), warnf: r.warnf}
+	if msg := rec.health(); msg != "" {
+		rec.warned = true
+		r.warnf("warning: the flow of model %s %s", a.Model, msg)
+	}
+	opt, err := bo.NewOptimizer(r.cfg, bo.Problem{Flow: r.flow, Codec: r.codec, Objective: newBudgetObjective(r.budget, r.initCalls, r.info, initScores(r.mols, r.hasScores)),
+		Initial: init, Vocab: r.voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(r.voc), Rules: r.ruler},
+		rand.NewPCG(a.Seed, 0x6e66626f), rec)
+	if err != nil {
+		return fmt.Errorf("optimize: %w", err)
+	}
+	r.info.InitialScores = nil
+	if r.hasScores {
+		r.info.InitialScores = initScores(r.mols, true)
+	}
+	if err := rundir.WriteInfo(a.Out, r.info); err != nil {
+		return err
+	}
+	if err := r.printHeader(); err != nil {
+		return err
+	}
+	stopWatch := rec.watch()
+	res, runErr := opt.Run(ctx)
+	stopWatch()
+	return r.finish(ctx, opt, res, runErr, slices.Max(init.Y))
+}
+
+// printHeader prints the line that says what the run does, with the defaults bo fills in, so that the cost of
+// Thompson sampling is visible.
+func (r *runState) printHeader() error {
+	a, cfg := r.a, r.cfg
+	d := r.t * r.ck.Params.Config.F
+	shown, err := cfg.Resolved(d)
+	if err != nil {
+		return fmt.Errorf("optimize: %w", err)
+	}
+	scored := "scores from the file"
+	if !r.hasScores {
+		scored = "scored by the objective"
+	}
+	fmt.Fprintf(r.s.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
+		"preset %s, variant %s: %d anchors × %d queries from %d candidates each (+%d offspring), %s sampler, TACS %v; budget %d new calls (%d in all), "+
+		"seed %d, chemistry rules: %s, run directory %s\n",
+		a.Task, len(r.mols), scored, r.t, d, a.Model, r.ck.Params.NumParams(), r.flow.Backend(), train.BLASName(), a.Preset, a.Variant,
+		cfg.Anchors, cfg.Queries, shown.Candidates, cfg.Offspring, cfg.Sampler, cfg.TACS.Tau > 0, cfg.Budget, r.total, a.Seed, r.chemRules, a.Out)
+	return nil
+}
+
+// finish records how the optimiser's run ended in run.json and prints the results; initBest is the best
+// initial score.
+func (r *runState) finish(ctx context.Context, opt *bo.Optimizer, res bo.Result, runErr error, initBest float64) error {
+	a, info := r.a, &r.info
+	info.Seconds += time.Since(r.start).Seconds()
+	info.Finished = res.Status == bo.StatusBudgetSpent || res.Status == bo.StatusConverged
+	info.Calls = r.budget.Calls()
+	info.Error = ""
+	if a.ask != nil && errors.Is(runErr, objective.ErrAwaitingScores) {
+		return a.ask.stop(a.Out, *info)
+	}
+	if runErr != nil && res.Status != bo.StatusCancelled {
+		info.Error = runErr.Error()
+	}
+	if err := rundir.WriteInfo(a.Out, *info); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if res.Status == bo.StatusCancelled {
+		r.warnf("interrupted after %d paid calls (%d for the initial molecules, %d by the optimiser); continue with the same command and -resume",
+			r.budget.Calls(), r.initCalls, res.Calls)
+		return runErr
+	}
+	if runErr != nil {
+		var rde *bo.RunDirError
+		if errors.As(runErr, &rde) {
+			// Resuming again would meet the same file.
+			return fmt.Errorf("optimize: %w", runErr)
+		}
+		return fmt.Errorf("optimize: %w (the run directory %s can be resumed with -resume)", runErr, a.Out)
+	}
+	_, y, smiles := opt.Data()
+	status := fmt.Sprintf("%s after %d iterations, %d new molecules evaluated (+%d initial calls)",
+		res.Status, res.Iterations, res.Calls, r.initCalls)
+	return printResults(ctx, r.s.Stdout, r.canon, a.Out, *info, status, y, smiles, initBest)
+}

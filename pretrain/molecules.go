@@ -1,0 +1,86 @@
+package pretrain
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/nfbo/nfbo/chem/selfies"
+	"github.com/nfbo/nfbo/chem/smiles"
+)
+
+// Molecule is one usable line of a data file.
+type Molecule struct {
+	// Line is the 1-based line number in the file.
+	Line int
+	// SELFIES is the molecule as SELFIES (the line itself, or its SMILES converted by selfies.Encode).
+	SELFIES string
+	// Tokens are the SELFIES symbols (selfies.Split).
+	Tokens []string
+}
+
+// tokenLists returns the molecules' symbols, for vocab.Build.
+func tokenLists(mols []Molecule) [][]string {
+	out := make([][]string, len(mols))
+	for i, m := range mols {
+		out[i] = m.Tokens
+	}
+	return out
+}
+
+// Read reads the molecules of the file name, one per line, SMILES or SELFIES (selfies.LooksLike), through
+// gzip when the name ends in .gz. A line that cannot be used (an invalid SMILES or SELFIES) is passed to skip
+// as "FILE:LINE: reason" and left out; blank lines are skipped silently.
+func Read(ctx context.Context, name string, skip func(line string)) ([]Molecule, error) {
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	var r io.Reader = fh
+	if strings.HasSuffix(name, ".gz") {
+		gz, err := gzip.NewReader(fh)
+		if err != nil {
+			return nil, fmt.Errorf("pretrain: %s: %w", name, err)
+		}
+		defer gz.Close()
+		r = gz
+	}
+	var mols []Molecule
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	line := 0
+	for sc.Scan() {
+		if line%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		sf := text
+		if !selfies.LooksLike(text) {
+			if sf, err = selfies.Encode(text); err != nil {
+				skip(fmt.Sprintf("%s:%d: SMILES %s: %v", name, line, smiles.Quote(text), err))
+				continue
+			}
+		}
+		tokens, err := selfies.Split(sf)
+		if err != nil {
+			skip(fmt.Sprintf("%s:%d: SELFIES %s: %v", name, line, smiles.Quote(sf), err))
+			continue
+		}
+		mols = append(mols, Molecule{Line: line, SELFIES: sf, Tokens: tokens})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("pretrain: read %s: %w", name, err)
+	}
+	return mols, nil
+}
