@@ -86,19 +86,8 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 	if cfg.NoFlow {
 		c = 0
 	}
-	o.phase("candidates")
-	start := time.Now()
-	lat := make([]float64, n*c*d)
-	if c > 0 {
-		draw := o.pointDrawer()
-		unit := make([]float64, c*d)
-		half := 8 * o.st.TR.Length / 2
-		for a := range n {
-			draw(unit, c)
-			Perturb(lat[a*c*d:(a+1)*c*d], centres[a*d:(a+1)*d], half, probs[a*t:(a+1)*t], o.f, unit, o.rng)
-		}
-	}
-	o.times.Candidates += time.Since(start)
+	lat := o.boxCandidates(centres, probs, c)
+	var start time.Time
 	// The candidates are decoded as the anchors need them, as many anchors at once as the calls left can use
 	// (all of them in an iteration the budget does not cap, one big batch for the GPU): the anchors a capped
 	// batch never reaches cost nothing (the last iteration of a run often needs a handful of calls).
@@ -182,25 +171,10 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 		if m == 0 {
 			continue
 		}
-		k := min(q, m, left-len(b.SMILES))
-		o.phase("Thompson sampling")
-		start = time.Now()
-		samples := make([]float64, k*m)
-		if err := o.surr.Sample(ctx, samples, o.features(poolTok), k, o.rng); err != nil {
-			return nil, fmt.Errorf("bo: Thompson sampling, anchor %d: %w", a, err)
+		pick, err := o.thompsonPicks(ctx, min(q, m, left-len(b.SMILES)), poolTok, poolKey, b)
+		if err != nil {
+			return nil, fmt.Errorf("bo: anchor %d: %w", a, err)
 		}
-		pick := make([]int, k)
-		if o.prob.Rules == nil {
-			ThompsonSelect(pick, samples, m)
-		} else {
-			var dropped int
-			var err error
-			if pick, dropped, err = o.selectAllowed(ctx, pick, samples, poolKey); err != nil {
-				return nil, err
-			}
-			b.Filtered += dropped
-		}
-		o.times.Thompson += time.Since(start)
 		for _, i := range pick {
 			if i < fromFlow && b.FromFlow >= 0 {
 				b.FromFlow++
@@ -211,6 +185,48 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 		}
 	}
 	return b, nil
+}
+
+// boxCandidates returns c latent candidates per anchor (N·C×D), Sobol or uniform points in each anchor's
+// trust-region box perturbed as TACS's probabilities say; none when c is 0.
+func (o *Optimizer) boxCandidates(centres, probs []float64, c int) []float64 {
+	t, d := o.t, o.d
+	n := len(centres) / d
+	o.phase("candidates")
+	start := time.Now()
+	lat := make([]float64, n*c*d)
+	if c > 0 {
+		draw := o.pointDrawer()
+		unit := make([]float64, c*d)
+		half := 8 * o.st.TR.Length / 2
+		for a := range n {
+			draw(unit, c)
+			Perturb(lat[a*c*d:(a+1)*c*d], centres[a*d:(a+1)*d], half, probs[a*t:(a+1)*t], o.f, unit, o.rng)
+		}
+	}
+	o.times.Candidates += time.Since(start)
+	return lat
+}
+
+// thompsonPicks returns k candidates of the pool (poolTok, poolKey) by Thompson sampling of the surrogate, among
+// those the rules allow when there are rules (counting those it found disallowed in b.Filtered).
+func (o *Optimizer) thompsonPicks(ctx context.Context, k int, poolTok []int, poolKey []string, b *batch) ([]int, error) {
+	m := len(poolKey)
+	o.phase("Thompson sampling")
+	start := time.Now()
+	defer func() { o.times.Thompson += time.Since(start) }()
+	samples := make([]float64, k*m)
+	if err := o.surr.Sample(ctx, samples, o.features(poolTok), k, o.rng); err != nil {
+		return nil, fmt.Errorf("Thompson sampling: %w", err)
+	}
+	pick := make([]int, k)
+	if o.prob.Rules == nil {
+		ThompsonSelect(pick, samples, m)
+		return pick, nil
+	}
+	pick, dropped, err := o.selectAllowed(ctx, pick, samples, poolKey)
+	b.Filtered += dropped
+	return pick, err
 }
 
 // selectAllowed is ThompsonSelect among the candidates keys that Problem.Rules allow: sample k picks the

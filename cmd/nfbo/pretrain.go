@@ -19,75 +19,8 @@ func newPretrainCmd() *Command {
 	c := &Command{
 		UsageLine: "pretrain [-preset small|medium|paper] [-resume] [-init-only] [-steps N] [-batch B] [-decay-steps N] [-patience N] [-device cpu|cuda] -data FILE -out DIR",
 		Short:     "pretrain a SeqFlow on a file of molecules",
-		Long: `Pretrain trains a SeqFlow from scratch (or resumes one) on the molecules of
-FILE and writes the model to DIR/` + model.CheckpointName + `.
-
-FILE has one molecule per line, SMILES or SELFIES (a line made only of
-bracketed symbols is SELFIES); a name ending in .gz is read through gzip. SMILES are converted
-with the selfies 2.0.0 encoder. Lines that cannot be used (invalid SMILES, a
-token outside the vocabulary, too long for -seq-len) are reported on
-standard error as FILE:LINE: reason and skipped.
-
-A fraction -val-frac of the molecules, drawn with -seed, is held out: it is
-never trained on and gives the validation NLL per token reported every
--val-every steps. The loss is the reference's: NLL of the rejection-sampled
-noisy embeddings plus the similarity loss, averaged over sequences; Adam
-(lr 1e-3) with gradient clipping at norm 1.
-
-Every validation also reports the largest cosine between two token
-embeddings ("embed cos") and how many of the first -recon validation
-molecules the flow decodes back token for token ("recon OK/N"), with a
-warning when one fails: training can improve the NLL by merging two tokens'
-embeddings, after which the decoder confuses them.
-
-A checkpoint (weights, vocabulary, Adam state, random state and position in
-the data) is written every -checkpoint-every steps, at the end and when the
-run is interrupted. -resume continues the run in DIR exactly where its last
-checkpoint stopped, with the same data split and batch size, until -steps
-steps in total; the model's configuration comes from the checkpoint then.
-
--random-pad trains each molecule as if its sequence were padded to a length
-drawn uniformly between its own length and T, instead of always T, so that
-the model is good at the shorter T an optimisation run uses (T is the longest
-molecule of its data there); validation stays at T. It is recorded in the
-checkpoint and kept by -resume unless given again; it can be switched on
-when resuming a run that trained without it.
-
--freeze-embed keeps the token embeddings as they are (recorded and kept by
--resume like -random-pad): a model whose embeddings are well apart can then
-train on without merging two of them. -init-embed DIR starts a new run from
-the token embeddings of the model in DIR, which must have the same
-vocabulary; with -freeze-embed a larger model keeps a smaller one's token
-geometry, known to reconstruct every molecule. Like -preset and -vocab, it
-only shapes a new run: -resume takes everything from the checkpoint.
-
--decay-steps N lowers the learning rate along a half cosine from its current
-value (1e-3 in a new run) to -lr-min over the N steps after this run's first,
-so that the validation curve flattens within N steps; -steps defaults to the
-end of the decay then. The schedule is saved in the checkpoint and continued
-by -resume; giving -decay-steps again on a resume starts a new decay from the
-rate the run has reached. -decay-start S fixes the decay to steps S to S+N
-instead: the rate stays constant until step S, and the same command, with
--resume, continues the same schedule however often it is interrupted, so one
-command trains a model to a flat curve across sessions.
-
--patience N stops training once N validations in a row have not lowered the
-best validation NLL per token by -min-delta nats: the curve is flat. The last
-step is checkpointed; the count is saved with the checkpoint and continues on
--resume (give -patience again; 0, the default, trains to -steps).
-
--init-only writes the randomly initialised model (step 0, with the same
-split and seed) and stops: a reference point for "nfbo recon", which must
-reconstruct every molecule even before any training.
-
--device cuda takes the training steps on GPU 0 (engine/gpustep: the same
-step as on the CPU, its inputs drawn on the CPU from the same random
-stream, so a run tracks the CPU's to float32 rounding); validation stays
-on the CPU. Without a usable GPU it fails at once, before writing anything,
-naming what is missing (NVRTC, the CUDA driver libcuda.so.1, the GPU,
-cuBLAS; "nfbo gpu" reports the same). Checkpoints do not depend on the
-device: a run may be resumed on either.`,
-		Flag: flag.NewFlagSet("pretrain", flag.ContinueOnError),
+		Long:      pretrainHelp,
+		Flag:      flag.NewFlagSet("pretrain", flag.ContinueOnError),
 	}
 	f := c.Flag
 	var s pretrain.Settings
@@ -175,3 +108,73 @@ func (p pretrainPrinter) Step(pr train.Progress) error {
 	_, err := fmt.Fprintln(p.cmd.Stdout, train.FormatStep(pr))
 	return err
 }
+
+// pretrainHelp is "nfbo help pretrain".
+const pretrainHelp = `Pretrain trains a SeqFlow from scratch (or resumes one) on the molecules of
+FILE and writes the model to DIR/` + model.CheckpointName + `.
+
+FILE has one molecule per line, SMILES or SELFIES (a line made only of
+bracketed symbols is SELFIES); a name ending in .gz is read through gzip. SMILES are converted
+with the selfies 2.0.0 encoder. Lines that cannot be used (invalid SMILES, a
+token outside the vocabulary, too long for -seq-len) are reported on
+standard error as FILE:LINE: reason and skipped.
+
+A fraction -val-frac of the molecules, drawn with -seed, is held out: it is
+never trained on and gives the validation NLL per token reported every
+-val-every steps. The loss is the reference's: NLL of the rejection-sampled
+noisy embeddings plus the similarity loss, averaged over sequences; Adam
+(lr 1e-3) with gradient clipping at norm 1.
+
+Every validation also reports the largest cosine between two token
+embeddings ("embed cos") and how many of the first -recon validation
+molecules the flow decodes back token for token ("recon OK/N"), with a
+warning when one fails: training can improve the NLL by merging two tokens'
+embeddings, after which the decoder confuses them.
+
+A checkpoint (weights, vocabulary, Adam state, random state and position in
+the data) is written every -checkpoint-every steps, at the end and when the
+run is interrupted. -resume continues the run in DIR exactly where its last
+checkpoint stopped, with the same data split and batch size, until -steps
+steps in total; the model's configuration comes from the checkpoint then.
+
+-random-pad trains each molecule as if its sequence were padded to a length
+drawn uniformly between its own length and T, instead of always T, so that
+the model is good at the shorter T an optimisation run uses (T is the longest
+molecule of its data there); validation stays at T. It is recorded in the
+checkpoint and kept by -resume unless given again; it can be switched on
+when resuming a run that trained without it.
+
+-freeze-embed keeps the token embeddings as they are (recorded and kept by
+-resume like -random-pad): a model whose embeddings are well apart can then
+train on without merging two of them. -init-embed DIR starts a new run from
+the token embeddings of the model in DIR, which must have the same
+vocabulary; with -freeze-embed a larger model keeps a smaller one's token
+geometry, known to reconstruct every molecule. Like -preset and -vocab, it
+only shapes a new run: -resume takes everything from the checkpoint.
+
+-decay-steps N lowers the learning rate along a half cosine from its current
+value (1e-3 in a new run) to -lr-min over the N steps after this run's first,
+so that the validation curve flattens within N steps; -steps defaults to the
+end of the decay then. The schedule is saved in the checkpoint and continued
+by -resume; giving -decay-steps again on a resume starts a new decay from the
+rate the run has reached. -decay-start S fixes the decay to steps S to S+N
+instead: the rate stays constant until step S, and the same command, with
+-resume, continues the same schedule however often it is interrupted, so one
+command trains a model to a flat curve across sessions.
+
+-patience N stops training once N validations in a row have not lowered the
+best validation NLL per token by -min-delta nats: the curve is flat. The last
+step is checkpointed; the count is saved with the checkpoint and continues on
+-resume (give -patience again; 0, the default, trains to -steps).
+
+-init-only writes the randomly initialised model (step 0, with the same
+split and seed) and stops: a reference point for "nfbo recon", which must
+reconstruct every molecule even before any training.
+
+-device cuda takes the training steps on GPU 0 (engine/gpustep: the same
+step as on the CPU, its inputs drawn on the CPU from the same random
+stream, so a run tracks the CPU's to float32 rounding); validation stays
+on the CPU. Without a usable GPU it fails at once, before writing anything,
+naming what is missing (NVRTC, the CUDA driver libcuda.so.1, the GPU,
+cuBLAS; "nfbo gpu" reports the same). Checkpoints do not depend on the
+device: a run may be resumed on either.`

@@ -32,32 +32,8 @@ func newWorkerCmd() *Command {
 	cmd := &Command{
 		UsageLine: "worker -queue URL -task NAME [-objective-cmd CMD] [-concurrency N] [-ack-wait D] [-max-deliver N] [NATS credential flags]",
 		Short:     "score the molecules of optimisers on other machines (NATS JetStream)",
-		Long: `Worker takes molecules from a NATS JetStream work queue, scores them and
-publishes their scores, for "nfbo optimize -queue URL" runs on any machine.
-Start as many workers as you like, on as many machines; each takes the
-molecules of -task as it is free, -concurrency at a time. The objective is
-the RDKit worker for an RDKit task ("nfbo tasks"), or the program of
--objective-cmd (docs/objective-protocol.md), one process per molecule in
-flight, started once.
-
-A molecule leaves the queue only once its result is published. A worker that
-dies (kill -9, a power cut) loses the molecules it was scoring: the server
-gives them to another worker after -ack-wait. A molecule on which the
-objective fails -max-deliver times (its program crashes or hangs on it, on
-whichever workers) is answered as failed, and the optimiser treats it as
-invalid without paying for it. Ctrl-C (or SIGTERM) takes no new molecule and
-waits for those in flight, whose scores are published; a second Ctrl-C stops
-at once, and those molecules go to another worker after -ack-wait.
-
-The NATS credentials come from the flags below or from the environment:
-NFBO_NATS_USER and NFBO_NATS_PASSWORD, NFBO_NATS_TOKEN, NFBO_NATS_NKEY (an
-NKey seed file), NFBO_NATS_CREDS (a credentials file), and for TLS
-NFBO_NATS_CA, NFBO_NATS_CERT and NFBO_NATS_KEY. A user and password in the
-URL work too. Prefer the environment or files for secrets: flags show in ps.
-
-One line per molecule goes to standard output: what happened (scored,
-retried, gave up, known), the run, the attempt, the score and the seconds.`,
-		Flag: fs,
+		Long:      workerHelp,
+		Flag:      fs,
 	}
 	cmd.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		switch {
@@ -175,3 +151,30 @@ func natsCredentials(url string, flags queue.Credentials) (string, queue.Credent
 	}
 	return server, c, nil
 }
+
+// workerHelp is "nfbo help worker".
+const workerHelp = `Worker takes molecules from a NATS JetStream work queue, scores them and
+publishes their scores, for "nfbo optimize -queue URL" runs on any machine.
+Start as many workers as you like, on as many machines; each takes the
+molecules of -task as it is free, -concurrency at a time. The objective is
+the RDKit worker for an RDKit task ("nfbo tasks"), or the program of
+-objective-cmd (docs/objective-protocol.md), one process per molecule in
+flight, started once.
+
+A molecule leaves the queue only once its result is published. A worker that
+dies (kill -9, a power cut) loses the molecules it was scoring: the server
+gives them to another worker after -ack-wait. A molecule on which the
+objective fails -max-deliver times (its program crashes or hangs on it, on
+whichever workers) is answered as failed, and the optimiser treats it as
+invalid without paying for it. Ctrl-C (or SIGTERM) takes no new molecule and
+waits for those in flight, whose scores are published; a second Ctrl-C stops
+at once, and those molecules go to another worker after -ack-wait.
+
+The NATS credentials come from the flags below or from the environment:
+NFBO_NATS_USER and NFBO_NATS_PASSWORD, NFBO_NATS_TOKEN, NFBO_NATS_NKEY (an
+NKey seed file), NFBO_NATS_CREDS (a credentials file), and for TLS
+NFBO_NATS_CA, NFBO_NATS_CERT and NFBO_NATS_KEY. A user and password in the
+URL work too. Prefer the environment or files for secrets: flags show in ps.
+
+One line per molecule goes to standard output: what happened (scored,
+retried, gave up, known), the run, the attempt, the score and the seconds.`
