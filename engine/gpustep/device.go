@@ -223,16 +223,9 @@ func (d *Device) Copy(dst, src step.Buf) {
 
 // Gemm sets c = alpha·op(a)·op(b) + beta·c through cuBLAS.
 func (d *Device) Gemm(tA, tB bool, alpha float32, a step.Buf, ar, ac int, b step.Buf, br, bc int, beta float32, c step.Buf) {
-	m, k := ar, ac
-	if tA {
-		m, k = ac, ar
-	}
-	n, kb := bc, br
-	if tB {
-		n, kb = br, bc
-	}
-	if k != kb {
-		panic(fmt.Sprintf("gpustep: Device.Gemm: op(a) %d×%d times op(b) %d×%d", m, k, kb, n))
+	m, n, k, ok := step.GemmShape(tA, tB, ar, ac, br, bc)
+	if !ok {
+		panic(fmt.Sprintf("gpustep: Device.Gemm: a %d×%d (transposed %t) times b %d×%d (transposed %t)", ar, ac, tA, br, bc, tB))
 	}
 	pa, pb, pc := at("Gemm", "a", a, ar*ac), at("Gemm", "b", b, br*bc), at("Gemm", "c", c, m*n)
 	switch {

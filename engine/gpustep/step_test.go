@@ -393,7 +393,7 @@ func TestDevicePanics(t *testing.T) {
 	}{
 		{"short", "Device.Add: b has 4 elements, want at least 6", func() { d.Add(y, y, x, 6) }},
 		{"foreign", "is not a GPU buffer", func() { d.Zero(train.CPU{}.Alloc(3)) }},
-		{"gemm", "Device.Gemm: op(a) 2×2 times op(b) 3×2", func() { d.Gemm(false, false, 1, x, 2, 2, y, 3, 2, 0, y) }},
+		{"gemm", "Device.Gemm: a 2×2 (transposed false) times b 3×2 (transposed false)", func() { d.Gemm(false, false, 1, x, 2, 2, y, 3, 2, 0, y) }},
 		{"copy", "Device.Copy: 6 elements into 4", func() { d.Copy(x, y) }},
 		{"cols", "Device.CopyCols: columns [1, 3) of 2", func() { d.CopyCols(y, 3, 0, x, 2, 1, 2, 2, false) }},
 		{"bias rows", "2 bias rows for 3 sequences", func() { d.LSTMCellForward(y, y, 2, y, y, y, y, 3, 1) }},

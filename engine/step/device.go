@@ -188,3 +188,18 @@ type Device interface {
 	// p, gradients g and moments m, v (kernels.AdamUpdate).
 	Adam(p, g, m, v Buf, n int, c kernels.AdamCoeffs)
 }
+
+// GemmShape returns the shape of Device.Gemm's product for a (ar×ac) and b (br×bc), transposed as tA and tB say:
+// op(a) is m×k, op(b) k×n, c m×n; ok is false when the inner dimensions differ. Every Device checks its
+// arguments with it.
+func GemmShape(tA, tB bool, ar, ac, br, bc int) (m, n, k int, ok bool) {
+	m, k = ar, ac
+	if tA {
+		m, k = ac, ar
+	}
+	n, kb := bc, br
+	if tB {
+		n, kb = br, bc
+	}
+	return m, n, k, k == kb
+}

@@ -80,16 +80,9 @@ func (CPU) Copy(dst, src step.Buf) {
 
 // Gemm is gemm.
 func (CPU) Gemm(tA, tB bool, alpha float32, a step.Buf, ar, ac int, b step.Buf, br, bc int, beta float32, c step.Buf) {
-	m, k := ar, ac
-	if tA {
-		m, k = ac, ar
-	}
-	n, kb := bc, br
-	if tB {
-		n, kb = br, bc
-	}
-	if k != kb {
-		panic(fmt.Sprintf("train: CPU.Gemm: op(a) %d×%d times op(b) %d×%d", m, k, kb, n))
+	m, n, _, ok := step.GemmShape(tA, tB, ar, ac, br, bc)
+	if !ok {
+		panic(fmt.Sprintf("train: CPU.Gemm: a %d×%d (transposed %t) times b %d×%d (transposed %t)", ar, ac, tA, br, bc, tB))
 	}
 	gemm(tA, tB, alpha, f32("Gemm", "a", a, ar*ac), ar, ac, f32("Gemm", "b", b, br*bc), br, bc, beta, f32("Gemm", "c", c, m*n))
 }
