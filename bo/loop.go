@@ -499,8 +499,8 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 		}
 		o.times.Surrogate += time.Since(start)
 	}
+	o.phase("writing the checkpoint") // of this iteration, before Iter counts it
 	o.st.Iter++
-	o.phase("writing the checkpoint")
 	start := time.Now()
 	if err := o.checkpoint(); err != nil {
 		return err
