@@ -81,10 +81,14 @@ type Config struct {
 	Offspring int        // ScreenTokens: children of the best molecules added to each anchor's candidates
 	// NoFlow (ScreenTokens, with Offspring) proposes no latent candidates: the GP picks among the GA children
 	// alone, and the flow is neither encoded, decoded nor fine-tuned. An ablation: what the flow adds.
-	NoFlow     bool    `json:",omitempty"`
-	MaxFitData int     // ScreenTokens: the GP learns from at most this many points (best half, newest half); if 0, 2000
-	TRInit     float64 // initial trust-region length; if 0, TRLengthInit (0.8, the reference)
-	Exact      gp.ExactConfig
+	NoFlow bool `json:",omitempty"`
+	// CandidateTarget (ScreenTokens), if positive, decodes each anchor's candidates a chunk at a time and stops
+	// once this many were new molecules; 0 decodes all Candidates. A lever against decoding thousands of
+	// molecules already seen (issue #32), to be measured before it becomes a default.
+	CandidateTarget int     `json:",omitempty"`
+	MaxFitData      int     // ScreenTokens: the GP learns from at most this many points (best half, newest half); if 0, 2000
+	TRInit          float64 // initial trust-region length; if 0, TRLengthInit (0.8, the reference)
+	Exact           gp.ExactConfig
 
 	MaxStale int    // stop (StatusConverged) after this many iterations without a new molecule; if 0, 50
 	RunDir   string // if not empty, checkpoints go here and an existing checkpoint is resumed
@@ -164,6 +168,8 @@ func (c Config) resolved(d int) (Config, error) {
 		return c, fmt.Errorf("bo: config: TACS.Tau = %v < 0", c.TACS.Tau)
 	case c.Offspring < 0 || (c.Offspring > 0 && c.Screen != ScreenTokens):
 		return c, fmt.Errorf("bo: config: Offspring = %d needs ScreenTokens and must not be negative", c.Offspring)
+	case c.CandidateTarget < 0 || (c.CandidateTarget > 0 && c.Screen != ScreenTokens):
+		return c, fmt.Errorf("bo: config: CandidateTarget = %d needs ScreenTokens and must not be negative", c.CandidateTarget)
 	case c.NoFlow && (c.Screen != ScreenTokens || c.Offspring <= 0):
 		return c, fmt.Errorf("bo: config: NoFlow needs ScreenTokens and Offspring > 0: the GA children are then the only candidates")
 	case c.TRInit < 0:

@@ -69,6 +69,7 @@ func TestLoopEndToEnd(t *testing.T) {
 		{"screened", func(c *Config) { c.Screen, c.Offspring = ScreenTokens, 10 }},
 		{"screened-no-offspring", func(c *Config) { c.Screen = ScreenTokens }},
 		{"no-flow", func(c *Config) { c.Screen, c.Offspring, c.NoFlow = ScreenTokens, 10, true }},
+		{"candidate-target", func(c *Config) { c.Screen, c.Offspring, c.CandidateTarget = ScreenTokens, 10, 8 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := toyConfig("")

@@ -115,7 +115,7 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if a == decoded && c > 0 {
+		if a == decoded && c > 0 && cfg.CandidateTarget == 0 {
 			o.phase("decoding the candidates")
 			start = time.Now()
 			need := (left - len(b.SMILES) + q - 1) / q // anchors that can still pick
@@ -155,11 +155,15 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 			poolKey = append(poolKey, s)
 			return true
 		}
-		for i := range c {
-			r := (a-base)*c + i
-			if add(dec[r*t : (r+1)*t]) {
-				b.Novel++
+		if cfg.CandidateTarget == 0 {
+			for i := range c {
+				r := (a-base)*c + i
+				if add(dec[r*t : (r+1)*t]) {
+					b.Novel++
+				}
 			}
+		} else if err := o.decodeToTarget(ctx, lat[a*c*d:(a+1)*c*d], b, add); err != nil {
+			return nil, err
 		}
 		fromFlow = len(poolKey)
 		for range cfg.Offspring {
@@ -185,6 +189,34 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 		}
 	}
 	return b, nil
+}
+
+// decodeToTarget decodes an anchor's latent candidates lat (C×D) a chunk at a time, offering each to add, until
+// Config.CandidateTarget of them were new molecules or all are decoded: when most candidates decode to molecules
+// already seen, the anchor decodes them all as before; when most are new, it stops early.
+func (o *Optimizer) decodeToTarget(ctx context.Context, lat []float64, b *batch, add func([]int) bool) error {
+	t, d := o.t, o.d
+	c := len(lat) / d
+	chunk := max(o.cfg.Queries, c/8)
+	dec := make([]int, chunk*t)
+	novel := 0
+	for off := 0; off < c && novel < o.cfg.CandidateTarget; off += chunk {
+		hi := min(off+chunk, c)
+		o.phase("decoding the candidates")
+		start := time.Now()
+		if err := o.prob.Flow.Decode(ctx, dec[:(hi-off)*t], lat[off*d:hi*d]); err != nil {
+			return fmt.Errorf("bo: decode candidates: %w", err)
+		}
+		o.times.Decode += time.Since(start)
+		b.Candidates += hi - off
+		for i := range hi - off {
+			if add(dec[i*t : (i+1)*t]) {
+				b.Novel++
+				novel++
+			}
+		}
+	}
+	return nil
 }
 
 // boxCandidates returns c latent candidates per anchor (N·C×D), Sobol or uniform points in each anchor's

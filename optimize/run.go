@@ -70,6 +70,8 @@ type Args struct {
 	Minimize bool `json:",omitempty"`
 	// NoFlow is the ablation without the flow: the GP screens GA children alone (bo.Config.NoFlow).
 	NoFlow bool `json:",omitempty"`
+	// CandidateTarget stops decoding an anchor's candidates once this many are new (bo.Config.CandidateTarget).
+	CandidateTarget int `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
 	RequestSize int
@@ -196,6 +198,12 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 		cfg.Offspring = a.Offspring
 	case a.Offspring == -1:
 		cfg.Offspring = 0
+	}
+	if a.CandidateTarget != 0 {
+		if a.CandidateTarget < 0 || cfg.Screen != bo.ScreenTokens {
+			return cfg, errors.New("-candidate-target needs -variant screened and must not be negative")
+		}
+		cfg.CandidateTarget = a.CandidateTarget
 	}
 	if a.NoFlow {
 		if cfg.Screen != bo.ScreenTokens || cfg.Offspring == 0 {

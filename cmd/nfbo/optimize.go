@@ -169,6 +169,8 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.IntVar(&a.Candidates, "candidates", 0, "candidates per trust region; 0 means 1000 with -variant screened, min(50000, max(2000, 200·D))/anchors with reference")
 	fs.IntVar(&a.Anchors, "anchors", 0, "trust regions per iteration; 0 means the preset's")
 	fs.IntVar(&a.Queries, "queries", 0, "Thompson-sampled proposals per trust region; 0 means the preset's")
+	fs.IntVar(&a.CandidateTarget, "candidate-target", 0, "screened variant: decode each trust region's candidates a chunk at a time "+
+		"and stop once `N` are new molecules (0: decode all of them); a lever against decoding molecules already seen, not yet a default")
 	fs.BoolVar(&a.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
 		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
 	fs.BoolVar(&a.Minimize, "minimize", false, "lower scores are better (a docking energy, the sa task): the optimiser maximises −score, "+
