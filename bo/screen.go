@@ -162,8 +162,12 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 					b.Novel++
 				}
 			}
-		} else if err := o.decodeToTarget(ctx, lat[a*c*d:(a+1)*c*d], b, add); err != nil {
-			return nil, err
+		} else {
+			spent, err := o.decodeToTarget(ctx, lat[a*c*d:(a+1)*c*d], b, add)
+			if err != nil {
+				return nil, err
+			}
+			start = start.Add(spent) // the decoding is the Decode phase's, not the candidates'
 		}
 		fromFlow = len(poolKey)
 		for range cfg.Offspring {
@@ -193,20 +197,23 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 
 // decodeToTarget decodes an anchor's latent candidates lat (C×D) a chunk at a time, offering each to add, until
 // Config.CandidateTarget of them were new molecules or all are decoded: when most candidates decode to molecules
-// already seen, the anchor decodes them all as before; when most are new, it stops early.
-func (o *Optimizer) decodeToTarget(ctx context.Context, lat []float64, b *batch, add func([]int) bool) error {
+// already seen, the anchor decodes them all as before; when most are new, it stops early. It returns the time
+// spent decoding (also added to the Decode phase).
+func (o *Optimizer) decodeToTarget(ctx context.Context, lat []float64, b *batch, add func([]int) bool) (time.Duration, error) {
 	t, d := o.t, o.d
 	c := len(lat) / d
 	chunk := max(o.cfg.Queries, c/8)
 	dec := make([]int, chunk*t)
 	novel := 0
+	var spent time.Duration
 	for off := 0; off < c && novel < o.cfg.CandidateTarget; off += chunk {
 		hi := min(off+chunk, c)
 		o.phase("decoding the candidates")
 		start := time.Now()
 		if err := o.prob.Flow.Decode(ctx, dec[:(hi-off)*t], lat[off*d:hi*d]); err != nil {
-			return fmt.Errorf("bo: decode candidates: %w", err)
+			return spent, fmt.Errorf("bo: decode candidates: %w", err)
 		}
+		spent += time.Since(start)
 		o.times.Decode += time.Since(start)
 		b.Candidates += hi - off
 		for i := range hi - off {
@@ -216,7 +223,7 @@ func (o *Optimizer) decodeToTarget(ctx context.Context, lat []float64, b *batch,
 			}
 		}
 	}
-	return nil
+	return spent, nil
 }
 
 // boxCandidates returns c latent candidates per anchor (N·C×D), Sobol or uniform points in each anchor's
