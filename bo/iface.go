@@ -50,7 +50,9 @@ type CallCounter interface {
 	Calls() int
 }
 
-// Surrogate is the model of the objective over latents.
+// Surrogate is the model of the objective over feature vectors: the latents (D = T·F) in the reference variant
+// (ScreenLatent, a deep-kernel SVGP), the molecules' token counts (TokenFeatureLen) in the screened one
+// (ScreenTokens, an exact GP), whichever Config.Screen chooses.
 type Surrogate interface {
 	// Fit trains the model for epochs passes over z (B×D) and y (B).
 	Fit(ctx context.Context, z, y []float64, epochs int, rng *rand.Rand) error
