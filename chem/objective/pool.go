@@ -469,134 +469,10 @@ func (pl *Pool) run(ctx context.Context, n int, fn chunkFunc, poison func(i int,
 	if per := (n + pl.opts.workers() - 1) / pl.opts.workers(); per < size {
 		size = per
 	}
-	retries := pl.opts.retries()
-	type span struct{ lo, hi int }
+	r := &poolRun{pl: pl, ctx: ctx, fn: fn, poison: poison, deliver: deliver, done: done, retries: pl.opts.retries(),
+		stopped: make(chan struct{})}
 	jobs := make(chan span)
-
-	var (
-		mu       sync.Mutex // guards firstErr, done and the calls of deliver
-		firstErr error
-		stopped  = make(chan struct{})
-		stopOnce sync.Once
-		wg       sync.WaitGroup
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
-		stopOnce.Do(func() { close(stopped) })
-	}
-	finish := func(lo, hi int) error {
-		mu.Lock()
-		defer mu.Unlock()
-		for i := lo; i < hi; i++ {
-			done[i] = true
-		}
-		if deliver == nil {
-			return nil
-		}
-		return deliver(lo, hi)
-	}
-
-	// try sends [lo, hi) once. It returns the request's failure, nil when
-	// the answer was delivered, or a fatal error that ends the run.
-	try := func(s *slot, lo, hi int) (failed, fatal error) {
-		select {
-		case <-stopped:
-			return nil, errStopped
-		default:
-		}
-		answered, err := fn(ctx, s, lo, hi)
-		switch {
-		case err == nil:
-			if err := pl.noteAnswer(s, answered, "no usable score for its only molecule"); err != nil {
-				return nil, err
-			}
-			return nil, finish(lo, hi)
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case isFatal(err):
-			return nil, err
-		}
-		return err, pl.noteFailure(s, err)
-	}
-	// isolate gives item i, which failed once as a half, its remaining
-	// attempts, and poisons it if they all fail.
-	isolate := func(s *slot, i int, last error) error {
-		for a := 1; a <= retries; a++ {
-			pl.warnf("objective: molecule %d: %v; retry %d of %d on a fresh worker", i, last, a, retries)
-			failed, fatal := try(s, i, i+1)
-			if fatal != nil {
-				return fatal
-			}
-			if failed == nil {
-				return nil
-			}
-			last = failed
-		}
-		pl.warnf("objective: molecule %d: %v; no answer after %d attempts: it scores 0 and is not paid for", i, last, retries+1)
-		poison(i, last)
-		return finish(i, i+1)
-	}
-	// split tries both halves of [lo, hi), which failed, once each before
-	// searching either further, so that a half that works is answered (and
-	// ends the streak of failures) before the search goes on in the other.
-	var split func(s *slot, lo, hi int) error
-	split = func(s *slot, lo, hi int) error {
-		mid := lo + (hi-lo)/2
-		halves := []span{{lo, mid}, {mid, hi}}
-		var failed [2]error
-		for k, h := range halves {
-			f, fatal := try(s, h.lo, h.hi)
-			if fatal != nil {
-				return fatal
-			}
-			failed[k] = f
-		}
-		for k, h := range halves {
-			switch {
-			case failed[k] == nil:
-			case h.hi-h.lo == 1:
-				if err := isolate(s, h.lo, failed[k]); err != nil {
-					return err
-				}
-			default:
-				pl.warnf("objective: molecules %d to %d: %v; splitting them to find the molecule responsible", h.lo, h.hi-1, failed[k])
-				if err := split(s, h.lo, h.hi); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	// chunk runs [lo, hi) with retries, then bisects.
-	chunk := func(s *slot, lo, hi int) error {
-		var last error
-		for a := 0; a <= retries; a++ {
-			failed, fatal := try(s, lo, hi)
-			if fatal != nil {
-				return fatal
-			}
-			if failed == nil {
-				return nil
-			}
-			last = failed
-			if a < retries {
-				pl.warnf("objective: molecules %d to %d: %v; retry %d of %d on a fresh worker", lo, hi-1, failed, a+1, retries)
-			}
-		}
-		if hi-lo == 1 {
-			pl.warnf("objective: molecule %d: %v; no answer after %d attempts: it scores 0 and is not paid for", lo, last, retries+1)
-			poison(lo, last)
-			return finish(lo, hi)
-		}
-		pl.warnf("objective: molecules %d to %d: %v; giving up after %d attempts and splitting them to find the molecule responsible",
-			lo, hi-1, last, retries+1)
-		return split(s, lo, hi)
-	}
-
+	var wg sync.WaitGroup
 	for w := 0; w < pl.opts.workers(); w++ {
 		wg.Add(1)
 		go func() {
@@ -604,13 +480,13 @@ func (pl *Pool) run(ctx context.Context, n int, fn chunkFunc, poison func(i int,
 			for sp := range jobs {
 				s, err := pl.acquire(ctx)
 				if err != nil {
-					fail(err)
+					r.fail(err)
 					continue
 				}
-				err = chunk(s, sp.lo, sp.hi)
+				err = r.chunk(s, sp.lo, sp.hi)
 				pl.slots <- s
 				if err != nil && err != errStopped {
-					fail(err)
+					r.fail(err)
 				}
 			}
 		}()
@@ -620,7 +496,7 @@ feed:
 		hi := min(lo+size, n)
 		select {
 		case jobs <- span{lo, hi}:
-		case <-stopped:
+		case <-r.stopped:
 			break feed
 		case <-ctx.Done():
 			break feed
@@ -628,12 +504,151 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
-	if firstErr == nil && ctx.Err() != nil && slices.Contains(done, false) {
+	if r.firstErr == nil && ctx.Err() != nil && slices.Contains(done, false) {
 		// Interrupted before every molecule was answered. A batch whose last answers came in after the
 		// interrupt (the requests in flight are waited for) is complete, and not an error.
-		firstErr = ctx.Err()
+		r.firstErr = ctx.Err()
 	}
-	return done, firstErr
+	return done, r.firstErr
+}
+
+// span is a range [lo, hi) of a batch's molecules: one request.
+type span struct{ lo, hi int }
+
+// poolRun is one Pool.run: its requests, their retries and bisection, and what came of them.
+type poolRun struct {
+	pl      *Pool
+	ctx     context.Context
+	fn      chunkFunc
+	poison  func(i int, err error)
+	deliver func(lo, hi int) error
+	retries int
+
+	mu       sync.Mutex // guards firstErr, done and the calls of deliver
+	done     []bool
+	firstErr error
+	stopped  chan struct{} // closed by the first failure: no request is sent after it
+	stopOnce sync.Once
+}
+
+// fail records the run's first error and stops it.
+func (r *poolRun) fail(err error) {
+	r.mu.Lock()
+	if r.firstErr == nil {
+		r.firstErr = err
+	}
+	r.mu.Unlock()
+	r.stopOnce.Do(func() { close(r.stopped) })
+}
+
+// finish marks [lo, hi) answered and delivers it.
+func (r *poolRun) finish(lo, hi int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := lo; i < hi; i++ {
+		r.done[i] = true
+	}
+	if r.deliver == nil {
+		return nil
+	}
+	return r.deliver(lo, hi)
+}
+
+// try sends [lo, hi) once. It returns the request's failure, nil when the answer was delivered, or a fatal
+// error that ends the run.
+func (r *poolRun) try(s *slot, lo, hi int) (failed, fatal error) {
+	select {
+	case <-r.stopped:
+		return nil, errStopped
+	default:
+	}
+	answered, err := r.fn(r.ctx, s, lo, hi)
+	switch {
+	case err == nil:
+		if err := r.pl.noteAnswer(s, answered, "no usable score for its only molecule"); err != nil {
+			return nil, err
+		}
+		return nil, r.finish(lo, hi)
+	case r.ctx.Err() != nil:
+		return nil, r.ctx.Err()
+	case isFatal(err):
+		return nil, err
+	}
+	return err, r.pl.noteFailure(s, err)
+}
+
+// isolate gives item i, which failed once as a half, its remaining attempts, and poisons it if they all fail.
+func (r *poolRun) isolate(s *slot, i int, last error) error {
+	for a := 1; a <= r.retries; a++ {
+		r.pl.warnf("objective: molecule %d: %v; retry %d of %d on a fresh worker", i, last, a, r.retries)
+		failed, fatal := r.try(s, i, i+1)
+		if fatal != nil {
+			return fatal
+		}
+		if failed == nil {
+			return nil
+		}
+		last = failed
+	}
+	r.pl.warnf("objective: molecule %d: %v; no answer after %d attempts: it scores 0 and is not paid for", i, last, r.retries+1)
+	r.poison(i, last)
+	return r.finish(i, i+1)
+}
+
+// split tries both halves of [lo, hi), which failed, once each before searching either further, so that a
+// half that works is answered (and ends the streak of failures) before the search goes on in the other.
+func (r *poolRun) split(s *slot, lo, hi int) error {
+	mid := lo + (hi-lo)/2
+	halves := []span{{lo, mid}, {mid, hi}}
+	var failed [2]error
+	for k, h := range halves {
+		f, fatal := r.try(s, h.lo, h.hi)
+		if fatal != nil {
+			return fatal
+		}
+		failed[k] = f
+	}
+	for k, h := range halves {
+		switch {
+		case failed[k] == nil:
+		case h.hi-h.lo == 1:
+			if err := r.isolate(s, h.lo, failed[k]); err != nil {
+				return err
+			}
+		default:
+			r.pl.warnf("objective: molecules %d to %d: %v; splitting them to find the molecule responsible", h.lo, h.hi-1, failed[k])
+			if err := r.split(s, h.lo, h.hi); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// chunk runs [lo, hi) with retries, then bisects.
+func (r *poolRun) chunk(s *slot, lo, hi int) error {
+	var last error
+	for a := 0; a <= r.retries; a++ {
+		failed, fatal := r.try(s, lo, hi)
+		if fatal != nil {
+			return fatal
+		}
+		if failed == nil {
+			return nil
+		}
+		last = failed
+		if a < r.retries {
+			r.pl.warnf("objective: molecules %d to %d: %v; retry %d of %d on a fresh worker", lo, hi-1, failed, a+1, r.retries)
+		}
+	}
+	if hi-lo == 1 {
+		r.pl.warnf("objective: molecule %d: %v; no answer after %d attempts: it scores 0 and is not paid for", lo, last, r.retries+1)
+		r.poison(lo, last)
+		return r.finish(lo, hi)
+	}
+	r.pl.warnf("objective: molecules %d to %d: %v; giving up after %d attempts and splitting them to find the molecule responsible",
+		lo, hi-1, last, r.retries+1)
+	return r.split(s, lo, hi)
 }
 
 // ScoreTask scores smiles for the named task on the pool's workers.

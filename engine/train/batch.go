@@ -112,17 +112,7 @@ func prepareBatch(p *model.Params, seqs [][]int, lens []int, B int, sigma float6
 	if rng == nil {
 		return in
 	}
-	for t := range T {
-		for b := range len(seqs) {
-			if t >= lenOf(b) {
-				continue
-			}
-			r := t*B + b
-			if j := rng.IntN(V); j != seqs[b][t] {
-				in.neg[r] = int32(j)
-			}
-		}
-	}
+	drawNegatives(in.neg, seqs, lenOf, T, B, V, rng)
 	en := normalisedEmbeddings(p)
 	// Each weighted row draws its noise from a PCG stream of its own,
 	// seeded from rng in row order, so the rows can be drawn on every core
@@ -193,6 +183,22 @@ func prepareBatch(p *model.Params, seqs [][]int, lens []int, B int, sigma float6
 		}
 	}
 	return in
+}
+
+// drawNegatives draws the similarity loss's negative token of every weighted row (t-major, row t·B + b of
+// neg, T×B), uniformly from the V tokens, in row order from rng; a draw that is the row's own token leaves -1
+// (no negative).
+func drawNegatives(neg []int32, seqs [][]int, lenOf func(b int) int, T, B, V int, rng *rand.Rand) {
+	for t := range T {
+		for b := range len(seqs) {
+			if t >= lenOf(b) {
+				continue
+			}
+			if j := rng.IntN(V); j != seqs[b][t] {
+				neg[t*B+b] = int32(j)
+			}
+		}
+	}
 }
 
 // argmax returns the index of the largest entry of x (the first of ties).

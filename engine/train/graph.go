@@ -317,7 +317,7 @@ func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opt
 	if cfg.T < 2 {
 		return nil, fmt.Errorf("train: seq_len %d must be at least 2", cfg.T)
 	}
-	T, F, H, V := cfg.T, cfg.F, cfg.H, cfg.V
+	T, F, V := cfg.T, cfg.F, cfg.V
 	N := T * B
 
 	fg := &flowGraph{cfg: cfg, kind: kind, dt: dt, B: B, N: N,
@@ -370,50 +370,7 @@ func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opt
 	y := vhat
 	var logdet *G.Node // [N], Σ over blocks, couplings and dims of log|du/dw|
 	for k, blk := range p.Blocks {
-		ctx := fg.lstm(b, k, blk, y)
-		if fg.dropout {
-			m := b.input(fmt.Sprintf("dropctx.%d", k), N, H)
-			fg.ctxMask = append(fg.ctxMask, m)
-			if fg.lstmOp {
-				ctx = b.dropout(fmt.Sprintf("ctx.%d", k), ctx, m.node)
-			} else {
-				ctx = b.had(ctx, m.node) // the elementary form, the fused one's oracle
-			}
-		}
-		var lo, hi *G.Node
-		if fg.couplingOp {
-			lo, hi = b.block(fmt.Sprintf("lo.%d", k), y, 0, N, 0, F/2), b.block(fmt.Sprintf("hi.%d", k), y, 0, N, F/2, F)
-		} else {
-			lo, hi = b.pickCol(y, 2, 0), b.pickCol(y, 2, 1) // the elementary form, the fused one's oracle
-		}
-		for j, cp := range blk.Couplings {
-			rev := model.Reversed(k, j)
-			cond, w := lo, hi
-			if rev {
-				cond, w = hi, lo
-			}
-			var u, ldRow *G.Node
-			if fg.couplingOp {
-				u, ldRow = fg.fusedCoupling(b, fmt.Sprintf("%d.%d", k, j), cp, cond, ctx, w)
-			} else {
-				u, ldRow = fg.nodeCoupling(b, cp, cond, ctx, w)
-			}
-			if logdet == nil {
-				logdet = ldRow
-			} else {
-				logdet = b.add(logdet, ldRow)
-			}
-			if rev {
-				lo = u
-			} else {
-				hi = u
-			}
-		}
-		if fg.couplingOp {
-			y = b.join(fmt.Sprintf("y.%d", k), lo, hi)
-		} else {
-			y = b.concat(1, lo, hi)
-		}
+		y, logdet = fg.flowBlock(b, k, blk, y, logdet)
 	}
 
 	// log p_t = Σ_i log N(ε_i; 0, 1) + Σ log|du/dw|; nll = −log p_t.
@@ -445,6 +402,58 @@ func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opt
 	fg.nodes = len(fg.g.AllNodes())
 	fg.vm = G.NewTapeMachine(fg.g)
 	return fg, nil
+}
+
+// flowBlock adds block k of the flow to the graph: its LSTM context (with dropout when training) and its
+// couplings over y's two halves; it returns the block's output and logdet with the couplings' log-determinant
+// rows added (logdet nil before the first).
+func (fg *flowGraph) flowBlock(b *builder, k int, blk model.Block, y, logdet *G.Node) (*G.Node, *G.Node) {
+	N, H, F := fg.N, fg.cfg.H, fg.cfg.F
+	ctx := fg.lstm(b, k, blk, y)
+	if fg.dropout {
+		m := b.input(fmt.Sprintf("dropctx.%d", k), N, H)
+		fg.ctxMask = append(fg.ctxMask, m)
+		if fg.lstmOp {
+			ctx = b.dropout(fmt.Sprintf("ctx.%d", k), ctx, m.node)
+		} else {
+			ctx = b.had(ctx, m.node) // the elementary form, the fused one's oracle
+		}
+	}
+	var lo, hi *G.Node
+	if fg.couplingOp {
+		lo, hi = b.block(fmt.Sprintf("lo.%d", k), y, 0, N, 0, F/2), b.block(fmt.Sprintf("hi.%d", k), y, 0, N, F/2, F)
+	} else {
+		lo, hi = b.pickCol(y, 2, 0), b.pickCol(y, 2, 1) // the elementary form, the fused one's oracle
+	}
+	for j, cp := range blk.Couplings {
+		rev := model.Reversed(k, j)
+		cond, w := lo, hi
+		if rev {
+			cond, w = hi, lo
+		}
+		var u, ldRow *G.Node
+		if fg.couplingOp {
+			u, ldRow = fg.fusedCoupling(b, fmt.Sprintf("%d.%d", k, j), cp, cond, ctx, w)
+		} else {
+			u, ldRow = fg.nodeCoupling(b, cp, cond, ctx, w)
+		}
+		if logdet == nil {
+			logdet = ldRow
+		} else {
+			logdet = b.add(logdet, ldRow)
+		}
+		if rev {
+			lo = u
+		} else {
+			hi = u
+		}
+	}
+	if fg.couplingOp {
+		y = b.join(fmt.Sprintf("y.%d", k), lo, hi)
+	} else {
+		y = b.concat(1, lo, hi)
+	}
+	return y, logdet
 }
 
 // setLengths sets the padded length of each of the B sequences (nil: T
