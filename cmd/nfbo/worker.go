@@ -164,8 +164,9 @@ flight, started once.
 A molecule leaves the queue only once its result is published. A worker that
 dies (kill -9, a power cut) loses the molecules it was scoring: the server
 gives them to another worker after -ack-wait. A molecule on which the
-objective fails -max-deliver times (its program crashes or hangs on it, on
-whichever workers) is answered as failed, and the optimiser treats it as
+objective fails -max-deliver times (its program crashes or hangs on it, or
+its worker dies, on whichever workers: the server cannot tell a dead worker
+from a hung one) is answered as failed, and the optimiser treats it as
 invalid without paying for it. Ctrl-C (or SIGTERM) takes no new molecule and
 waits for those in flight, whose scores are published; a second Ctrl-C stops
 at once, and those molecules go to another worker after -ack-wait.
