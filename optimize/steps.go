@@ -263,6 +263,15 @@ func (r *runState) payInitial(ctx context.Context) (stop bool, err error) {
 		}
 		r.initCalls = len(calls)
 	}
+	if a.Resume && r.info.InitialCalls > 0 && r.info.InitialCalls != r.initCalls {
+		// The optimiser's budget was fixed when the run first paid for its initial molecules (run.json's
+		// InitialCalls, in its config.json too). A molecule the objective gave up on then is sent again on a
+		// resume and may be paid now: its call comes out of the optimiser's share, so the run goes on as the
+		// run it was, and its log still ends with total calls.
+		r.warnf("%d initial molecules are paid for now against %d when the run began (one the objective gave up on was "+
+			"answered this time); the optimiser's budget stays %d", r.initCalls, r.info.InitialCalls, r.total-r.info.InitialCalls)
+		r.initCalls = r.info.InitialCalls
+	}
 	r.cfg.Budget = r.total - r.initCalls // the optimiser's new calls: what the initial molecules left of total
 	r.cfg.RunDir = a.Out
 	r.info.Initial = len(r.mols)

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nfbo/nfbo/rundir"
+)
+
+// failingOracle scores len(SMILES)/10. While $FAIL_CCO is set it crashes on any request holding CCO (so that the
+// pool gives up on that molecule: it scores 0, unpaid); while $CLOSE_AT is set it refuses every request once
+// that many molecules were scored (counted in the file $STATE, across restarts), which stops the run.
+const failingOracle = `import json, os, sys
+state = os.environ["STATE"]
+for line in sys.stdin:
+    req = json.loads(line)
+    smiles = req["smiles"]
+    if os.environ.get("FAIL_CCO") and "CCO" in smiles:
+        sys.exit(3)
+    done = open(state).read().count("x") if os.path.exists(state) else 0
+    if os.environ.get("CLOSE_AT") and done >= int(os.environ["CLOSE_AT"]):
+        resp = {"ok": False, "error": "the lab is closed"}
+    else:
+        resp = {"ok": True, "scores": [len(s) / 10 for s in smiles], "errors": ["" for s in smiles]}
+        with open(state, "a") as f:
+            f.write("x" * len(smiles))
+    resp["id"] = req.get("id")
+    print(json.dumps(resp), flush=True)
+`
+
+// TestResumeAfterGivenUpInitialMolecule: an initial molecule the objective gave up on (unpaid) is sent again
+// when the run resumes and paid this time; the run goes on (it was refused with "the configuration differs"),
+// and its log ends with exactly the budget.
+func TestResumeAfterGivenUpInitialMolecule(t *testing.T) {
+	needRDKit(t)
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	script := filepath.Join(dir, "failing.py")
+	if err := os.WriteFile(script, []byte(failingOracle), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	python := strings.Fields(lengthOracle(t, dir))[0]
+	init := filepath.Join(dir, "init.smi")
+	os.WriteFile(init, []byte("CCO\nc1ccccc1O\nCC(=O)Nc1ccc(O)cc1\nCCN(CC)CC\nCC(C)Cc1ccc(cc1)C(C)C(=O)O\nOCC(O)CO\n"), 0o644)
+	run := filepath.Join(dir, "run")
+	flags := []string{"-task", "demo", "-objective-cmd", python + " " + script, "-init", init, "-budget", "16",
+		"-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir, "-rules", "none", "-out", run}
+	t.Setenv("STATE", filepath.Join(dir, "scored"))
+	t.Setenv("FAIL_CCO", "1")
+	t.Setenv("CLOSE_AT", "5")
+	_, stderr, err := runCmd(t, newOptimizeCmd(), "", flags...)
+	if err == nil {
+		t.Fatalf("the first leg finished; want it stopped by the closed lab\n%s", stderr)
+	}
+	if smiles, _ := readLogSMILES(t, filepath.Join(run, rundir.EvalLogFile)); len(smiles) != 5 {
+		t.Fatalf("%d calls after the first leg, want the 5 initial molecules but CCO", len(smiles))
+	}
+	os.Unsetenv("FAIL_CCO")
+	os.Unsetenv("CLOSE_AT")
+	stdout, stderr, err := runCmd(t, newOptimizeCmd(), "", append(flags, "-resume")...)
+	if err != nil {
+		t.Fatalf("resume: %v\n%s\n%s", err, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "6 initial molecules are paid for now against 5") {
+		t.Errorf("no word of the molecule paid on resume:\n%s", stderr)
+	}
+	smiles, _ := readLogSMILES(t, filepath.Join(run, rundir.EvalLogFile))
+	if len(smiles) != 16 {
+		t.Errorf("%d calls in the log, want the budget 16", len(smiles))
+	}
+	seen := map[string]bool{}
+	for _, s := range smiles {
+		if seen[s] {
+			t.Errorf("%s paid twice", s)
+		}
+		seen[s] = true
+	}
+	if !seen["CCO"] {
+		t.Error("CCO was not paid on resume")
+	}
+}
