@@ -48,6 +48,7 @@ var allowed = map[string][]string{
 	"bo/flowstats":           {"bo", "model", "model/modeltest"},
 	"rundir":                 {},
 	"asktell":                {"chem/objective", "rundir"},
+	"labserve":               {"asktell", "bo/bench", "rundir"},
 	"optimize": {"bo", "bo/baseline", "bo/bench", "chem/molseq", "chem/objective", "chem/rules", "chem/sdf", "chem/selfies", "chem/smiles",
 		"chem/objective/queue", "chem/vocab", "engine/seqflow", "engine/train", "internal/buildinfo", "model", "rundir"},
 	"pretrain": {"chem/selfies", "chem/smiles", "chem/vocab", "engine/step", "engine/train", "model"},
