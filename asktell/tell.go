@@ -758,6 +758,25 @@ func Tell(ctx context.Context, dir, name string, rows []Told, opts Options) (Sum
 	return sum, nil
 }
 
+// TellRun tells rows, read from the file name, to the run in dir, whose lock the caller holds and whose run.json
+// it read as info: Tell with the run's task and budget, then run.json's count of calls brought up to the log's.
+// It is the one writer of run.json after a tell (nfbo tell and nfbo serve call it). An error from Tell says
+// that nothing was applied; one from writing run.json says that the scores are in the log (the next tell or
+// ask brings run.json up to date).
+func TellRun(ctx context.Context, dir, name string, rows []Told, info rundir.Info, warnf func(format string, args ...any)) (Summary, error) {
+	sum, err := Tell(ctx, dir, name, rows, Options{Task: info.Task, Limit: info.Budget, Warnf: warnf})
+	if err != nil {
+		return sum, fmt.Errorf("%w; nothing was applied", err)
+	}
+	if sum.Calls > info.Calls {
+		info.Calls = sum.Calls
+		if err := rundir.WriteInfo(dir, info); err != nil {
+			return sum, fmt.Errorf("the scores are in the log, but %w", err)
+		}
+	}
+	return sum, nil
+}
+
 // toldObjective answers the molecules of a tell from its rows.
 type toldObjective map[string]objective.Result
 

@@ -18,6 +18,12 @@
 // Every package that reads or writes one of these files takes its name
 // from here; bo writes the checkpoint and the pending batch itself, since
 // their contents are the optimiser's.
+//
+// run.json has two writers, both through WriteInfo and with the directory's
+// lock held: optimize, which makes it and updates it as a run (or an ask)
+// goes on, and asktell.TellRun, which brings its count of calls up to the
+// evaluation log's after a tell (nfbo tell, nfbo serve). The command writes
+// no run file itself.
 package rundir
 
 import (

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nfbo/nfbo/labserve"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -38,7 +39,7 @@ func TestServeConcurrentClients(t *testing.T) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(c), 7))
 			for round := 0; round < 200; round++ {
-				var rep askReply
+				var rep labserve.AskReply
 				if code := call(t, "POST", base+"/v1/ask", "", &rep); code != 200 {
 					mu.Lock()
 					refused = append(refused, fmt.Sprintf("client %d: ask: %d", c, code))
@@ -90,7 +91,7 @@ func TestServeConcurrentClients(t *testing.T) {
 			t.Errorf("call %d: %s scored %v", i+1, s, scores[i])
 		}
 	}
-	var st statusReply
+	var st labserve.StatusReply
 	if code := call(t, "GET", base+"/v1/status", "", &st); code != 200 || !st.Finished || st.Calls != budget || len(st.Awaiting) != 0 {
 		t.Errorf("status at the end: %d %+v\n%s", code, st, stderr)
 	}
@@ -107,7 +108,7 @@ func TestServeAskN(t *testing.T) {
 	writeTinyModel(t, dir)
 	base, stderr := startServe(t, "-run", filepath.Join(dir, "run"), "-task", "demo", "-init", guacamol100, "-init-count", "6",
 		"-budget", "16", "-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir)
-	var a, b, all askReply
+	var a, b, all labserve.AskReply
 	if code := call(t, "POST", base+"/v1/ask?n=2", "", &a); code != 200 || len(a.Batch) != 2 || a.Batch[1].ID != "m2" {
 		t.Fatalf("ask?n=2: %d %+v\n%s", code, a, stderr)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/nfbo/nfbo/labserve"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -46,7 +47,7 @@ scores and calls (RDKit canonical SMILES).`,
 		if *asJSON {
 			enc := json.NewEncoder(cmd.Stdout)
 			enc.SetIndent("", "  ")
-			return enc.Encode(newStatusReply(st))
+			return enc.Encode(labserve.NewStatusReply(st))
 		}
 		i := st.Info
 		state := "not finished"
@@ -65,9 +66,9 @@ scores and calls (RDKit canonical SMILES).`,
 			fmt.Fprintf(cmd.Stdout, "%d molecules await scores (tell them with nfbo tell -run %s FILE):\n", len(st.Awaiting), *dir)
 			for _, m := range st.Awaiting {
 				if m.Name != "" {
-					fmt.Fprintf(cmd.Stdout, "  %s  %s  (%s)\n", m.ID, displaySMILES(m), m.Name)
+					fmt.Fprintf(cmd.Stdout, "  %s  %s  (%s)\n", m.ID, labserve.DisplaySMILES(m), m.Name)
 				} else {
-					fmt.Fprintf(cmd.Stdout, "  %s  %s\n", m.ID, displaySMILES(m))
+					fmt.Fprintf(cmd.Stdout, "  %s  %s\n", m.ID, labserve.DisplaySMILES(m))
 				}
 			}
 		}

@@ -76,15 +76,9 @@ cannot be changed) is rejected with FILE:LINE and changes nothing.`,
 		}
 		defer unlock()
 		warnf := func(format string, args ...any) { fmt.Fprintf(cmd.Stderr, "nfbo tell: "+format+"\n", args...) }
-		sum, err := asktell.Tell(ctx, *dir, name, rows, asktell.Options{Task: info.Task, Limit: info.Budget, Warnf: warnf})
+		sum, err := asktell.TellRun(ctx, *dir, name, rows, info, warnf)
 		if err != nil {
-			return fmt.Errorf("tell: %w; nothing was applied", err)
-		}
-		if sum.Calls > info.Calls {
-			info.Calls = sum.Calls
-			if err := rundir.WriteInfo(*dir, info); err != nil {
-				return fmt.Errorf("tell: the scores are in the log, but %w", err)
-			}
+			return fmt.Errorf("tell: %w", err)
 		}
 		fmt.Fprintf(cmd.Stdout, "told %d new scores (%d rows already told); %d calls paid of %d; %d molecules await scores\n",
 			sum.New, sum.Repeated, sum.Calls, info.Budget, sum.Awaiting)
