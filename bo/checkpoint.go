@@ -3,12 +3,10 @@ package bo
 import (
 	"bytes"
 	"encoding"
-	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,7 +14,7 @@ import (
 	"github.com/nfbo/nfbo/rundir"
 )
 
-// checkpointData is what rundir.CheckpointFile holds, inside an envelope (see sealFile).
+// checkpointData is what rundir.CheckpointFile holds, a gob stream sealed by rundir.Seal.
 type checkpointData struct {
 	Version   int
 	State     state
@@ -31,29 +29,6 @@ type checkpointData struct {
 
 const checkpointVersion = 1
 
-// rundir.CheckpointFile and rundir.PendingFile are a gob stream in an envelope that tells a damaged file from a good one
-// before anything in it is used:
-//
-//	magic    8 bytes  "NFBOCKP\x01" (checkpoint) or "NFBOPND\x01" (pending batch)
-//	length   8 bytes  payload length, little-endian
-//	CRC-32C  4 bytes  Castagnoli CRC of the payload, little-endian
-//	payload  the gob stream
-//
-// Files written before the envelope existed are a bare gob stream; they are still read, unchecked (see
-// RunDirState.Unchecked), and the next checkpoint is written with the envelope.
-const (
-	envelopeHeader  = 20
-	checkpointMagic = "NFBOCKP\x01"
-	pendingMagic    = "NFBOPND\x01"
-	envelopePrefix  = "NFBO" // every envelope's magic starts so; a bare gob stream never does
-)
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// ErrDamaged is wrapped by the *RunDirError of a checkpoint or pending file whose envelope does not check: a
-// wrong length or checksum, or a payload that does not decode.
-var ErrDamaged = errors.New("damaged")
-
 // RunDirError reports a file of a run directory that cannot be used: damaged, written by an incompatible
 // version of nfbo, or made for another run (another sequence length, say). Resuming again gives the same error.
 type RunDirError struct {
@@ -67,48 +42,14 @@ func (e *RunDirError) Error() string { return fmt.Sprintf("bo: %s: %v", e.Path, 
 // Unwrap returns the problem.
 func (e *RunDirError) Unwrap() error { return e.Err }
 
-// sealFile returns payload in an envelope with the given magic.
-func sealFile(magic string, payload []byte) []byte {
-	out := make([]byte, envelopeHeader, envelopeHeader+len(payload))
-	copy(out, magic)
-	binary.LittleEndian.PutUint64(out[8:], uint64(len(payload)))
-	binary.LittleEndian.PutUint32(out[16:], crc32.Checksum(payload, castagnoli))
-	return append(out, payload...)
-}
-
-// openFile returns the payload of a file written by sealFile with the given magic, checked against its length
-// and checksum. A file that does not start with the envelope's prefix is returned whole with sealed false: a
-// bare gob stream from before the envelope.
-func openFile(magic string, data []byte) (payload []byte, sealed bool, err error) {
-	if !bytes.HasPrefix(data, []byte(envelopePrefix)) {
-		return data, false, nil
-	}
-	if len(data) < envelopeHeader {
-		return nil, true, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrDamaged, len(data), envelopeHeader)
-	}
-	if got := string(data[:8]); got != magic {
-		return nil, true, fmt.Errorf("%w or of another kind: header %q, want %q", ErrDamaged, got, magic)
-	}
-	n := binary.LittleEndian.Uint64(data[8:])
-	if n != uint64(len(data)-envelopeHeader) {
-		return nil, true, fmt.Errorf("%w: the header says %d bytes of data, the file holds %d (cut short or appended to)",
-			ErrDamaged, n, len(data)-envelopeHeader)
-	}
-	payload = data[envelopeHeader:]
-	if got, want := crc32.Checksum(payload, castagnoli), binary.LittleEndian.Uint32(data[16:]); got != want {
-		return nil, true, fmt.Errorf("%w: CRC-32C %08x, the header says %08x", ErrDamaged, got, want)
-	}
-	return payload, true, nil
-}
-
 // decodeCheckpoint checks and decodes the bytes of a rundir.CheckpointFile.
 func decodeCheckpoint(data []byte) (c checkpointData, sealed bool, err error) {
-	payload, sealed, err := openFile(checkpointMagic, data)
+	payload, sealed, err := rundir.Unseal(rundir.CheckpointMagic, data)
 	if err != nil {
 		return c, sealed, err
 	}
 	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&c); err != nil {
-		return c, sealed, fmt.Errorf("%w: %v", ErrDamaged, err)
+		return c, sealed, fmt.Errorf("%w: %v", rundir.ErrDamaged, err)
 	}
 	if c.Version != checkpointVersion {
 		return c, sealed, fmt.Errorf("checkpoint version %d, this nfbo reads version %d", c.Version, checkpointVersion)
@@ -118,12 +59,12 @@ func decodeCheckpoint(data []byte) (c checkpointData, sealed bool, err error) {
 
 // decodePending checks and decodes the bytes of a rundir.PendingFile.
 func decodePending(data []byte) (b batch, sealed bool, err error) {
-	payload, sealed, err := openFile(pendingMagic, data)
+	payload, sealed, err := rundir.Unseal(rundir.PendingMagic, data)
 	if err != nil {
 		return b, sealed, err
 	}
 	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&b); err != nil {
-		return b, sealed, fmt.Errorf("%w: %v", ErrDamaged, err)
+		return b, sealed, fmt.Errorf("%w: %v", rundir.ErrDamaged, err)
 	}
 	return b, sealed, nil
 }
@@ -147,7 +88,7 @@ type RunDirState struct {
 // InspectRunDir checks the checkpoint and the pending batch of the run directory dir, without a Problem: a
 // command calls it before it pays for anything, so that a damaged file stops a resumed run before its first
 // objective call rather than after it. A missing file is not an error. A damaged one is a *RunDirError
-// wrapping ErrDamaged.
+// wrapping rundir.ErrDamaged.
 func InspectRunDir(dir string) (RunDirState, error) {
 	var st RunDirState
 	path := filepath.Join(dir, rundir.CheckpointFile)
@@ -256,7 +197,7 @@ func (o *Optimizer) savePending(b *batch) error {
 	if err := gob.NewEncoder(&buf).Encode(b); err != nil {
 		return fmt.Errorf("bo: encode pending batch: %w", err)
 	}
-	return rundir.WriteFileAtomic(filepath.Join(o.cfg.RunDir, rundir.PendingFile), sealFile(pendingMagic, buf.Bytes()))
+	return rundir.WriteFileAtomic(filepath.Join(o.cfg.RunDir, rundir.PendingFile), rundir.Seal(rundir.PendingMagic, buf.Bytes()))
 }
 
 func (o *Optimizer) restoreRNG(state []byte) error {
@@ -288,7 +229,7 @@ func (o *Optimizer) checkpoint() error {
 	if err := gob.NewEncoder(&buf).Encode(c); err != nil {
 		return fmt.Errorf("bo: encode checkpoint: %w", err)
 	}
-	return rundir.WriteFileAtomic(filepath.Join(o.cfg.RunDir, rundir.CheckpointFile), sealFile(checkpointMagic, buf.Bytes()))
+	return rundir.WriteFileAtomic(filepath.Join(o.cfg.RunDir, rundir.CheckpointFile), rundir.Seal(rundir.CheckpointMagic, buf.Bytes()))
 }
 
 // sameConfig reports whether the saved config.json describes cfg. RunDir is left out of the comparison: it is
@@ -299,6 +240,7 @@ func sameConfig(saved []byte, cfg Config) error {
 		return fmt.Errorf("read saved configuration: %w", err)
 	}
 	was.RunDir, cfg.RunDir = "", ""
+	was = was.own()
 	a, err := json.Marshal(was)
 	if err != nil {
 		return err

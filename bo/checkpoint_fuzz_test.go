@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // smallCheckpoint returns the gob payload of a small checkpoint.
@@ -24,29 +26,29 @@ func smallCheckpoint(t testing.TB) []byte {
 // anywhere in it. The seed corpus (testdata/fuzz/FuzzRunDirFile and the f.Add calls) runs in every go test.
 func FuzzRunDirFile(f *testing.F) {
 	payload := smallCheckpoint(f)
-	f.Add(sealFile(checkpointMagic, payload))
+	f.Add(rundir.Seal(rundir.CheckpointMagic, payload))
 	f.Add(payload) // a checkpoint from before the envelope
-	f.Add(sealFile(pendingMagic, payload))
-	f.Add([]byte(envelopePrefix))
+	f.Add(rundir.Seal(rundir.PendingMagic, payload))
+	f.Add([]byte("NFBO"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if _, sealed, err := decodeCheckpoint(data); err == nil && sealed {
-			if p, _, _ := openFile(checkpointMagic, data); !bytes.Equal(sealFile(checkpointMagic, p), data) {
+			if p, _, _ := rundir.Unseal(rundir.CheckpointMagic, data); !bytes.Equal(rundir.Seal(rundir.CheckpointMagic, p), data) {
 				t.Errorf("an accepted checkpoint is not the envelope of its payload")
 			}
 		}
 		decodePending(data)
-		sealed := sealFile(checkpointMagic, data)
-		got, ok, err := openFile(checkpointMagic, sealed)
+		sealed := rundir.Seal(rundir.CheckpointMagic, data)
+		got, ok, err := rundir.Unseal(rundir.CheckpointMagic, sealed)
 		if err != nil || !ok || !bytes.Equal(got, data) {
 			t.Fatalf("openFile(sealFile(%d bytes)) = %d bytes, %v, %v", len(data), len(got), ok, err)
 		}
 		if len(data) > 0 {
 			i := int(data[0]) * len(sealed) / 256
 			sealed[i] ^= 0x04
-			if _, _, err := openFile(checkpointMagic, sealed); err == nil && bytes.HasPrefix(sealed, []byte(envelopePrefix)) {
+			if _, _, err := rundir.Unseal(rundir.CheckpointMagic, sealed); err == nil && bytes.HasPrefix(sealed, []byte("NFBO")) {
 				t.Errorf("byte %d of %d flipped: accepted", i, len(sealed))
-			} else if err != nil && !errors.Is(err, ErrDamaged) {
+			} else if err != nil && !errors.Is(err, rundir.ErrDamaged) {
 				t.Errorf("byte %d flipped: %v does not wrap ErrDamaged", i, err)
 			}
 		}
@@ -75,7 +77,7 @@ func FuzzSameConfig(f *testing.F) {
 			return
 		}
 		was.RunDir = cfg.RunDir
-		a, _ := json.Marshal(was)
+		a, _ := json.Marshal(was.own())
 		b, _ := json.Marshal(cfg)
 		if same := bytes.Equal(a, b); same != (err == nil) {
 			t.Errorf("%q: sameConfig = %v, but the configurations are equal: %v", data, err, same)

@@ -71,7 +71,7 @@ func TestWriteFileAtomic(t *testing.T) {
 }
 
 // A checkpoint or pending batch damaged on disk is refused, by InspectRunDir before anything is paid and by a
-// resumed Run, with a *RunDirError wrapping ErrDamaged: whichever byte is flipped, and when the file is cut short
+// resumed Run, with a *RunDirError wrapping rundir.ErrDamaged: whichever byte is flipped, and when the file is cut short
 // or appended to. (Before the envelope, most byte flips were loaded silently.)
 func TestRunDirDamage(t *testing.T) {
 	dir := t.TempDir()
@@ -98,15 +98,15 @@ func TestRunDirDamage(t *testing.T) {
 			}
 			_, err := InspectRunDir(dir)
 			var re *RunDirError
-			if !errors.Is(err, ErrDamaged) || !errors.As(err, &re) || re.Path != path {
-				t.Fatalf("%s, %s: InspectRunDir error %v, want a *RunDirError for %s wrapping ErrDamaged", name, what, err, path)
+			if !errors.Is(err, rundir.ErrDamaged) || !errors.As(err, &re) || re.Path != path {
+				t.Fatalf("%s, %s: InspectRunDir error %v, want a *RunDirError for %s wrapping rundir.ErrDamaged", name, what, err, path)
 			}
 		}
 		// Every byte of the header, and about 300 of the payload spread over it (CRC-32C detects every
 		// single-bit error, so more would test the CRC, not the envelope).
 		step := max(1, len(good)/300)
 		for i := 0; i < len(good); i++ {
-			if i >= envelopeHeader && i%step != 0 && i != len(good)-1 {
+			if i >= rundir.EnvelopeHeader && i%step != 0 && i != len(good)-1 {
 				continue
 			}
 			for _, bit := range []byte{0x01, 0x80} {
@@ -116,7 +116,7 @@ func TestRunDirDamage(t *testing.T) {
 			}
 		}
 		damaged("cut short", good[:len(good)-1])
-		damaged("header only", good[:envelopeHeader])
+		damaged("header only", good[:rundir.EnvelopeHeader])
 		damaged("cut in the header", good[:10])
 		damaged("appended to", append(bytes.Clone(good), 0))
 
@@ -127,7 +127,7 @@ func TestRunDirDamage(t *testing.T) {
 		sc := &toyScorer{}
 		_, res, err := runToy(t, toyConfig(dir), memObjective{sc}, 1, nil, context.Background())
 		var re *RunDirError
-		if res.Status != StatusFailed || !errors.Is(err, ErrDamaged) || !errors.As(err, &re) || sc.calls != 0 {
+		if res.Status != StatusFailed || !errors.Is(err, rundir.ErrDamaged) || !errors.As(err, &re) || sc.calls != 0 {
 			t.Errorf("%s: resume of a damaged file: status %v, err %v, %d calls; want a *RunDirError and no call", name, res.Status, err, sc.calls)
 		}
 		os.WriteFile(path, good, 0o644)
@@ -150,7 +150,7 @@ func TestRunDirLegacyCheckpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(path, data[envelopeHeader:], 0o644); err != nil {
+		if err := os.WriteFile(path, data[rundir.EnvelopeHeader:], 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

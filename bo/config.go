@@ -2,6 +2,8 @@ package bo
 
 import (
 	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/nfbo/nfbo/bo/gp"
 )
@@ -21,12 +23,12 @@ const (
 type ScreenKind int
 
 const (
-	// ScreenLatent is the reference: the surrogate (Config.GP's deep-kernel SVGP) models the objective over
+	// ScreenLatent is the reference: the surrogate (LatentSettings.GP's deep-kernel SVGP) models the objective over
 	// latents, Thompson sampling picks q of each anchor's C latent candidates, and only the picks are decoded;
 	// picks that decode to invalid or already-seen molecules are dropped.
 	ScreenLatent ScreenKind = iota
 	// ScreenTokens decodes every latent candidate first, drops the invalid ones and those already seen, adds
-	// Config.Offspring children of the best molecules (Breeder), and lets an exact GP on token counts
+	// TokenSettings.Offspring children of the best molecules (Breeder), and lets an exact GP on token counts
 	// (TokenFeatures), refitted on the data after every iteration, pick q new molecules per anchor by Thompson
 	// sampling of the latent function. Every pick is a new valid molecule, and the surrogate never needs
 	// re-encoding after a fine-tune, since its inputs do not depend on the flow.
@@ -70,28 +72,42 @@ type Config struct {
 	FineTuneNewest int // newest points in the fine-tuning set; if 0, the default is 10
 	TopK           int // best points in the fine-tuning (and update) set; if 0, the default is 1000
 
+	Screen ScreenKind // the variant: ScreenLatent (reference) or ScreenTokens (screened), chosen once
+	// Each variant's own settings, the other's left zero (Resolved refuses them). They are embedded so that
+	// config.json stays one flat object, as it was before the split.
+	LatentSettings
+	TokenSettings
+
+	TRInit float64 // initial trust-region length; if 0, TRLengthInit (0.8, the reference)
+
+	MaxStale int    // stop (StatusConverged) after this many iterations without a new molecule; if 0, 50
+	RunDir   string // if not empty, checkpoints go here and an existing checkpoint is resumed
+}
+
+// LatentSettings are the reference variant's (ScreenLatent) own settings: a deep-kernel SVGP over latents,
+// trained before the loop and optionally after every iteration.
+type LatentSettings struct {
 	GP           gp.Config       // surrogate model settings
 	Sampler      SamplerKind     // Thompson sampler: exact (default) or pathwise
 	Update       SurrogateUpdate // UpdateOnce (default, reference code) or UpdateEveryIteration (paper)
 	InitEpochs   int             // epochs of the initial surrogate fit; if 0, the default is 100
 	UpdateEpochs int             // epochs per iteration with UpdateEveryIteration; if 0, the default is 1
 	BatchSize    int             // surrogate minibatch; if 0, the default is 128
+}
 
-	Screen    ScreenKind // ScreenLatent (reference) or ScreenTokens
-	Offspring int        // ScreenTokens: children of the best molecules added to each anchor's candidates
-	// NoFlow (ScreenTokens, with Offspring) proposes no latent candidates: the GP picks among the GA children
-	// alone, and the flow is neither encoded, decoded nor fine-tuned. An ablation: what the flow adds.
+// TokenSettings are the screened variant's (ScreenTokens) own settings: an exact GP on token counts, refitted
+// after every iteration, choosing among decoded candidates and GA children.
+type TokenSettings struct {
+	Offspring int // children of the best molecules added to each anchor's candidates
+	// NoFlow (with Offspring) proposes no latent candidates: the GP picks among the GA children alone, and the
+	// flow is neither encoded, decoded nor fine-tuned. An ablation: what the flow adds.
 	NoFlow bool `json:",omitempty"`
-	// CandidateTarget (ScreenTokens), if positive, decodes each anchor's candidates a chunk at a time and stops
-	// once this many were new molecules; 0 decodes all Candidates. A lever against decoding thousands of
-	// molecules already seen (issue #32), to be measured before it becomes a default.
-	CandidateTarget int     `json:",omitempty"`
-	MaxFitData      int     // ScreenTokens: the GP learns from at most this many points (best half, newest half); if 0, 2000
-	TRInit          float64 // initial trust-region length; if 0, TRLengthInit (0.8, the reference)
-	Exact           gp.ExactConfig
-
-	MaxStale int    // stop (StatusConverged) after this many iterations without a new molecule; if 0, 50
-	RunDir   string // if not empty, checkpoints go here and an existing checkpoint is resumed
+	// CandidateTarget, if positive, decodes each anchor's candidates a chunk at a time and stops once this many
+	// were new molecules; 0 decodes all Candidates. A lever against decoding thousands of molecules already
+	// seen (issue #32), to be measured before it becomes a default.
+	CandidateTarget int            `json:",omitempty"`
+	MaxFitData      int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
+	Exact           gp.ExactConfig // the GP's settings
 }
 
 // Preset is a named experimental setting of the paper.
@@ -143,11 +159,23 @@ func (c Config) resolved(d int) (Config, error) {
 	def(&c.TrainEvery, 200)
 	def(&c.FineTuneNewest, 10)
 	def(&c.TopK, 1000)
-	def(&c.InitEpochs, 100)
-	def(&c.UpdateEpochs, 1)
-	def(&c.BatchSize, 128)
 	def(&c.MaxStale, 50)
-	def(&c.MaxFitData, 1000)
+	switch c.Screen {
+	case ScreenLatent:
+		if set := nonZeroFields(c.TokenSettings); len(set) > 0 {
+			return c, fmt.Errorf("bo: config: %s: settings of the screened variant (ScreenTokens), given to the reference one", strings.Join(set, ", "))
+		}
+		def(&c.InitEpochs, 100)
+		def(&c.UpdateEpochs, 1)
+		def(&c.BatchSize, 128)
+	case ScreenTokens:
+		if set := nonZeroFields(c.LatentSettings); len(set) > 0 {
+			return c, fmt.Errorf("bo: config: %s: settings of the reference variant (ScreenLatent), given to the screened one", strings.Join(set, ", "))
+		}
+		def(&c.MaxFitData, 1000)
+	default:
+		return c, fmt.Errorf("bo: config: Screen = %d, want ScreenLatent or ScreenTokens", c.Screen)
+	}
 	if c.TRInit == 0 {
 		c.TRInit = TRLengthInit
 	}
@@ -166,12 +194,12 @@ func (c Config) resolved(d int) (Config, error) {
 		return c, fmt.Errorf("bo: config: PerturbProb = %v outside [0, 1]", c.PerturbProb)
 	case c.TACS.Tau < 0:
 		return c, fmt.Errorf("bo: config: TACS.Tau = %v < 0", c.TACS.Tau)
-	case c.Offspring < 0 || (c.Offspring > 0 && c.Screen != ScreenTokens):
-		return c, fmt.Errorf("bo: config: Offspring = %d needs ScreenTokens and must not be negative", c.Offspring)
-	case c.CandidateTarget < 0 || (c.CandidateTarget > 0 && c.Screen != ScreenTokens):
-		return c, fmt.Errorf("bo: config: CandidateTarget = %d needs ScreenTokens and must not be negative", c.CandidateTarget)
-	case c.NoFlow && (c.Screen != ScreenTokens || c.Offspring <= 0):
-		return c, fmt.Errorf("bo: config: NoFlow needs ScreenTokens and Offspring > 0: the GA children are then the only candidates")
+	case c.Offspring < 0:
+		return c, fmt.Errorf("bo: config: Offspring = %d < 0", c.Offspring)
+	case c.CandidateTarget < 0:
+		return c, fmt.Errorf("bo: config: CandidateTarget = %d < 0", c.CandidateTarget)
+	case c.NoFlow && c.Offspring <= 0:
+		return c, fmt.Errorf("bo: config: NoFlow needs Offspring > 0: the GA children are then the only candidates")
 	case c.TRInit < 0:
 		return c, fmt.Errorf("bo: config: TRInit = %v < 0", c.TRInit)
 	}
@@ -198,7 +226,7 @@ const ScreenedCandidates = 1000
 func (c Config) WithVariant(name string) (Config, error) {
 	switch name {
 	case "reference":
-		c.Screen, c.Offspring = ScreenLatent, 0
+		c.Screen = ScreenLatent
 	case "screened":
 		c.Screen = ScreenTokens
 		if c.Offspring == 0 {
@@ -227,4 +255,29 @@ func (c Config) Check(nInitial, d int) error {
 		return fmt.Errorf("bo: config: %d anchors but only %d initial points", r.Anchors, nInitial)
 	}
 	return nil
+}
+
+// nonZeroFields returns the names of the fields of the struct v that are not their zero value.
+func nonZeroFields(v any) []string {
+	rv := reflect.ValueOf(v)
+	var set []string
+	for i := range rv.NumField() {
+		if !rv.Field(i).IsZero() {
+			set = append(set, rv.Type().Field(i).Name)
+		}
+	}
+	return set
+}
+
+// own returns c with the settings of the variant it does not use set to zero: config.json files written before
+// the split hold both variants' resolved defaults (InitEpochs 100 in a screened run, MaxFitData 1000 in a
+// reference one), and a resumed run compares them with its own.
+func (c Config) own() Config {
+	switch c.Screen {
+	case ScreenLatent:
+		c.TokenSettings = TokenSettings{}
+	case ScreenTokens:
+		c.LatentSettings = LatentSettings{}
+	}
+	return c
 }

@@ -50,9 +50,10 @@ type CallCounter interface {
 	Calls() int
 }
 
-// Surrogate is the model of the objective over feature vectors: the latents (D = T·F) in the reference variant
-// (ScreenLatent, a deep-kernel SVGP), the molecules' token counts (TokenFeatureLen) in the screened one
-// (ScreenTokens, an exact GP), whichever Config.Screen chooses.
+// Surrogate is the model of the objective over feature vectors, which the variant chosen by Config.Screen
+// decides: latents (D = T·F) in the reference (ScreenLatent; by default a GPSurrogate, the deep-kernel SVGP),
+// token counts (TokenFeatureLen) in the screened default (ScreenTokens; by default an ExactGPSurrogate). A
+// Surrogate of one's own is given as Problem.Surrogate and sees the same inputs.
 type Surrogate interface {
 	// Fit trains the model for epochs passes over z (B×D) and y (B).
 	Fit(ctx context.Context, z, y []float64, epochs int, rng *rand.Rand) error

@@ -55,12 +55,12 @@ type Problem struct {
 	Codec     Codec
 	Objective Objective
 	Initial   Initial
-	// Surrogate is the model to use; if nil, a GPSurrogate with Config.GP, Config.Sampler and Config.BatchSize
-	// (ScreenLatent) or an ExactGPSurrogate with Config.Exact on TokenFeatures (ScreenTokens).
+	// Surrogate is the model to use; if nil, the variant's: a GPSurrogate with LatentSettings' GP, Sampler and
+	// BatchSize (ScreenLatent) or an ExactGPSurrogate with TokenSettings.Exact on TokenFeatures (ScreenTokens).
 	Surrogate Surrogate
 	// Vocab is the number of token ids and Stop the stop (padding) id; ScreenTokens needs them.
 	Vocab, Stop int
-	// Alphabet holds the token ids that Config.Offspring's mutations may write; required when Offspring > 0.
+	// Alphabet holds the token ids that TokenSettings.Offspring's mutations may write; required when Offspring > 0.
 	Alphabet []int
 	// Rules, if not nil, decide which molecules may be proposed (chem/rules: what a chemist would make): a
 	// candidate that breaks them is dropped before Thompson sampling and never paid for.
@@ -112,7 +112,7 @@ type Phases struct {
 	Decode     time.Duration // decoding the chosen latents and canonicalising the molecules
 	Objective  time.Duration // the objective, including the log's sync
 	FineTune   time.Duration // fine-tuning the flow
-	Surrogate  time.Duration // surrogate update (only with Config.Update = UpdateEveryIteration)
+	Surrogate  time.Duration // surrogate refit (screened) or update (reference with UpdateEveryIteration)
 	Checkpoint time.Duration // writing the run directory's checkpoint (flow, surrogate, state)
 }
 
@@ -153,6 +153,7 @@ type Optimizer struct {
 	rng     *rand.Rand
 	rec     Recorder
 	surr    Surrogate
+	prop    proposer // the variant's: Config.Screen's, chosen once
 	st      state
 	pending *batch            // batch found in rundir.PendingFile on resume, evaluated by the next iteration
 	dirs    *sobol.Directions // Sobol direction numbers for D, computed once
@@ -192,22 +193,15 @@ func NewOptimizer(cfg Config, prob Problem, src rand.Source, rec Recorder) (*Opt
 			return nil, errors.New("bo: a run directory needs a Flow that implements bo.Checkpointer")
 		}
 	}
-	if cfg.Screen == ScreenTokens {
-		if prob.Vocab <= 0 || prob.Stop < 0 || prob.Stop >= prob.Vocab {
-			return nil, fmt.Errorf("bo: token screening needs the vocabulary size and stop id (got %d, %d)", prob.Vocab, prob.Stop)
-		}
-		if cfg.Offspring > 0 && len(prob.Alphabet) == 0 {
-			return nil, errors.New("bo: offspring need a mutation alphabet (Problem.Alphabet)")
-		}
+	o := &Optimizer{cfg: cfg, prob: prob, src: src, rng: rand.New(src), rec: rec, t: t, f: f, d: d}
+	surr, err := o.choose()
+	if err != nil {
+		return nil, err
 	}
 	if prob.Surrogate == nil {
-		if cfg.Screen == ScreenTokens {
-			prob.Surrogate = &ExactGPSurrogate{Config: cfg.Exact, D: TokenFeatureLen(prob.Vocab)}
-		} else {
-			prob.Surrogate = &GPSurrogate{Config: cfg.GP, D: d, Sampler: cfg.Sampler, BatchSize: cfg.BatchSize}
-		}
+		o.prob.Surrogate = surr
 	}
-	o := &Optimizer{cfg: cfg, prob: prob, src: src, rng: rand.New(src), rec: rec, surr: prob.Surrogate, t: t, f: f, d: d}
+	o.surr = o.prob.Surrogate
 	o.st = state{
 		T: t, F: f, NInit: n,
 		Tokens: append([]int(nil), in.Tokens...), Y: append([]float64(nil), in.Y...),
@@ -298,22 +292,11 @@ func (o *Optimizer) Run(ctx context.Context) (Result, error) {
 	}
 }
 
-// fitInitial encodes the initial data and trains the surrogate on it (reference: 100 epochs).
+// fitInitial trains the surrogate on the initial data and writes the first checkpoint.
 func (o *Optimizer) fitInitial(ctx context.Context) error {
 	o.phase("fitting the surrogate to the initial molecules")
-	if o.cfg.Screen == ScreenTokens {
-		if err := o.fitTokens(ctx); err != nil {
-			return err
-		}
-		o.st.Fitted = true
-		return o.checkpoint()
-	}
-	z := make([]float64, len(o.st.Y)*o.d)
-	if err := o.prob.Flow.Encode(ctx, z, o.st.Tokens); err != nil {
-		return fmt.Errorf("bo: encode initial data: %w", err)
-	}
-	if err := o.surr.Fit(ctx, z, o.st.Y, o.cfg.InitEpochs, o.rng); err != nil {
-		return fmt.Errorf("bo: initial surrogate fit: %w", err)
+	if err := o.prop.fitInitial(ctx); err != nil {
+		return err
 	}
 	o.st.Fitted = true
 	return o.checkpoint()
@@ -359,69 +342,11 @@ func (o *Optimizer) iterate(ctx context.Context) error {
 	return o.complete(ctx, b)
 }
 
-// proposeBatch selects anchors, re-encodes them, computes the perturbation probabilities (TACS or flat),
-// proposes N·q latents by Thompson sampling, decodes them and keeps the new valid molecules.
+// proposeBatch selects the iteration's anchors and lets the variant's proposer turn them into a batch.
 func (o *Optimizer) proposeBatch(ctx context.Context) (*batch, error) {
-	cfg, t, d := o.cfg, o.t, o.d
-	anchors := make([]int, cfg.Anchors)
-	SelectAnchorsRule(anchors, o.st.Y, cfg.AnchorRule, max(cfg.Temperature, 0), o.rng)
-	if cfg.NoFlow {
-		// The anchors only share the batch out: each picks among children of its own.
-		return o.proposeScreened(ctx, make([]float64, len(anchors)*d), nil)
-	}
-	anchorTok := o.gather(anchors)
-	centres := make([]float64, len(anchors)*d)
-	o.phase("encoding the anchors")
-	start := time.Now()
-	if err := o.prob.Flow.Encode(ctx, centres, anchorTok); err != nil {
-		return nil, fmt.Errorf("bo: encode anchors: %w", err)
-	}
-	o.times.Encode += time.Since(start)
-	probs := make([]float64, len(anchors)*t)
-	if cfg.TACS.Tau > 0 {
-		o.phase("TACS")
-		start = time.Now()
-		if err := TACSProbabilities(ctx, probs, o.prob.Flow, o.prob.Codec, anchorTok, centres, cfg.TACS, cfg.PerturbProb, o.rng); err != nil {
-			return nil, err
-		}
-		o.times.TACS += time.Since(start)
-	} else {
-		for i := range probs {
-			probs[i] = cfg.PerturbProb
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if cfg.Screen == ScreenTokens {
-		return o.proposeScreened(ctx, centres, probs)
-	}
-	latents, err := o.propose(ctx, centres, probs)
-	if err != nil {
-		return nil, err
-	}
-	decoded := make([]int, len(latents)/d*t)
-	o.phase("decoding the proposals")
-	start = time.Now()
-	if err := o.prob.Flow.Decode(ctx, decoded, latents); err != nil {
-		return nil, fmt.Errorf("bo: decode proposals: %w", err)
-	}
-	if o.prob.Rules != nil {
-		keys := make([]string, 0, len(decoded)/t)
-		canon := make([]int, t)
-		for i := 0; i < len(decoded)/t; i++ {
-			if s, ok := o.prob.Codec.Canonical(canon, decoded[i*t:(i+1)*t]); ok {
-				keys = append(keys, s)
-			}
-		}
-		if err := o.judge(ctx, keys); err != nil {
-			return nil, err
-		}
-	}
-	b := o.filter(decoded)
-	b.Proposed = len(latents) / d
-	o.times.Decode += time.Since(start)
-	return b, nil
+	anchors := make([]int, o.cfg.Anchors)
+	SelectAnchorsRule(anchors, o.st.Y, o.cfg.AnchorRule, max(o.cfg.Temperature, 0), o.rng)
+	return o.prop.propose(ctx, anchors)
 }
 
 // complete evaluates the batch, adds it to the data, updates the trust region, fine-tunes the flow every
@@ -463,17 +388,14 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	if fresh > 0 {
 		o.st.Stale = 0
 	}
-	out := Outcome{Proposed: b.Proposed, New: fresh, BestNew: maxOf(scores), D: o.d}
-	if cfg.Screen == ScreenTokens {
-		// The novelty rule asks whether the box still yields new molecules: measured on every decoded candidate.
-		out.Proposed, out.New = b.Candidates, b.Novel
-	}
+	out := Outcome{BestNew: maxOf(scores), D: o.d}
+	out.Proposed, out.New = o.prop.novelty(b)
 	o.st.TR = UpdateTrustRegion(o.st.TR, cfg.TRRule, out)
 	// The reference fine-tunes at the start of the iteration after the counter reaches 0; doing it here is the
 	// same sequence, and keeps the flow fixed between a checkpoint and the next batch. After the batch that
 	// spends the budget there is no next iteration, so neither the flow nor the surrogate learns from it.
 	last := o.Calls() >= cfg.Budget
-	if cfg.TrainEvery > 0 && o.st.Counter >= 0 && !last && !cfg.NoFlow {
+	if cfg.TrainEvery > 0 && o.st.Counter >= 0 && !last && !cfg.NoFlow { // NoFlow has no flow to train
 		o.phase("fine-tuning the flow")
 		start := time.Now()
 		if err := o.prob.Flow.FineTune(ctx, o.gather(o.fineTuneSet(0)), o.rng); err != nil {
@@ -482,22 +404,10 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 		o.st.Counter -= cfg.TrainEvery
 		o.times.FineTune += time.Since(start)
 	}
-	switch {
-	case last:
-	case cfg.Screen == ScreenTokens && fresh > 0:
-		o.phase("fitting the surrogate")
-		start := time.Now()
-		if err := o.fitTokens(ctx); err != nil {
+	if !last && fresh > 0 {
+		if err := o.prop.learn(ctx, fresh); err != nil {
 			return err
 		}
-		o.times.Surrogate += time.Since(start)
-	case cfg.Update == UpdateEveryIteration && fresh > 0:
-		o.phase("updating the surrogate")
-		start := time.Now()
-		if err := o.updateSurrogate(ctx, fresh); err != nil {
-			return err
-		}
-		o.times.Surrogate += time.Since(start)
 	}
 	o.phase("writing the checkpoint") // of this iteration, before Iter counts it
 	o.st.Iter++
@@ -507,41 +417,6 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	}
 	o.times.Checkpoint += time.Since(start)
 	return o.record(b, countTrue(paid), fitRank)
-}
-
-// propose returns N·q latents (N·q×D): per anchor, C candidates in its box and q Thompson picks among them.
-func (o *Optimizer) propose(ctx context.Context, centres, probs []float64) ([]float64, error) {
-	cfg, d, t := o.cfg, o.d, o.t
-	c, q := cfg.Candidates, cfg.Queries
-	n := len(centres) / d
-	draw := o.pointDrawer()
-	unit := make([]float64, c*d)
-	cand := make([]float64, c*d)
-	samples := make([]float64, q*c)
-	pick := make([]int, q)
-	out := make([]float64, n*q*d)
-	half := 8 * o.st.TR.Length / 2
-	for a := range n {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		o.phase("candidates")
-		start := time.Now()
-		draw(unit, c)
-		Perturb(cand, centres[a*d:(a+1)*d], half, probs[a*t:(a+1)*t], o.f, unit, o.rng)
-		o.times.Candidates += time.Since(start)
-		o.phase("Thompson sampling")
-		start = time.Now()
-		if err := o.surr.Sample(ctx, samples, cand, q, o.rng); err != nil {
-			return nil, fmt.Errorf("bo: Thompson sampling, anchor %d: %w", a, err)
-		}
-		ThompsonSelect(pick, samples, c)
-		o.times.Thompson += time.Since(start)
-		for k, i := range pick {
-			copy(out[(a*q+k)*d:(a*q+k+1)*d], cand[i*d:(i+1)*d])
-		}
-	}
-	return out, nil
 }
 
 // pointDrawer returns the iteration's source of unit-cube points: draw(dst, k) writes k points (k×D).
@@ -622,28 +497,6 @@ func (o *Optimizer) gather(idx []int) []int {
 		copy(out[k*t:(k+1)*t], o.st.Tokens[i*t:(i+1)*t])
 	}
 	return out
-}
-
-// updateSurrogate trains the surrogate on the newest batch plus the top TopK, re-encoded with the current flow.
-func (o *Optimizer) updateSurrogate(ctx context.Context, newest int) error {
-	n := len(o.st.Y)
-	idx := make([]int, 0, newest+o.cfg.TopK)
-	for i := n - newest; i < n; i++ {
-		idx = append(idx, i)
-	}
-	idx = append(idx, o.topK(o.cfg.TopK)...)
-	z := make([]float64, len(idx)*o.d)
-	if err := o.prob.Flow.Encode(ctx, z, o.gather(idx)); err != nil {
-		return fmt.Errorf("bo: encode surrogate update set: %w", err)
-	}
-	y := make([]float64, len(idx))
-	for k, i := range idx {
-		y[k] = o.st.Y[i]
-	}
-	if err := o.surr.Fit(ctx, z, y, o.cfg.UpdateEpochs, o.rng); err != nil {
-		return fmt.Errorf("bo: surrogate update: %w", err)
-	}
-	return nil
 }
 
 func (o *Optimizer) record(b *batch, paid int, fitRank float64) error {

@@ -19,10 +19,18 @@ const toyT, toyV = 6, 8
 func toyConfig(dir string) Config {
 	return Config{
 		Budget: 60, Anchors: 3, Queries: 4, Candidates: 64, TrainEvery: 10, TopK: 20,
-		InitEpochs: 3, BatchSize: 16, TACS: TACSConfig{Tau: 400},
-		GP:     gp.Config{Hidden: 8, MaxInducing: 16},
+		TACS: TACSConfig{Tau: 400},
+		LatentSettings: LatentSettings{
+			InitEpochs: 3, BatchSize: 16,
+			GP: gp.Config{Hidden: 8, MaxInducing: 16},
+		},
 		RunDir: dir,
 	}
+}
+
+// toScreened switches a toy configuration to the screened variant: its own settings, none of the reference's.
+func toScreened(c *Config, offspring int) {
+	c.Screen, c.LatentSettings, c.Offspring = ScreenTokens, LatentSettings{}, offspring
 }
 
 type recorder struct {
@@ -66,10 +74,10 @@ func TestLoopEndToEnd(t *testing.T) {
 			c.Update, c.Sampler, c.TRRule, c.Points, c.TACS.Tau = UpdateEveryIteration, SamplerPathwise, TRTuRBO, PointsUniform, 0
 		}},
 		{"greedy", func(c *Config) { c.Temperature = -1 }},
-		{"screened", func(c *Config) { c.Screen, c.Offspring = ScreenTokens, 10 }},
-		{"screened-no-offspring", func(c *Config) { c.Screen = ScreenTokens }},
-		{"no-flow", func(c *Config) { c.Screen, c.Offspring, c.NoFlow = ScreenTokens, 10, true }},
-		{"candidate-target", func(c *Config) { c.Screen, c.Offspring, c.CandidateTarget = ScreenTokens, 10, 8 }},
+		{"screened", func(c *Config) { toScreened(c, 10) }},
+		{"screened-no-offspring", func(c *Config) { toScreened(c, 0) }},
+		{"no-flow", func(c *Config) { toScreened(c, 10); c.NoFlow = true }},
+		{"candidate-target", func(c *Config) { toScreened(c, 10); c.CandidateTarget = 8 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := toyConfig("")
@@ -200,7 +208,7 @@ func (c crashing) Evaluate(ctx context.Context, smiles []string) ([]float64, []b
 func TestResume(t *testing.T) {
 	t.Run("reference", func(t *testing.T) { testResume(t, func(*Config) {}) })
 	t.Run("screened", func(t *testing.T) {
-		testResume(t, func(c *Config) { c.Screen, c.Offspring = ScreenTokens, 10 })
+		testResume(t, func(c *Config) { toScreened(c, 10) })
 	})
 }
 
@@ -276,7 +284,7 @@ func testResume(t *testing.T, mod func(*Config)) {
 func TestResumePendingBatch(t *testing.T) {
 	t.Run("latent", func(t *testing.T) { testResumePendingBatch(t, func(*Config) {}) })
 	t.Run("screened", func(t *testing.T) {
-		testResumePendingBatch(t, func(c *Config) { c.Screen, c.Offspring = ScreenTokens, 10 })
+		testResumePendingBatch(t, func(c *Config) { toScreened(c, 10) })
 	})
 }
 
@@ -373,7 +381,7 @@ func TestRulesNeverPaid(t *testing.T) {
 		mod  func(*Config)
 	}{
 		{"reference", func(*Config) {}},
-		{"screened", func(c *Config) { c.Screen, c.Offspring = ScreenTokens, 10 }},
+		{"screened", func(c *Config) { toScreened(c, 10) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := toyConfig("")
@@ -432,7 +440,8 @@ func (unusableFlow) FineTune(context.Context, []int, *rand.Rand) error {
 // encoding, decoding or fine-tuning anything.
 func TestNoFlowNeverTouchesFlow(t *testing.T) {
 	cfg := toyConfig("")
-	cfg.Screen, cfg.Offspring, cfg.NoFlow = ScreenTokens, 10, true
+	toScreened(&cfg, 10)
+	cfg.NoFlow = true
 	sc := &toyScorer{}
 	init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
 	prob := Problem{Flow: unusableFlow{&toyFlow{t: toyT, v: toyV}}, Codec: toyCodec{}, Objective: memObjective{sc},

@@ -11,21 +11,22 @@ import (
 // fitSet returns the indices of the points the token surrogate learns from: all of them, or when there are
 // more than MaxFitData, the best MaxFitData/2 and the newest of the rest, so that the model knows both the
 // region it exploits and where it has just been.
-func (o *Optimizer) fitSet() []int {
+func (p *tokenProposer) fitSet() []int {
+	o, maxFit := p.o, p.s.MaxFitData
 	n := len(o.st.Y)
-	if n <= o.cfg.MaxFitData {
+	if n <= maxFit {
 		idx := make([]int, n)
 		for i := range idx {
 			idx[i] = i
 		}
 		return idx
 	}
-	idx := o.topK(o.cfg.MaxFitData / 2)
+	idx := o.topK(maxFit / 2)
 	in := make(map[int]bool, len(idx))
 	for _, i := range idx {
 		in[i] = true
 	}
-	for i := n - 1; i >= 0 && len(idx) < o.cfg.MaxFitData; i-- {
+	for i := n - 1; i >= 0 && len(idx) < maxFit; i-- {
 		if !in[i] {
 			idx = append(idx, i)
 		}
@@ -41,9 +42,45 @@ func (o *Optimizer) features(tokens []int) []float64 {
 	return x
 }
 
-// fitTokens refits the token surrogate on fitSet.
-func (o *Optimizer) fitTokens(ctx context.Context) error {
-	idx := o.fitSet()
+// fitInitial implements proposer: the token surrogate's first fit, on the initial data.
+func (p *tokenProposer) fitInitial(ctx context.Context) error { return p.fit(ctx) }
+
+// learn implements proposer: the token surrogate is refitted after every batch that brought new molecules.
+func (p *tokenProposer) learn(ctx context.Context, _ int) error {
+	o := p.o
+	o.phase("fitting the surrogate")
+	start := time.Now()
+	err := p.fit(ctx)
+	o.times.Surrogate += time.Since(start)
+	return err
+}
+
+// inputs implements proposer: the token counts of the sequences.
+func (p *tokenProposer) inputs(_ context.Context, tokens []int) ([]float64, error) {
+	return p.o.features(tokens), nil
+}
+
+// novelty implements proposer: the novelty rule asks whether the box still yields new molecules, measured on
+// every decoded candidate rather than on the picks.
+func (p *tokenProposer) novelty(b *batch) (examined, fresh int) { return b.Candidates, b.Novel }
+
+// propose implements proposer: the anchors' boxes, or with NoFlow only their share of the batch.
+func (p *tokenProposer) propose(ctx context.Context, anchors []int) (*batch, error) {
+	if p.s.NoFlow {
+		// The anchors only share the batch out: each picks among children of its own.
+		return p.proposeScreened(ctx, make([]float64, len(anchors)*p.o.d), nil)
+	}
+	centres, probs, err := p.o.anchorBoxes(ctx, anchors)
+	if err != nil {
+		return nil, err
+	}
+	return p.proposeScreened(ctx, centres, probs)
+}
+
+// fit refits the token surrogate on fitSet.
+func (p *tokenProposer) fit(ctx context.Context) error {
+	o := p.o
+	idx := p.fitSet()
 	y := make([]float64, len(idx))
 	for k, i := range idx {
 		y[k] = o.st.Y[i]
@@ -54,36 +91,16 @@ func (o *Optimizer) fitTokens(ctx context.Context) error {
 	return nil
 }
 
-// fitRank returns the Spearman correlation between the surrogate's mean at the new molecules (tokens B×T) and
-// their scores, or NaN when the surrogate cannot predict.
-func (o *Optimizer) fitRank(ctx context.Context, tokens []int, scores []float64) (float64, error) {
-	p, ok := o.surr.(Predictor)
-	if !ok || !o.st.Fitted {
-		return math.NaN(), nil
-	}
-	var x []float64
-	if o.cfg.Screen == ScreenTokens {
-		x = o.features(tokens)
-	} else {
-		x = make([]float64, len(scores)*o.d)
-		if err := o.prob.Flow.Encode(ctx, x, tokens); err != nil {
-			return 0, fmt.Errorf("bo: encode the new molecules: %w", err)
-		}
-	}
-	mean := make([]float64, len(scores))
-	p.Predict(mean, x)
-	return Spearman(mean, scores), nil
-}
-
-// proposeScreened is proposeBatch's second half under ScreenTokens: it draws C latent candidates per anchor in
+// proposeScreened draws C latent candidates per anchor in
 // its box, decodes all of them, keeps the distinct valid molecules new to the data and to the batch, adds
 // Offspring children of the best molecules, and picks min(q, left) of them per anchor by Thompson sampling of
 // the token surrogate.
-func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float64) (*batch, error) {
+func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []float64) (*batch, error) {
+	o, s := p.o, p.s
 	cfg, t, d := o.cfg, o.t, o.d
 	n := len(centres) / d
 	c, q := cfg.Candidates, cfg.Queries
-	if cfg.NoFlow {
+	if s.NoFlow {
 		c = 0
 	}
 	lat := o.boxCandidates(centres, probs, c)
@@ -96,12 +113,12 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 
 	var breeder *Breeder
 	var parents []int
-	if cfg.Offspring > 0 {
+	if s.Offspring > 0 {
 		breeder = &Breeder{Alphabet: o.prob.Alphabet, Stop: o.prob.Stop}
 		parents = o.gather(o.topK(100))
 	}
 	b := &batch{Proposed: n * q, FromFlow: -1}
-	if cfg.Offspring > 0 {
+	if s.Offspring > 0 {
 		b.FromFlow = 0
 	}
 	left := cfg.Budget - o.Calls()
@@ -115,7 +132,7 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if a == decoded && c > 0 && cfg.CandidateTarget == 0 {
+		if a == decoded && c > 0 && s.CandidateTarget == 0 {
 			o.phase("decoding the candidates")
 			start = time.Now()
 			need := (left - len(b.SMILES) + q - 1) / q // anchors that can still pick
@@ -155,7 +172,7 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 			poolKey = append(poolKey, s)
 			return true
 		}
-		if cfg.CandidateTarget == 0 {
+		if s.CandidateTarget == 0 {
 			for i := range c {
 				r := (a-base)*c + i
 				if add(dec[r*t : (r+1)*t]) {
@@ -163,14 +180,14 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 				}
 			}
 		} else {
-			spent, err := o.decodeToTarget(ctx, lat[a*c*d:(a+1)*c*d], b, add)
+			spent, err := p.decodeToTarget(ctx, lat[a*c*d:(a+1)*c*d], b, add)
 			if err != nil {
 				return nil, err
 			}
 			start = start.Add(spent) // the decoding is the Decode phase's, not the candidates'
 		}
 		fromFlow = len(poolKey)
-		for range cfg.Offspring {
+		for range s.Offspring {
 			breeder.Child(child, parents, o.rng)
 			add(child)
 		}
@@ -196,17 +213,18 @@ func (o *Optimizer) proposeScreened(ctx context.Context, centres, probs []float6
 }
 
 // decodeToTarget decodes an anchor's latent candidates lat (C×D) a chunk at a time, offering each to add, until
-// Config.CandidateTarget of them were new molecules or all are decoded: when most candidates decode to molecules
+// TokenSettings.CandidateTarget of them were new molecules or all are decoded: when most candidates decode to molecules
 // already seen, the anchor decodes them all as before; when most are new, it stops early. It returns the time
 // spent decoding (also added to the Decode phase).
-func (o *Optimizer) decodeToTarget(ctx context.Context, lat []float64, b *batch, add func([]int) bool) (time.Duration, error) {
+func (p *tokenProposer) decodeToTarget(ctx context.Context, lat []float64, b *batch, add func([]int) bool) (time.Duration, error) {
+	o := p.o
 	t, d := o.t, o.d
 	c := len(lat) / d
 	chunk := max(o.cfg.Queries, c/8)
 	dec := make([]int, chunk*t)
 	novel := 0
 	var spent time.Duration
-	for off := 0; off < c && novel < o.cfg.CandidateTarget; off += chunk {
+	for off := 0; off < c && novel < p.s.CandidateTarget; off += chunk {
 		hi := min(off+chunk, c)
 		o.phase("decoding the candidates")
 		start := time.Now()

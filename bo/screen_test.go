@@ -82,7 +82,7 @@ func TestSpearman(t *testing.T) {
 // Anchors·Queries calls (or the rest of the budget), and the fit is measured every iteration.
 func TestScreenedPicks(t *testing.T) {
 	cfg := toyConfig("")
-	cfg.Screen, cfg.Offspring = ScreenTokens, 10
+	toScreened(&cfg, 10)
 	rec := &recorder{}
 	if _, _, err := runToy(t, cfg, memObjective{&toyScorer{}}, 5, rec, context.Background()); err != nil {
 		t.Fatal(err)

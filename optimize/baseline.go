@@ -117,7 +117,7 @@ func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 	for _, m := range r.mols {
 		initBest = max(initBest, info.Gain(m.score))
 	}
-	return printResults(ctx, s.Stdout, r.canon, a.Out, info, status, y, smiles, initBest)
+	return printResults(ctx, s.Stdout, r.canon, a.Out, info, status, y, smiles, initialNames(r.mols), initBest)
 }
 
 // selfiesCodec is baseline.Codec over one reused selfies encoder and decoder.

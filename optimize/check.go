@@ -31,7 +31,7 @@ func checkResume(a Args, info rundir.Info, paidInit int, warnf func(string, ...a
 	damaged := "" // the base name of a damaged file, set aside with -restart
 	switch {
 	case err == nil:
-	case errors.As(err, &rde) && errors.Is(err, bo.ErrDamaged):
+	case errors.As(err, &rde) && errors.Is(err, rundir.ErrDamaged):
 		damaged = filepath.Base(rde.Path)
 		if !a.Restart {
 			how := restartHow

@@ -68,9 +68,9 @@ type Args struct {
 	Rules string `json:",omitempty"`
 	// Minimize makes lower scores better (a docking energy): the optimiser maximises −score.
 	Minimize bool `json:",omitempty"`
-	// NoFlow is the ablation without the flow: the GP screens GA children alone (bo.Config.NoFlow).
+	// NoFlow is the ablation without the flow: the GP screens GA children alone (bo.TokenSettings.NoFlow).
 	NoFlow bool `json:",omitempty"`
-	// CandidateTarget stops decoding an anchor's candidates once this many are new (bo.Config.CandidateTarget).
+	// CandidateTarget stops decoding an anchor's candidates once this many are new (bo.TokenSettings.CandidateTarget).
 	CandidateTarget int `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
@@ -169,14 +169,8 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 	if a.Queries > 0 {
 		cfg.Queries = a.Queries
 	}
-	if a.Sampler == "pathwise" {
-		cfg.Sampler = bo.SamplerPathwise
-	}
 	if a.NoTACS {
 		cfg.TACS.Tau = 0
-	}
-	if a.Update == "every" {
-		cfg.Update = bo.UpdateEveryIteration
 	}
 	cfg.TRInit = a.TRInit
 	rule, err := bo.ParseAnchorRule(a.AnchorRule)
@@ -190,6 +184,17 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 	cfg, err = cfg.WithVariant(a.Variant)
 	if err != nil {
 		return cfg, err
+	}
+	if a.Sampler == "pathwise" || a.Update == "every" {
+		if cfg.Screen != bo.ScreenLatent {
+			return cfg, errors.New("-sampler and -update set the reference variant's surrogate: they need -variant reference")
+		}
+		if a.Sampler == "pathwise" {
+			cfg.Sampler = bo.SamplerPathwise
+		}
+		if a.Update == "every" {
+			cfg.Update = bo.UpdateEveryIteration
+		}
 	}
 	switch {
 	case a.Offspring > 0 && cfg.Screen != bo.ScreenTokens:
@@ -431,11 +436,10 @@ func flowHealth(flow *seqflow.Flow, voc *vocab.Vocab, frozen bool) func() string
 }
 
 // printResults prints the best molecules of the run (scores y of molecules smiles, the optimiser's keys, shown as
-// canonicalSMILES gives them with canon) and the figures of the evaluation log.
-// initBest is the best initial score, against which the gain is reported.
-// printResults prints the run's best molecules and figures; y and initBest are gains (rundir.Info.Gain), shown
-// as the objective's scores.
-func printResults(ctx context.Context, w io.Writer, canon objective.Canonicalizer, dir string, info rundir.Info, status string, y []float64, smiles []string, initBest float64) error {
+// canonicalSMILES gives them with canon, with their names in the initial file, names by key) and the figures
+// of the evaluation log. y and initBest, the best initial score against which the gain is reported, are gains
+// (rundir.Info.Gain), shown as the objective's scores.
+func printResults(ctx context.Context, w io.Writer, canon objective.Canonicalizer, dir string, info rundir.Info, status string, y []float64, smiles []string, names map[string]string, initBest float64) error {
 	idx := make([]int, len(y))
 	for i := range idx {
 		idx[i] = i
@@ -448,8 +452,11 @@ func printResults(ctx context.Context, w io.Writer, canon objective.Canonicalize
 	for k, i := range shown {
 		keys[k] = smiles[i]
 	}
-	for k, name := range canonicalSMILES(ctx, canon, dir, keys) {
-		fmt.Fprintf(w, "  %.6f  %s\n", info.Gain(y[shown[k]]), name)
+	for k, shownAs := range canonicalSMILES(ctx, canon, dir, keys) {
+		if name := names[keys[k]]; name != "" {
+			shownAs += "  (" + name + ")"
+		}
+		fmt.Fprintf(w, "  %.6f  %s\n", info.Gain(y[shown[k]]), shownAs)
 	}
 	run, err := bench.LoadRun(dir)
 	if err != nil {

@@ -118,14 +118,20 @@ func (r *runState) loadInputs(ctx context.Context) error {
 		return err
 	}
 	if a.ask != nil {
-		a.ask.names = map[string]string{} // the names go with the molecules into the ledger
-		for _, m := range r.mols {
-			if m.name != "" {
-				a.ask.names[m.key] = m.name
-			}
-		}
+		a.ask.names = initialNames(r.mols) // the names go with the molecules into the ledger
 	}
 	return nil
+}
+
+// initialNames returns the names the initial file gives its molecules mols, by the optimiser's key.
+func initialNames(mols []initMol) map[string]string {
+	names := map[string]string{}
+	for _, m := range mols {
+		if m.name != "" {
+			names[m.key] = m.name
+		}
+	}
+	return names
 }
 
 // plan sets the run's call counts, the optimiser's configuration and the chemistry rules, and checks them.
@@ -393,5 +399,5 @@ func (r *runState) finish(ctx context.Context, opt *bo.Optimizer, res bo.Result,
 	_, y, smiles := opt.Data()
 	status := fmt.Sprintf("%s after %d iterations, %d new molecules evaluated (+%d initial calls)",
 		res.Status, res.Iterations, res.Calls, r.initCalls)
-	return printResults(ctx, r.s.Stdout, r.canon, a.Out, *info, status, y, smiles, initBest)
+	return printResults(ctx, r.s.Stdout, r.canon, a.Out, *info, status, y, smiles, initialNames(r.mols), initBest)
 }

@@ -16,8 +16,9 @@
 //	run.log            the output of a bench run (bo/bench)
 //
 // Every package that reads or writes one of these files takes its name
-// from here; bo writes the checkpoint and the pending batch itself, since
-// their contents are the optimiser's.
+// from here. The checkpoint and the pending batch are sealed in rundir's
+// envelope (Seal, Unseal: magic, length, CRC-32C); their payload is the
+// optimiser's, which bo encodes and decodes.
 //
 // run.json has two writers, both through WriteInfo and with the directory's
 // lock held: optimize, which makes it and updates it as a run (or an ask)

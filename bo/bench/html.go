@@ -19,6 +19,7 @@ type Molecule struct {
 	Call   int     // the paid call that scored it
 	Score  float64 // its score
 	SMILES string  // its RDKit canonical SMILES (the SMILES scored when the log has none)
+	Name   string  // its name in the user's initial file, if it has one (Run.Names)
 	// SVG is its 2D structure, an SVG element drawn by RDKit (trusted markup), or empty.
 	SVG template.HTML
 }
@@ -43,7 +44,11 @@ func BestMolecules(r Run, k int) []Molecule {
 			continue
 		}
 		seen[s] = true
-		out = append(out, Molecule{Call: rec.Call, Score: rec.Score, SMILES: s})
+		name := r.Names[rec.SMILES]
+		if name == "" {
+			name = r.Names[s]
+		}
+		out = append(out, Molecule{Call: rec.Call, Score: rec.Score, SMILES: s, Name: name})
 		if len(out) == k {
 			break
 		}
@@ -288,7 +293,7 @@ Top-1 {{f4 (index .Fig.Top 0)}}, Top-10 {{f4 (index .Fig.Top 1)}}, Top-100 {{f4 
 {{if .Molecules}}<div class="mols">
 {{range $i, $m := .Molecules}}<div class="mol" data-rank="{{$i}}">
 <div class="drawing">{{if $m.SVG}}{{$m.SVG}}{{else}}<p class="note">(no drawing)</p>{{end}}</div>
-<div><span class="score">{{f4 $m.Score}}</span> · call {{$m.Call}}</div>
+<div><span class="score">{{f4 $m.Score}}</span> · call {{$m.Call}}{{if $m.Name}} · <span class="name">{{$m.Name}}</span>{{end}}</div>
 <div class="smiles">{{$m.SMILES}}</div>
 </div>
 {{end}}</div>{{else}}<p>No molecule was scored yet.</p>{{end}}

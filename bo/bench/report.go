@@ -41,6 +41,10 @@ type Run struct {
 	// Torn is the length in bytes of a last log line without its newline (a
 	// write cut short, or one under way), which is not a record; 0 if none.
 	Torn int
+	// Names are the names the user's initial file gave molecules (an SDF
+	// title, a name column), by SMILES and canonical SMILES, as the ask/tell
+	// ledger keeps them; nil when the run has none.
+	Names map[string]string
 }
 
 // Suite is the runs under a directory, as LoadSuite finds them.
@@ -167,7 +171,31 @@ func LoadRun(dir string) (Run, error) {
 		}
 	}
 	r.Records = recs
+	r.Names = ledgerNames(dir)
 	return r, nil
+}
+
+// ledgerNames returns the names in dir's ask/tell ledger by SMILES and canonical SMILES, or nil. A ledger that
+// cannot be read costs the report its names only: ask and tell say what is wrong with it.
+func ledgerNames(dir string) map[string]string {
+	l, err := rundir.ReadLedger(dir)
+	if err != nil {
+		return nil
+	}
+	var names map[string]string
+	for _, a := range l.Items {
+		if a.Name == "" {
+			continue
+		}
+		if names == nil {
+			names = map[string]string{}
+		}
+		names[a.SMILES] = a.Name
+		if a.Canonical != "" {
+			names[a.Canonical] = a.Name
+		}
+	}
+	return names
 }
 
 // Figures are one run's headline numbers.

@@ -299,41 +299,85 @@ func (s *SVGP) cholKuu(l, k0 []float64, scale, ell float64) error {
 // definite is returned as *NotPDError.
 func (s *SVGP) Loss(grad, x, y []float64, numData int) (float64, error) {
 	b := len(y)
-	d, p, m, t, lay := s.d, s.p, s.m, s.theta, s.lay
-	if b == 0 || len(x) != b*d || (grad != nil && len(grad) != lay.Len) {
-		panic(fmt.Sprintf("gp: Loss: bad shape: B=%d len(x)=%d D=%d", b, len(x), d))
+	if b == 0 || len(x) != b*s.d || (grad != nil && len(grad) != s.lay.Len) {
+		panic(fmt.Sprintf("gp: Loss: bad shape: B=%d len(x)=%d D=%d", b, len(x), s.d))
 	}
-	w := &s.ws
-	mu, scale, ell, noise := s.Hyper()
-	epsP := s.cfg.PredictiveJitter
-
-	// Forward: features, Kuu, L, Kuf, A = L⁻¹·Kuf, Bm = Rᵀ·A.
-	phi := grow(&w.phi, b*p)
-	h1, a1, h2 := grow(&w.h1, b*p), grow(&w.a1, b*p), grow(&w.h2, b*p)
-	s.forwardNet(phi, h1, a1, h2, x, b)
-	k0 := grow(&w.kuu, m*m)
-	l := grow(&w.l, m*m)
-	if err := s.cholKuu(l, k0, scale, ell); err != nil {
+	lp := lossPass{x: x, b: b}
+	lp.mu, lp.scale, lp.ell, lp.noise = s.Hyper()
+	if err := s.lossForward(&lp); err != nil {
 		return 0, err
+	}
+	loss, dnoise := s.dataTerm(&lp, y)
+	nd := float64(b)
+	if s.cfg.KL == KLData {
+		nd = float64(numData)
+	}
+	loss += 0.5 * s.kl() / nd
+	if grad == nil {
+		return loss, nil
+	}
+	clear(grad)
+	s.klGrad(grad, nd)
+	dscale := s.momentGrad(grad, &lp)
+	lbar, kbar := s.choleskyBackward(&lp)
+	dell, ds := s.kuuGrad(grad, lbar, &lp)
+	dscale += ds
+	phibar := grow(&s.ws.phibar, b*s.p)
+	dl, ds := s.kufGrad(grad, phibar, kbar, &lp)
+	dell += dl
+	dscale += ds
+	t, lay := s.theta, s.lay
+	grad[lay.RawScale] = dscale * sigmoid(t[lay.RawScale])
+	grad[lay.RawLen] = dell * sigmoid(t[lay.RawLen])
+	grad[lay.RawNoise] = dnoise * sigmoid(t[lay.RawNoise])
+	s.backwardNet(grad, phibar, lp.h1, lp.a1, lp.h2, x, b)
+	return loss, nil
+}
+
+// lossPass holds one Loss call's inputs, hyperparameters and forward intermediates (in s.ws's buffers) for the
+// steps of its backward pass.
+type lossPass struct {
+	x                     []float64 // B×D
+	b                     int
+	mu, scale, ell, noise float64
+	phi, h1, a1, h2       []float64 // B×P: features and the net's intermediates
+	k0, l                 []float64 // M×M: k(Z,Z) and the Cholesky factor of Kuu
+	kuf, a, bm            []float64 // M×B: Kuf, A = L⁻¹·Kuf, Bm = Rᵀ·A
+	mean, vari            []float64 // B: predictive moments
+	dmean, dvar           []float64 // B: the data term's derivatives with respect to them
+}
+
+// lossForward computes the features, Kuu and L, Kuf, A = L⁻¹·Kuf, Bm = Rᵀ·A and the predictive mean and
+// variance of the minibatch.
+func (s *SVGP) lossForward(lp *lossPass) error {
+	b, p, m, t, lay, w := lp.b, s.p, s.m, s.theta, s.lay, &s.ws
+	lp.phi = grow(&w.phi, b*p)
+	lp.h1, lp.a1, lp.h2 = grow(&w.h1, b*p), grow(&w.a1, b*p), grow(&w.h2, b*p)
+	s.forwardNet(lp.phi, lp.h1, lp.a1, lp.h2, lp.x, b)
+	lp.k0 = grow(&w.kuu, m*m)
+	lp.l = grow(&w.l, m*m)
+	if err := s.cholKuu(lp.l, lp.k0, lp.scale, lp.ell); err != nil {
+		return err
 	}
 	z := t[lay.Z : lay.Z+m*p]
 	vm := t[lay.M : lay.M+m]
 	r := t[lay.R : lay.R+m*m]
-	kuf := grow(&w.kuf, m*b)
-	rbfTo(kuf, z, m, phi, b, p, scale, ell, grow(&w.an, m), grow(&w.bn, b), false, grow(&w.tmpB, b*p))
+	lp.kuf = grow(&w.kuf, m*b)
+	rbfTo(lp.kuf, z, m, lp.phi, b, p, lp.scale, lp.ell, grow(&w.an, m), grow(&w.bn, b), false, grow(&w.tmpB, b*p))
 	a := grow(&w.a, m*b)
-	copy(a, kuf)
-	trsmLeft(false, l, m, a, b)
+	copy(a, lp.kuf)
+	trsmLeft(false, lp.l, m, a, b)
 	bm := grow(&w.bm, m*b)
 	copy(bm, a)
 	mulLT(r, m, bm, b, grow(&w.tmpB, m*b))
+	lp.a, lp.bm = a, bm
 
 	mean := grow(&w.mean, b)
 	vari := grow(&w.vari, b)
 	blas64.Gemv(blas.Trans, 1, gen(a, m, b), blas64.Vector{N: m, Inc: 1, Data: vm}, 0, blas64.Vector{N: b, Inc: 1, Data: mean})
 	for i := range b {
-		mean[i] += mu
-		vari[i] = scale + epsP
+		mean[i] += lp.mu
+		vari[i] = lp.scale + s.cfg.PredictiveJitter
 	}
 	for j := range m {
 		arow, brow := a[j*b:(j+1)*b], bm[j*b:(j+1)*b]
@@ -341,11 +385,18 @@ func (s *SVGP) Loss(grad, x, y []float64, numData int) (float64, error) {
 			vari[i] += brow[i]*brow[i] - arow[i]*arow[i]
 		}
 	}
+	lp.mean, lp.vari = mean, vari
+	return nil
+}
 
-	// Data term and its derivatives with respect to mean, var and σ².
-	dmean := grow(&w.dmean, b)
-	dvar := grow(&w.dvar, b)
-	var loss, dnoise float64
+// dataTerm returns the data term of the loss (the ELBO's expected log-likelihood or the predictive
+// log-likelihood, Config.Loss) and its derivative with respect to σ², and writes its derivatives with respect
+// to the predictive mean and variance into lp.dmean and lp.dvar.
+func (s *SVGP) dataTerm(lp *lossPass, y []float64) (loss, dnoise float64) {
+	b, noise := lp.b, lp.noise
+	mean, vari := lp.mean, lp.vari
+	dmean := grow(&s.ws.dmean, b)
+	dvar := grow(&s.ws.dvar, b)
 	fb := float64(b)
 	for i := range b {
 		res := y[i] - mean[i]
@@ -363,12 +414,15 @@ func (s *SVGP) Loss(grad, x, y []float64, numData int) (float64, error) {
 			dnoise += dvar[i]
 		}
 	}
+	lp.dmean, lp.dvar = dmean, dvar
+	return loss, dnoise
+}
 
-	// KL(N(m, RRᵀ) ‖ N(0, I)) / numData.
-	nd := float64(b)
-	if s.cfg.KL == KLData {
-		nd = float64(numData)
-	}
+// kl returns 2·KL(N(m, RRᵀ) ‖ N(0, I)).
+func (s *SVGP) kl() float64 {
+	m, t, lay := s.m, s.theta, s.lay
+	vm := t[lay.M : lay.M+m]
+	r := t[lay.R : lay.R+m*m]
 	var kl float64
 	for j := range m {
 		kl += vm[j] * vm[j]
@@ -377,14 +431,14 @@ func (s *SVGP) Loss(grad, x, y []float64, numData int) (float64, error) {
 		}
 		kl -= 1 + 2*math.Log(math.Abs(r[j*m+j]))
 	}
-	loss += 0.5 * kl / nd
-	if grad == nil {
-		return loss, nil
-	}
-	clear(grad)
-	g := grad
+	return kl
+}
 
-	// KL gradients.
+// klGrad adds the gradient of ½·kl()/nd with respect to m and R to g.
+func (s *SVGP) klGrad(g []float64, nd float64) {
+	m, t, lay := s.m, s.theta, s.lay
+	vm := t[lay.M : lay.M+m]
+	r := t[lay.R : lay.R+m*m]
 	for j := range m {
 		g[lay.M+j] += vm[j] / nd
 		for k := 0; k <= j; k++ {
@@ -392,14 +446,21 @@ func (s *SVGP) Loss(grad, x, y []float64, numData int) (float64, error) {
 		}
 		g[lay.R+j*m+j] -= 1 / r[j*m+j] / nd
 	}
-	// μ̄, m̄ = A·dmean, s̄ from diag(Kff).
-	var dscale float64
+}
+
+// momentGrad backpropagates the data term through the predictive moments: it adds μ̄, m̄ = A·dmean and
+// R̄ = tril(2·(A·diag(dvar))·Bmᵀ) to g, leaves Ā = m·dmeanᵀ + 2·R·Bm·diag(dvar) − 2·A·diag(dvar) in s.ws.abar
+// (and R·Bm in lp.bm), and returns s̄'s share from diag(Kff).
+func (s *SVGP) momentGrad(g []float64, lp *lossPass) (dscale float64) {
+	b, m, t, lay, w := lp.b, s.m, s.theta, s.lay, &s.ws
+	vm := t[lay.M : lay.M+m]
+	r := t[lay.R : lay.R+m*m]
+	a, bm, dmean, dvar := lp.a, lp.bm, lp.dmean, lp.dvar
 	for i := range b {
 		g[lay.Mu] += dmean[i]
 		dscale += dvar[i]
 	}
 	blas64.Gemv(blas.NoTrans, 1, gen(a, m, b), blas64.Vector{N: b, Inc: 1, Data: dmean}, 1, blas64.Vector{N: m, Inc: 1, Data: g[lay.M : lay.M+m]})
-	// R̄ += tril(2·(A·diag(dvar))·Bmᵀ).
 	ae := grow(&w.abar, m*b)
 	for j := range m {
 		for i := range b {
@@ -413,7 +474,6 @@ func (s *SVGP) Loss(grad, x, y []float64, numData int) (float64, error) {
 			g[lay.R+j*m+k] += rbar[j*m+k]
 		}
 	}
-	// Ā = m·dmeanᵀ + 2·R·Bm·diag(dvar) − 2·A·diag(dvar). Reuse bm for R·Bm.
 	trmmLeft(false, r, m, bm, b)
 	abar := ae
 	for j := range m {
@@ -421,10 +481,18 @@ func (s *SVGP) Loss(grad, x, y []float64, numData int) (float64, error) {
 			abar[j*b+i] = vm[j]*dmean[i] + 2*dvar[i]*(bm[j*b+i]-a[j*b+i])
 		}
 	}
-	// Cholesky backward through A = L⁻¹·Kuf. With L̄ = −tril(L⁻ᵀ·Ā·Aᵀ) folded into Murray's formula,
-	// Σ̄ = −sym(L⁻ᵀ·Φ(X)·L⁻¹) = −½·L⁻ᵀ·Y·L⁻¹ with X = Ā·Aᵀ and Y = Φ(X) + Φ(X)ᵀ (X's lower triangle mirrored).
-	xm := rbar
-	gemmABt(xm, 1, abar, m, b, a, m, 0, grow(&w.tmpB, m*b))
+	return dscale
+}
+
+// choleskyBackward takes Ā (s.ws.abar) back through A = L⁻¹·Kuf: it returns W = Σ̄ ⊙ K0 (M×M, symmetric), the
+// weight of k(Z,Z)'s entries, and K̄uf = L⁻ᵀ·Ā (M×B, in Ā's buffer). With L̄ = −tril(L⁻ᵀ·Ā·Aᵀ) folded into
+// Murray's formula, Σ̄ = −sym(L⁻ᵀ·Φ(X)·L⁻¹) = −½·L⁻ᵀ·Y·L⁻¹ with X = Ā·Aᵀ and Y = Φ(X) + Φ(X)ᵀ (X's lower triangle
+// mirrored).
+func (s *SVGP) choleskyBackward(lp *lossPass) (wuu, kbar []float64) {
+	b, m, w := lp.b, s.m, &s.ws
+	l, abar := lp.l, w.abar[:m*b]
+	xm := w.x[:m*m]
+	gemmABt(xm, 1, abar, m, b, lp.a, m, 0, grow(&w.tmpB, m*b))
 	for j := range m {
 		for k := range j {
 			xm[k*m+j] = xm[j*m+k]
@@ -434,98 +502,98 @@ func (s *SVGP) Loss(grad, x, y []float64, numData int) (float64, error) {
 	vt := grow(&w.tm, m*m)
 	transposeTo(vt, xm, m, m)
 	trsmRight(l, m, vt, m) // (Y·L⁻¹)ᵀ·L⁻¹ = (L⁻ᵀ·Y·L⁻¹)ᵀ
-	// W = Σ̄ ⊙ K0, symmetrised, stored in lbar.
-	lbar := xm
+	wuu = xm
 	for j := range m {
 		for k := 0; k <= j; k++ {
 			v := -0.25 * (vt[j*m+k] + vt[k*m+j])
-			lbar[j*m+k] = v * k0[j*m+k]
-			lbar[k*m+j] = lbar[j*m+k]
+			wuu[j*m+k] = v * lp.k0[j*m+k]
+			wuu[k*m+j] = wuu[j*m+k]
 		}
 	}
-	// K̄uf = L⁻ᵀ·Ā.
-	kbar := abar
+	kbar = abar
 	solveLT(l, m, kbar, b, grow(&w.tmpB, m*b))
-	var dell float64
-	zbar := g[lay.Z : lay.Z+m*p]
-	il2 := 1 / (ell * ell)
-	{
-		wmat := lbar
-		rs := grow(&w.rs, m)
-		wz := grow(&w.wz, m*p)
-		var sumW float64
-		for j := range m {
-			var acc float64
-			for _, v := range wmat[j*m : (j+1)*m] {
-				acc += v
-			}
-			rs[j] = acc
-			sumW += acc
-		}
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, gen(wmat, m, m), gen(z, m, p), 0, gen(wz, m, p))
-		zn := grow(&w.an, m)
-		rowNorms(zn, z, m, p)
-		var wd2 float64
-		for j := range m {
-			wd2 += 2 * rs[j] * zn[j]
-			for c := range p {
-				wd2 -= 2 * z[j*p+c] * wz[j*p+c]
-				zbar[j*p+c] += -2 * il2 * (rs[j]*z[j*p+c] - wz[j*p+c])
-			}
-		}
-		dell += wd2 / (ell * ell * ell)
-		dscale += sumW / scale
-	}
-	// Kuf block: W2 = K̄uf ⊙ Kuf.
-	phibar := grow(&w.phibar, b*p)
-	{
-		w2 := kbar
-		for i := range w2 {
-			w2[i] *= kuf[i]
-		}
-		rs := grow(&w.rs, m)
-		cs := grow(&w.cs, b)
-		clear(cs)
-		var sumW float64
-		for j := range m {
-			var acc float64
-			for i, v := range w2[j*b : (j+1)*b] {
-				acc += v
-				cs[i] += v
-			}
-			rs[j] = acc
-			sumW += acc
-		}
-		wphi := grow(&w.wphi, m*p)
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, gen(w2, m, b), gen(phi, b, p), 0, gen(wphi, m, p))
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(w2, m, b), gen(z, m, p), 0, gen(phibar, b, p))
-		zn := grow(&w.an, m)
-		rowNorms(zn, z, m, p)
-		fn := grow(&w.bn, b)
-		rowNorms(fn, phi, b, p)
-		var wd2 float64
-		for j := range m {
-			wd2 += rs[j] * zn[j]
-			for c := range p {
-				wd2 -= 2 * z[j*p+c] * wphi[j*p+c]
-				zbar[j*p+c] += -il2 * (rs[j]*z[j*p+c] - wphi[j*p+c])
-			}
-		}
-		for i := range b {
-			wd2 += cs[i] * fn[i]
-			for c := range p {
-				phibar[i*p+c] = -il2 * (cs[i]*phi[i*p+c] - phibar[i*p+c])
-			}
-		}
-		dell += wd2 / (ell * ell * ell)
-		dscale += sumW / scale
-	}
-	g[lay.RawScale] = dscale * sigmoid(t[lay.RawScale])
-	g[lay.RawLen] = dell * sigmoid(t[lay.RawLen])
-	g[lay.RawNoise] = dnoise * sigmoid(t[lay.RawNoise])
+	return wuu, kbar
+}
 
-	s.backwardNet(g, phibar, h1, a1, h2, x, b)
-	return loss, nil
+// kuuGrad adds Z̄'s share from k(Z,Z) to g, given its weights wuu (M×M), and returns ℓ̄'s and s̄'s shares.
+func (s *SVGP) kuuGrad(g, wuu []float64, lp *lossPass) (dell, dscale float64) {
+	m, p, w := s.m, s.p, &s.ws
+	z := s.theta[s.lay.Z : s.lay.Z+m*p]
+	zbar := g[s.lay.Z : s.lay.Z+m*p]
+	ell := lp.ell
+	il2 := 1 / (ell * ell)
+	rs := grow(&w.rs, m)
+	wz := grow(&w.wz, m*p)
+	var sumW float64
+	for j := range m {
+		var acc float64
+		for _, v := range wuu[j*m : (j+1)*m] {
+			acc += v
+		}
+		rs[j] = acc
+		sumW += acc
+	}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, gen(wuu, m, m), gen(z, m, p), 0, gen(wz, m, p))
+	zn := grow(&w.an, m)
+	rowNorms(zn, z, m, p)
+	var wd2 float64
+	for j := range m {
+		wd2 += 2 * rs[j] * zn[j]
+		for c := range p {
+			wd2 -= 2 * z[j*p+c] * wz[j*p+c]
+			zbar[j*p+c] += -2 * il2 * (rs[j]*z[j*p+c] - wz[j*p+c])
+		}
+	}
+	return wd2 / (ell * ell * ell), sumW / lp.scale
+}
+
+// kufGrad adds Z̄'s share from Kuf to g and writes φ̄ (B×P) into phibar, given K̄uf (M×B, overwritten with
+// W2 = K̄uf ⊙ Kuf), and returns ℓ̄'s and s̄'s shares.
+func (s *SVGP) kufGrad(g, phibar, kbar []float64, lp *lossPass) (dell, dscale float64) {
+	b, m, p, w := lp.b, s.m, s.p, &s.ws
+	z := s.theta[s.lay.Z : s.lay.Z+m*p]
+	zbar := g[s.lay.Z : s.lay.Z+m*p]
+	phi, ell := lp.phi, lp.ell
+	il2 := 1 / (ell * ell)
+	w2 := kbar
+	for i := range w2 {
+		w2[i] *= lp.kuf[i]
+	}
+	rs := grow(&w.rs, m)
+	cs := grow(&w.cs, b)
+	clear(cs)
+	var sumW float64
+	for j := range m {
+		var acc float64
+		for i, v := range w2[j*b : (j+1)*b] {
+			acc += v
+			cs[i] += v
+		}
+		rs[j] = acc
+		sumW += acc
+	}
+	wphi := grow(&w.wphi, m*p)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, gen(w2, m, b), gen(phi, b, p), 0, gen(wphi, m, p))
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(w2, m, b), gen(z, m, p), 0, gen(phibar, b, p))
+	zn := grow(&w.an, m)
+	rowNorms(zn, z, m, p)
+	fn := grow(&w.bn, b)
+	rowNorms(fn, phi, b, p)
+	var wd2 float64
+	for j := range m {
+		wd2 += rs[j] * zn[j]
+		for c := range p {
+			wd2 -= 2 * z[j*p+c] * wphi[j*p+c]
+			zbar[j*p+c] += -il2 * (rs[j]*z[j*p+c] - wphi[j*p+c])
+		}
+	}
+	for i := range b {
+		wd2 += cs[i] * fn[i]
+		for c := range p {
+			phibar[i*p+c] = -il2 * (cs[i]*phi[i*p+c] - phibar[i*p+c])
+		}
+	}
+	return wd2 / (ell * ell * ell), sumW / lp.scale
 }
 
 // backwardNet writes the feature net's parameter gradients into g, given φ̄ (B×P) and the forward intermediates.

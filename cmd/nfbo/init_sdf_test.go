@@ -12,7 +12,7 @@ import (
 // TestOptimizeInitSDFAndSalts starts runs from molecules as chemists keep them: an SDF (made by RDKit, with
 // names and the task's scores as data items) holding two salts, and a SMILES file with names and a hydrochloride.
 // Salts become their parent molecules with a line saying so, names appear in the messages, and the SDF's scores
-// are used as the initial scores.
+// are used as the initial scores; the best molecules at the end carry their names.
 func TestOptimizeInitSDFAndSalts(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
@@ -30,6 +30,12 @@ func TestOptimizeInitSDFAndSalts(t *testing.T) {
 	} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	// All ten molecules are listed at the end, the SDF's four with their titles.
+	for _, want := range []string{"(sodium ibuprofen)\n", "(paroxetine HCl)\n"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the best molecules lack the name %q:\n%s", want, stdout)
 		}
 	}
 	if smiles, _ := readLogSMILES(t, filepath.Join(sdfRun, rundir.EvalLogFile)); len(smiles) != 6 {

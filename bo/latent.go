@@ -1,0 +1,150 @@
+package bo
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// latentProposer is the reference variant (ScreenLatent), the official code's rules: a deep-kernel SVGP over
+// latents, trained before the loop (and after every iteration with UpdateEveryIteration); per anchor, Thompson
+// sampling picks q of C latent candidates in its box, and only the picks are decoded.
+type latentProposer struct {
+	o *Optimizer
+	s LatentSettings
+}
+
+// fitInitial implements proposer: the initial data encoded, the SVGP trained for InitEpochs.
+func (p *latentProposer) fitInitial(ctx context.Context) error {
+	o := p.o
+	z := make([]float64, len(o.st.Y)*o.d)
+	if err := o.prob.Flow.Encode(ctx, z, o.st.Tokens); err != nil {
+		return fmt.Errorf("bo: encode initial data: %w", err)
+	}
+	if err := o.surr.Fit(ctx, z, o.st.Y, p.s.InitEpochs, o.rng); err != nil {
+		return fmt.Errorf("bo: initial surrogate fit: %w", err)
+	}
+	return nil
+}
+
+// propose implements proposer: the anchors' boxes, N·q Thompson picks among their candidates, decoded, and
+// the new valid molecules among them.
+func (p *latentProposer) propose(ctx context.Context, anchors []int) (*batch, error) {
+	o := p.o
+	t, d := o.t, o.d
+	centres, probs, err := o.anchorBoxes(ctx, anchors)
+	if err != nil {
+		return nil, err
+	}
+	latents, err := p.pick(ctx, centres, probs)
+	if err != nil {
+		return nil, err
+	}
+	decoded := make([]int, len(latents)/d*t)
+	o.phase("decoding the proposals")
+	start := time.Now()
+	if err := o.prob.Flow.Decode(ctx, decoded, latents); err != nil {
+		return nil, fmt.Errorf("bo: decode proposals: %w", err)
+	}
+	if o.prob.Rules != nil {
+		keys := make([]string, 0, len(decoded)/t)
+		canon := make([]int, t)
+		for i := 0; i < len(decoded)/t; i++ {
+			if s, ok := o.prob.Codec.Canonical(canon, decoded[i*t:(i+1)*t]); ok {
+				keys = append(keys, s)
+			}
+		}
+		if err := o.judge(ctx, keys); err != nil {
+			return nil, err
+		}
+	}
+	b := o.filter(decoded)
+	b.Proposed = len(latents) / d
+	o.times.Decode += time.Since(start)
+	return b, nil
+}
+
+// learn implements proposer: with UpdateEveryIteration, UpdateEpochs on the newest batch and the top TopK.
+func (p *latentProposer) learn(ctx context.Context, fresh int) error {
+	if p.s.Update != UpdateEveryIteration {
+		return nil
+	}
+	o := p.o
+	o.phase("updating the surrogate")
+	start := time.Now()
+	err := p.update(ctx, fresh)
+	o.times.Surrogate += time.Since(start)
+	return err
+}
+
+// inputs implements proposer: the sequences' latents under the current flow.
+func (p *latentProposer) inputs(ctx context.Context, tokens []int) ([]float64, error) {
+	o := p.o
+	x := make([]float64, len(tokens)/o.t*o.d)
+	if err := o.prob.Flow.Encode(ctx, x, tokens); err != nil {
+		return nil, fmt.Errorf("bo: encode the new molecules: %w", err)
+	}
+	return x, nil
+}
+
+// novelty implements proposer: the picks, and the new molecules among them.
+func (p *latentProposer) novelty(b *batch) (examined, fresh int) { return b.Proposed, len(b.SMILES) }
+
+// pick returns N·q latents (N·q×D): per anchor, C candidates in its box and q Thompson picks among them.
+func (p *latentProposer) pick(ctx context.Context, centres, probs []float64) ([]float64, error) {
+	o := p.o
+	cfg, d, t := o.cfg, o.d, o.t
+	c, q := cfg.Candidates, cfg.Queries
+	n := len(centres) / d
+	draw := o.pointDrawer()
+	unit := make([]float64, c*d)
+	cand := make([]float64, c*d)
+	samples := make([]float64, q*c)
+	pick := make([]int, q)
+	out := make([]float64, n*q*d)
+	half := 8 * o.st.TR.Length / 2
+	for a := range n {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		o.phase("candidates")
+		start := time.Now()
+		draw(unit, c)
+		Perturb(cand, centres[a*d:(a+1)*d], half, probs[a*t:(a+1)*t], o.f, unit, o.rng)
+		o.times.Candidates += time.Since(start)
+		o.phase("Thompson sampling")
+		start = time.Now()
+		if err := o.surr.Sample(ctx, samples, cand, q, o.rng); err != nil {
+			return nil, fmt.Errorf("bo: Thompson sampling, anchor %d: %w", a, err)
+		}
+		ThompsonSelect(pick, samples, c)
+		o.times.Thompson += time.Since(start)
+		for k, i := range pick {
+			copy(out[(a*q+k)*d:(a*q+k+1)*d], cand[i*d:(i+1)*d])
+		}
+	}
+	return out, nil
+}
+
+// update trains the surrogate on the newest batch plus the top TopK, re-encoded with the current flow.
+func (p *latentProposer) update(ctx context.Context, newest int) error {
+	o := p.o
+	n := len(o.st.Y)
+	idx := make([]int, 0, newest+o.cfg.TopK)
+	for i := n - newest; i < n; i++ {
+		idx = append(idx, i)
+	}
+	idx = append(idx, o.topK(o.cfg.TopK)...)
+	z := make([]float64, len(idx)*o.d)
+	if err := o.prob.Flow.Encode(ctx, z, o.gather(idx)); err != nil {
+		return fmt.Errorf("bo: encode surrogate update set: %w", err)
+	}
+	y := make([]float64, len(idx))
+	for k, i := range idx {
+		y[k] = o.st.Y[i]
+	}
+	if err := o.surr.Fit(ctx, z, y, p.s.UpdateEpochs, o.rng); err != nil {
+		return fmt.Errorf("bo: surrogate update: %w", err)
+	}
+	return nil
+}
