@@ -3,6 +3,7 @@ package gpustep
 import (
 	"context"
 	"fmt"
+	"github.com/nfbo/nfbo/model/modeltest"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -303,7 +304,7 @@ func TestGPUStepMatchesCPU(t *testing.T) {
 	gpu := sharedGPU(t)
 	for _, c := range parityCases {
 		t.Run(c.String(), func(t *testing.T) {
-			cfg := parityConfig(c.tr)
+			cfg := modeltest.ParityConfig(c.tr)
 			cfg.LSTMLayers = c.layers
 			for _, f := range stepParity(t, gpu, cfg, c) {
 				t.Error(f)
@@ -405,7 +406,7 @@ func TestGPUPretrainTracksCPU(t *testing.T) {
 	data := trackData(cfg, 400, 5)
 	var runs [2][]train.StepStats
 	for i, dev := range []step.Device{train.CPU{}, gpu} {
-		tr, err := train.NewTrainer(randomParams(t, cfg, 3), rand.NewPCG(4, 4), train.Options{Batch: 16, RandomPad: true, PadToken: 1, Device: dev})
+		tr, err := train.NewTrainer(modeltest.FarParams(t, cfg, 3), rand.NewPCG(4, 4), train.Options{Batch: 16, RandomPad: true, PadToken: 1, Device: dev})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -456,7 +457,7 @@ func TestGPUCheckpointInterchange(t *testing.T) {
 		exactAfter bool
 	}{{"gpu-to-cpu", gpu, train.CPU{}, false}, {"cpu-to-gpu", train.CPU{}, gpu, false}, {"gpu-to-gpu", gpu, gpu, true}} {
 		t.Run(c.name, func(t *testing.T) {
-			tr, err := train.NewTrainer(randomParams(t, cfg, 8), rand.NewPCG(9, 9), opts(c.from))
+			tr, err := train.NewTrainer(modeltest.FarParams(t, cfg, 8), rand.NewPCG(9, 9), opts(c.from))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,6 +3,8 @@ package gpustep
 import (
 	"errors"
 	"fmt"
+	"github.com/nfbo/nfbo/engine/enginetest"
+	"github.com/nfbo/nfbo/model/modeltest"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -31,107 +33,7 @@ func emulated(t *testing.T) (*Device, *emu) {
 	return d, e
 }
 
-// parityConfig is engine/train's parity config: odd sizes (half 3, H 5, U 7, T 5), three couplings so both
-// split orders end a block, two blocks, two LSTM layers and dropout.
-func parityConfig(tr model.Transform) model.Config {
-	return model.Config{V: 11, F: 6, T: 5, MaxT: 7, Blocks: 2, LSTMLayers: 2, H: 5,
-		Couplings: 3, U: 7, CouplingDepth: 2, Transform: tr,
-		Dropout: 0.25, Noise: 0.1, SimCoef: 1}
-}
-
-// randomParams returns random parameters whose couplings are far from the identity (the reference
-// initialisation makes the NLSq terms tiny).
-func randomParams(t testing.TB, cfg model.Config, seed uint64) *model.Params {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 7))
-	p, err := model.NewParams(cfg, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range p.Blocks {
-		for _, c := range b.Couplings {
-			for _, d := range c.Layers {
-				for i := range d.W.Data {
-					d.W.Data[i] = float32(rng.NormFloat64() / math.Sqrt(float64(d.In())))
-				}
-				for i := range d.B.Data {
-					d.B.Data[i] = float32(rng.NormFloat64() * 0.3)
-				}
-			}
-		}
-	}
-	return p
-}
-
-// randomBatch returns the inputs of B sequences, the first real of them real, the others padding (weight 0,
-// no noise, no negative), padded to lens (nil: T), with dropout masks at the config's rate when drop is set.
-func randomBatch(cfg model.Config, B, real int, lens []int, drop bool, rng *rand.Rand) *step.Batch {
-	T, F, H := cfg.T, cfg.F, cfg.H
-	N, S := T*B, T-1
-	b := &step.Batch{Tok: make([]int32, N), Neg: make([]int32, N), Eps: make([]float32, N*F), Wt: make([]float32, N), Lens: lens}
-	for r := range N {
-		t, s := r/B, r%B
-		b.Tok[r], b.Neg[r] = int32(rng.IntN(cfg.V)), -1
-		if s >= real || (lens != nil && t >= lens[s]) {
-			continue
-		}
-		b.Wt[r] = 1 / float32(real)
-		if j := int32(rng.IntN(cfg.V)); j != b.Tok[r] {
-			b.Neg[r] = j
-		}
-		for i := range F {
-			b.Eps[r*F+i] = float32(cfg.Noise * rng.NormFloat64())
-		}
-	}
-	if !drop {
-		return b
-	}
-	mask := func(n int) []float32 {
-		m := make([]float32, n)
-		for i := range m {
-			if rng.Float64() >= cfg.Dropout {
-				m[i] = float32(1 / (1 - cfg.Dropout))
-			}
-		}
-		return m
-	}
-	for range cfg.Blocks {
-		for range cfg.LSTMLayers - 1 {
-			b.InterMask = append(b.InterMask, mask(S*B*H))
-		}
-		b.CtxMask = append(b.CtxMask, mask(N*H))
-	}
-	return b
-}
-
-// relNorm returns ‖got − want‖/‖want‖ (‖got − want‖ when want is zero).
-func relNorm(got, want []float32) float64 {
-	var d, w float64
-	for i := range want {
-		e := float64(got[i]) - float64(want[i])
-		d += e * e
-		w += float64(want[i]) * float64(want[i])
-	}
-	if w == 0 {
-		return math.Sqrt(d)
-	}
-	return math.Sqrt(d / w)
-}
-
 func relErr(a, b float64) float64 { return math.Abs(a-b) / max(math.Abs(b), 1e-300) }
-
-// tensorKind names a tensor's kind for the logs: its name without the block and layer numbers
-// (block0.lstm1.wih → lstm.wih).
-func tensorKind(name string) string {
-	var parts []string
-	for _, f := range strings.Split(name, ".") {
-		parts = append(parts, strings.TrimRight(f, "0123456789"))
-	}
-	if len(parts) > 1 && parts[0] == "block" {
-		parts = parts[1:]
-	}
-	return strings.Join(parts, ".")
-}
 
 // tensors returns zeroed slices shaped as p's tensors.
 func tensors(p *model.Params) [][]float32 {
@@ -178,7 +80,7 @@ var parityCases = []parityCase{
 // relative (norm-wise), the gradient norm by more than 1e-5. It logs the worst relative error per kind.
 func stepParity(t *testing.T, dev step.Device, cfg model.Config, c parityCase) (fails []string) {
 	t.Helper()
-	p := randomParams(t, cfg, 21)
+	p := modeltest.FarParams(t, cfg, 21)
 	rng := rand.New(rand.NewPCG(22, 23))
 	b := randomBatch(cfg, c.B, max(1, c.B-1), c.lens, c.drop, rng)
 	opts := step.Options{FreezeEmbeddings: c.frozen}
@@ -210,8 +112,8 @@ func stepParity(t *testing.T, dev step.Device, cfg model.Config, c parityCase) (
 	compare := func(what string, got, want [][]float32) {
 		worst := map[string]float64{}
 		for i, ts := range p.Tensors() {
-			e := relNorm(got[i], want[i])
-			kind := tensorKind(ts.Name)
+			e := enginetest.RelNorm(got[i], want[i])
+			kind := enginetest.TensorKind(ts.Name)
 			worst[kind] = max(worst[kind], e)
 			if !(e <= 1e-4) {
 				fails = append(fails, fmt.Sprintf("%s of %s: rel err %.3g", what, ts.Name, e))
@@ -267,7 +169,7 @@ func TestEmulatedStepMatchesCPU(t *testing.T) {
 	launched := map[string]int{}
 	for _, c := range parityCases {
 		t.Run(c.String(), func(t *testing.T) {
-			cfg := parityConfig(c.tr)
+			cfg := modeltest.ParityConfig(c.tr)
 			cfg.LSTMLayers = c.layers
 			d, e := emulated(t)
 			for _, f := range stepParity(t, d, cfg, c) {
@@ -322,7 +224,7 @@ func TestParityCatchesWrongKernel(t *testing.T) {
 					c.skew(e, a)
 				}
 			}
-			fails := stepParity(t, d, parityConfig(model.NLSq), parityCases[0])
+			fails := stepParity(t, d, modeltest.ParityConfig(model.NLSq), parityCases[0])
 			if len(fails) == 0 {
 				t.Fatal("a wrong kernel passed the parity check")
 			}
@@ -465,4 +367,10 @@ func TestOpenWithoutGPU(t *testing.T) {
 		t.Errorf("Open took %v to fail", el)
 	}
 	t.Log(msg)
+}
+
+// randomBatch is enginetest.RandomBatch as a step.Batch.
+func randomBatch(cfg model.Config, B, real int, lens []int, drop bool, rng *rand.Rand) *step.Batch {
+	r := enginetest.RandomBatch(cfg, B, real, lens, drop, rng)
+	return &step.Batch{Tok: r.Tok, Neg: r.Neg, Eps: r.Eps, Wt: r.Wt, Lens: lens, InterMask: r.InterMask, CtxMask: r.CtxMask}
 }

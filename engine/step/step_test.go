@@ -2,6 +2,8 @@ package step
 
 import (
 	"fmt"
+	"github.com/nfbo/nfbo/engine/enginetest"
+	"github.com/nfbo/nfbo/model/modeltest"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -19,72 +21,6 @@ func tinyConfig(tr model.Transform) model.Config {
 	return model.Config{V: 7, F: 4, T: 4, MaxT: 5, Blocks: 2, LSTMLayers: 2, H: 3,
 		Couplings: 3, U: 5, CouplingDepth: 2, Transform: tr,
 		Dropout: 0.3, Noise: 0.1, SimCoef: 0.7}
-}
-
-// tinyParams returns random parameters whose couplings are far from the
-// identity (the reference initialisation makes the NLSq terms tiny).
-func tinyParams(t *testing.T, cfg model.Config, seed uint64) *model.Params {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 7))
-	p, err := model.NewParams(cfg, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range p.Blocks {
-		for _, c := range b.Couplings {
-			for _, d := range c.Layers {
-				for i := range d.W.Data {
-					d.W.Data[i] = float32(rng.NormFloat64() / math.Sqrt(float64(d.In())))
-				}
-				for i := range d.B.Data {
-					d.B.Data[i] = float32(rng.NormFloat64() * 0.3)
-				}
-			}
-		}
-	}
-	return p
-}
-
-// randomBatch returns the inputs of B sequences, the first real of them
-// real, the others padding (weight 0, no noise, no negative), padded to
-// lens (nil: T), with dropout masks at the config's rate when drop is set.
-func randomBatch(cfg model.Config, B, real int, lens []int, drop bool, rng *rand.Rand) *Batch {
-	T, F, H := cfg.T, cfg.F, cfg.H
-	N, S := T*B, T-1
-	b := &Batch{Tok: make([]int32, N), Neg: make([]int32, N), Eps: make([]float32, N*F), Wt: make([]float32, N), Lens: lens}
-	for r := range N {
-		t, s := r/B, r%B
-		b.Tok[r], b.Neg[r] = int32(rng.IntN(cfg.V)), -1
-		if s >= real || (lens != nil && t >= lens[s]) {
-			continue
-		}
-		b.Wt[r] = 1 / float32(real)
-		if j := int32(rng.IntN(cfg.V)); j != b.Tok[r] {
-			b.Neg[r] = j
-		}
-		for i := range F {
-			b.Eps[r*F+i] = float32(cfg.Noise * rng.NormFloat64())
-		}
-	}
-	if !drop {
-		return b
-	}
-	mask := func(n int) []float32 {
-		m := make([]float32, n)
-		for i := range m {
-			if rng.Float64() >= cfg.Dropout {
-				m[i] = float32(1 / (1 - cfg.Dropout))
-			}
-		}
-		return m
-	}
-	for range cfg.Blocks {
-		for range cfg.LSTMLayers - 1 {
-			b.InterMask = append(b.InterMask, mask(S*B*H))
-		}
-		b.CtxMask = append(b.CtxMask, mask(N*H))
-	}
-	return b
 }
 
 // refLoss returns the loss of the step's last forward pass on the float64
@@ -115,7 +51,7 @@ func TestStepGradientCheck(t *testing.T) {
 		name := fmt.Sprintf("%v/dropout=%v/lens%v/frozen=%v", c.tr, c.drop, c.lens, c.frozen)
 		t.Run(name, func(t *testing.T) {
 			cfg := tinyConfig(c.tr)
-			p := tinyParams(t, cfg, 5)
+			p := modeltest.FarParams(t, cfg, 5)
 			rng := rand.New(rand.NewPCG(6, 7))
 			const B = 3
 			b := randomBatch(cfg, B, 2, c.lens, c.drop, rng)
@@ -261,4 +197,10 @@ func TestBufSlice(t *testing.T) {
 			f()
 		}()
 	}
+}
+
+// randomBatch is enginetest.RandomBatch as a Batch.
+func randomBatch(cfg model.Config, B, real int, lens []int, drop bool, rng *rand.Rand) *Batch {
+	r := enginetest.RandomBatch(cfg, B, real, lens, drop, rng)
+	return &Batch{Tok: r.Tok, Neg: r.Neg, Eps: r.Eps, Wt: r.Wt, Lens: lens, InterMask: r.InterMask, CtxMask: r.CtxMask}
 }

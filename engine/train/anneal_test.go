@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"github.com/nfbo/nfbo/model/modeltest"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -38,7 +39,7 @@ func TestAnneal(t *testing.T) {
 func TestPretrainLearnRate(t *testing.T) {
 	cfg := smallTrainConfig()
 	train := randomSeqs(cfg, 7, rand.New(rand.NewPCG(4, 4)))
-	tr, err := NewTrainer(tinyParams(t, cfg, 21), rand.NewPCG(1, 2), Options{Batch: 3})
+	tr, err := NewTrainer(modeltest.FarParams(t, cfg, 21), rand.NewPCG(1, 2), Options{Batch: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
+	"github.com/nfbo/nfbo/engine/enginetest"
+	"github.com/nfbo/nfbo/model/modeltest"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -15,15 +16,6 @@ import (
 	"github.com/nfbo/nfbo/model"
 	"gorgonia.org/tensor"
 )
-
-// parityConfig is a small SeqFlow with odd sizes (half 3, H 5, U 7, T 5,
-// three couplings so both split orders end a block), two blocks, two LSTM
-// layers (an inter-layer dropout mask) and dropout.
-func parityConfig(tr model.Transform) model.Config {
-	return model.Config{V: 11, F: 6, T: 5, MaxT: 7, Blocks: 2, LSTMLayers: 2, H: 5,
-		Couplings: 3, U: 7, CouplingDepth: 2, Transform: tr,
-		Dropout: 0.25, Noise: 0.1, SimCoef: 1}
-}
 
 // graphGrads returns the gradient of every tensor of p (Tensors order) from
 // the slots of the float32 graph g after a run: collectGrads's assembly.
@@ -54,41 +46,14 @@ func graphMasks(g *flowGraph) (inter, ctx [][]float32) {
 	return inter, ctx
 }
 
-// tensorKind names a tensor's kind for the parity report: its name without
-// the block and layer numbers (block0.lstm1.wih → lstm.wih).
-func tensorKind(name string) string {
-	var parts []string
-	for _, f := range strings.Split(name, ".") {
-		parts = append(parts, strings.TrimRight(f, "0123456789"))
-	}
-	if len(parts) > 1 && parts[0] == "block" {
-		parts = parts[1:]
-	}
-	return strings.Join(parts, ".")
-}
-
-// relNorm returns ‖got − want‖/‖want‖ (‖got − want‖ when want is zero).
-func relNorm(got, want []float32) float64 {
-	var d, w float64
-	for i := range want {
-		e := float64(got[i]) - float64(want[i])
-		d += e * e
-		w += float64(want[i]) * float64(want[i])
-	}
-	if w == 0 {
-		return math.Sqrt(d)
-	}
-	return math.Sqrt(d / w)
-}
-
 // parityReport compares per tensor, norm-wise, and returns the largest
 // relative error of each tensor kind and a line per tensor off by more than
 // tol.
 func parityReport(p *model.Params, got, want [][]float32, tol float64) (worst map[string]float64, bad []string) {
 	worst = map[string]float64{}
 	for i, t := range p.Tensors() {
-		e := relNorm(got[i], want[i])
-		k := tensorKind(t.Name)
+		e := enginetest.RelNorm(got[i], want[i])
+		k := enginetest.TensorKind(t.Name)
 		if !(e <= worst[k]) { // NaN sticks
 			worst[k] = e
 		}
@@ -124,7 +89,7 @@ func formatWorst(worst map[string]float64) string {
 // updated weights or moments off by more than 1e-4 relative (norm-wise).
 func stepParity(t *testing.T, dev step.Device, cfg model.Config, lens []int, frozen bool) (fails []string, worst map[string]float64) {
 	t.Helper()
-	p := tinyParams(t, cfg, 21)
+	p := modeltest.FarParams(t, cfg, 21)
 	rng := rand.New(rand.NewPCG(22, 23))
 	const B = 4
 	seqs := randomSeqs(cfg, 3, rng) // and a padding sequence
@@ -238,7 +203,7 @@ func TestStepMatchesGraph(t *testing.T) {
 			name += "/frozen"
 		}
 		t.Run(name, func(t *testing.T) {
-			cfg := parityConfig(c.tr)
+			cfg := modeltest.ParityConfig(c.tr)
 			cfg.LSTMLayers = c.layers // one: the small preset's, no inter-layer mask
 			fails, worst := stepParity(t, CPU{}, cfg, c.lens, c.frozen)
 			for _, f := range fails {
@@ -289,7 +254,7 @@ func (d skewed) NLSqBackward(dO, dw, o, w, dOut step.Buf, n, half int) {
 func TestStepParityCatchesWrongKernel(t *testing.T) {
 	for _, which := range []string{"lstm", "scatter", "nlsq"} {
 		t.Run(which, func(t *testing.T) {
-			fails, _ := stepParity(t, skewed{which: which}, parityConfig(model.NLSq), nil, false)
+			fails, _ := stepParity(t, skewed{which: which}, modeltest.ParityConfig(model.NLSq), nil, false)
 			if len(fails) == 0 {
 				t.Fatal("a wrong kernel passed the parity check")
 			}
@@ -301,8 +266,8 @@ func TestStepParityCatchesWrongKernel(t *testing.T) {
 // dropoutMasks draws, from the same random state, the masks fillDropout
 // feeds to the fused graph, and leaves the stream where fillDropout does.
 func TestDropoutMasksMatchGraph(t *testing.T) {
-	cfg := parityConfig(model.NLSq)
-	p := tinyParams(t, cfg, 3)
+	cfg := modeltest.ParityConfig(model.NLSq)
+	p := modeltest.FarParams(t, cfg, 3)
 	const B = 3
 	g, err := buildGraphOpts(p, B, tensor.Float32, kindTrain, graphOpts{lstmOp: true, couplingOp: true})
 	if err != nil {
@@ -330,8 +295,8 @@ func TestDropoutMasksMatchGraph(t *testing.T) {
 func TestTrainerDeviceMatchesGraph(t *testing.T) {
 	for _, frozen := range []bool{false, true} {
 		t.Run(fmt.Sprintf("frozen=%v", frozen), func(t *testing.T) {
-			cfg := parityConfig(model.NLSq)
-			start := tinyParams(t, cfg, 31)
+			cfg := modeltest.ParityConfig(model.NLSq)
+			start := modeltest.FarParams(t, cfg, 31)
 			data := randomSeqs(cfg, 11, rand.New(rand.NewPCG(32, 33)))
 			var stats [2][]StepStats
 			var trs [2]*Trainer

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"github.com/nfbo/nfbo/model/modeltest"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -17,7 +18,7 @@ import (
 func TestFillDropout(t *testing.T) {
 	cfg := tinyConfig(model.NLSq)
 	cfg.T, cfg.MaxT, cfg.H = 20, 24, 16
-	p := tinyParams(t, cfg, 3)
+	p := modeltest.FarParams(t, cfg, 3)
 	const B = 256 // the inter-layer mask: 19·256·16 entries, two streams
 	g, err := buildGraphOpts(p, B, tensor.Float32, kindTrain, graphOpts{lstmOp: true, couplingOp: true})
 	if err != nil {
@@ -94,7 +95,7 @@ func float32Bytes(x []float32) []byte {
 func TestPrepareBatchNoise(t *testing.T) {
 	cfg := tinyConfig(model.NLSq)
 	cfg.T, cfg.MaxT = 12, 16
-	p := tinyParams(t, cfg, 5)
+	p := modeltest.FarParams(t, cfg, 5)
 	seqs := randomSeqs(cfg, 5, rand.New(rand.NewPCG(1, 1)))
 	lens := []int{12, 7, 12, 3, 9}
 	const B, sigma = 8, 0.6 // 24 of the 43 rows' first draws are rejected

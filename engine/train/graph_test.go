@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"github.com/nfbo/nfbo/model/modeltest"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -17,31 +18,6 @@ func tinyConfig(tr model.Transform) model.Config {
 	return model.Config{V: 7, F: 4, T: 4, MaxT: 5, Blocks: 2, LSTMLayers: 2, H: 3,
 		Couplings: 3, U: 5, CouplingDepth: 2, Transform: tr,
 		Dropout: 0.2, Noise: 0.1, SimCoef: 1}
-}
-
-// tinyParams returns random parameters whose couplings are far from the
-// identity (the reference initialisation makes the NLSq terms tiny).
-func tinyParams(t testing.TB, cfg model.Config, seed uint64) *model.Params {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 7))
-	p, err := model.NewParams(cfg, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range p.Blocks {
-		for _, c := range b.Couplings {
-			for _, d := range c.Layers {
-				sd := 1 / math.Sqrt(float64(d.In()))
-				for i := range d.W.Data {
-					d.W.Data[i] = float32(rng.NormFloat64() * sd)
-				}
-				for i := range d.B.Data {
-					d.B.Data[i] = float32(rng.NormFloat64() * 0.3)
-				}
-			}
-		}
-	}
-	return p
 }
 
 func randomSeqs(cfg model.Config, n int, rng *rand.Rand) [][]int {
@@ -101,7 +77,7 @@ func checkReferenceLens(t *testing.T, tr model.Transform, dt tensor.Dtype, opts 
 		{
 			{
 				cfg := tinyConfig(tr)
-				p := tinyParams(t, cfg, 3)
+				p := modeltest.FarParams(t, cfg, 3)
 				rng := rand.New(rand.NewPCG(5, 5))
 				const B = 3
 				seqs := randomSeqs(cfg, 2, rng) // one padding row
@@ -172,7 +148,7 @@ func TestGradientCheck(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			cfg := tinyConfig(tc.tr)
-			p := tinyParams(t, cfg, 11)
+			p := modeltest.FarParams(t, cfg, 11)
 			rng := rand.New(rand.NewPCG(2, 9))
 			const B = 3
 			in := prepareBatch(p, randomSeqs(cfg, 2, rng), tc.lens, B, cfg.Noise, rng)
@@ -238,7 +214,7 @@ func TestGradientCheck(t *testing.T) {
 // same loss and gradients.
 func TestPositionalGatherMatchesDense(t *testing.T) {
 	cfg := tinyConfig(model.NLSq)
-	p := tinyParams(t, cfg, 4)
+	p := modeltest.FarParams(t, cfg, 4)
 	rng := rand.New(rand.NewPCG(1, 3))
 	const B = 2
 	in := prepareBatch(p, randomSeqs(cfg, B, rng), nil, B, cfg.Noise, rng)
@@ -271,7 +247,7 @@ func TestCouplingOpMatchesNodes(t *testing.T) {
 	for _, tr := range []model.Transform{model.NLSq, model.Affine} {
 		t.Run(tr.String(), func(t *testing.T) {
 			cfg := tinyConfig(tr)
-			p := tinyParams(t, cfg, 8)
+			p := modeltest.FarParams(t, cfg, 8)
 			rng := rand.New(rand.NewPCG(6, 1))
 			const B = 3
 			in := prepareBatch(p, randomSeqs(cfg, 2, rng), []int{cfg.T, 3}, B, cfg.Noise, rng)
@@ -344,7 +320,7 @@ func TestGraphRerunMatchesFresh(t *testing.T) {
 	for _, opts := range []graphOpts{{lstmOp: true, couplingOp: true}, {lstmOp: true}, {}} {
 		t.Run(variant(opts), func(t *testing.T) {
 			cfg := tinyConfig(model.NLSq)
-			p := tinyParams(t, cfg, 5)
+			p := modeltest.FarParams(t, cfg, 5)
 			rng := rand.New(rand.NewPCG(4, 4))
 			const B = 3
 			first := prepareBatch(p, randomSeqs(cfg, 3, rng), []int{cfg.T, 2, 3}, B, cfg.Noise, rng)
@@ -385,7 +361,7 @@ func TestGraphRerunMatchesFresh(t *testing.T) {
 // unrolled graph's per-step [B, H] masks in step order.
 func TestDropoutFusedMatchesNodes(t *testing.T) {
 	cfg := tinyConfig(model.NLSq) // 2 LSTM layers: an inter-layer mask as well as the context masks
-	p := tinyParams(t, cfg, 13)
+	p := modeltest.FarParams(t, cfg, 13)
 	rng := rand.New(rand.NewPCG(3, 5))
 	const B = 3
 	in := prepareBatch(p, randomSeqs(cfg, 3, rng), nil, B, cfg.Noise, rng)

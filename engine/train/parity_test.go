@@ -25,7 +25,7 @@ func TestLogDensityParity(t *testing.T) {
 	}{{tinyConfig(model.NLSq), false}, {tinyConfig(model.Affine), false}, {square, false}, {small, false}, {small, true}} {
 		cfg := c.cfg
 		t.Run(fmt.Sprintf("%v/H=%d/U=%d/T=%d/unrolled=%v", cfg.Transform, cfg.H, cfg.U, cfg.T, c.unrolled), func(t *testing.T) {
-			p := tinyParams(t, cfg, 17)
+			p := modeltest.FarParams(t, cfg, 17)
 			const B = 4
 			seqs := randomSeqs(cfg, 2*B+1, rand.New(rand.NewPCG(6, 1))) // two full batches and a partial one
 			got, want := logDensities(t, p, seqs, Options{EvalBatch: B, UnrolledLSTM: c.unrolled})

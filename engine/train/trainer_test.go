@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nfbo/nfbo/model/modeltest"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -65,7 +66,7 @@ func testResume(t *testing.T, opts Options) {
 	cfg := smallTrainConfig()
 	data := randomSeqs(cfg, 7, rand.New(rand.NewPCG(4, 4)))
 	val := randomSeqs(cfg, 2, rand.New(rand.NewPCG(5, 4)))
-	init := tinyParams(t, cfg, 21)
+	init := modeltest.FarParams(t, cfg, 21)
 	opts.Batch, opts.EvalBatch = 3, 2
 	const N = 4 // batches of 3, 3, 1, then 3 of the next epoch
 	ctx := context.Background()
@@ -128,7 +129,7 @@ func testResume(t *testing.T, opts Options) {
 // to the first pad token (T when there is none, 2 at least).
 func TestDrawLengths(t *testing.T) {
 	cfg := smallTrainConfig() // T = 6
-	tr, err := NewTrainer(tinyParams(t, cfg, 1), rand.NewPCG(3, 3), Options{RandomPad: true, PadToken: 1})
+	tr, err := NewTrainer(modeltest.FarParams(t, cfg, 1), rand.NewPCG(3, 3), Options{RandomPad: true, PadToken: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestTrainingLowersLossAndFineTune(t *testing.T) {
 	}
 	cfg := smallTrainConfig()
 	data := randomSeqs(cfg, 4, rand.New(rand.NewPCG(8, 8)))
-	p := tinyParams(t, cfg, 5)
+	p := modeltest.FarParams(t, cfg, 5)
 	tr, err := NewTrainer(p, rand.NewPCG(3, 3), Options{Batch: 4, FineTuneBatch: 3, LearnRate: 1e-2})
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +203,7 @@ func TestTrainingLowersLossAndFineTune(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	cfg := smallTrainConfig()
-	tr, err := NewTrainer(tinyParams(t, cfg, 1), rand.NewPCG(1, 1), Options{Batch: 2})
+	tr, err := NewTrainer(modeltest.FarParams(t, cfg, 1), rand.NewPCG(1, 1), Options{Batch: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +269,7 @@ func TestHealthChecks(t *testing.T) {
 // after a restore with Adam moments, while the other weights train.
 func TestFreezeEmbeddings(t *testing.T) {
 	cfg := smallTrainConfig()
-	p := tinyParams(t, cfg, 21)
+	p := modeltest.FarParams(t, cfg, 21)
 	data := randomSeqs(cfg, 7, rand.New(rand.NewPCG(4, 4)))
 	ctx := context.Background()
 	tr, err := NewTrainer(p, rand.NewPCG(1, 2), Options{Batch: 3})

@@ -7,6 +7,7 @@ package modeltest
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -51,6 +52,39 @@ func Flow(t testing.TB, cfg model.Config, seed uint64, w float64) *model.Flow {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// ParityConfig is the training engines' parity configuration: a small SeqFlow with odd sizes (half 3, H 5, U 7, T 5, three couplings so both split orders
+// end a block), two blocks, two LSTM layers (an inter-layer dropout mask) and dropout.
+func ParityConfig(tr model.Transform) model.Config {
+	return model.Config{V: 11, F: 6, T: 5, MaxT: 7, Blocks: 2, LSTMLayers: 2, H: 5,
+		Couplings: 3, U: 7, CouplingDepth: 2, Transform: tr,
+		Dropout: 0.25, Noise: 0.1, SimCoef: 1}
+}
+
+// FarParams returns random parameters of cfg whose couplings are far from the identity, coupling weights drawn
+// from N(0, 1/fan-in) and biases from N(0, 0.3²) (the reference initialisation makes the NLSq terms tiny,
+// which would hide their errors): the parameters of the training engines' parity tests.
+func FarParams(t testing.TB, cfg model.Config, seed uint64) *model.Params {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	p, err := model.NewParams(cfg, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range p.Blocks {
+		for _, c := range b.Couplings {
+			for _, d := range c.Layers {
+				for i := range d.W.Data {
+					d.W.Data[i] = float32(rng.NormFloat64() / math.Sqrt(float64(d.In())))
+				}
+				for i := range d.B.Data {
+					d.B.Data[i] = float32(rng.NormFloat64() * 0.3)
+				}
+			}
+		}
+	}
+	return p
 }
 
 // Case names one test flow: the arguments of Flow (configuration, seed and
