@@ -2,7 +2,8 @@
 // /v1/status, /v1/report and /v1/report.html, the JSON they answer, the bearer-token check and the rule for which
 // addresses need a token. The optimiser's side comes in as a function (optimize.Ask in nfbo serve), the scores go
 // through asktell, and the reports are bo/bench's; the command owns the flags, the run directory's lock and the
-// listener.
+// listener. A run can also score itself (Drive: asking, scoring with an objective such as a NATS queue's
+// workers, telling), its HTTP side then showing status and reports.
 package labserve
 
 import (
@@ -45,6 +46,7 @@ type Server struct {
 	mu        sync.RWMutex
 	cached    *AskReply // the last ask's answer, until a tell changes what is awaited
 	cachedMax int       // the n it was asked with
+	driven    string    // when not empty, who scores the run (Drive): HTTP asks and tells are refused
 
 	// tells holds a slot for each tell being read or applied (tellsAtOnce slots); other tells wait for one
 	// before they read their bodies.
@@ -188,6 +190,17 @@ func writeJSONError(w http.ResponseWriter, status int, err error) {
 	writeJSON(w, status, map[string]string{"error": err.Error()})
 }
 
+// refuseDriven answers a request that asks or tells in a run that Drive scores, and reports whether it did.
+// The caller holds s.mu.
+func (s *Server) refuseDriven(w http.ResponseWriter) bool {
+	if s.driven == "" {
+		return false
+	}
+	writeJSONError(w, http.StatusConflict, fmt.Errorf("this run is scored by %s: it asks and tells by itself; "+
+		"GET /v1/status shows the molecules being scored", s.driven))
+	return true
+}
+
 func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 	max := 0
 	if v := r.URL.Query().Get("n"); v != "" {
@@ -200,6 +213,9 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.refuseDriven(w) {
+		return
+	}
 	if s.cached == nil || s.cachedMax != max {
 		batch, info, err := s.ask(r.Context(), max)
 		if err != nil {
@@ -245,6 +261,9 @@ func (s *Server) handleTell(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.refuseDriven(w) {
+		return
+	}
 	info, err := rundir.ReadInfo(s.dir)
 	if err != nil {
 		writeJSONError(w, http.StatusConflict, fmt.Errorf("no run yet: ask first (%w)", err))

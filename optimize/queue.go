@@ -18,6 +18,23 @@ import (
 // one worker here, when RDKit is installed (it also checks an RDKit task's name before the first batch), else the
 // SELFIES-canonical form: the workers' machines need RDKit, this one need not.
 func openQueue(ctx context.Context, a Args, ropts objective.RDKitOptions, warnf func(string, ...any)) (objective.Objective, objective.Canonicalizer, func(), error) {
+	return openQueueFor(ctx, a, ropts, a.ObjectiveCmd == "", warnf)
+}
+
+// OpenQueue returns the objective of the ask/tell run a (its run directory, task and -queue) whose molecules
+// "nfbo worker" processes score, for "nfbo serve -queue", with the function that closes it. The task is the
+// workers' to know: an ask/tell run's task names the user's objective, which only the workers run.
+func OpenQueue(ctx context.Context, a Args, warnf func(string, ...any)) (objective.StreamObjective, func(), error) {
+	ropts := objective.RDKitOptions{PoolOptions: objective.PoolOptions{Warnf: warnf}, Python: a.Python}
+	q, _, closeQ, err := openQueueFor(ctx, a, ropts, false, warnf)
+	if err != nil {
+		return nil, nil, err
+	}
+	return q.(objective.StreamObjective), closeQ, nil
+}
+
+// openQueueFor is openQueue; checkTask asks RDKit whether it knows the task (when the workers will compute it).
+func openQueueFor(ctx context.Context, a Args, ropts objective.RDKitOptions, checkTask bool, warnf func(string, ...any)) (objective.Objective, objective.Canonicalizer, func(), error) {
 	runID, err := queueRunID(a)
 	if err != nil {
 		return nil, nil, nil, err
@@ -29,7 +46,7 @@ func openQueue(ctx context.Context, a Args, ropts objective.RDKitOptions, warnf 
 	if err == nil {
 		err = rd.Start(ctx)
 	}
-	if err == nil && a.ObjectiveCmd == "" {
+	if err == nil && checkTask {
 		err = rd.CheckTasks(ctx, []string{a.Task})
 		var ut *objective.UnknownTaskError
 		if errors.As(err, &ut) {

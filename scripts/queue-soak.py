@@ -18,7 +18,7 @@ scores, same order); and every molecule the objective program received more than
 fault: the worker that received it earlier was killed before that worker answered it, or the server was down
 while that worker scored it.
 
-    scripts/queue-soak.py [-nfbo bin/nfbo] [-workers 4] [-budget 120] [-seed 1] [-soak-seed 1] [-max-deliver 3]
+    scripts/queue-soak.py [-nfbo bin/nfbo] [-workers 4] [-budget 120] [-seed 1] [-soak-seed 1] [-max-deliver 10]
                           [-baseline-from OLDDIR/baseline] DIR
 
 DIR is made (it must not exist). Standard library only; needs nats-server and RDKit for /usr/bin/python3.
@@ -296,7 +296,7 @@ def main():
     p.add_argument("-opt-kills", type=int, default=2)
     p.add_argument("-server-down", type=float, default=3)
     p.add_argument("-ack-wait", default="5s", help="the workers' -ack-wait")
-    p.add_argument("-max-deliver", type=int, default=3, help="the workers' -max-deliver")
+    p.add_argument("-max-deliver", type=int, default=10, help="the workers' -max-deliver (deliveries, dead workers included)")
     p.add_argument("-sleep", default="0.3,0.8", help="objective seconds per molecule, uniform between")
     p.add_argument("-timeout", type=int, default=1800, help="seconds each run may take")
     p.add_argument("-baseline-from", metavar="DIR", help="take the uninterrupted run from DIR (an earlier soak's "

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/labserve"
 	"github.com/nfbo/nfbo/optimize"
 	"github.com/nfbo/nfbo/rundir"
@@ -25,8 +26,11 @@ func newServeCmd() *Command {
 	fs.StringVar(&a.Out, "run", "", "run `directory` (required); made by nfbo ask, or by the first ask of this server with optimize's flags")
 	addr := fs.String("addr", "127.0.0.1:8080", "`host:port` to listen on; any address but a loopback one needs -token-file")
 	tokenFile := fs.String("token-file", "", "`file` holding the bearer token every request must carry (Authorization: Bearer TOKEN)")
+	queueURL := fs.String("queue", "", "NATS server `URL` (nats://HOST:4222) whose workers score the run (nfbo worker -task with the run's task): "+
+		"the server then asks and tells by itself, and HTTP shows status and reports; credentials by the -nats-* flags or the environment")
+	natsFlags := addNATSFlags(fs)
 	cmd := &Command{
-		UsageLine: "serve -run DIR [-addr HOST:PORT] [-token-file FILE] [optimize's flags for a new run]",
+		UsageLine: "serve -run DIR [-addr HOST:PORT] [-token-file FILE] [-queue URL [NATS credential flags]] [optimize's flags for a new run]",
 		Short:     "ask/tell over HTTP/JSON",
 		Long: `Serve offers the ask/tell run in -run DIR over HTTP, for programs and lab
 systems that would rather call than run commands:
@@ -60,7 +64,16 @@ A tell's body is read as it arrives, and at most two tells are read or
 applied at once; others wait their turn, before reading their bodies, for as
 long as their clients do. A body is at most 32 MiB, 1,048,576 rows and lines
 of 1 MiB (a 413 or a 400 otherwise), so a tell holds at most about 150 MB.
-Ctrl-C or SIGTERM stops the server after the requests in flight.`,
+Ctrl-C or SIGTERM stops the server after the requests in flight.
+
+With -queue URL the run scores itself on the workers of a NATS JetStream
+server ("nfbo worker -queue URL -task TASK", with the program of the run's
+task): the server asks for each batch, publishes it, and tells each score as
+it arrives, so a score is on disk before it leaves the NATS server; stopped
+and started again, it collects what the workers answered meanwhile. A
+molecule the workers give up on (-max-failures) is told as an error, score 0:
+an ask/tell run cannot leave a molecule unanswered. HTTP asks and tells are
+then refused (409); status and reports answer, also after the run is done.`,
 		Flag: fs,
 	}
 	cmd.Run = func(ctx context.Context, cmd *Command, args []string) error {
@@ -86,6 +99,23 @@ Ctrl-C or SIGTERM stops the server after the requests in flight.`,
 			return fmt.Errorf("serve: %w", err)
 		}
 		defer unlock()
+		var scorer objective.StreamObjective
+		if *queueURL != "" {
+			server, cred, err := natsCredentials(*queueURL, *natsFlags)
+			if err != nil {
+				return Usagef(cmd, "serve: -queue: %v", err)
+			}
+			qa := run
+			qa.Queue, qa.QueueCredentials = server, cred
+			warnf := func(format string, args ...any) { fmt.Fprintf(cmd.Stderr, "nfbo serve: "+format+"\n", args...) }
+			q, closeQ, err := optimize.OpenQueue(ctx, qa, warnf)
+			if err != nil {
+				return fmt.Errorf("serve: %w", err)
+			}
+			defer closeQ()
+			scorer = q
+			*queueURL = server
+		}
 		ln, err := net.Listen("tcp", *addr)
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
@@ -98,8 +128,9 @@ Ctrl-C or SIGTERM stops the server after the requests in flight.`,
 		draw := func(ctx context.Context) (bench.DrawFunc, func(), error) {
 			return rdkitDrawer(ctx, run.Python, cmd.Stderr)
 		}
+		handler := labserve.New(a.Out, token, ask, draw)
 		srv := &http.Server{
-			Handler:           labserve.New(a.Out, token, ask, draw),
+			Handler:           handler,
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       2 * time.Minute,
 			IdleTimeout:       2 * time.Minute,
@@ -109,10 +140,25 @@ Ctrl-C or SIGTERM stops the server after the requests in flight.`,
 		fmt.Fprintf(cmd.Stderr, "nfbo serve: run %s on http://%s/v1/ (ask, tell, status, report)\n", a.Out, ln.Addr())
 		done := make(chan error, 1)
 		go func() { done <- srv.Serve(ln) }()
-		select {
-		case err := <-done:
-			return fmt.Errorf("serve: %w", err)
-		case <-ctx.Done():
+		driven := make(chan error, 1)
+		if scorer != nil {
+			go func() { driven <- handler.Drive(ctx, "the workers of the NATS queue "+*queueURL, scorer) }()
+		}
+		for stop := false; !stop; {
+			select {
+			case err := <-done:
+				return fmt.Errorf("serve: %w", err)
+			case err := <-driven:
+				if err != nil && ctx.Err() == nil {
+					srv.Close()
+					return fmt.Errorf("serve: %w", err)
+				}
+				if err == nil {
+					fmt.Fprintf(cmd.Stderr, "nfbo serve: the run is finished; status and reports answer until Ctrl-C\n")
+				}
+			case <-ctx.Done():
+				stop = true
+			}
 		}
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

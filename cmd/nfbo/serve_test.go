@@ -206,3 +206,63 @@ func TestServeNeedsToken(t *testing.T) {
 		t.Errorf("serve on 0.0.0.0 without a token: %v", err)
 	}
 }
+
+// TestServeQueue runs an ask/tell run that scores itself on the workers of a NATS queue ("nfbo serve -queue"
+// beside an "nfbo worker" with the protocol's example program): the server asks and tells by itself until the
+// budget is spent, every molecule paid once with the program's score; HTTP asks and tells are refused while
+// status and reports answer.
+func TestServeQueue(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a run and a worker with Python programs")
+	}
+	needRDKit(t)
+	needPython(t)
+	url := startNATS(t, "")
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	oracle := lengthOracle(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wout := newLockedBuffer()
+	w := newWorkerCmd()
+	w.Stdout, w.Stderr, w.Stdin = wout, wout, strings.NewReader("")
+	wg.Go(func() { w.Execute(ctx, []string{"-queue", url, "-task", "demo", "-objective-cmd", oracle, "-concurrency", "2"}) })
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		if t.Failed() {
+			t.Logf("worker:\n%s", wout)
+		}
+	})
+
+	run := filepath.Join(dir, "run")
+	base, stderr := startServe(t, "-run", run, "-queue", url, "-task", "demo", "-init", guacamol100, "-init-count", "20",
+		"-budget", "30", "-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir)
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(stderr.String(), "the run is finished"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not finish:\n%s", stderr)
+		}
+	}
+	smiles, scores := readLogSMILES(t, filepath.Join(run, rundir.EvalLogFile))
+	if len(smiles) != 30 {
+		t.Errorf("%d calls, want the budget's 30 (20 initial molecules and 10 new)", len(smiles))
+	}
+	seen := map[string]bool{}
+	for i, s := range smiles {
+		if seen[s] || scores[i] <= 0 {
+			t.Errorf("%s: paid again, or scored %v", s, scores[i])
+		}
+		seen[s] = true
+	}
+	var refused map[string]string
+	if code := call(t, "POST", base+"/v1/ask", "", &refused); code != http.StatusConflict || !strings.Contains(refused["error"], "NATS queue") {
+		t.Errorf("ask: %d %v, want a 409 naming the queue", code, refused)
+	}
+	if code := call(t, "POST", base+"/v1/tell", "id,score\nm1,1\n", &refused); code != http.StatusConflict {
+		t.Errorf("tell: %d %v, want a 409", code, refused)
+	}
+	var st labserve.StatusReply
+	if code := call(t, "GET", base+"/v1/status", "", &st); code != 200 || !st.Finished || st.Calls != 30 || len(st.Awaiting) != 0 {
+		t.Errorf("status: %d %+v", code, st)
+	}
+}

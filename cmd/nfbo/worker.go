@@ -24,13 +24,15 @@ func newWorkerCmd() *Command {
 	concurrency := fs.Int("concurrency", 1, "molecules scored at once (`N` objective processes)")
 	ackWait := fs.Duration("ack-wait", queue.DefaultAckWait, "how long the server waits for news of a molecule from a worker "+
 		"that may have died before giving it to another (a live worker says it is alive every third of it)")
-	maxDeliver := fs.Int("max-deliver", queue.DefaultMaxDeliver, "attempts at a molecule, by any workers, before it is given up "+
-		"as failed (`N`); the optimiser then neither pays for nor logs it")
+	maxFailures := fs.Int("max-failures", queue.DefaultMaxFailures, "failed answers of the objective on a molecule (its program "+
+		"crashed, timed out or refused it), on any workers, before it is given up (`N`); the optimiser then neither pays for nor logs it")
+	maxDeliver := fs.Int("max-deliver", queue.DefaultMaxDeliver, "deliveries of a molecule, by the server to any workers, before it "+
+		"is given up (`N`): workers that die on it count, as do failed answers")
 	timeout := fs.Duration("timeout", 5*time.Minute, "longest the objective may take on one molecule before its process is restarted")
 	python := fs.String("python", objective.DefaultPython, "Python interpreter that can import RDKit")
 	creds := addNATSFlags(fs)
 	cmd := &Command{
-		UsageLine: "worker -queue URL -task NAME [-objective-cmd CMD] [-concurrency N] [-ack-wait D] [-max-deliver N] [NATS credential flags]",
+		UsageLine: "worker -queue URL -task NAME [-objective-cmd CMD] [-concurrency N] [-ack-wait D] [-max-failures N] [-max-deliver N] [NATS credential flags]",
 		Short:     "score the molecules of optimisers on other machines (NATS JetStream)",
 		Long:      workerHelp,
 		Flag:      fs,
@@ -45,6 +47,8 @@ func newWorkerCmd() *Command {
 			return Usagef(cmd, "worker: -task is required")
 		case *concurrency < 1:
 			return Usagef(cmd, "worker: -concurrency must be at least 1, not %d", *concurrency)
+		case *maxFailures < 1:
+			return Usagef(cmd, "worker: -max-failures must be at least 1, not %d", *maxFailures)
 		case *maxDeliver < 1:
 			return Usagef(cmd, "worker: -max-deliver must be at least 1, not %d", *maxDeliver)
 		case *ackWait <= 0:
@@ -60,11 +64,11 @@ func newWorkerCmd() *Command {
 		stderr := &objective.LockedWriter{W: cmd.Stderr}
 		warnf := func(format string, a ...any) { fmt.Fprintf(stderr, "nfbo worker: "+format+"\n", a...) }
 
-		// The queue tries a molecule -max-deliver times; the pool's own breaker, which stops a program that fails
-		// request after request, must not trip on one molecule's attempts alone: each is up to Retries+1 = 3
-		// requests, so twice that many for all of them.
+		// The queue lets the objective fail on a molecule -max-failures times; the pool's own breaker, which stops a
+		// program that fails request after request, must not trip on one molecule's attempts alone: each is up to
+		// Retries+1 = 3 requests, so twice that many for all of them.
 		popts := objective.PoolOptions{Workers: *concurrency, Timeout: *timeout, ChunkSize: 1, Stderr: stderr, Warnf: warnf,
-			MaxFailures: 2 * 3 * *maxDeliver}
+			MaxFailures: 2 * 3 * *maxFailures}
 		var pool *objective.Pool
 		if *objCmd != "" {
 			argv := objective.SplitCommand(*objCmd)
@@ -109,7 +113,7 @@ func newWorkerCmd() *Command {
 			}
 		}()
 		return queue.Serve(ctx, nc, pool.Objective(*task), queue.WorkerOptions{
-			Task: *task, Concurrency: *concurrency, AckWait: *ackWait, MaxDeliver: *maxDeliver, Name: name, Warnf: warnf,
+			Task: *task, Concurrency: *concurrency, AckWait: *ackWait, MaxFailures: *maxFailures, MaxDeliver: *maxDeliver, Name: name, Warnf: warnf,
 			Report: func(ev queue.Event) {
 				line := fmt.Sprintf("%s\t%s\trun %s\tattempt %d\t%.17g\t%.2fs", ev.Outcome, ev.SMILES, ev.Run, ev.Delivery,
 					ev.Score, ev.Elapsed.Seconds())
@@ -164,10 +168,12 @@ flight, started once.
 A molecule leaves the queue only once its result is published. A worker that
 dies (kill -9, a power cut) loses the molecules it was scoring: the server
 gives them to another worker after -ack-wait. A molecule on which the
-objective fails -max-deliver times (its program crashes or hangs on it, or
-its worker dies, on whichever workers: the server cannot tell a dead worker
-from a hung one) is answered as failed, and the optimiser treats it as
-invalid without paying for it. Ctrl-C (or SIGTERM) takes no new molecule and
+objective fails -max-failures times (its program crashes on it, refuses it or
+takes longer than -timeout), on whichever workers, is answered as failed, and
+the optimiser treats it as invalid without paying for it. A worker that dies
+does not count as a failure of its molecules: the server hands a molecule out
+at most -max-deliver times, dead workers and failed answers together, before
+it is given up as well. Ctrl-C (or SIGTERM) takes no new molecule and
 waits for those in flight, whose scores are published; a second Ctrl-C stops
 at once, and those molecules go to another worker after -ack-wait.
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,7 +94,7 @@ func waitEmpty(t *testing.T, ns *natsServer) {
 
 // TestPoisonedMolecule: a program that crashes on one molecule every time
 // (the real worker pool, each crash isolated as objective.Result.Failed)
-// gets it MaxDeliver times, spread over two workers, and then the molecule
+// gets it MaxFailures times, spread over two workers, and then the molecule
 // is answered as failed: not paid, not logged. The other molecules are paid.
 func TestPoisonedMolecule(t *testing.T) {
 	ns := startServer(t)
@@ -104,7 +105,7 @@ func TestPoisonedMolecule(t *testing.T) {
 	recv := filepath.Join(t.TempDir(), "recv")
 	t.Setenv("NFBO_QUEUE_ORACLE", "1") // for the programs the pools start
 	t.Setenv("NFBO_QUEUE_RECV", recv)
-	const maxDeliver = 3
+	const maxFailures = 3
 	for range 2 {
 		// No retries in the pool: the queue's deliveries are the attempts.
 		pool, err := objective.NewCommand([]string{exe}, objective.PoolOptions{Retries: -1, MaxFailures: -1, Stderr: testWriter{t}})
@@ -112,7 +113,7 @@ func TestPoisonedMolecule(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { pool.Close() })
-		startWorkers(t, ns, 1, pool.Objective("t"), WorkerOptions{Task: "t", MaxDeliver: maxDeliver, AckWait: 5 * time.Second})
+		startWorkers(t, ns, 1, pool.Objective("t"), WorkerOptions{Task: "t", MaxFailures: maxFailures, AckWait: 5 * time.Second})
 	}
 	dir := t.TempDir()
 	b, _ := openBudget(t, ns.connect(t), dir, "poison")
@@ -134,14 +135,98 @@ func TestPoisonedMolecule(t *testing.T) {
 			n++
 		}
 	}
-	if n != maxDeliver {
-		t.Errorf("the program got POISON %d times, want %d", n, maxDeliver)
+	if n != maxFailures {
+		t.Errorf("the program got POISON %d times, want %d", n, maxFailures)
 	}
 	inLog, _ := logged(t, filepath.Join(dir, "evaluations.jsonl"))
 	if inLog["POISON"] != 0 || inLog["CCO"] != 1 || inLog["CCCO"] != 1 {
 		t.Errorf("log: %v", inLog)
 	}
 	waitEmpty(t, ns)
+}
+
+// dyingObjective stands for a worker that dies while it scores: it tells got, then never answers.
+type dyingObjective struct {
+	got     chan string
+	release chan struct{}
+}
+
+func (d dyingObjective) Score(ctx context.Context, smiles []string) ([]objective.Result, error) {
+	d.got <- smiles[0]
+	<-d.release
+	return nil, errors.New("dead")
+}
+
+// flakyObjective fails on its first molecule once, then scores.
+type flakyObjective struct{ failed atomic.Bool }
+
+func (f *flakyObjective) Score(_ context.Context, smiles []string) ([]objective.Result, error) {
+	if f.failed.CompareAndSwap(false, true) {
+		return []objective.Result{{Reason: "the program crashed", Done: true, Failed: true}}, nil
+	}
+	return []objective.Result{{Score: float64(len(smiles[0])), Done: true}}, nil
+}
+
+// TestDeadWorkersAreNotFailures: two workers die on a molecule (their connections drop while their objective
+// scores it; the server hands it out again after the ack wait), then the objective fails on it once and
+// answers the next time. With MaxFailures 2 the molecule is paid: the deaths do not count as failures, only
+// as deliveries.
+func TestDeadWorkersAreNotFailures(t *testing.T) {
+	ns := startServer(t)
+	opts := WorkerOptions{Task: "t", AckWait: time.Second, MaxFailures: 2, Warnf: func(string, ...any) {}}
+	dying := dyingObjective{got: make(chan string), release: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		cancel()
+		close(dying.release)
+		wg.Wait()
+	})
+	dir := t.TempDir()
+	b, _ := openBudget(t, ns.connect(t), dir, "dead")
+	type answer struct {
+		evs []objective.Evaluation
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		evs, err := b.Evaluate(context.Background(), []string{"CCO"})
+		done <- answer{evs, err}
+	}()
+	for death := range 2 {
+		nc := ns.connect(t)
+		wg.Go(func() { Serve(ctx, nc, dying, opts) })
+		select {
+		case <-dying.got:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("death %d: the molecule never came", death+1)
+		}
+		nc.Close() // no more "in progress": the server gives the molecule to another worker after the ack wait
+	}
+	var mu sync.Mutex
+	var evs []Event
+	o := opts
+	o.Report = func(ev Event) {
+		mu.Lock()
+		evs = append(evs, ev)
+		mu.Unlock()
+	}
+	startWorkers(t, ns, 1, &flakyObjective{}, o)
+	var a answer
+	select {
+	case a = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("no answer")
+	}
+	if a.err != nil || a.evs[0].Status != objective.Paid {
+		t.Fatalf("CCO: %+v, %v; want paid", a.evs, a.err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(evs) != 2 || evs[0].Outcome != Retried || evs[0].Delivery != 3 || evs[0].Failures != 0 ||
+		evs[1].Outcome != Scored || evs[1].Failures != 1 {
+		t.Errorf("the live worker's events %+v: want retried at the third delivery, then scored after one failure", evs)
+	}
 }
 
 // testWriter sends a pool's stderr to the test log.

@@ -20,8 +20,15 @@ import (
 // DefaultAckWait is WorkerOptions.AckWait's default.
 const DefaultAckWait = 30 * time.Second
 
-// DefaultMaxDeliver is WorkerOptions.MaxDeliver's default.
-const DefaultMaxDeliver = 3
+// DefaultMaxDeliver is WorkerOptions.MaxDeliver's default: deliveries count workers that died on a molecule,
+// which says little about the molecule (a kill, a power cut, a machine reclaimed), so it is generous.
+const DefaultMaxDeliver = 10
+
+// DefaultMaxFailures is WorkerOptions.MaxFailures's default.
+const DefaultMaxFailures = 3
+
+// failuresHeader carries, on a molecule queued again after the objective failed on it, how many times it has.
+const failuresHeader = "Nfbo-Failures"
 
 // WorkerOptions configure Serve.
 type WorkerOptions struct {
@@ -39,12 +46,18 @@ type WorkerOptions struct {
 	// and MaxDeliver are its settings: the last worker started sets them
 	// for all.
 	AckWait time.Duration
-	// MaxDeliver is how many times a molecule is tried before it is given
-	// up: the objective failed on it (objective.Result.Failed) that many
-	// times, or that many workers died or hung on it. It is then answered
-	// as failed ("the objective failed on this molecule N times"), which
-	// the optimiser takes as no answer: not paid, not logged. If 0,
-	// DefaultMaxDeliver.
+	// MaxFailures is how many answers "failed" (objective.Result.Failed:
+	// the program crashed, hung past its timeout or refused the molecule)
+	// a molecule may get, on whichever workers, before it is given up and
+	// answered as failed ("the objective failed on this molecule N
+	// times"), which the optimiser takes as no answer: not paid, not
+	// logged. If 0, DefaultMaxFailures.
+	MaxFailures int
+	// MaxDeliver is how many times the server may hand a molecule out
+	// before it is given up ("no worker answered it"): deliveries that
+	// ended in a failed answer count, and so do workers that died or hung
+	// on it, which the server cannot tell apart and which seldom say
+	// anything about the molecule. If 0, DefaultMaxDeliver.
 	MaxDeliver int
 	// Name names the worker in its results; if empty, the host name and
 	// process id.
@@ -66,6 +79,13 @@ func (o *WorkerOptions) ackWait() time.Duration {
 	return o.AckWait
 }
 
+func (o *WorkerOptions) maxFailures() int {
+	if o.MaxFailures <= 0 {
+		return DefaultMaxFailures
+	}
+	return o.MaxFailures
+}
+
 func (o *WorkerOptions) maxDeliver() int {
 	if o.MaxDeliver <= 0 {
 		return DefaultMaxDeliver
@@ -82,8 +102,8 @@ const (
 	// Retried: the objective gave no answer (objective.Result.Failed) and
 	// the molecule goes back to the queue for another attempt.
 	Retried
-	// GaveUp: the molecule reached MaxDeliver attempts without an answer;
-	// a failed result is published.
+	// GaveUp: the molecule reached MaxFailures failed answers or MaxDeliver
+	// deliveries; a failed result is published.
 	GaveUp
 	// Known: a result was published for the molecule before (a worker died
 	// before it could acknowledge it); nothing is scored again.
@@ -108,8 +128,12 @@ func (o Outcome) String() string {
 // Event is a molecule handled by a worker.
 type Event struct {
 	Run, Task, SMILES string
-	// Delivery is the attempt, from 1.
+	// Delivery is the server's count of deliveries of this message, from 1:
+	// more than one after a worker died on it.
 	Delivery int
+	// Failures is how many times the objective failed on the molecule
+	// before this delivery (it is queued anew after each).
+	Failures int
 	Outcome  Outcome
 	// Score and Reason are the objective's answer (Reason: why the score is
 	// 0, or why there was no answer).
@@ -268,7 +292,7 @@ func (w *worker) handle(ctx context.Context, m jetstream.Msg) error {
 		_ = m.TermWithReason("not a molecule of task " + w.opts.Task)
 		return nil
 	}
-	ev := Event{Run: t.Run, Task: t.Task, SMILES: t.SMILES, Delivery: int(meta.NumDelivered)}
+	ev := Event{Run: t.Run, Task: t.Task, SMILES: t.SMILES, Delivery: int(meta.NumDelivered), Failures: failuresOf(m)}
 	key := moleculeKey(t.Canonical)
 	res := resultMsg{Run: t.Run, Task: t.Task, SMILES: t.SMILES, Canonical: t.Canonical, Worker: w.name, Delivery: ev.Delivery}
 	// The result's id is that of the todo message, so that the result of a
@@ -284,7 +308,7 @@ func (w *worker) handle(ctx context.Context, m jetstream.Msg) error {
 	}
 	if maxDeliver := w.opts.maxDeliver(); ev.Delivery > maxDeliver {
 		res.Failed = true
-		res.Reason = fmt.Sprintf("the objective failed on this molecule %d times: no worker answered it (they died or hung on it)", maxDeliver)
+		res.Reason = fmt.Sprintf("no worker answered this molecule in %d deliveries (they died or hung on it)", maxDeliver)
 		ev.Outcome, ev.Reason = GaveUp, res.Reason
 		return w.finish(ctx, m, t, res, resultID, ev)
 	}
@@ -306,16 +330,20 @@ func (w *worker) handle(ctx context.Context, m jetstream.Msg) error {
 	res.Score, res.Reason, res.Seconds = r.Score, r.Reason, ev.Elapsed.Seconds()
 	ev.Score, ev.Reason = r.Score, r.Reason
 	if r.Failed {
-		if ev.Delivery < w.opts.maxDeliver() {
+		failures := ev.Failures + 1
+		if failures < w.opts.maxFailures() {
 			// Back to the queue, for another worker (another machine, a
-			// fresh process) after a pause.
-			_ = m.NakWithDelay(min(w.opts.ackWait(), time.Second))
+			// fresh process), as a new message that carries the count: the
+			// server's count of deliveries also counts dead workers.
+			if err := w.requeue(ctx, m, t, meta.Sequence.Stream, failures); err != nil {
+				return err
+			}
 			ev.Outcome = Retried
 			w.report(ev)
 			return nil
 		}
 		res.Failed, res.Score = true, 0
-		res.Reason = fmt.Sprintf("the objective failed on this molecule %d times (the last: %s)", ev.Delivery, r.Reason)
+		res.Reason = fmt.Sprintf("the objective failed on this molecule %d times (the last: %s)", failures, r.Reason)
 		ev.Outcome, ev.Reason = GaveUp, res.Reason
 	}
 	return w.finish(ctx, m, t, res, resultID, ev)
@@ -338,6 +366,38 @@ func (w *worker) finish(ctx context.Context, m jetstream.Msg, t todoMsg, res res
 	w.ack(ctx, m, t)
 	w.report(ev)
 	return nil
+}
+
+// requeue publishes the molecule of m (stream sequence seq) again with its count of failures, then acknowledges
+// m. The new message's id is derived from seq, so that a worker that takes m again (this one died between the
+// two steps) publishes the same message, which the server drops as a duplicate.
+func (w *worker) requeue(ctx context.Context, m jetstream.Msg, t todoMsg, seq uint64, failures int) error {
+	again := nats.NewMsg(m.Subject())
+	again.Data = m.Data()
+	again.Header.Set(failuresHeader, strconv.Itoa(failures))
+	id := "failed again " + strconv.FormatUint(seq, 10)
+	err := retry(ctx, "queueing "+t.SMILES+" again", w.warnf, func(ctx context.Context) error {
+		_, err := w.js.PublishMsg(ctx, again, jetstream.WithMsgID(id), jetstream.WithExpectStream(TodoStream))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("queue: worker: queueing %s of run %s again: %w", t.SMILES, t.Run, err)
+	}
+	w.ack(ctx, m, t)
+	return nil
+}
+
+// failuresOf returns the count of failures m carries (0 for a molecule as the optimiser queued it).
+func failuresOf(m jetstream.Msg) int {
+	h := m.Headers()
+	if h == nil {
+		return 0
+	}
+	n, err := strconv.Atoi(h.Get(failuresHeader))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 // ack acknowledges m and waits for the server to confirm, trying again for
