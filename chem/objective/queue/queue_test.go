@@ -221,6 +221,12 @@ func TestDeadWorkersAreNotFailures(t *testing.T) {
 	if a.err != nil || a.evs[0].Status != objective.Paid {
 		t.Fatalf("CCO: %+v, %v; want paid", a.evs, a.err)
 	}
+	// The worker reports a molecule after acknowledging it, which may be after the answer arrived.
+	waitFor(t, 10*time.Second, "the worker's report", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(evs) >= 2
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(evs) != 2 || evs[0].Outcome != Retried || evs[0].Delivery != 3 || evs[0].Failures != 0 ||
