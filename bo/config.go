@@ -67,6 +67,8 @@ type Config struct {
 	TACS        TACSConfig // TACS settings; TACS.Tau 0 turns it off (reference and paper use 400)
 	Points      PointKind  // Sobol (default) or uniform points in the box
 	TRRule      TRRule     // trust-region rule: novelty (default, reference) or TuRBO
+	// NoveltyBand moves TRNovelty's thresholds; the zero value is the reference's (0.8, 0.95).
+	NoveltyBand NoveltyBand `json:",omitzero"`
 
 	TrainEvery     int // fine-tune the flow every TrainEvery new calls; if 0, the default is 200; negative: never
 	FineTuneNewest int // newest points in the fine-tuning set; if 0, the default is 10
@@ -200,6 +202,8 @@ func (c Config) resolved(d int) (Config, error) {
 		return c, fmt.Errorf("bo: config: CandidateTarget = %d < 0", c.CandidateTarget)
 	case c.NoFlow && c.Offspring <= 0:
 		return c, fmt.Errorf("bo: config: NoFlow needs Offspring > 0: the GA children are then the only candidates")
+	case c.NoveltyBand != (NoveltyBand{}) && !(0 <= c.NoveltyBand.Shrink && c.NoveltyBand.Shrink < c.NoveltyBand.Grow && c.NoveltyBand.Grow <= 1):
+		return c, fmt.Errorf("bo: config: NoveltyBand %v: want 0 ≤ Shrink < Grow ≤ 1", c.NoveltyBand)
 	case c.TRInit < 0:
 		return c, fmt.Errorf("bo: config: TRInit = %v < 0", c.TRInit)
 	}

@@ -22,9 +22,9 @@ func ExampleThompsonSelect() {
 
 func ExampleUpdateTrustRegion() {
 	s := bo.NewTrustRegion(0.5)
-	s = bo.UpdateTrustRegion(s, bo.TRNovelty, bo.Outcome{Proposed: 1000, New: 30}) // 97% stale: widen
+	s = bo.UpdateTrustRegion(s, bo.TRNovelty, bo.NoveltyBand{}, bo.Outcome{Proposed: 1000, New: 30}) // 97% stale: widen
 	fmt.Printf("%.2f\n", s.Length)
-	s = bo.UpdateTrustRegion(s, bo.TRNovelty, bo.Outcome{Proposed: 1000, New: 300}) // 70% stale: narrow
+	s = bo.UpdateTrustRegion(s, bo.TRNovelty, bo.NoveltyBand{}, bo.Outcome{Proposed: 1000, New: 300}) // 70% stale: narrow
 	fmt.Printf("%.2f\n", s.Length)
 	// Output:
 	// 0.96

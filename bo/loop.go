@@ -390,7 +390,7 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	}
 	out := Outcome{BestNew: maxOf(scores), D: o.d}
 	out.Proposed, out.New = o.prop.novelty(b)
-	o.st.TR = UpdateTrustRegion(o.st.TR, cfg.TRRule, out)
+	o.st.TR = UpdateTrustRegion(o.st.TR, cfg.TRRule, cfg.NoveltyBand, out)
 	// The reference fine-tunes at the start of the iteration after the counter reaches 0; doing it here is the
 	// same sequence, and keeps the flow fixed between a checkpoint and the next batch. After the batch that
 	// spends the budget there is no next iteration, so neither the flow nor the surrogate learns from it.

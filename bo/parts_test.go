@@ -104,9 +104,20 @@ func TestUpdateTrustRegion(t *testing.T) {
 		newPts int
 		want   float64
 	}{{2, 0.8 * 1.2}, {10, 0.8}, {30, 0.8 / 1.2}} {
-		got := UpdateTrustRegion(s, TRNovelty, Outcome{Proposed: 100, New: tc.newPts})
+		got := UpdateTrustRegion(s, TRNovelty, NoveltyBand{}, Outcome{Proposed: 100, New: tc.newPts})
 		if math.Abs(got.Length-tc.want) > 1e-15 {
 			t.Errorf("novelty, %d/100 new: length %v, want %v", tc.newPts, got.Length, tc.want)
+		}
+	}
+	// A band of its own: 30 of 100 new is 70 % stale, inside (0.4, 0.8); 70 new is 30 % stale, below 0.4.
+	band := NoveltyBand{Shrink: 0.4, Grow: 0.8}
+	for _, tc := range []struct {
+		newPts int
+		want   float64
+	}{{10, 0.8 * 1.2}, {30, 0.8}, {70, 0.8 / 1.2}} {
+		got := UpdateTrustRegion(s, TRNovelty, band, Outcome{Proposed: 100, New: tc.newPts})
+		if math.Abs(got.Length-tc.want) > 1e-15 {
+			t.Errorf("novelty band %v, %d/100 new: length %v, want %v", band, tc.newPts, got.Length, tc.want)
 		}
 	}
 	if s.Length != TRLengthInit {
@@ -115,19 +126,19 @@ func TestUpdateTrustRegion(t *testing.T) {
 	// TuRBO: 3 successes double the length; failTol = ceil(max(4/q, D/q)) = 2 failures halve it.
 	tr := NewTrustRegion(1)
 	for i := range 3 {
-		tr = UpdateTrustRegion(tr, TRTuRBO, Outcome{Proposed: 10, New: 1, BestNew: 2 + float64(i), D: 20})
+		tr = UpdateTrustRegion(tr, TRTuRBO, NoveltyBand{}, Outcome{Proposed: 10, New: 1, BestNew: 2 + float64(i), D: 20})
 	}
 	if tr.Length != 1.6 || tr.Best != 4 {
 		t.Errorf("after 3 successes: length %v best %v, want 1.6 and 4", tr.Length, tr.Best)
 	}
 	for range 2 {
-		tr = UpdateTrustRegion(tr, TRTuRBO, Outcome{Proposed: 10, New: 1, BestNew: 0, D: 20})
+		tr = UpdateTrustRegion(tr, TRTuRBO, NoveltyBand{}, Outcome{Proposed: 10, New: 1, BestNew: 0, D: 20})
 	}
 	if tr.Length != 0.8 {
 		t.Errorf("after 2 failures: length %v, want 0.8", tr.Length)
 	}
 	for range 14 {
-		tr = UpdateTrustRegion(tr, TRTuRBO, Outcome{Proposed: 10, D: 20})
+		tr = UpdateTrustRegion(tr, TRTuRBO, NoveltyBand{}, Outcome{Proposed: 10, D: 20})
 	}
 	if tr.Restarts != 1 || tr.Length != TRLengthInit {
 		t.Errorf("after 7 halvings: restarts %d length %v, want 1 and %v", tr.Restarts, tr.Length, TRLengthInit)

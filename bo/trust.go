@@ -8,7 +8,7 @@ type TRRule int
 const (
 	// TRNovelty is the reference's rule (mlvlab/NFBO BO/optimizer.py): with r the fraction of the N·q proposals
 	// that were not new molecules, the length grows ×1.2 when r > 0.95 and shrinks ÷1.2 when r < 0.8; it has
-	// no bounds and never restarts.
+	// no bounds and never restarts. Config.NoveltyBand moves the two thresholds.
 	TRNovelty TRRule = iota
 	// TRTuRBO is TuRBO-1's success/failure rule (Eriksson et al. 2019, uber-research/TuRBO turbo_1.py).
 	TRTuRBO
@@ -48,6 +48,22 @@ type TrustRegion struct {
 // NewTrustRegion returns the initial state for data whose best value is best.
 func NewTrustRegion(best float64) TrustRegion { return TrustRegion{Length: TRLengthInit, Best: best} }
 
+// NoveltyBand holds TRNovelty's thresholds on the stale fraction r of the candidates examined: the length
+// shrinks when r < Shrink (the box yields many new molecules: search closer) and grows when r > Grow (it yields
+// few). The zero value is the reference's band, 0.8 and 0.95, which keeps most candidates stale: right for the
+// reference, which decodes only its picks, wasteful for the screened variant, which decodes every candidate.
+type NoveltyBand struct {
+	Shrink, Grow float64
+}
+
+// resolved returns the band with the reference's thresholds for a zero band.
+func (b NoveltyBand) resolved() NoveltyBand {
+	if b == (NoveltyBand{}) {
+		return NoveltyBand{Shrink: noveltyLowStale, Grow: noveltyHighStale}
+	}
+	return b
+}
+
 // Outcome is what an iteration tells the trust-region rule.
 type Outcome struct {
 	Proposed int     // N·q, the proposals made
@@ -56,8 +72,9 @@ type Outcome struct {
 	D        int     // latent dimension (TuRBO failure tolerance)
 }
 
-// UpdateTrustRegion returns the state after an iteration with outcome o under rule. It does not modify s.
-func UpdateTrustRegion(s TrustRegion, rule TRRule, o Outcome) TrustRegion {
+// UpdateTrustRegion returns the state after an iteration with outcome o under rule (TRNovelty with the
+// thresholds of band). It does not modify s.
+func UpdateTrustRegion(s TrustRegion, rule TRRule, band NoveltyBand, o Outcome) TrustRegion {
 	if rule == TRTuRBO {
 		return updateTuRBO(s, o)
 	}
@@ -65,10 +82,11 @@ func UpdateTrustRegion(s TrustRegion, rule TRRule, o Outcome) TrustRegion {
 	if o.Proposed > 0 {
 		stale = 1 - float64(o.New)/float64(o.Proposed)
 	}
+	band = band.resolved()
 	switch {
-	case stale > noveltyHighStale:
+	case stale > band.Grow:
 		s.Length *= noveltyGrow
-	case stale < noveltyLowStale:
+	case stale < band.Shrink:
 		s.Length /= noveltyGrow
 	}
 	return s

@@ -12,6 +12,7 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -62,8 +63,11 @@ type Args struct {
 	Variant, Label           string
 	Offspring, FineTuneEvery int
 	TRInit, AnchorTemp       float64
-	AnchorRule               string
-	Timeout                  time.Duration
+	// TRNovelty is the novelty rule's band on the stale fraction of the candidates, "SHRINK,GROW" (bo.NoveltyBand);
+	// "" means the reference's 0.8,0.95.
+	TRNovelty  string `json:",omitempty"`
+	AnchorRule string
+	Timeout    time.Duration
 	// Rules names the chemistry rules (chem/rules.Load: "default", "none" or a JSON file); "" means default.
 	Rules string `json:",omitempty"`
 	// Minimize makes lower scores better (a docking energy): the optimiser maximises −score.
@@ -125,6 +129,8 @@ func (a Args) Check() error {
 		return argErrorf("-anchor-rule %q: want minmax or raw", a.AnchorRule)
 	case a.AnchorTemp < 0 && a.AnchorTemp != -1:
 		return argErrorf("-anchor-temp must be positive, 0 (the rule's) or -1 (greedy)")
+	case a.TRNovelty != "" && parseBand(a.TRNovelty) == nil:
+		return argErrorf("-tr-novelty %q: want SHRINK,GROW, two stale fractions with 0 ≤ SHRINK < GROW ≤ 1, e.g. 0.4,0.6", a.TRNovelty)
 	case a.Offspring < -1 || a.FineTuneEvery < -1 || a.TRInit < 0:
 		return argErrorf("-offspring and -finetune-every must be -1 or more, and -tr-init not negative")
 	case a.Backend != "auto" && a.Backend != "go" && a.Backend != "ort" && a.Backend != "cuda":
@@ -173,6 +179,9 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 		cfg.TACS.Tau = 0
 	}
 	cfg.TRInit = a.TRInit
+	if b := parseBand(a.TRNovelty); b != nil {
+		cfg.NoveltyBand = *b
+	}
 	rule, err := bo.ParseAnchorRule(a.AnchorRule)
 	if err != nil {
 		return cfg, err
@@ -538,4 +547,18 @@ func initScores(mols []initMol, hasScores bool) []float64 {
 		out[i] = m.score
 	}
 	return out
+}
+
+// parseBand returns the band of -tr-novelty "SHRINK,GROW", or nil when s is not one.
+func parseBand(s string) *bo.NoveltyBand {
+	lo, hi, ok := strings.Cut(s, ",")
+	if !ok {
+		return nil
+	}
+	shrink, err1 := strconv.ParseFloat(strings.TrimSpace(lo), 64)
+	grow, err2 := strconv.ParseFloat(strings.TrimSpace(hi), 64)
+	if err1 != nil || err2 != nil || !(0 <= shrink && shrink < grow && grow <= 1) {
+		return nil
+	}
+	return &bo.NoveltyBand{Shrink: shrink, Grow: grow}
 }

@@ -154,6 +154,8 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 		"0 means the variant's default, -1 none")
 	fs.IntVar(&a.FineTuneEvery, "finetune-every", 0, "fine-tune the flow every `N` new calls; 0 means the preset's (10 for guacamol-500), -1 never")
 	fs.Float64Var(&a.TRInit, "tr-init", 0, "initial trust-region length; 0 means 0.8, the reference's")
+	fs.StringVar(&a.TRNovelty, "tr-novelty", "", "the trust region's novelty rule, `SHRINK,GROW`: the box shrinks when fewer than SHRINK of the "+
+		"candidates examined are molecules already seen, grows when more than GROW are; empty means the reference's 0.8,0.95")
 	fs.StringVar(&a.AnchorRule, "anchor-rule", "minmax", "how anchors are drawn: minmax (the official code's softmax of min-max scaled scores) or raw (the paper's softmax of the scores)")
 	fs.Float64Var(&a.AnchorTemp, "anchor-temp", 0, "the anchors' softmax temperature; 0 means the rule's (0.01 for minmax, 0.1 for raw), -1 greedy (the best points)")
 	fs.StringVar(&a.Label, "label", "", "the method's name in run.json and reports (bench's -variant sets it); empty means derived from -method, -variant and -no-tacs")

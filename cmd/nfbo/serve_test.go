@@ -226,7 +226,9 @@ func TestServeQueue(t *testing.T) {
 	wout := newLockedBuffer()
 	w := newWorkerCmd()
 	w.Stdout, w.Stderr, w.Stdin = wout, wout, strings.NewReader("")
-	wg.Go(func() { w.Execute(ctx, []string{"-queue", url, "-task", "demo", "-objective-cmd", oracle, "-concurrency", "2"}) })
+	wg.Go(func() {
+		w.Execute(ctx, []string{"-queue", url, "-task", "demo", "-objective-cmd", oracle, "-concurrency", "2"})
+	})
 	t.Cleanup(func() {
 		cancel()
 		wg.Wait()
