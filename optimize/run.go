@@ -133,8 +133,8 @@ func (a Args) Check() error {
 		return argErrorf("-tr-novelty %q: want SHRINK,GROW, two stale fractions with 0 ≤ SHRINK < GROW ≤ 1, e.g. 0.4,0.6", a.TRNovelty)
 	case a.Offspring < -1 || a.FineTuneEvery < -1 || a.TRInit < 0:
 		return argErrorf("-offspring and -finetune-every must be -1 or more, and -tr-init not negative")
-	case a.Backend != "auto" && a.Backend != "go" && a.Backend != "ort" && a.Backend != "cuda":
-		return argErrorf("-backend %q: want auto, go, ort or cuda", a.Backend)
+	case seqflow.CheckBackend(a.Backend) != nil:
+		return argErrorf("-%v", seqflow.CheckBackend(a.Backend))
 	}
 	return nil
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"flag"
+	"strings"
 
+	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/model"
 	"github.com/nfbo/nfbo/modelcheck"
 	"github.com/nfbo/nfbo/optimize"
@@ -48,7 +50,7 @@ embeddings fixed, as the optimiser's screened variant does.`,
 	modelDir := c.Flag.String("model", "", "model directory or checkpoint `file` (required)")
 	format := c.Flag.String("format", "auto", "input format: auto, smiles or selfies")
 	batch := c.Flag.Int("batch", 256, "molecules encoded and decoded per batch")
-	backend := c.Flag.String("backend", "auto", "who runs the flow: auto, go, ort or cuda (the GPU)")
+	backend := c.Flag.String("backend", "auto", "who runs the flow: "+strings.Join(seqflow.Backends, ", ")+" (cuda: the GPU)")
 	finetune := c.Flag.String("finetune", "", "fine-tune one epoch on the molecules of this `file` first")
 	seed := c.Flag.Uint64("seed", 1, "random seed of -finetune")
 	epochs := c.Flag.Int("epochs", 1, "epochs of -finetune")
@@ -63,8 +65,8 @@ embeddings fixed, as the optimiser's screened variant does.`,
 		if *format != "auto" && *format != "smiles" && *format != "selfies" {
 			return Usagef(cmd, "recon: -format %q: want auto, smiles or selfies", *format)
 		}
-		if *backend != "auto" && *backend != "go" && *backend != "ort" && *backend != "cuda" {
-			return Usagef(cmd, "recon: -backend %q: want auto, go, ort or cuda", *backend)
+		if err := seqflow.CheckBackend(*backend); err != nil {
+			return Usagef(cmd, "recon: -%v", err)
 		}
 		if *batch < 1 {
 			return Usagef(cmd, "recon: -batch %d: must be positive", *batch)

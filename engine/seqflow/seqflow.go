@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
+	"strings"
 
 	"github.com/nfbo/nfbo/engine/cuda"
 	"github.com/nfbo/nfbo/engine/gpuflow"
@@ -26,6 +28,19 @@ import (
 	"github.com/nfbo/nfbo/engine/train"
 	"github.com/nfbo/nfbo/model"
 )
+
+// Backends are the names Options.Backend takes: the one list of the flow's backends, which the commands'
+// -backend flags check against (CheckBackend). A new backend is a model.LatentCodec, a name here and a case
+// in New.
+var Backends = []string{"auto", "go", "ort", "cuda"}
+
+// CheckBackend returns an error naming the backends when name is not one of Backends ("" is "go").
+func CheckBackend(name string) error {
+	if name == "" || slices.Contains(Backends, name) {
+		return nil
+	}
+	return fmt.Errorf("backend %q: want %s", name, strings.Join(Backends, ", "))
+}
 
 // Options configure New. The zero value uses every core, pure Go, and the reference's fine-tuning settings.
 type Options struct {
@@ -67,10 +82,8 @@ func New(ck *model.Checkpoint, t int, opts Options) (*Flow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("seqflow: %w", err)
 	}
-	switch opts.Backend {
-	case "", "go", "ort", "auto", "cuda":
-	default:
-		return nil, fmt.Errorf("seqflow: backend %q: want go, ort, auto or cuda", opts.Backend)
+	if err := CheckBackend(opts.Backend); err != nil {
+		return nil, fmt.Errorf("seqflow: %w", err)
 	}
 	fl := &Flow{params: p, flow: f, opts: opts}
 	if opts.Backend == "cuda" && opts.Train.Device == nil {
