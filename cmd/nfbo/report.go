@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/nfbo/nfbo/bo/bench"
@@ -71,97 +69,27 @@ like an unfinished run, left out of the sums.`,
 		for _, w := range suite.Warnings {
 			fmt.Fprintf(cmd.Stderr, "nfbo report: %s\n", w)
 		}
-		runs := suite.Runs
-		if len(runs) == 0 {
-			return fmt.Errorf("report: no runs (run.json) under %s", dir)
-		}
-		var md bytes.Buffer
-		fmt.Fprintf(&md, "## Report of %s (%d runs)\n\n", dir, len(runs))
-		if err := bench.WriteMarkdown(&md, runs); err != nil {
-			return err
-		}
-		if len(suite.Warnings) > 0 {
-			md.WriteString("Notes on the run directories:\n\n")
-			for _, w := range suite.Warnings {
-				fmt.Fprintf(&md, "- %s\n", w)
-			}
-			md.WriteString("\n")
-		}
-		if *plots {
-			files, err := bench.WritePlots(filepath.Join(*out, "img"), runs)
+		opts := bench.ReportOptions{Plots: *plots, HTML: *html, Best: *best}
+		if *html {
+			draw, closeDraw, err := rdkitDrawer(ctx, *python, cmd.Stderr)
 			if err != nil {
-				return err
+				return fmt.Errorf("report: %w", err)
 			}
-			md.WriteString("Plots:\n\n")
-			for _, f := range files {
-				if filepath.Ext(f) == ".png" {
-					rel, _ := filepath.Rel(*out, f)
-					fmt.Fprintf(&md, "![%s](%s)\n", filepath.Base(f), rel)
-				}
-			}
+			defer closeDraw()
+			opts.Draw = draw
 		}
-		if err := os.MkdirAll(*out, 0o755); err != nil {
+		md, err := bench.WriteReport(ctx, suite, dir, *out, opts)
+		if err != nil {
 			return err
-		}
-		if err := os.WriteFile(filepath.Join(*out, "report.md"), md.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("report: %w", err)
-		}
-		var tsv bytes.Buffer
-		if err := bench.WriteRunsTSV(&tsv, runs); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(*out, "runs.tsv"), tsv.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("report: %w", err)
 		}
 		if *html {
-			if err := writeHTMLReport(ctx, cmd, dir, *out, suite, *best, *python); err != nil {
-				return err
-			}
+			fmt.Fprintf(cmd.Stderr, "nfbo report: wrote %s and %d run pages in %s\n", filepath.Join(*out, "report.html"),
+				len(suite.Runs), filepath.Join(*out, "runs"))
 		}
-		_, err = cmd.Stdout.Write(md.Bytes())
+		_, err = cmd.Stdout.Write(md)
 		return err
 	}
 	return c
-}
-
-// writeHTMLReport writes OUT/report.html and OUT/runs/*.html for the suite read from dir, drawing each run's
-// best molecules with RDKit when it is there.
-func writeHTMLReport(ctx context.Context, cmd *Command, dir, out string, suite bench.Suite, best int, python string) error {
-	draw, closeDraw, err := rdkitDrawer(ctx, python, cmd.Stderr)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	defer closeDraw()
-	runsDir := filepath.Join(out, "runs")
-	if err := os.MkdirAll(runsDir, 0o755); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	links := map[string]string{}
-	for _, r := range suite.Runs {
-		mols := bench.BestMolecules(r, best)
-		if err := bench.Draw(ctx, mols, draw); err != nil {
-			return fmt.Errorf("report: %s: %w", r.Dir, err)
-		}
-		var page bytes.Buffer
-		if err := bench.WriteRunHTML(&page, bench.RunPage{Run: r, Molecules: mols, Suite: "../report.html"}); err != nil {
-			return fmt.Errorf("report: %s: %w", r.Dir, err)
-		}
-		name := bench.RunPageName(r)
-		if err := os.WriteFile(filepath.Join(runsDir, name), page.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("report: %w", err)
-		}
-		links[r.Dir] = "runs/" + name
-	}
-	var page bytes.Buffer
-	if err := bench.WriteSuiteHTML(&page, bench.SuitePage{Title: "nfbo report of " + dir, Runs: suite.Runs, RunLinks: links,
-		Warnings: suite.Warnings}); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(out, "report.html"), page.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	fmt.Fprintf(cmd.Stderr, "nfbo report: wrote %s and %d run pages in %s\n", filepath.Join(out, "report.html"), len(suite.Runs), runsDir)
-	return nil
 }
 
 // rdkitDrawer returns a DrawFunc drawing molecules with RDKit's worker, and the function that stops it. Without
