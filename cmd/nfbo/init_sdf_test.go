@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
+	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/chem/rules"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -75,5 +79,61 @@ func TestAskCarriesNames(t *testing.T) {
 	out, _, err := runCmd(t, newStatusCmd(), "", "-run", run)
 	if err != nil || !strings.Contains(out, "(paroxetine HCl)") {
 		t.Errorf("status: %v\n%s", err, out)
+	}
+}
+
+// TestAskSDFDefaultRules is a chemist's first round: an ask/tell run from their own SDF (salts and names, no
+// scores for the task) under the default rules, which ask applies without being told. The first ask hands out
+// the file's molecules, as they are; once they are told, the next batch holds only molecules that keep the
+// default rules (checked again by RDKit): no radical, no charge beyond ±1 on N or O, MW 150-650, no PAINS.
+func TestAskSDFDefaultRules(t *testing.T) {
+	needRDKit(t)
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	run := filepath.Join(dir, "run")
+	ask := func(args ...string) [][]string {
+		t.Helper()
+		stdout, stderr, err := runCmd(t, newAskCmd(), "", append([]string{"-run", run}, args...)...)
+		if err != nil {
+			t.Fatalf("ask: %v\n%s", err, stderr)
+		}
+		recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+		if err != nil || len(recs) < 2 || recs[0][0] != "id" || recs[0][1] != "smiles" {
+			t.Fatalf("ask printed %q (%v)", stdout, err)
+		}
+		return recs[1:]
+	}
+	first := ask("-task", "potency", "-init", "testdata/salts.sdf", "-budget", "14", "-anchors", "1", "-queries", "10",
+		"-candidates", "300", "-model", dir)
+	if len(first) != 4 {
+		t.Fatalf("first ask: %v, want the SDF's 4 molecules", first)
+	}
+	var told [][2]string
+	for _, r := range first {
+		told = append(told, [2]string{r[0], r[1]})
+	}
+	tell(t, run, tellFile(t, dir, "first.csv", told))
+	second := ask()
+	if len(second) == 0 {
+		t.Fatal("the second ask proposed nothing")
+	}
+	smiles := make([]string, len(second))
+	for i, r := range second {
+		smiles[i] = r[1]
+	}
+	pool, err := objective.NewRDKit(objective.RDKitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	def, _ := rules.Load("default")
+	why, err := pool.Check(context.Background(), def.JSON(), smiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range why {
+		if w != "" {
+			t.Errorf("proposed %s breaks the default rules: %s", smiles[i], w)
+		}
 	}
 }
