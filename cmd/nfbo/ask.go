@@ -162,13 +162,11 @@ func changedRunFlags(fs *flag.FlagSet, a, saved optimize.Args) []string {
 	was = saved // after addRunFlags, which writes the defaults: ref's values now read the saved flags
 	var differ []string
 	fs.Visit(func(f *flag.Flag) {
-		if runFlags[f.Name] {
+		r := ref.Lookup(f.Name)
+		if runFlags[f.Name] || r == nil { // not a setting of the run (serve's -queue, -addr, the NATS flags)
 			return
 		}
-		given, own := f.Value.String(), ""
-		if r := ref.Lookup(f.Name); r != nil {
-			own = r.Value.String()
-		}
+		given, own := f.Value.String(), r.Value.String()
 		switch f.Name {
 		case "model", "init": // kept absolute in args.json
 			if abs, err := filepath.Abs(given); err == nil {

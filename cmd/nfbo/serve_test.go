@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -267,4 +270,94 @@ func TestServeQueue(t *testing.T) {
 	if code := call(t, "GET", base+"/v1/status", "", &st); code != 200 || !st.Finished || st.Calls != 30 || len(st.Awaiting) != 0 {
 		t.Errorf("status: %d %+v", code, st)
 	}
+}
+
+// TestServeQueueRestart: "nfbo serve -queue" is stopped in the middle of the first batch while the worker goes
+// on scoring, and started again: it collects the scores that arrived meanwhile instead of publishing those
+// molecules again, and finishes the run. The worker's program receives every molecule once.
+func TestServeQueueRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a run and a worker with Python programs")
+	}
+	needRDKit(t)
+	needPython(t)
+	url := startNATS(t, "")
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	receipts := filepath.Join(dir, "receipts")
+	slow := strings.Replace(exampleOracle, "for line in sys.stdin:", "import time\nfor line in sys.stdin:", 1)
+	slow = strings.Replace(slow, "            else:\n", "            else:\n                time.sleep(0.2)\n                open("+
+		strconv.Quote(receipts)+", \"a\").write(smi + \"\\n\")\n", 1)
+	script := filepath.Join(dir, "slow.py")
+	if err := os.WriteFile(script, []byte(slow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	python, _ := exec.LookPath("python3")
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wout := newLockedBuffer()
+	w := newWorkerCmd()
+	w.Stdout, w.Stderr, w.Stdin = wout, wout, strings.NewReader("")
+	wg.Go(func() { w.Execute(ctx, []string{"-queue", url, "-task", "demo", "-objective-cmd", python + " " + script, "-concurrency", "2"}) })
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		if t.Failed() {
+			t.Logf("worker:\n%s", wout)
+		}
+	})
+
+	run := filepath.Join(dir, "run")
+	args := []string{"-addr", "127.0.0.1:0", "-run", run, "-queue", url, "-task", "demo", "-init", guacamol100, "-init-count", "20",
+		"-budget", "30", "-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir}
+	logPath := filepath.Join(run, rundir.EvalLogFile)
+	first := newServeCmd()
+	ferr := newLockedBuffer()
+	first.Stdin, first.Stdout, first.Stderr = strings.NewReader(""), io.Discard, ferr
+	fctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- first.Execute(fctx, args) }()
+	for deadline := time.Now().Add(time.Minute); logLines(logPath) < 4; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no scores told:\n%s", ferr)
+		}
+	}
+	stop()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the first server: %v, want it stopped\n%s", err, ferr)
+	}
+	if n := logLines(logPath); n >= 20 {
+		t.Fatalf("the first server told %d scores: stopped too late to test anything", n)
+	}
+	time.Sleep(2 * time.Second) // the worker scores the rest of the batch meanwhile
+
+	_, stderr := startServe(t, args[2:]...)
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(stderr.String(), "the run is finished"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not finish:\n%s", stderr)
+		}
+	}
+	smiles, _ := readLogSMILES(t, logPath)
+	if len(smiles) != 30 {
+		t.Errorf("%d calls, want 30", len(smiles))
+	}
+	b, _ := os.ReadFile(receipts)
+	got := map[string]int{}
+	for _, s := range strings.Fields(string(b)) {
+		got[s]++
+	}
+	for s, n := range got {
+		if n > 1 {
+			t.Errorf("the program received %s %d times", s, n)
+		}
+	}
+	if len(got) != 30 {
+		t.Errorf("the program received %d molecules, want 30", len(got))
+	}
+}
+
+// logLines returns the number of lines of the file at path (0 when it is missing).
+func logLines(path string) int {
+	b, _ := os.ReadFile(path)
+	return bytes.Count(b, []byte("\n"))
 }
