@@ -298,7 +298,9 @@ func TestServeQueueRestart(t *testing.T) {
 	wout := newLockedBuffer()
 	w := newWorkerCmd()
 	w.Stdout, w.Stderr, w.Stdin = wout, wout, strings.NewReader("")
-	wg.Go(func() { w.Execute(ctx, []string{"-queue", url, "-task", "demo", "-objective-cmd", python + " " + script, "-concurrency", "2"}) })
+	wg.Go(func() {
+		w.Execute(ctx, []string{"-queue", url, "-task", "demo", "-objective-cmd", python + " " + script, "-concurrency", "2"})
+	})
 	t.Cleanup(func() {
 		cancel()
 		wg.Wait()
