@@ -223,22 +223,7 @@ func TestServeQueue(t *testing.T) {
 	url := startNATS(t, "")
 	dir := t.TempDir()
 	writeTinyModel(t, dir)
-	oracle := lengthOracle(t, dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wout := newLockedBuffer()
-	w := newWorkerCmd()
-	w.Stdout, w.Stderr, w.Stdin = wout, wout, strings.NewReader("")
-	wg.Go(func() {
-		w.Execute(ctx, []string{"-queue", url, "-task", "demo", "-objective-cmd", oracle, "-concurrency", "2"})
-	})
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-		if t.Failed() {
-			t.Logf("worker:\n%s", wout)
-		}
-	})
+	startWorkerCmd(t, url, lengthOracle(t, dir))
 
 	run := filepath.Join(dir, "run")
 	base, stderr := startServe(t, "-run", run, "-queue", url, "-task", "demo", "-init", guacamol100, "-init-count", "20",
@@ -293,21 +278,7 @@ func TestServeQueueRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	python, _ := exec.LookPath("python3")
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wout := newLockedBuffer()
-	w := newWorkerCmd()
-	w.Stdout, w.Stderr, w.Stdin = wout, wout, strings.NewReader("")
-	wg.Go(func() {
-		w.Execute(ctx, []string{"-queue", url, "-task", "demo", "-objective-cmd", python + " " + script, "-concurrency", "2"})
-	})
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-		if t.Failed() {
-			t.Logf("worker:\n%s", wout)
-		}
-	})
+	startWorkerCmd(t, url, python+" "+script)
 
 	run := filepath.Join(dir, "run")
 	args := []string{"-addr", "127.0.0.1:0", "-run", run, "-queue", url, "-task", "demo", "-init", guacamol100, "-init-count", "20",
@@ -362,4 +333,25 @@ func TestServeQueueRestart(t *testing.T) {
 func logLines(path string) int {
 	b, _ := os.ReadFile(path)
 	return bytes.Count(b, []byte("\n"))
+}
+
+// startWorkerCmd runs "nfbo worker" for task demo with the objective program cmd (two molecules at a time) on the
+// NATS server url until the test ends; its output is logged when the test fails.
+func startWorkerCmd(t *testing.T, url, cmd string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	out := newLockedBuffer()
+	w := newWorkerCmd()
+	w.Stdout, w.Stderr, w.Stdin = out, out, strings.NewReader("")
+	wg.Go(func() {
+		w.Execute(ctx, []string{"-queue", url, "-task", "demo", "-objective-cmd", cmd, "-concurrency", "2"})
+	})
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		if t.Failed() {
+			t.Logf("worker:\n%s", out)
+		}
+	})
 }
