@@ -1,7 +1,7 @@
 // Package bo is NF-BO's optimiser: Bayesian optimisation in the latent space of a normalizing flow over token
 // sequences (Lee et al., ICLR 2025, Algorithm 1), following the reference implementation mlvlab/NFBO.
 //
-// One iteration (see Optimizer.iterate):
+// One iteration (see Optimizer.iterate), of the reference variant:
 //
 //  1. fine-tune the flow on the 10 newest and the top 1000 sequences every TrainEvery new objective calls;
 //  2. draw N anchors from the data, P(i) ∝ exp(minmax(y)ᵢ/0.01) without replacement (or the N best);
@@ -13,6 +13,12 @@
 //  7. evaluate (each paid evaluation is on disk before the optimiser's state changes);
 //  8. update the trust-region length (novelty rule, or TuRBO's success/failure rule) and, optionally, the
 //     surrogate; write a checkpoint.
+//
+// The screened variant, the default, swaps steps 5 and 6: it decodes every candidate, adds GA children of the
+// best molecules, and picks q new molecules per anchor by Thompson sampling of an exact GP on token counts,
+// refitted after every iteration. The two variants are the two implementations of one seam (proposer: steps
+// 3-6 and the surrogate's fit), chosen once from Config.Screen, each with its own settings (LatentSettings,
+// TokenSettings).
 //
 // bo declares the small interfaces it needs from its collaborators: Flow (the generative model), Codec (token
 // sequences to molecules), Objective (scores), Surrogate (fit and joint posterior samples) and Recorder
