@@ -97,7 +97,10 @@ type Progress struct {
 	FromFlow int
 	// Filtered counts the new valid candidates dropped because they break Problem.Rules.
 	Filtered int
-	Times    Phases // wall time of this iteration, by phase
+	// Decoded is, with ScreenTokens, how many latent candidates were decoded, and Novel how many of them were
+	// distinct valid molecules new to the data: how much of the decoding was not wasted. Both 0 otherwise.
+	Decoded, Novel int
+	Times          Phases // wall time of this iteration, by phase
 }
 
 // Phases is the wall time of one iteration split by phase. Proposals past the end of the budget are not
@@ -509,6 +512,7 @@ func (o *Optimizer) record(b *batch, paid int, fitRank float64) error {
 		Iteration: o.st.Iter, Calls: r.Calls, Budget: o.cfg.Budget, Proposed: b.Proposed, New: fresh,
 		Duplicate: b.Duplicate, Invalid: b.Invalid, Replayed: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES,
 		TRLength: o.st.TR.Length, FitRank: fitRank, FromFlow: b.FromFlow, Filtered: b.Filtered, Times: o.times,
+		Decoded: b.Candidates, Novel: b.Novel,
 	})
 }
 

@@ -406,6 +406,9 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 	if g.Filtered > 0 {
 		line += fmt.Sprintf(" filtered %d", g.Filtered)
 	}
+	if g.Decoded > 0 {
+		line += fmt.Sprintf(" decoded %d (%d new)", g.Decoded, g.Novel)
+	}
 	line += fmt.Sprintf(" | s: encode %.2f tacs %.2f cand %.2f ts %.2f decode %.2f obj %.2f finetune %.2f surr %.2f ckpt %.2f total %.2f",
 		s(t.Encode), s(t.TACS), s(t.Candidates), s(t.Thompson), s(t.Decode), s(t.Objective), s(t.FineTune),
 		s(t.Surrogate), s(t.Checkpoint), s(t.Total()))

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,6 +64,9 @@ func TestOptimizeCmdObjectiveCmd(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "Top-10") {
 		t.Errorf("no figures printed")
+	}
+	if !regexp.MustCompile(` decoded \d+ \(\d+ new\)`).MatchString(stdout) {
+		t.Errorf("no progress line says how many candidates were decoded and how many were new:\n%s", stdout)
 	}
 	if strings.Contains(stderr, "cannot tell the tokens") {
 		t.Errorf("a flow with distinct embeddings was reported as confusing tokens")
