@@ -15,26 +15,9 @@ import (
 
 // openQueue returns the objective of a run whose molecules are scored by "nfbo worker" processes on the NATS
 // server a.Queue, the canonicaliser of its budget, and a function that closes both. The canonicaliser is RDKit's,
-// one worker here, when RDKit is installed (it also checks an RDKit task's name before the first batch), else the
-// SELFIES-canonical form: the workers' machines need RDKit, this one need not.
-func openQueue(ctx context.Context, a Args, ropts objective.RDKitOptions, warnf func(string, ...any)) (objective.Objective, objective.Canonicalizer, func(), error) {
-	return openQueueFor(ctx, a, ropts, a.ObjectiveCmd == "", warnf)
-}
-
-// OpenQueue returns the objective of the ask/tell run a (its run directory, task and -queue) whose molecules
-// "nfbo worker" processes score, for "nfbo serve -queue", with the function that closes it. The task is the
-// workers' to know: an ask/tell run's task names the user's objective, which only the workers run.
-func OpenQueue(ctx context.Context, a Args, warnf func(string, ...any)) (objective.StreamObjective, func(), error) {
-	ropts := objective.RDKitOptions{PoolOptions: objective.PoolOptions{Warnf: warnf}, Python: a.Python}
-	q, _, closeQ, err := openQueueFor(ctx, a, ropts, false, warnf)
-	if err != nil {
-		return nil, nil, err
-	}
-	return q.(objective.StreamObjective), closeQ, nil
-}
-
-// openQueueFor is openQueue; checkTask asks RDKit whether it knows the task (when the workers will compute it).
-func openQueueFor(ctx context.Context, a Args, ropts objective.RDKitOptions, checkTask bool, warnf func(string, ...any)) (objective.Objective, objective.Canonicalizer, func(), error) {
+// one worker here, when RDKit is installed (with checkTask it also checks an RDKit task's name before the first
+// batch), else the SELFIES-canonical form: the workers' machines need RDKit, this one need not.
+func openQueue(ctx context.Context, a Args, ropts objective.RDKitOptions, checkTask bool, warnf func(string, ...any)) (*queue.Objective, objective.Canonicalizer, func(), error) {
 	runID, err := queueRunID(a)
 	if err != nil {
 		return nil, nil, nil, err
@@ -100,4 +83,16 @@ func queueRunID(a Args) (string, error) {
 	}
 	sum := sha256.Sum256([]byte(host + "\x00" + dir + "\x00" + a.Task))
 	return hex.EncodeToString(sum[:8]), nil
+}
+
+// OpenQueue returns the objective of the ask/tell run a (its run directory, task and -queue) whose molecules
+// "nfbo worker" processes score, for "nfbo serve -queue", with the function that closes it. The task is the
+// workers' to know: an ask/tell run's task names the user's objective, which only the workers run.
+func OpenQueue(ctx context.Context, a Args, warnf func(string, ...any)) (objective.StreamObjective, func(), error) {
+	ropts := objective.RDKitOptions{PoolOptions: objective.PoolOptions{Warnf: warnf}, Python: a.Python}
+	q, _, closeQ, err := openQueue(ctx, a, ropts, false, warnf)
+	if err != nil {
+		return nil, nil, err
+	}
+	return q, closeQ, nil
 }

@@ -279,7 +279,11 @@ func openObjective(ctx context.Context, s Streams, a Args, warnf func(string, ..
 		return openDeferred(ctx, a, warnf)
 	}
 	if a.Queue != "" {
-		return openQueue(ctx, a, ropts, warnf)
+		q, canon, closeQ, err := openQueue(ctx, a, ropts, a.ObjectiveCmd == "", warnf)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return q, canon, closeQ, nil
 	}
 	if a.ObjectiveCmd == "" {
 		pool, err := objective.NewRDKit(ropts)
