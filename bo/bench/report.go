@@ -301,6 +301,7 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 		sums := map[string]*[6]float64{}
 		sumTasks := map[string]int{}
 		added := map[string]int{} // task -> initial molecules, where they differ from the setting's
+		aucTop10 := map[[2]string]aucCell{}
 		tasks, methods := map[string]bool{}, map[string]bool{}
 		for k := range groups {
 			if k.setting == setting {
@@ -355,6 +356,8 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 						fmt.Fprintf(&b, " %.3f |", m) // one seed has no spread to show
 					}
 				}
+				_, sd := meanStd(cols[4])
+				aucTop10[[2]string{task, method}] = aucCell{means[4], sd, len(rs), unfinished == 0}
 				if unfinished == 0 {
 					if sums[method] == nil {
 						sums[method] = new([6]float64)
@@ -386,6 +389,9 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 			fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", method, sumTasks[method], s[0], s[1], s[2], s[3], s[4], s[5])
 		}
 		b.WriteString("\n")
+		if setting == pmoSetting {
+			writePMOSideBySide(&b, sortedKeys(tasks), sortedKeys(methods), aucTop10)
+		}
 	}
 	versions := map[string]int{}
 	for _, r := range runs {
@@ -402,6 +408,76 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// pmoSetting is PMO's setting, 1,000 initial ZINC molecules + 9,000 calls, under which the report sets the
+// methods' AUC Top-10 beside the published figures.
+var pmoSetting = Setting(1000, 9000)
+
+// aucCell is one task and method's AUC Top-10 over seeds.
+type aucCell struct {
+	mean, sd float64
+	seeds    int
+	final    bool // every run finished with a log
+}
+
+// writePMOSideBySide writes PMO's metric, AUC Top-10, one column per method beside published NF-BO and Genetic
+// GFN, and the sums over the tasks where every method's runs are final, so that the sums compare like with like.
+func writePMOSideBySide(b *strings.Builder, tasks, methods []string, cells map[[2]string]aucCell) {
+	b.WriteString("AUC Top-10 side by side (PMO's metric; mean ± sd over seeds, the seeds in brackets; published: ")
+	b.WriteString("NF-BO, Lee et al. 2025; Genetic GFN, Kim et al. 2024, as the GenMol paper collects it):\n\n")
+	b.WriteString("| task |")
+	for _, m := range methods {
+		fmt.Fprintf(b, " %s |", m)
+	}
+	b.WriteString(" published NF-BO | Genetic GFN |\n|---|")
+	b.WriteString(strings.Repeat("---|", len(methods)+2) + "\n")
+	sums := make([]float64, len(methods)+2)
+	common := 0
+	for _, task := range tasks {
+		fmt.Fprintf(b, "| %s |", task)
+		all := true
+		for _, m := range methods {
+			c, ok := cells[[2]string{task, m}]
+			switch {
+			case !ok:
+				b.WriteString(" — |")
+			case !c.final:
+				b.WriteString(" unfinished |")
+			case c.seeds > 1:
+				fmt.Fprintf(b, " %.3f ± %.3f (%d) |", c.mean, c.sd, c.seeds)
+			default:
+				fmt.Fprintf(b, " %.3f (1) |", c.mean)
+			}
+			all = all && c.final
+		}
+		pub, okPub := PublishedPMO[task]
+		gfn, okGFN := PublishedGeneticGFNPMO[task]
+		for _, p := range []struct {
+			v  float64
+			ok bool
+		}{{pub[4], okPub}, {gfn, okGFN}} {
+			if p.ok {
+				fmt.Fprintf(b, " %.3f |", p.v)
+			} else {
+				b.WriteString(" — |")
+			}
+		}
+		b.WriteString("\n")
+		if all && okPub && okGFN {
+			common++
+			for i, m := range methods {
+				sums[i] += cells[[2]string{task, m}].mean
+			}
+			sums[len(methods)] += pub[4]
+			sums[len(methods)+1] += gfn
+		}
+	}
+	fmt.Fprintf(b, "| **sum, %d tasks** |", common)
+	for _, v := range sums {
+		fmt.Fprintf(b, " **%.3f** |", v)
+	}
+	b.WriteString("\n\nThe sums cover the tasks where every method's runs finished and both published figures exist.\n\n")
 }
 
 // published returns the published NF-BO figure for a task and setting and

@@ -224,3 +224,43 @@ func FuzzParseRunInfo(f *testing.F) {
 		_ = info.ObjectiveID()
 	})
 }
+
+// TestPMOSideBySide checks PMO's side-by-side table: one column per method beside the published figures, an
+// unfinished run marked, and sums over the tasks where every method is final only.
+func TestPMOSideBySide(t *testing.T) {
+	cells := map[[2]string]aucCell{
+		{"qed", "ga"}:            {0.9, 0.01, 3, true},
+		{"qed", "nfbo"}:          {0.8, 0, 1, true},
+		{"median2", "ga"}:        {0.2, 0, 1, true},
+		{"median2", "nfbo"}:      {0.1, 0, 1, false},
+		{"zaleplon_mpo", "nfbo"}: {0.5, 0, 1, true},
+	}
+	var b strings.Builder
+	writePMOSideBySide(&b, []string{"median2", "qed", "zaleplon_mpo"}, []string{"ga", "nfbo"}, cells)
+	out := b.String()
+	for _, want := range []string{
+		"| task | ga | nfbo | published NF-BO | Genetic GFN |",
+		"| median2 | 0.200 (1) | unfinished | 0.260 | 0.294 |",
+		"| qed | 0.900 ± 0.010 (3) | 0.800 (1) | 0.941 | 0.942 |",
+		"| zaleplon_mpo | — | 0.500 (1) | 0.504 | 0.552 |",
+		"| **sum, 1 tasks** | **0.900** | **0.800** | **0.941** | **0.942** |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestPublishedGeneticGFNSum checks the Genetic GFN figures against the 20-task sum published.md gives.
+func TestPublishedGeneticGFNSum(t *testing.T) {
+	var sum float64
+	for task, v := range PublishedGeneticGFNPMO {
+		if _, ok := PublishedPMO[task]; !ok {
+			t.Errorf("Genetic GFN's %s is not a PMO task of PublishedPMO", task)
+		}
+		sum += v
+	}
+	if len(PublishedGeneticGFNPMO) != 20 || math.Abs(sum-13.594) > 5e-4 {
+		t.Errorf("%d tasks summing to %.4f, want 20 summing to 13.594", len(PublishedGeneticGFNPMO), sum)
+	}
+}
