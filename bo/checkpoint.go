@@ -232,6 +232,22 @@ func (o *Optimizer) checkpoint() error {
 	return rundir.WriteFileAtomic(filepath.Join(o.cfg.RunDir, rundir.CheckpointFile), rundir.Seal(rundir.CheckpointMagic, buf.Bytes()))
 }
 
+// ReadConfig returns the configuration the run in dir started with (its config.json, as the optimiser wrote it
+// when it made the run), with RunDir left as saved. A run resumed with it goes on as it began, even where a later
+// nfbo's defaults differ.
+func ReadConfig(dir string) (Config, error) {
+	var c Config
+	path := filepath.Join(dir, rundir.ConfigFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("bo: %w", err)
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, &RunDirError{path, fmt.Errorf("read saved configuration: %w", err)}
+	}
+	return c.own(), nil
+}
+
 // sameConfig reports whether the saved config.json describes cfg. RunDir is left out of the comparison: it is
 // where the directory was when the run started, and a run directory may be moved or copied and resumed there.
 func sameConfig(saved []byte, cfg Config) error {

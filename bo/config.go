@@ -226,7 +226,8 @@ const DefaultOffspring = 200
 // ScreenedCandidates is the screened variant's default number of latent candidates per trust region.
 const ScreenedCandidates = 1000
 
-// WithVariant returns c with the named variant's rules.
+// WithVariant returns c with the named variant's rules: the screened one fills its own settings where c leaves
+// them zero. Settings given on purpose go on c after it, not before.
 func (c Config) WithVariant(name string) (Config, error) {
 	switch name {
 	case "reference":

@@ -56,8 +56,8 @@ type NoveltyBand struct {
 	Shrink, Grow float64
 }
 
-// resolved returns the band with the reference's thresholds for a zero band.
-func (b NoveltyBand) resolved() NoveltyBand {
+// Resolved returns the band with the reference's thresholds for a zero band.
+func (b NoveltyBand) Resolved() NoveltyBand {
 	if b == (NoveltyBand{}) {
 		return NoveltyBand{Shrink: noveltyLowStale, Grow: noveltyHighStale}
 	}
@@ -82,7 +82,7 @@ func UpdateTrustRegion(s TrustRegion, rule TRRule, band NoveltyBand, o Outcome) 
 	if o.Proposed > 0 {
 		stale = 1 - float64(o.New)/float64(o.Proposed)
 	}
-	band = band.resolved()
+	band = band.Resolved()
 	switch {
 	case stale > band.Grow:
 		s.Length *= noveltyGrow

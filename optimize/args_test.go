@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/rundir"
 )
@@ -35,5 +36,40 @@ func TestArgsRequestSize(t *testing.T) {
 	}
 	if got.RequestSize != objective.DefaultChunkSize {
 		t.Errorf("RequestSize %d read from an args.json without it, want %d", got.RequestSize, objective.DefaultChunkSize)
+	}
+}
+
+// The flags go on the configuration after the variant's rules: what a user gives is what the run gets, and the
+// variant fills only what the flags leave.
+func TestConfigFlagsAfterVariant(t *testing.T) {
+	pmo, err := bo.PresetByName("pmo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name                 string
+		a                    Args
+		queries, cands, kids int
+		target               int
+		band                 bo.NoveltyBand
+	}{
+		{"screened", Args{Variant: "screened"}, pmo.Config.Queries, bo.ScreenedCandidates, bo.DefaultOffspring, 0, bo.NoveltyBand{}},
+		{"screened, flags", Args{Variant: "screened", Queries: 10, Candidates: 300, Offspring: 50, CandidateTarget: 100, TRNovelty: "0.4,0.6"},
+			10, 300, 50, 100, bo.NoveltyBand{Shrink: 0.4, Grow: 0.6}},
+		{"reference", Args{Variant: "reference"}, pmo.Config.Queries, 0, 0, 0, bo.NoveltyBand{}},
+	} {
+		c.a.AnchorRule = "minmax" // the flag's default
+		cfg, err := c.a.Config(pmo)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if cfg.Queries != c.queries || cfg.Candidates != c.cands || cfg.Offspring != c.kids || cfg.CandidateTarget != c.target ||
+			cfg.NoveltyBand != c.band {
+			t.Errorf("%s: queries %d, candidates %d, offspring %d, target %d, band %v; want %d, %d, %d, %d, %v", c.name,
+				cfg.Queries, cfg.Candidates, cfg.Offspring, cfg.CandidateTarget, cfg.NoveltyBand, c.queries, c.cands, c.kids, c.target, c.band)
+		}
+	}
+	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", CandidateTarget: 100}).Config(pmo); err == nil {
+		t.Error("-candidate-target with the reference variant accepted")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"reflect"
 
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/rundir"
@@ -102,4 +103,31 @@ func checkResume(a Args, info rundir.Info, paidInit int, warnf func(string, ...a
 // restartWarnf prefixes -restart's messages.
 func restartWarnf(warnf func(string, ...any)) func(string, ...any) {
 	return func(format string, args ...any) { warnf("-restart: "+format, args...) }
+}
+
+// startedConfig returns the optimiser's configuration for a resumed run: the one the run started with
+// (bo.ReadConfig) where cfg, built from this command's flags, is what the run's own flags (args.json) give today,
+// so that a run started by an earlier nfbo goes on as it began where nfbo's defaults have changed since. Where the
+// flags ask for another configuration, or the run has none saved, it returns cfg, which the optimiser then
+// checks against the saved one (and refuses, naming both, if they differ).
+func startedConfig(a Args, cfg bo.Config) (bo.Config, error) {
+	saved, err := ReadArgs(a.Out)
+	if err != nil {
+		return cfg, nil // no args.json, or one this nfbo cannot read: the optimiser's own check decides
+	}
+	preset, err := bo.PresetByName(saved.Preset)
+	if err != nil {
+		return cfg, nil
+	}
+	if was, err := saved.Config(preset); err != nil || !reflect.DeepEqual(was, cfg) {
+		return cfg, nil
+	}
+	started, err := bo.ReadConfig(a.Out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return cfg, nil // the optimiser had not started: it starts with cfg
+	case err != nil:
+		return cfg, fmt.Errorf("optimize: -resume: %w", err)
+	}
+	return started, nil
 }

@@ -162,10 +162,13 @@ func Run(ctx context.Context, s Streams, a Args) error {
 	return run(ctx, s, a, preset)
 }
 
-// Config returns the preset's configuration with the flags' changes and the variant's rules; Budget and
+// Config returns the preset's configuration with the variant's rules and then the flags' changes; Budget and
 // RunDir are left to the caller.
 func (a Args) Config(preset bo.Preset) (bo.Config, error) {
-	cfg := preset.Config
+	cfg, err := preset.Config.WithVariant(a.Variant)
+	if err != nil {
+		return cfg, err
+	}
 	if a.Candidates > 0 {
 		cfg.Candidates = a.Candidates
 	}
@@ -189,10 +192,6 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 	cfg.AnchorRule, cfg.Temperature = rule, a.AnchorTemp
 	if a.FineTuneEvery != 0 {
 		cfg.TrainEvery = a.FineTuneEvery
-	}
-	cfg, err = cfg.WithVariant(a.Variant)
-	if err != nil {
-		return cfg, err
 	}
 	if a.Sampler == "pathwise" || a.Update == "every" {
 		if cfg.Screen != bo.ScreenLatent {

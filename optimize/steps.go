@@ -155,6 +155,11 @@ func (r *runState) plan(context.Context) error {
 	if r.cfg, err = a.Config(r.preset); err != nil {
 		return argErrorf("%v", err)
 	}
+	if a.Resume {
+		if r.cfg, err = startedConfig(a, r.cfg); err != nil {
+			return err
+		}
+	}
 	if r.chemRules, err = rules.Load(a.Rules); err != nil {
 		return &ArgError{err}
 	}
@@ -358,11 +363,16 @@ func (r *runState) printHeader() error {
 	if !r.hasScores {
 		scored = "scored by the objective"
 	}
+	decoded := ""
+	if cfg.CandidateTarget > 0 {
+		decoded = fmt.Sprintf(", decoded until %d are new", cfg.CandidateTarget)
+	}
 	fmt.Fprintf(r.s.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
-		"preset %s, variant %s: %d anchors × %d queries from %d candidates each (+%d offspring), %s sampler, TACS %v; budget %d new calls (%d in all), "+
-		"seed %d, chemistry rules: %s, run directory %s\n",
+		"preset %s, variant %s: %d anchors × %d queries from %d candidates each%s (+%d offspring), %s sampler, TACS %v, "+
+		"trust regions shrink below %g and grow above %g stale; budget %d new calls (%d in all), seed %d, chemistry rules: %s, run directory %s\n",
 		a.Task, len(r.mols), scored, r.t, d, a.Model, r.ck.Params.NumParams(), r.flow.Backend(), train.BLASName(), a.Preset, a.Variant,
-		cfg.Anchors, cfg.Queries, shown.Candidates, cfg.Offspring, cfg.Sampler, cfg.TACS.Tau > 0, cfg.Budget, r.total, a.Seed, r.chemRules, a.Out)
+		cfg.Anchors, cfg.Queries, shown.Candidates, decoded, cfg.Offspring, cfg.Sampler, cfg.TACS.Tau > 0,
+		shown.NoveltyBand.Resolved().Shrink, shown.NoveltyBand.Resolved().Grow, cfg.Budget, r.total, a.Seed, r.chemRules, a.Out)
 	return nil
 }
 

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,5 +82,62 @@ func TestResumeAfterGivenUpInitialMolecule(t *testing.T) {
 	}
 	if !seen["CCO"] {
 		t.Error("CCO was not paid on resume")
+	}
+}
+
+// TestResumeKeepsStartedConfig: a run goes on with the configuration it started with where nfbo's defaults have
+// changed since (simulated by a config.json holding another MaxStale than today's default, a setting no flag
+// reaches), given the same flags; a flag that asks for another configuration is still refused.
+func TestResumeKeepsStartedConfig(t *testing.T) {
+	needRDKit(t)
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	script := filepath.Join(dir, "failing.py")
+	if err := os.WriteFile(script, []byte(failingOracle), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	python := strings.Fields(lengthOracle(t, dir))[0]
+	init := filepath.Join(dir, "init.smi")
+	os.WriteFile(init, []byte("CCO\nc1ccccc1O\nCC(=O)Nc1ccc(O)cc1\nCCN(CC)CC\nCC(C)Cc1ccc(cc1)C(C)C(=O)O\nOCC(O)CO\n"), 0o644)
+	run := filepath.Join(dir, "run")
+	flags := []string{"-task", "demo", "-objective-cmd", python + " " + script, "-init", init, "-budget", "21",
+		"-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir, "-rules", "none", "-out", run}
+	t.Setenv("STATE", filepath.Join(dir, "scored"))
+	t.Setenv("CLOSE_AT", "11") // the initial 6 and the first batch of 5, then the lab closes
+	if _, stderr, err := runCmd(t, newOptimizeCmd(), "", flags...); err == nil {
+		t.Fatalf("the first leg finished; want it stopped by the closed lab\n%s", stderr)
+	}
+	path := filepath.Join(run, rundir.ConfigFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg["MaxStale"] != 50.0 {
+		t.Fatalf("config.json's MaxStale is %v, want today's default 50:\n%s", cfg["MaxStale"], b)
+	}
+	cfg["MaxStale"] = 49 // as an nfbo with another default wrote it
+	b, _ = json.Marshal(cfg)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Unsetenv("CLOSE_AT")
+
+	_, stderr, err := runCmd(t, newOptimizeCmd(), "", append(slices.Clone(flags), "-queries", "4", "-resume")...)
+	if err == nil || !strings.Contains(stderr+err.Error(), "configuration differs") {
+		t.Fatalf("resume with -queries 4: err %v, want the configuration refused\n%s", err, stderr)
+	}
+	stdout, stderr, err := runCmd(t, newOptimizeCmd(), "", append(flags, "-resume")...)
+	if err != nil {
+		t.Fatalf("resume with the same flags: %v\n%s\n%s", err, stdout, stderr)
+	}
+	if smiles, _ := readLogSMILES(t, filepath.Join(run, rundir.EvalLogFile)); len(smiles) != 21 {
+		t.Errorf("%d calls in the log, want the budget 21", len(smiles))
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, b) {
+		t.Errorf("config.json rewritten on resume:\n%s\nwant\n%s", after, b)
 	}
 }
