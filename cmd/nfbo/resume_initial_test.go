@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,10 +34,10 @@ for line in sys.stdin:
     print(json.dumps(resp), flush=True)
 `
 
-// TestResumeAfterGivenUpInitialMolecule: an initial molecule the objective gave up on (unpaid) is sent again
-// when the run resumes and paid this time; the run goes on (it was refused with "the configuration differs"),
-// and its log ends with exactly the budget.
-func TestResumeAfterGivenUpInitialMolecule(t *testing.T) {
+// failingRun prepares a tiny model, the failing oracle and six initial molecules for a run of budget calls, and
+// returns the run directory and the optimize flags; $STATE is set to a file of the test's.
+func failingRun(t *testing.T, budget int) (run string, flags []string) {
+	t.Helper()
 	needRDKit(t)
 	dir := t.TempDir()
 	writeTinyModel(t, dir)
@@ -47,10 +48,18 @@ func TestResumeAfterGivenUpInitialMolecule(t *testing.T) {
 	python := strings.Fields(lengthOracle(t, dir))[0]
 	init := filepath.Join(dir, "init.smi")
 	os.WriteFile(init, []byte("CCO\nc1ccccc1O\nCC(=O)Nc1ccc(O)cc1\nCCN(CC)CC\nCC(C)Cc1ccc(cc1)C(C)C(=O)O\nOCC(O)CO\n"), 0o644)
-	run := filepath.Join(dir, "run")
-	flags := []string{"-task", "demo", "-objective-cmd", python + " " + script, "-init", init, "-budget", "16",
+	run = filepath.Join(dir, "run")
+	flags = []string{"-task", "demo", "-objective-cmd", python + " " + script, "-init", init, "-budget", strconv.Itoa(budget),
 		"-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir, "-rules", "none", "-out", run}
 	t.Setenv("STATE", filepath.Join(dir, "scored"))
+	return run, flags
+}
+
+// TestResumeAfterGivenUpInitialMolecule: an initial molecule the objective gave up on (unpaid) is sent again
+// when the run resumes and paid this time; the run goes on (it was refused with "the configuration differs"),
+// and its log ends with exactly the budget.
+func TestResumeAfterGivenUpInitialMolecule(t *testing.T) {
+	run, flags := failingRun(t, 16)
 	t.Setenv("FAIL_CCO", "1")
 	t.Setenv("CLOSE_AT", "5")
 	_, stderr, err := runCmd(t, newOptimizeCmd(), "", flags...)
@@ -89,20 +98,7 @@ func TestResumeAfterGivenUpInitialMolecule(t *testing.T) {
 // changed since (simulated by a config.json holding another MaxStale than today's default, a setting no flag
 // reaches), given the same flags; a flag that asks for another configuration is still refused.
 func TestResumeKeepsStartedConfig(t *testing.T) {
-	needRDKit(t)
-	dir := t.TempDir()
-	writeTinyModel(t, dir)
-	script := filepath.Join(dir, "failing.py")
-	if err := os.WriteFile(script, []byte(failingOracle), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	python := strings.Fields(lengthOracle(t, dir))[0]
-	init := filepath.Join(dir, "init.smi")
-	os.WriteFile(init, []byte("CCO\nc1ccccc1O\nCC(=O)Nc1ccc(O)cc1\nCCN(CC)CC\nCC(C)Cc1ccc(cc1)C(C)C(=O)O\nOCC(O)CO\n"), 0o644)
-	run := filepath.Join(dir, "run")
-	flags := []string{"-task", "demo", "-objective-cmd", python + " " + script, "-init", init, "-budget", "21",
-		"-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir, "-rules", "none", "-out", run}
-	t.Setenv("STATE", filepath.Join(dir, "scored"))
+	run, flags := failingRun(t, 21)
 	t.Setenv("CLOSE_AT", "11") // the initial 6 and the first batch of 5, then the lab closes
 	if _, stderr, err := runCmd(t, newOptimizeCmd(), "", flags...); err == nil {
 		t.Fatalf("the first leg finished; want it stopped by the closed lab\n%s", stderr)
