@@ -242,8 +242,18 @@ func ReadConfig(dir string) (Config, error) {
 	if err != nil {
 		return c, fmt.Errorf("bo: %w", err)
 	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return c, &RunDirError{path, fmt.Errorf("read saved configuration: %w", err)}
+	if c, err = parseConfig(b); err != nil {
+		return c, &RunDirError{path, err}
+	}
+	return c, nil
+}
+
+// parseConfig reads a config.json as this nfbo reads its settings: a file written before the variants' settings
+// were split holds both variants' defaults, of which only its own variant's count (Config.own).
+func parseConfig(saved []byte) (Config, error) {
+	var c Config
+	if err := json.Unmarshal(saved, &c); err != nil {
+		return c, fmt.Errorf("read saved configuration: %w", err)
 	}
 	return c.own(), nil
 }
@@ -251,12 +261,11 @@ func ReadConfig(dir string) (Config, error) {
 // sameConfig reports whether the saved config.json describes cfg. RunDir is left out of the comparison: it is
 // where the directory was when the run started, and a run directory may be moved or copied and resumed there.
 func sameConfig(saved []byte, cfg Config) error {
-	var was Config
-	if err := json.Unmarshal(saved, &was); err != nil {
-		return fmt.Errorf("read saved configuration: %w", err)
+	was, err := parseConfig(saved)
+	if err != nil {
+		return err
 	}
 	was.RunDir, cfg.RunDir = "", ""
-	was = was.own()
 	a, err := json.Marshal(was)
 	if err != nil {
 		return err
