@@ -109,3 +109,18 @@ func SelectAnchorsRule(dst []int, y []float64, rule AnchorRule, temperature floa
 		left = append(left[:pick], left[pick+1:]...)
 	}
 }
+
+// DistinctScores returns, in increasing order, the index of the first point of each distinct value in y: one
+// representative of each plateau of equal scores.
+func DistinctScores(y []float64) []int {
+	seen := make(map[float64]struct{}, len(y))
+	var idx []int
+	for i, v := range y {
+		if _, ok := seen[v]; ok {
+			continue
+		}
+		seen[v] = struct{}{}
+		idx = append(idx, i)
+	}
+	return idx
+}

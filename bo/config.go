@@ -62,6 +62,11 @@ type Config struct {
 	Candidates  int        // C, candidates per anchor; if 0, the default is min(50000, max(2000, 200·D))/N
 	Temperature float64    // anchor softmax temperature; if 0, AnchorRule's default (0.01 or 0.1); negative: greedy
 	AnchorRule  AnchorRule // how anchors are drawn: the code's min-max rule (the zero value) or the paper's raw one
+	// DistinctScores draws the anchors, and the GA children's parents, one per distinct score: once a point is
+	// drawn, the points of equal score are not. Objectives that cannot tell stereo, charge or radical variants
+	// apart score them equal, and a plateau of such variants otherwise takes every anchor and parent (issue
+	// #32: a batch of 100 stalled on one on mestranol_similarity). Off (the reference's rule) by default.
+	DistinctScores bool `json:",omitempty"`
 
 	PerturbProb float64    // base per-dimension perturbation probability; if 0, the default is 0.1
 	TACS        TACSConfig // TACS settings; TACS.Tau 0 turns it off (reference and paper use 400)

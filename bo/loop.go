@@ -348,8 +348,31 @@ func (o *Optimizer) iterate(ctx context.Context) error {
 // proposeBatch selects the iteration's anchors and lets the variant's proposer turn them into a batch.
 func (o *Optimizer) proposeBatch(ctx context.Context) (*batch, error) {
 	anchors := make([]int, o.cfg.Anchors)
-	SelectAnchorsRule(anchors, o.st.Y, o.cfg.AnchorRule, max(o.cfg.Temperature, 0), o.rng)
+	o.selectAnchors(anchors)
 	return o.prop.propose(ctx, anchors)
+}
+
+// selectAnchors draws len(dst) anchors by the configured rule; with DistinctScores, among the first point of
+// each distinct score, unless there are fewer distinct scores than anchors.
+func (o *Optimizer) selectAnchors(dst []int) {
+	temp := max(o.cfg.Temperature, 0)
+	if !o.cfg.DistinctScores {
+		SelectAnchorsRule(dst, o.st.Y, o.cfg.AnchorRule, temp, o.rng)
+		return
+	}
+	idx := DistinctScores(o.st.Y)
+	if len(idx) < len(dst) {
+		SelectAnchorsRule(dst, o.st.Y, o.cfg.AnchorRule, temp, o.rng)
+		return
+	}
+	y := make([]float64, len(idx))
+	for k, i := range idx {
+		y[k] = o.st.Y[i]
+	}
+	SelectAnchorsRule(dst, y, o.cfg.AnchorRule, temp, o.rng)
+	for k, j := range dst {
+		dst[k] = idx[j]
+	}
 }
 
 // complete evaluates the batch, adds it to the data, updates the trust region, fine-tunes the flow every
@@ -479,6 +502,25 @@ func (o *Optimizer) topK(k int) []int {
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return o.st.Y[idx[a]] > o.st.Y[idx[b]] })
 	return idx[:min(k, len(idx))]
+}
+
+// parentSet returns the GA children's candidate parents, best first: the k best points, or with
+// DistinctScores the first point of each of the k best distinct scores.
+func (o *Optimizer) parentSet(k int) []int {
+	if !o.cfg.DistinctScores {
+		return o.topK(k)
+	}
+	idx := o.topK(len(o.st.Y))
+	out := idx[:0]
+	for _, i := range idx {
+		if len(out) == k {
+			break
+		}
+		if len(out) == 0 || o.st.Y[i] != o.st.Y[out[len(out)-1]] {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // fineTuneSet returns the newest max(newest, FineTuneNewest) points followed by the top TopK (the reference

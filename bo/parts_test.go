@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -227,5 +228,42 @@ func TestTACSProbabilities(t *testing.T) {
 		if math.Abs(got[tp]-want) > 1e-12 {
 			t.Errorf("prob[%d] = %.15g, want %.15g", tp, got[tp], want)
 		}
+	}
+}
+
+func TestDistinctScores(t *testing.T) {
+	y := []float64{0.5, 0.9, 0.5, 0.9, 0.2, 0.9}
+	got := DistinctScores(y)
+	if want := []int{0, 1, 4}; len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Errorf("DistinctScores = %v, want %v", got, want)
+	}
+}
+
+// A plateau of equal best scores takes every greedy anchor and parent unless DistinctScores draws one per score.
+func TestDistinctScoresAnchorsAndParents(t *testing.T) {
+	y := []float64{0.1, 0.9, 0.9, 0.9, 0.5, 0.9, 0.3}
+	for _, tc := range []struct {
+		distinct      bool
+		anchors, pars []int
+	}{
+		{false, []int{1, 2, 3}, []int{1, 2, 3, 5}},
+		{true, []int{1, 4, 6}, []int{1, 4, 6, 0}},
+	} {
+		o := &Optimizer{cfg: Config{Temperature: -1, DistinctScores: tc.distinct}, st: state{Y: y}}
+		got := make([]int, 3)
+		o.selectAnchors(got)
+		if !slices.Equal(got, tc.anchors) {
+			t.Errorf("distinct %v: anchors %v, want %v", tc.distinct, got, tc.anchors)
+		}
+		if p := o.parentSet(4); !slices.Equal(p, tc.pars) {
+			t.Errorf("distinct %v: parents %v, want %v", tc.distinct, p, tc.pars)
+		}
+	}
+	// Fewer distinct scores than anchors: the ties are drawn too.
+	o := &Optimizer{cfg: Config{Temperature: -1, DistinctScores: true}, st: state{Y: []float64{0.9, 0.9, 0.9, 0.1}}}
+	got := make([]int, 3)
+	o.selectAnchors(got)
+	if want := []int{0, 1, 2}; !slices.Equal(got, want) {
+		t.Errorf("2 distinct scores, 3 anchors: %v, want %v", got, want)
 	}
 }

@@ -115,7 +115,7 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 	var parents []int
 	if s.Offspring > 0 {
 		breeder = &Breeder{Alphabet: o.prob.Alphabet, Stop: o.prob.Stop}
-		parents = o.gather(o.topK(100))
+		parents = o.gather(o.parentSet(100))
 	}
 	b := &batch{Proposed: n * q, FromFlow: -1}
 	if s.Offspring > 0 {

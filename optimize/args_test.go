@@ -52,11 +52,12 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 		queries, cands, kids int
 		target               int
 		band                 bo.NoveltyBand
+		distinct             bool
 	}{
-		{"screened", Args{Variant: "screened"}, pmo.Config.Queries, bo.ScreenedCandidates, bo.DefaultOffspring, 0, bo.NoveltyBand{}},
-		{"screened, flags", Args{Variant: "screened", Queries: 10, Candidates: 300, Offspring: 50, CandidateTarget: 100, TRNovelty: "0.4,0.6"},
-			10, 300, 50, 100, bo.NoveltyBand{Shrink: 0.4, Grow: 0.6}},
-		{"reference", Args{Variant: "reference"}, pmo.Config.Queries, 0, 0, 0, bo.NoveltyBand{}},
+		{"screened", Args{Variant: "screened"}, pmo.Config.Queries, bo.ScreenedCandidates, bo.DefaultOffspring, 0, bo.NoveltyBand{}, false},
+		{"screened, flags", Args{Variant: "screened", Queries: 10, Candidates: 300, Offspring: 50, CandidateTarget: 100, TRNovelty: "0.4,0.6",
+			DistinctScores: true}, 10, 300, 50, 100, bo.NoveltyBand{Shrink: 0.4, Grow: 0.6}, true},
+		{"reference", Args{Variant: "reference"}, pmo.Config.Queries, 0, 0, 0, bo.NoveltyBand{}, false},
 	} {
 		c.a.AnchorRule = "minmax" // the flag's default
 		cfg, err := c.a.Config(pmo)
@@ -64,9 +65,10 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		if cfg.Queries != c.queries || cfg.Candidates != c.cands || cfg.Offspring != c.kids || cfg.CandidateTarget != c.target ||
-			cfg.NoveltyBand != c.band {
-			t.Errorf("%s: queries %d, candidates %d, offspring %d, target %d, band %v; want %d, %d, %d, %d, %v", c.name,
-				cfg.Queries, cfg.Candidates, cfg.Offspring, cfg.CandidateTarget, cfg.NoveltyBand, c.queries, c.cands, c.kids, c.target, c.band)
+			cfg.NoveltyBand != c.band || cfg.DistinctScores != c.distinct {
+			t.Errorf("%s: queries %d, candidates %d, offspring %d, target %d, band %v, distinct %v; want %d, %d, %d, %d, %v, %v", c.name,
+				cfg.Queries, cfg.Candidates, cfg.Offspring, cfg.CandidateTarget, cfg.NoveltyBand, cfg.DistinctScores,
+				c.queries, c.cands, c.kids, c.target, c.band, c.distinct)
 		}
 	}
 	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", CandidateTarget: 100}).Config(pmo); err == nil {

@@ -76,6 +76,8 @@ type Args struct {
 	NoFlow bool `json:",omitempty"`
 	// CandidateTarget stops decoding an anchor's candidates once this many are new (bo.TokenSettings.CandidateTarget).
 	CandidateTarget int `json:",omitempty"`
+	// DistinctScores draws anchors and GA parents one per distinct score (bo.Config.DistinctScores).
+	DistinctScores bool `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
 	RequestSize int
@@ -190,6 +192,9 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 		return cfg, err
 	}
 	cfg.AnchorRule, cfg.Temperature = rule, a.AnchorTemp
+	if a.DistinctScores {
+		cfg.DistinctScores = true
+	}
 	if a.FineTuneEvery != 0 {
 		cfg.TrainEvery = a.FineTuneEvery
 	}
