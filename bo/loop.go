@@ -97,6 +97,8 @@ type Progress struct {
 	FromFlow int
 	// Filtered counts the new valid candidates dropped because they break Problem.Rules.
 	Filtered int
+	// Variants counts the new valid candidates dropped as variants of paid molecules (TokenSettings.SkipVariants).
+	Variants int
 	// Decoded is, with ScreenTokens, how many latent candidates were decoded, and Novel how many of them were
 	// distinct valid molecules new to the data: how much of the decoding was not wasted. Both 0 otherwise.
 	Decoded, Novel int
@@ -161,6 +163,7 @@ type Optimizer struct {
 	pending *batch            // batch found in rundir.PendingFile on resume, evaluated by the next iteration
 	dirs    *sobol.Directions // Sobol direction numbers for D, computed once
 	seen    map[string]struct{}
+	vars    *variants       // with TokenSettings.SkipVariants, the paid molecules' variant keys
 	allowed map[string]bool // Problem.Rules' verdicts so far, by molecule
 	times   Phases          // of the current iteration
 	t, f, d int
@@ -196,6 +199,11 @@ func NewOptimizer(cfg Config, prob Problem, src rand.Source, rec Recorder) (*Opt
 			return nil, errors.New("bo: a run directory needs a Flow that implements bo.Checkpointer")
 		}
 	}
+	if cfg.SkipVariants {
+		if _, ok := prob.Codec.(VariantKeyer); !ok {
+			return nil, errors.New("bo: SkipVariants needs a Codec that implements bo.VariantKeyer")
+		}
+	}
 	o := &Optimizer{cfg: cfg, prob: prob, src: src, rng: rand.New(src), rec: rec, t: t, f: f, d: d}
 	surr, err := o.choose()
 	if err != nil {
@@ -225,10 +233,17 @@ func maxOf(y []float64) float64 {
 	return m
 }
 
+// rebuildSeen rebuilds from the data the molecules seen and, with SkipVariants, their variant keys.
 func (o *Optimizer) rebuildSeen() {
 	o.seen = make(map[string]struct{}, len(o.st.SMILES))
 	for _, s := range o.st.SMILES {
 		o.seen[s] = struct{}{}
+	}
+	if o.cfg.SkipVariants {
+		o.vars = newVariants(o.prob.Codec.(VariantKeyer).VariantKey)
+		for i, s := range o.st.SMILES {
+			o.vars.add(s, o.st.Y[i])
+		}
 	}
 }
 
@@ -317,6 +332,7 @@ type batch struct {
 	Novel      int      // ScreenTokens: of those, distinct valid molecules new to the data
 	FromFlow   int      // ScreenTokens: of the picks, decoded latent candidates (the rest are GA offspring); -1 unknown
 	Filtered   int      // new valid candidates dropped by Problem.Rules
+	Variants   int      // new valid candidates dropped as variants of paid molecules (SkipVariants)
 	Tokens     []int    // B×T canonical sequences of the new molecules
 	SMILES     []string // B molecule keys
 	RNG        []byte   // random state after proposing (RunDir only)
@@ -405,8 +421,11 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	o.st.Tokens = append(o.st.Tokens, b.Tokens...)
 	o.st.Y = append(o.st.Y, scores...)
 	o.st.SMILES = append(o.st.SMILES, b.SMILES...)
-	for _, s := range b.SMILES {
+	for i, s := range b.SMILES {
 		o.seen[s] = struct{}{}
+		if o.vars != nil {
+			o.vars.add(s, scores[i])
+		}
 	}
 	fresh := len(b.SMILES)
 	o.st.Counter += fresh
@@ -553,7 +572,7 @@ func (o *Optimizer) record(b *batch, paid int, fitRank float64) error {
 	return o.rec.Record(Progress{
 		Iteration: o.st.Iter, Calls: r.Calls, Budget: o.cfg.Budget, Proposed: b.Proposed, New: fresh,
 		Duplicate: b.Duplicate, Invalid: b.Invalid, Replayed: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES,
-		TRLength: o.st.TR.Length, FitRank: fitRank, FromFlow: b.FromFlow, Filtered: b.Filtered, Times: o.times,
+		TRLength: o.st.TR.Length, FitRank: fitRank, FromFlow: b.FromFlow, Filtered: b.Filtered, Variants: b.Variants, Times: o.times,
 		Decoded: b.Candidates, Novel: b.Novel,
 	})
 }

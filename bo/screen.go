@@ -123,6 +123,13 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 	}
 	left := cfg.Budget - o.Calls()
 	inBatch := make(map[string]struct{})
+	// With SkipVariants, once the objective has scored variants alike, a variant of a paid molecule or of one
+	// already in the batch or the pool is not a candidate.
+	var varKey func(string) string
+	var batchVars map[string]struct{}
+	if o.vars != nil && o.vars.blind() {
+		varKey, batchVars = o.vars.key, make(map[string]struct{})
+	}
 	canon := make([]int, t)
 	child := make([]int, t)
 	for a := range n {
@@ -150,6 +157,7 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 		var poolKey []string
 		fromFlow := 0 // the pool's first fromFlow entries are decoded latent candidates, the rest offspring
 		inPool := make(map[string]struct{})
+		poolVars := make(map[string]struct{})
 		add := func(seq []int) bool {
 			s, ok := o.prob.Codec.Canonical(canon, seq)
 			if !ok {
@@ -166,6 +174,16 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 			if dup {
 				b.Duplicate++
 				return false
+			}
+			var vk string
+			if varKey != nil {
+				vk = varKey(s)
+				_, in := batchVars[vk]
+				if _, pool := poolVars[vk]; in || pool || o.vars.paid(vk) {
+					b.Variants++
+					return false
+				}
+				poolVars[vk] = struct{}{}
 			}
 			inPool[s] = struct{}{}
 			poolTok = append(poolTok, canon...)
@@ -205,6 +223,9 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 				b.FromFlow++
 			}
 			inBatch[poolKey[i]] = struct{}{}
+			if varKey != nil {
+				batchVars[varKey(poolKey[i])] = struct{}{}
+			}
 			b.Tokens = append(b.Tokens, poolTok[i*t:(i+1)*t]...)
 			b.SMILES = append(b.SMILES, poolKey[i])
 		}

@@ -56,7 +56,7 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 	}{
 		{"screened", Args{Variant: "screened"}, pmo.Config.Queries, bo.ScreenedCandidates, bo.DefaultOffspring, 0, bo.NoveltyBand{}, false},
 		{"screened, flags", Args{Variant: "screened", Queries: 10, Candidates: 300, Offspring: 50, CandidateTarget: 100, TRNovelty: "0.4,0.6",
-			DistinctScores: true}, 10, 300, 50, 100, bo.NoveltyBand{Shrink: 0.4, Grow: 0.6}, true},
+			DistinctScores: true, SkipVariants: true}, 10, 300, 50, 100, bo.NoveltyBand{Shrink: 0.4, Grow: 0.6}, true},
 		{"reference", Args{Variant: "reference"}, pmo.Config.Queries, 0, 0, 0, bo.NoveltyBand{}, false},
 	} {
 		c.a.AnchorRule = "minmax" // the flag's default
@@ -65,7 +65,7 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		if cfg.Queries != c.queries || cfg.Candidates != c.cands || cfg.Offspring != c.kids || cfg.CandidateTarget != c.target ||
-			cfg.NoveltyBand != c.band || cfg.DistinctScores != c.distinct {
+			cfg.NoveltyBand != c.band || cfg.DistinctScores != c.distinct || cfg.SkipVariants != c.distinct {
 			t.Errorf("%s: queries %d, candidates %d, offspring %d, target %d, band %v, distinct %v; want %d, %d, %d, %d, %v, %v", c.name,
 				cfg.Queries, cfg.Candidates, cfg.Offspring, cfg.CandidateTarget, cfg.NoveltyBand, cfg.DistinctScores,
 				c.queries, c.cands, c.kids, c.target, c.band, c.distinct)
@@ -73,5 +73,8 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 	}
 	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", CandidateTarget: 100}).Config(pmo); err == nil {
 		t.Error("-candidate-target with the reference variant accepted")
+	}
+	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", SkipVariants: true}).Config(pmo); err == nil {
+		t.Error("-skip-variants with the reference variant accepted")
 	}
 }

@@ -78,6 +78,8 @@ type Args struct {
 	CandidateTarget int `json:",omitempty"`
 	// DistinctScores draws anchors and GA parents one per distinct score (bo.Config.DistinctScores).
 	DistinctScores bool `json:",omitempty"`
+	// SkipVariants drops variants of paid molecules once the objective scores them alike (bo.TokenSettings.SkipVariants).
+	SkipVariants bool `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
 	RequestSize int
@@ -222,6 +224,12 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 			return cfg, errors.New("-candidate-target needs -variant screened and must not be negative")
 		}
 		cfg.CandidateTarget = a.CandidateTarget
+	}
+	if a.SkipVariants {
+		if cfg.Screen != bo.ScreenTokens {
+			return cfg, errors.New("-skip-variants needs -variant screened")
+		}
+		cfg.SkipVariants = true
 	}
 	if a.NoFlow {
 		if cfg.Screen != bo.ScreenTokens || cfg.Offspring == 0 {
@@ -413,6 +421,9 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 	}
 	if g.Filtered > 0 {
 		line += fmt.Sprintf(" filtered %d", g.Filtered)
+	}
+	if g.Variants > 0 {
+		line += fmt.Sprintf(" variants %d", g.Variants)
 	}
 	if g.Decoded > 0 {
 		line += fmt.Sprintf(" decoded %d (%d new)", g.Decoded, g.Novel)

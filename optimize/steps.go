@@ -370,6 +370,9 @@ func (r *runState) printHeader() error {
 	if cfg.DistinctScores {
 		decoded += ", anchors and parents one per distinct score"
 	}
+	if cfg.SkipVariants {
+		decoded += ", variants skipped once scored alike"
+	}
 	fmt.Fprintf(r.s.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
 		"preset %s, variant %s: %d anchors × %d queries from %d candidates each%s (+%d offspring), %s sampler, TACS %v, "+
 		"trust regions shrink below %g and grow above %g stale; budget %d new calls (%d in all), seed %d, chemistry rules: %s, run directory %s\n",

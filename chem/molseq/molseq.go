@@ -16,6 +16,7 @@ import (
 	"fmt"
 
 	"github.com/nfbo/nfbo/chem/selfies"
+	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
 )
 
@@ -65,6 +66,10 @@ func (c *Codec) Canonical(dst, tokens []int) (smiles string, ok bool) {
 	}
 	return key, true
 }
+
+// VariantKey returns the key that a molecule's key shares with its stereo, charge, hydrogen and radical
+// variants (smiles.VariantKey). It implements bo.VariantKeyer.
+func (c *Codec) VariantKey(key string) string { return smiles.VariantKey(key) }
 
 // FromSMILES encodes a SMILES string into dst (length T), canonicalised as Canonical does, and returns the
 // molecule's key. The error is a *vocab.EncodeError for a symbol outside the vocabulary or a molecule of more
