@@ -529,17 +529,9 @@ func (o *Optimizer) parentSet(k int) []int {
 	if !o.cfg.DistinctScores {
 		return o.topK(k)
 	}
-	idx := o.topK(len(o.st.Y))
-	out := idx[:0]
-	for _, i := range idx {
-		if len(out) == k {
-			break
-		}
-		if len(out) == 0 || o.st.Y[i] != o.st.Y[out[len(out)-1]] {
-			out = append(out, i)
-		}
-	}
-	return out
+	idx := DistinctScores(o.st.Y)
+	sort.SliceStable(idx, func(a, b int) bool { return o.st.Y[idx[a]] > o.st.Y[idx[b]] })
+	return idx[:min(k, len(idx))]
 }
 
 // fineTuneSet returns the newest max(newest, FineTuneNewest) points followed by the top TopK (the reference

@@ -175,9 +175,8 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 				b.Duplicate++
 				return false
 			}
-			var vk string
 			if varKey != nil {
-				vk = varKey(s)
+				vk := varKey(s)
 				_, in := batchVars[vk]
 				if _, pool := poolVars[vk]; in || pool || o.vars.paid(vk) {
 					b.Variants++
