@@ -455,6 +455,7 @@ type chunkWork struct {
 	state  []float32 // decode: L×2×n×H
 	ids    []int     // T×n
 	scores []float32 // rows×V
+	rows   []int     // decodeStopping: the chunk's sequence of each live row
 }
 
 // grow returns buf resliced to n, reallocating only when it is too small.

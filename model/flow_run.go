@@ -153,9 +153,15 @@ func (f *Flow) coupling(cw *chunkWork, k, j int, y []float32, ld []float64, rows
 
 // inverse runs the generation direction for the B latents z (B×T×F), writing
 // the data-side vectors to v (B×T×F) if not nil and the decoded ids to x
-// (B×T) if not nil.
+// (B×T) if not nil. Without v it decodes position by position and stops each
+// sequence at its <stop> (decodeStopping).
 func (f *Flow) inverse(ctx context.Context, x []int, v []float32, z []float32, B int, ws *Workspace) error {
 	T, F, V := f.cfg.T, f.cfg.F, f.cfg.V
+	if v == nil {
+		return f.parallel(ctx, ws, B, maxDecodeChunk, func(cw *chunkWork, b0, b1 int) {
+			f.decodeStopping(ctx, cw, x, z, b0, b1-b0)
+		})
+	}
 	return f.parallel(ctx, ws, B, maxDecodeChunk, func(cw *chunkWork, b0, b1 int) {
 		n := b1 - b0
 		cw.y = grow(cw.y, T*n*F)
@@ -191,6 +197,87 @@ func (f *Flow) inverse(ctx context.Context, x []int, v []float32, z []float32, B
 			ForceStop(x[b0*T:b1*T], T)
 		}
 	})
+}
+
+// decodeStopping writes to x the ids of the n sequences from b0 (latents z,
+// B×T×F), position-major: at each position every block, last to first, then
+// the cosine-nearest token. A sequence whose token is <stop> leaves the batch,
+// its remaining positions set to <stop> as ForceStop would: the tokens after
+// <stop> never matter, and skipping them roughly halves a decode of molecules
+// about half as long as T (issue #32). Each sequence meets the same arithmetic
+// as in inverseBlock's block-major order, so the ids are the same.
+func (f *Flow) decodeStopping(ctx context.Context, cw *chunkWork, x []int, z []float32, b0, n int) {
+	cfg := f.cfg
+	T, F, H, L, C, V, K := cfg.T, cfg.F, cfg.H, cfg.LSTMLayers, cfg.Couplings, cfg.V, len(f.blocks)
+	// Block k's layer-l state: h at slot 2(kL+l), c at slot 2(kL+l)+1, each n×H of which the first m rows live.
+	cw.state = grow(cw.state, K*L*2*n*H)
+	slot := func(k, l, c int) []float32 { o := (2*(k*L+l) + c) * n * H; return cw.state[o : o+n*H] }
+	for k := range K {
+		fb := &f.blocks[k]
+		for l := range L {
+			h, c := slot(k, l, 0), slot(k, l, 1)
+			for bi := range n {
+				copy(h[bi*H:(bi+1)*H], fb.h0[l])
+				copy(c[bi*H:(bi+1)*H], fb.c0[l])
+			}
+		}
+	}
+	cw.rows = grow(cw.rows, n) // live row i decodes sequence b0+rows[i]
+	for i := range cw.rows {
+		cw.rows[i] = i
+	}
+	cw.y = grow(cw.y, n*F)
+	cw.ctxp = grow(cw.ctxp, n*C*cfg.U)
+	cw.gates = grow(cw.gates, n*4*H)
+	cw.ids = grow(cw.ids, n)
+	cw.scores = grow(cw.scores, n*V)
+	m := n
+	for t := 0; t < T && m > 0; t++ {
+		if ctx.Err() != nil {
+			return
+		}
+		yt := cw.y[:m*F]
+		for i, r := range cw.rows[:m] {
+			j := (b0+r)*T + t
+			copy(yt[i*F:(i+1)*F], z[j*F:(j+1)*F])
+		}
+		for k := K - 1; k >= 0; k-- {
+			fb := &f.blocks[k]
+			fb.ctx.dense(cw.ctxp, slot(k, L-1, 0), fb.ctxB, m)
+			for j := C - 1; j >= 0; j-- {
+				f.coupling(cw, k, j, yt, nil, m, false)
+			}
+			if t+1 == T {
+				continue
+			}
+			fb.lstmStep(0, slot(k, 0, 0), slot(k, 0, 1), cw.gates, yt, fb.stepBias[t*4*H:(t+1)*4*H], m, H)
+			for l := 1; l < L; l++ {
+				fb.lstmStep(l, slot(k, l, 0), slot(k, l, 1), cw.gates, slot(k, l-1, 0), fb.bias[l], m, H)
+			}
+		}
+		kernels.NearestCosineTo(cw.ids[:m], yt, f.unit, cw.scores, m, F, V)
+		// Write the ids; keep the rows that go on, in order, moving their states down.
+		live := 0
+		for i, id := range cw.ids[:m] {
+			s := (b0 + cw.rows[i]) * T
+			x[s+t] = id
+			if id == StopID {
+				for u := t + 1; u < T; u++ {
+					x[s+u] = StopID
+				}
+				continue
+			}
+			if live != i {
+				cw.rows[live] = cw.rows[i]
+				for o := 0; o < 2*K*L; o++ {
+					st := cw.state[o*n*H : (o+1)*n*H]
+					copy(st[live*H:(live+1)*H], st[i*H:(i+1)*H])
+				}
+			}
+			live++
+		}
+		m = live
+	}
 }
 
 // inverseBlock inverts block k on cw.y (T×n×F, time-major) in place,

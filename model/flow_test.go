@@ -5,10 +5,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nfbo/nfbo/kernels"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -428,5 +430,54 @@ func TestConfusedToken(t *testing.T) {
 	}
 	if got[0] != 3 {
 		t.Errorf("decoded the merged token as %d, want 3", got[0])
+	}
+}
+
+// DecodeTo stops each sequence at its <stop> (decodeStopping): on latents far from any encoding, and on
+// perturbed encodings whose molecules end at many different positions, its ids are those of the whole flow
+// run block by block (InverseTo), the nearest tokens and ForceStop, sequence by sequence, across chunks.
+func TestDecodeStopsAtStop(t *testing.T) {
+	for _, tr := range []Transform{NLSq, Affine} {
+		cfg := tinyConfig(tr)
+		cfg.T = 9
+		f := mustFlow(t, hardParams(t, cfg, 4, 0.3))
+		rng := rand.New(rand.NewPCG(11, 12))
+		const B = 300 // two chunks of maxDecodeChunk and a part
+		x := randomSequences(rng, B, cfg.T, cfg.V)
+		z := make([]float32, B*cfg.T*cfg.F)
+		ctx := context.Background()
+		ws := &Workspace{Workers: 2}
+		if err := f.EncodeTo(ctx, z, x, ws); err != nil {
+			t.Fatal(err)
+		}
+		for i := range z {
+			z[i] += float32(0.3 * rng.NormFloat64())
+		}
+		for i := range 20 * cfg.T * cfg.F { // the first 20: far from any encoding
+			z[i] = float32(2 * rng.NormFloat64())
+		}
+		v := make([]float32, len(z))
+		if err := f.InverseTo(ctx, v, z, ws); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]int, B*cfg.T)
+		scores := make([]float32, B*cfg.T*cfg.V)
+		kernels.NearestCosineTo(want, v, f.UnitEmbedding(), scores, B*cfg.T, cfg.F, cfg.V)
+		ForceStop(want, cfg.T)
+		got := make([]int, len(want))
+		if err := f.DecodeTo(ctx, got, z, ws); err != nil {
+			t.Fatal(err)
+		}
+		lengths := map[int]bool{}
+		for b := range B {
+			w, g := want[b*cfg.T:(b+1)*cfg.T], got[b*cfg.T:(b+1)*cfg.T]
+			if !slices.Equal(g, w) {
+				t.Fatalf("%v: sequence %d decoded %v, block by block %v", tr, b, g, w)
+			}
+			lengths[slices.Index(w, StopID)] = true
+		}
+		if len(lengths) < cfg.T/2 {
+			t.Fatalf("%v: the decoded sequences end at only %d distinct positions: the test does not exercise stopping", tr, len(lengths))
+		}
 	}
 }

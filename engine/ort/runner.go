@@ -44,18 +44,21 @@ func initEnv(path string) error {
 // built from a Flow's weights, run in batches of at most Options.Batch
 // sequences. Sessions are safe for concurrent Run calls.
 //
-// Decoding is sequential over the T positions of each block; the decoder
-// session runs each block as one ONNX Loop (onnx.Decoder), one session run
-// per batch and the same graph as the exported decoder file. Batches
-// smaller than Options.MinDecodeBatch decode in pure Go instead, where ONNX
-// Runtime's per-operator overhead would dominate. Measured alternatives
-// (BENCHMARKS.md, "SeqFlow inference"): step graphs driven from Go
-// (onnx.StepModel) were within ±25 % of the Loop at B ≥ 100, the winner
-// changing from run to run; an unrolled graph took 20–40 s to load.
+// Decoding is sequential over the T positions. Tokens decode through step
+// graphs (onnx.StepModel) driven from Go, position-major, each sequence
+// leaving the batch at its <stop> (stepDecoder): 2.4x the sequences a second
+// of the whole-sequence Loop on the shipped model (BENCHMARKS.md, "Decoding
+// stops at <stop>"). The data-side vectors (DecodeVectorsTo with v) need
+// every position and come from the Loop decoder (onnx.Decoder: each block one
+// ONNX Loop, the same graph as the exported decoder file). Batches smaller
+// than Options.MinDecodeBatch decode in pure Go instead, where ONNX Runtime's
+// per-operator overhead would dominate. An unrolled graph took 20–40 s to
+// load.
 type Runner struct {
 	cfg   model.Config
 	enc   *ortgo.DynamicAdvancedSession
-	dec   *ortgo.DynamicAdvancedSession
+	dec   *ortgo.DynamicAdvancedSession // the Loop decoder, for the vectors
+	step  *stepDecoder                  // tokens
 	batch int
 	lib   string
 
@@ -97,6 +100,9 @@ func NewRunner(f *model.Flow, opt Options) (*Runner, error) {
 	decM, err := onnx.Decoder(f)
 	if err == nil {
 		r.dec, err = newSession(decM, []string{onnx.DecoderInput}, []string{onnx.DecoderOutput, onnx.DecoderVectors}, threads, opt.Spin)
+	}
+	if err == nil {
+		r.step, err = newStepDecoder(f, threads, opt.Spin)
 	}
 	if err != nil {
 		r.Close()
@@ -151,6 +157,12 @@ func (r *Runner) Close() error {
 			err = e
 		}
 		r.dec = nil
+	}
+	if r.step != nil {
+		if e := r.step.close(); err == nil {
+			err = e
+		}
+		r.step = nil
 	}
 	return err
 }
@@ -220,6 +232,15 @@ func (r *Runner) DecodeVectorsTo(ctx context.Context, x []int, v []float32, z []
 	}
 	if B < r.minDecode {
 		return r.goDecode(ctx, x, v, z)
+	}
+	if v == nil {
+		for b0 := 0; b0 < B; b0 += r.batch {
+			n := min(r.batch, B-b0)
+			if err := r.step.decode(ctx, x[b0*T:(b0+n)*T], z[b0*T*F:(b0+n)*T*F], n); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	for b0 := 0; b0 < B; b0 += r.batch {
 		if err := ctx.Err(); err != nil {

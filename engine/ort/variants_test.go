@@ -16,23 +16,25 @@ import (
 	ortgo "github.com/yalue/onnxruntime_go"
 )
 
-// The decoder can run its T sequential positions three ways: step graphs
-// driven from Go (the Runner's choice), one ONNX Loop per block (the
-// exported decoder) and the blocks unrolled over T. These helpers build the
-// two whole-graph decoders so that tests check them and benchmarks compare
-// all three.
+// The decoder can run its T sequential positions four ways: step graphs
+// driven from Go position by position, each sequence stopping at its <stop>
+// (stepDecoder, the Runner's tokens), one ONNX Loop per block (the exported
+// decoder, the Runner's vectors), the same step graphs driven block by block
+// over every position, and the blocks unrolled over T. These helpers build
+// the last two and the Loop on its own so that tests check them and
+// benchmarks compare all four.
 
-// stepDecoder drives one onnx.StepModel session per block from Go, K·T
-// session runs per batch: the alternative to the exported Loop decoder.
-type stepDecoder struct {
+// blockStepDecoder drives one onnx.StepModel session per block from Go, block
+// by block over all T positions, K·T session runs per batch.
+type blockStepDecoder struct {
 	f     *model.Flow
 	cfg   model.Config
 	steps []*ortgo.DynamicAdvancedSession
 }
 
-func newStepDecoder(t testing.TB, f *model.Flow) *stepDecoder {
+func newBlockStepDecoder(t testing.TB, f *model.Flow) *blockStepDecoder {
 	t.Helper()
-	d := &stepDecoder{f: f, cfg: f.Config()}
+	d := &blockStepDecoder{f: f, cfg: f.Config()}
 	in, out := stepNames(d.cfg.LSTMLayers)
 	for k := 0; k < d.cfg.Blocks; k++ {
 		m, err := onnx.StepModel(f, k)
@@ -49,22 +51,10 @@ func newStepDecoder(t testing.TB, f *model.Flow) *stepDecoder {
 	return d
 }
 
-// stepNames returns the input and output names of a step model.
-func stepNames(layers int) (in, out []string) {
-	in = []string{onnx.StepInputZ, onnx.StepInputT}
-	out = []string{onnx.StepOutput}
-	for l := 0; l < layers; l++ {
-		h, c := fmt.Sprintf(onnx.StepState, l), fmt.Sprintf(onnx.StepCell, l)
-		in = append(in, h, c)
-		out = append(out, h+onnx.StepOutSuffix, c+onnx.StepOutSuffix)
-	}
-	return in, out
-}
-
 // decode decodes n sequences: blocks in reverse order, each driven
 // position by position through its step session, then the cosine-nearest
 // tokens and <stop> forcing in Go (kernels.NearestCosineTo, as model.Flow).
-func (r *stepDecoder) decode(ctx context.Context, x []int, v, z []float32, n int) error {
+func (r *blockStepDecoder) decode(ctx context.Context, x []int, v, z []float32, n int) error {
 	cfg := r.cfg
 	T, F, H, L, V := cfg.T, cfg.F, cfg.H, cfg.LSTMLayers, cfg.V
 	y := make([]float32, T*n*F) // time-major: each step reads n contiguous rows
@@ -186,8 +176,9 @@ func runDecoder(s *ortgo.DynamicAdvancedSession, x []int, z []float32, T, F int)
 	return nil
 }
 
-// The unrolled and step-driven decoders must give the runner's (Loop)
-// tokens, which TestParity ties to pure Go.
+// The Runner's stopping decoder, the unrolled one and the block-by-block
+// step graphs must give the Loop decoder's tokens (TestParity ties the
+// Runner's to pure Go).
 func TestDecoderVariants(t *testing.T) {
 	for i, c := range parityCases()[:3] {
 		t.Run(c.name, func(t *testing.T) {
@@ -201,19 +192,27 @@ func TestDecoderVariants(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := make([]int, len(x))
-			if err := r.DecodeTo(context.Background(), want, z); err != nil {
+			if err := runDecoder(decoderSession(t, f, onnx.DecodeLoop), want, z, cfg.T, cfg.F); err != nil {
 				t.Fatal(err)
 			}
 			got := make([]int, len(x))
-			if err := runDecoder(decoderSession(t, f, onnx.DecodeUnrolled), got, z, cfg.T, cfg.F); err != nil {
+			if err := r.DecodeTo(context.Background(), got, z); err != nil {
 				t.Fatal(err)
 			}
 			for i := range want {
 				if got[i] != want[i] || want[i] != x[i] {
-					t.Fatalf("unrolled: position %d: %d, loop %d, input %d", i, got[i], want[i], x[i])
+					t.Fatalf("stopping: position %d: %d, loop %d, input %d", i, got[i], want[i], x[i])
 				}
 			}
-			if err := newStepDecoder(t, f).decode(context.Background(), got, nil, z, len(x)/cfg.T); err != nil {
+			if err := runDecoder(decoderSession(t, f, onnx.DecodeUnrolled), got, z, cfg.T, cfg.F); err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("unrolled: position %d: %d, loop %d", i, got[i], want[i])
+				}
+			}
+			if err := newBlockStepDecoder(t, f).decode(context.Background(), got, nil, z, len(x)/cfg.T); err != nil {
 				t.Fatal(err)
 			}
 			for i := range want {
@@ -225,10 +224,11 @@ func TestDecoderVariants(t *testing.T) {
 	}
 }
 
-// BenchmarkDecodeVariants compares the three ways of running the decoder's
-// sequential positions on ONNX Runtime (small preset): one ONNX Loop per
-// block (Runner), step graphs driven from Go, and the blocks unrolled over T.
-// It logs the session-creation times too.
+// BenchmarkDecodeVariants compares the four ways of running the decoder's
+// sequential positions on ONNX Runtime (small preset): step graphs position
+// by position stopping at <stop> (the Runner's DecodeTo), one ONNX Loop per
+// block, step graphs block by block, and the blocks unrolled over T. It logs
+// the session-creation times too.
 func BenchmarkDecodeVariants(b *testing.B) {
 	ctx := context.Background()
 	p := benchPresets()[0]
@@ -244,14 +244,18 @@ func BenchmarkDecodeVariants(b *testing.B) {
 	start := time.Now()
 	r := needORT(b, f)
 	r.minDecode = 0 // measure ONNX Runtime at every batch size
+	runnerSetup := time.Since(start)
+	start = time.Now()
+	loop := decoderSession(b, f, onnx.DecodeLoop)
 	loopSetup := time.Since(start)
 	start = time.Now()
-	step := newStepDecoder(b, f)
+	step := newBlockStepDecoder(b, f)
 	stepSetup := time.Since(start)
 	start = time.Now()
 	unrolled := decoderSession(b, f, onnx.DecodeUnrolled)
 	unrolledSetup := time.Since(start)
-	b.Logf("session setup: runner (encoder + Loop decoder) %v, %d step graphs %v, unrolled decoder %v", loopSetup, cfg.Blocks, stepSetup, unrolledSetup)
+	b.Logf("session setup: runner (encoder, Loop decoder, step graphs) %v, Loop decoder %v, %d step graphs %v, unrolled decoder %v",
+		runnerSetup, loopSetup, cfg.Blocks, stepSetup, unrolledSetup)
 	for _, B := range []int{1, 100, 1000} {
 		x := randomSequences(rand.New(rand.NewPCG(uint64(B), 3)), B, cfg.T, cfg.V)
 		z := make([]float32, B*cfg.T*cfg.F)
@@ -263,8 +267,9 @@ func BenchmarkDecodeVariants(b *testing.B) {
 			name string
 			run  func() error
 		}{
-			{"step", func() error { return step.decode(ctx, got, nil, z, B) }},
-			{"loop", func() error { return r.DecodeTo(ctx, got, z) }},
+			{"stopping", func() error { return r.DecodeTo(ctx, got, z) }},
+			{"loop", func() error { return runDecoder(loop, got, z, cfg.T, cfg.F) }},
+			{"block-step", func() error { return step.decode(ctx, got, nil, z, B) }},
 			{"unrolled", func() error { return runDecoder(unrolled, got, z, cfg.T, cfg.F) }},
 		} {
 			b.Run(fmt.Sprintf("%s/%s/B=%d", p.name, v.name, B), func(b *testing.B) {
