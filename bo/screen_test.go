@@ -129,6 +129,27 @@ func TestReferenceVariant(t *testing.T) {
 		if s.Screen != ScreenTokens || s.Offspring != DefaultOffspring || s.Candidates != ScreenedCandidates {
 			t.Errorf("%s: default variant: screen %v offspring %d", p.Name, s.Screen, s.Offspring)
 		}
+		// The preset's screened settings go on the screened variant alone.
+		if r, err := p.VariantConfig("reference"); err != nil || r != c {
+			t.Errorf("%s: VariantConfig(reference) = %+v, %v; want the preset's own", p.Name, r, err)
+		}
+		v, err := p.VariantConfig(DefaultVariant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := s
+		if sp := p.Screened; sp != (ScreenedPreset{}) {
+			want.Queries, want.NoveltyBand, want.CandidateTarget, want.DistinctScores = sp.Queries, sp.NoveltyBand, sp.CandidateTarget, sp.DistinctScores
+		}
+		if v != want {
+			t.Errorf("%s: VariantConfig(screened) = %+v, want %+v", p.Name, v, want)
+		}
+		if _, err := v.resolved(400); err != nil {
+			t.Errorf("%s: screened: %v", p.Name, err)
+		}
+	}
+	if pmo, _ := PresetByName("pmo"); pmo.Screened == (ScreenedPreset{}) {
+		t.Error("the pmo preset has no screened settings")
 	}
 	if _, err := (Config{}).WithVariant("nope"); err == nil {
 		t.Error("unknown variant accepted")

@@ -39,25 +39,31 @@ func TestArgsRequestSize(t *testing.T) {
 	}
 }
 
-// The flags go on the configuration after the variant's rules: what a user gives is what the run gets, and the
-// variant fills only what the flags leave.
+// The flags go on the configuration after the variant's rules and the preset's screened settings: what a user
+// gives is what the run gets, the preset fills only what the flags leave, and the flags can restore the paper's
+// setting.
 func TestConfigFlagsAfterVariant(t *testing.T) {
 	pmo, err := bo.PresetByName("pmo")
 	if err != nil {
 		t.Fatal(err)
 	}
+	yes, no := true, false
+	band := bo.NoveltyBand{Shrink: 0.4, Grow: 0.6}
 	for _, c := range []struct {
 		name                 string
 		a                    Args
 		queries, cands, kids int
 		target               int
 		band                 bo.NoveltyBand
-		distinct             bool
+		distinct, skip       bool
 	}{
-		{"screened", Args{Variant: "screened"}, pmo.Config.Queries, bo.ScreenedCandidates, bo.DefaultOffspring, 0, bo.NoveltyBand{}, false},
-		{"screened, flags", Args{Variant: "screened", Queries: 10, Candidates: 300, Offspring: 50, CandidateTarget: 100, TRNovelty: "0.4,0.6",
-			DistinctScores: true, SkipVariants: true}, 10, 300, 50, 100, bo.NoveltyBand{Shrink: 0.4, Grow: 0.6}, true},
-		{"reference", Args{Variant: "reference"}, pmo.Config.Queries, 0, 0, 0, bo.NoveltyBand{}, false},
+		{"screened", Args{Variant: "screened"}, 10, bo.ScreenedCandidates, bo.DefaultOffspring, 100, band, true, false},
+		{"screened, flags", Args{Variant: "screened", Queries: 20, Candidates: 300, Offspring: 50, CandidateTarget: 50, TRNovelty: "0.3,0.7",
+			DistinctScores: &yes, SkipVariants: true}, 20, 300, 50, 50, bo.NoveltyBand{Shrink: 0.3, Grow: 0.7}, true, true},
+		{"screened, the paper's batch", Args{Variant: "screened", Queries: 100, CandidateTarget: -1, TRNovelty: "0.8,0.95", DistinctScores: &no},
+			100, bo.ScreenedCandidates, bo.DefaultOffspring, 0, bo.NoveltyBand{Shrink: 0.8, Grow: 0.95}, false, false},
+		{"reference", Args{Variant: "reference"}, pmo.Config.Queries, 0, 0, 0, bo.NoveltyBand{}, false, false},
+		{"reference, distinct", Args{Variant: "reference", DistinctScores: &yes}, pmo.Config.Queries, 0, 0, 0, bo.NoveltyBand{}, true, false},
 	} {
 		c.a.AnchorRule = "minmax" // the flag's default
 		cfg, err := c.a.Config(pmo)
@@ -65,11 +71,22 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		if cfg.Queries != c.queries || cfg.Candidates != c.cands || cfg.Offspring != c.kids || cfg.CandidateTarget != c.target ||
-			cfg.NoveltyBand != c.band || cfg.DistinctScores != c.distinct || cfg.SkipVariants != c.distinct {
-			t.Errorf("%s: queries %d, candidates %d, offspring %d, target %d, band %v, distinct %v; want %d, %d, %d, %d, %v, %v", c.name,
-				cfg.Queries, cfg.Candidates, cfg.Offspring, cfg.CandidateTarget, cfg.NoveltyBand, cfg.DistinctScores,
-				c.queries, c.cands, c.kids, c.target, c.band, c.distinct)
+			cfg.NoveltyBand != c.band || cfg.DistinctScores != c.distinct || cfg.SkipVariants != c.skip {
+			t.Errorf("%s: queries %d, candidates %d, offspring %d, target %d, band %v, distinct %v, skip %v; want %d, %d, %d, %d, %v, %v, %v", c.name,
+				cfg.Queries, cfg.Candidates, cfg.Offspring, cfg.CandidateTarget, cfg.NoveltyBand, cfg.DistinctScores, cfg.SkipVariants,
+				c.queries, c.cands, c.kids, c.target, c.band, c.distinct, c.skip)
 		}
+	}
+	g500, err := bo.PresetByName("guacamol-500")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := (Args{Variant: "screened", AnchorRule: "minmax"}).Config(g500); err != nil || cfg.Queries != 10 ||
+		cfg.CandidateTarget != 0 || cfg.NoveltyBand != (bo.NoveltyBand{}) || cfg.DistinctScores {
+		t.Errorf("guacamol-500, screened: %+v, %v; want the preset's own settings", cfg, err)
+	}
+	if _, err := (Args{Variant: "screened", AnchorRule: "minmax", CandidateTarget: -2}).Config(pmo); err == nil {
+		t.Error("-candidate-target -2 accepted")
 	}
 	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", CandidateTarget: 100}).Config(pmo); err == nil {
 		t.Error("-candidate-target with the reference variant accepted")

@@ -74,10 +74,12 @@ type Args struct {
 	Minimize bool `json:",omitempty"`
 	// NoFlow is the ablation without the flow: the GP screens GA children alone (bo.TokenSettings.NoFlow).
 	NoFlow bool `json:",omitempty"`
-	// CandidateTarget stops decoding an anchor's candidates once this many are new (bo.TokenSettings.CandidateTarget).
+	// CandidateTarget stops decoding an anchor's candidates once this many are new
+	// (bo.TokenSettings.CandidateTarget); 0 keeps the preset's, -1 decodes them all.
 	CandidateTarget int `json:",omitempty"`
-	// DistinctScores draws anchors and GA parents one per distinct score (bo.Config.DistinctScores).
-	DistinctScores bool `json:",omitempty"`
+	// DistinctScores, when set, draws anchors and GA parents one per distinct score, or not
+	// (bo.Config.DistinctScores); nil keeps the preset's.
+	DistinctScores *bool `json:",omitempty"`
 	// SkipVariants drops variants of paid molecules once the objective scores them alike (bo.TokenSettings.SkipVariants).
 	SkipVariants bool `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
@@ -169,7 +171,7 @@ func Run(ctx context.Context, s Streams, a Args) error {
 // Config returns the preset's configuration with the variant's rules and then the flags' changes; Budget and
 // RunDir are left to the caller.
 func (a Args) Config(preset bo.Preset) (bo.Config, error) {
-	cfg, err := preset.Config.WithVariant(a.Variant)
+	cfg, err := preset.VariantConfig(a.Variant)
 	if err != nil {
 		return cfg, err
 	}
@@ -194,8 +196,8 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 		return cfg, err
 	}
 	cfg.AnchorRule, cfg.Temperature = rule, a.AnchorTemp
-	if a.DistinctScores {
-		cfg.DistinctScores = true
+	if a.DistinctScores != nil {
+		cfg.DistinctScores = *a.DistinctScores
 	}
 	if a.FineTuneEvery != 0 {
 		cfg.TrainEvery = a.FineTuneEvery
@@ -219,11 +221,15 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 	case a.Offspring == -1:
 		cfg.Offspring = 0
 	}
-	if a.CandidateTarget != 0 {
-		if a.CandidateTarget < 0 || cfg.Screen != bo.ScreenTokens {
-			return cfg, errors.New("-candidate-target needs -variant screened and must not be negative")
-		}
+	switch {
+	case a.CandidateTarget > 0 && cfg.Screen != bo.ScreenTokens:
+		return cfg, errors.New("-candidate-target needs -variant screened")
+	case a.CandidateTarget > 0:
 		cfg.CandidateTarget = a.CandidateTarget
+	case a.CandidateTarget == -1:
+		cfg.CandidateTarget = 0
+	case a.CandidateTarget < -1:
+		return cfg, fmt.Errorf("-candidate-target %d: want N > 0, 0 for the preset's or -1 to decode every candidate", a.CandidateTarget)
 	}
 	if a.SkipVariants {
 		if cfg.Screen != bo.ScreenTokens {

@@ -50,7 +50,12 @@ max_seq_len).
 -preset picks the paper's setting (guacamol-500: 5 trust regions × 10
 proposals, flow fine-tuned every 10 calls; guacamol-10k and pmo: 10 × 100,
 every 200); -budget, -anchors, -queries, -candidates, -sampler, -no-tacs and
--update change it. -backend chooses who encodes and decodes: ONNX Runtime
+-update change it. With the screened variant (the default) the pmo preset
+buys 100 molecules an iteration (10 × 10), decodes until 100 candidates a
+trust region are new, keeps 40-60 % of them already seen (-tr-novelty
+0.4,0.6) and draws anchors and parents one per distinct score: measured
+better at that budget (BENCHMARKS.md); -queries 100 -candidate-target -1
+-tr-novelty 0.8,0.95 -distinct-scores=false restore the paper's. -backend chooses who encodes and decodes: ONNX Runtime
 (batched, several times faster; library $NFBO_ORT_LIB or
 third_party/onnxruntime/lib/libonnxruntime.so.1), pure Go, or cuda (GPU 0,
 fine-tuning there too; nfbo gpu says whether the machine can).
@@ -155,10 +160,16 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.IntVar(&a.FineTuneEvery, "finetune-every", 0, "fine-tune the flow every `N` new calls; 0 means the preset's (10 for guacamol-500), -1 never")
 	fs.Float64Var(&a.TRInit, "tr-init", 0, "initial trust-region length; 0 means 0.8, the reference's")
 	fs.StringVar(&a.TRNovelty, "tr-novelty", "", "the trust region's novelty rule, `SHRINK,GROW`: the box shrinks when fewer than SHRINK of the "+
-		"candidates examined are molecules already seen, grows when more than GROW are; empty means the reference's 0.8,0.95")
+		"candidates examined are molecules already seen, grows when more than GROW are; empty means the preset's (the pmo preset's screened "+
+		"variant: 0.4,0.6; otherwise the reference's 0.8,0.95)")
 	fs.StringVar(&a.AnchorRule, "anchor-rule", "minmax", "how anchors are drawn: minmax (the official code's softmax of min-max scaled scores) or raw (the paper's softmax of the scores)")
-	fs.BoolVar(&a.DistinctScores, "distinct-scores", false, "draw the anchors and the GA children's parents one per distinct score, so that a plateau "+
-		"of equal-score variants (stereo, charge, radicals) does not take them all; not yet a default")
+	fs.BoolFunc("distinct-scores", "draw the anchors and the GA children's parents one per distinct score, so that a plateau "+
+		"of equal-score variants (stereo, charge, radicals) does not take them all (the default with the pmo preset's screened variant; "+
+		"-distinct-scores=false draws them as the reference does)", func(s string) error {
+		v, err := strconv.ParseBool(s)
+		a.DistinctScores = &v
+		return err
+	})
 	fs.BoolVar(&a.SkipVariants, "skip-variants", false, "screened variant: once the objective has scored 90 % of at least 10 paid pairs of stereo, "+
 		"charge or radical variants alike, propose no variant of a paid molecule; not yet a default")
 	fs.Float64Var(&a.AnchorTemp, "anchor-temp", 0, "the anchors' softmax temperature; 0 means the rule's (0.01 for minmax, 0.1 for raw), -1 greedy (the best points)")
@@ -174,9 +185,9 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.StringVar(&a.Backend, "backend", "auto", "who runs the flow: auto (ONNX Runtime when its library is found, else pure Go), go, ort or cuda (the GPU)")
 	fs.IntVar(&a.Candidates, "candidates", 0, "candidates per trust region; 0 means 1000 with -variant screened, min(50000, max(2000, 200·D))/anchors with reference")
 	fs.IntVar(&a.Anchors, "anchors", 0, "trust regions per iteration; 0 means the preset's")
-	fs.IntVar(&a.Queries, "queries", 0, "Thompson-sampled proposals per trust region; 0 means the preset's")
+	fs.IntVar(&a.Queries, "queries", 0, "Thompson-sampled proposals per trust region; 0 means the preset's (the pmo preset's screened variant: 10)")
 	fs.IntVar(&a.CandidateTarget, "candidate-target", 0, "screened variant: decode each trust region's candidates a chunk at a time "+
-		"and stop once `N` are new molecules (0: decode all of them); a lever against decoding molecules already seen, not yet a default")
+		"and stop once `N` are new molecules; 0 means the preset's (the pmo preset: 100; the others decode all), -1 decodes all of them")
 	fs.BoolVar(&a.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
 		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
 	fs.BoolVar(&a.Minimize, "minimize", false, "lower scores are better (a docking energy, the sa task): the optimiser maximises −score, "+
