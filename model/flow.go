@@ -371,6 +371,32 @@ func ForceStop(x []int, T int) {
 	}
 }
 
+// DropStopped records the tokens ids decoded at position t for the live sequences rows[:len(ids)] of x (B×T).
+// A sequence whose token is <stop> gets <stop> at every later position, as ForceStop would, and leaves the batch;
+// the rows that go on move down in order, in rows and in each of states (rows of w values), and their count is
+// returned. The decoders that stop at <stop> (Flow.DecodeTo, engine/ort's) share it.
+func DropStopped(x []int, T, t int, ids, rows []int, w int, states [][]float32) int {
+	live := 0
+	for i, id := range ids {
+		s := rows[i] * T
+		x[s+t] = id
+		if id == StopID {
+			for u := t + 1; u < T; u++ {
+				x[s+u] = StopID
+			}
+			continue
+		}
+		if live != i {
+			rows[live] = rows[i]
+			for _, st := range states {
+				copy(st[live*w:(live+1)*w], st[i*w:(i+1)*w])
+			}
+		}
+		live++
+	}
+	return live
+}
+
 // chunking: each worker takes whole chunks of sequences from a shared
 // counter, so both cores stay busy whatever B is (above one chunk).
 const (

@@ -211,7 +211,11 @@ func (f *Flow) decodeStopping(ctx context.Context, cw *chunkWork, x []int, z []f
 	T, F, H, L, C, V, K := cfg.T, cfg.F, cfg.H, cfg.LSTMLayers, cfg.Couplings, cfg.V, len(f.blocks)
 	// Block k's layer-l state: h at slot 2(kL+l), c at slot 2(kL+l)+1, each n×H of which the first m rows live.
 	cw.state = grow(cw.state, K*L*2*n*H)
-	slot := func(k, l, c int) []float32 { o := (2*(k*L+l) + c) * n * H; return cw.state[o : o+n*H] }
+	slots := make([][]float32, 2*K*L)
+	for o := range slots {
+		slots[o] = cw.state[o*n*H : (o+1)*n*H]
+	}
+	slot := func(k, l, c int) []float32 { return slots[2*(k*L+l)+c] }
 	for k := range K {
 		fb := &f.blocks[k]
 		for l := range L {
@@ -256,27 +260,7 @@ func (f *Flow) decodeStopping(ctx context.Context, cw *chunkWork, x []int, z []f
 			}
 		}
 		kernels.NearestCosineTo(cw.ids[:m], yt, f.unit, cw.scores, m, F, V)
-		// Write the ids; keep the rows that go on, in order, moving their states down.
-		live := 0
-		for i, id := range cw.ids[:m] {
-			s := (b0 + cw.rows[i]) * T
-			x[s+t] = id
-			if id == StopID {
-				for u := t + 1; u < T; u++ {
-					x[s+u] = StopID
-				}
-				continue
-			}
-			if live != i {
-				cw.rows[live] = cw.rows[i]
-				for o := 0; o < 2*K*L; o++ {
-					st := cw.state[o*n*H : (o+1)*n*H]
-					copy(st[live*H:(live+1)*H], st[i*H:(i+1)*H])
-				}
-			}
-			live++
-		}
-		m = live
+		m = DropStopped(x[b0*T:], T, t, cw.ids[:m], cw.rows, H, slots)
 	}
 }
 

@@ -481,3 +481,19 @@ func TestDecodeStopsAtStop(t *testing.T) {
 		}
 	}
 }
+
+// DropStopped writes the position's tokens, pads a stopped sequence with <stop> and moves the live rows' states
+// down in order.
+func TestDropStopped(t *testing.T) {
+	const T, w = 4, 2
+	x := make([]int, 3*T)
+	rows := []int{2, 0, 1} // live row i decodes sequence rows[i]
+	st := []float32{20, 21, 0, 1, 10, 11}
+	live := DropStopped(x, T, 1, []int{5, StopID, 7}, rows, w, [][]float32{st})
+	if live != 2 || !slices.Equal(rows[:2], []int{2, 1}) || !slices.Equal(st[:4], []float32{20, 21, 10, 11}) {
+		t.Fatalf("live %d, rows %v, states %v", live, rows, st)
+	}
+	if want := []int{0, StopID, StopID, StopID, 0, 7, 0, 0, 0, 5, 0, 0}; !slices.Equal(x, want) {
+		t.Fatalf("x = %v, want %v", x, want)
+	}
+}

@@ -46,9 +46,9 @@ func initEnv(path string) error {
 //
 // Decoding is sequential over the T positions. Tokens decode through step
 // graphs (onnx.StepModel) driven from Go, position-major, each sequence
-// leaving the batch at its <stop> (stepDecoder): 2.4x the sequences a second
-// of the whole-sequence Loop on the shipped model (BENCHMARKS.md, "Decoding
-// stops at <stop>"). The data-side vectors (DecodeVectorsTo with v) need
+// leaving the batch at its <stop> (stepDecoder): 1.9-2.0x the sequences a
+// second of the whole-sequence Loop on the shipped model (BENCHMARKS.md,
+// "Decoding stops at <stop>"). The data-side vectors (DecodeVectorsTo with v) need
 // every position and come from the Loop decoder (onnx.Decoder: each block one
 // ONNX Loop, the same graph as the exported decoder file). Batches smaller
 // than Options.MinDecodeBatch decode in pure Go instead, where ONNX Runtime's

@@ -89,6 +89,10 @@ func (d *stepDecoder) decode(ctx context.Context, x []int, z []float32, n int) e
 			states[k][2*l], states[k][2*l+1] = h, c
 		}
 	}
+	var all [][]float32 // every block's states, for DropStopped
+	for k := range K {
+		all = append(all, states[k]...)
+	}
 	rows := make([]int, n) // live row i decodes sequence rows[i]
 	for i := range rows {
 		rows[i] = i
@@ -140,28 +144,7 @@ func (d *stepDecoder) decode(ctx context.Context, x []int, z []float32, n int) e
 			destroy(out)
 		}
 		kernels.NearestCosineTo(ids[:m], y[:m*F], d.unit, scores, m, F, V)
-		// Write the ids; keep the rows that go on, in order, moving their states down.
-		live := 0
-		for i, id := range ids[:m] {
-			s := rows[i] * T
-			x[s+t] = id
-			if id == model.StopID {
-				for u := t + 1; u < T; u++ {
-					x[s+u] = model.StopID
-				}
-				continue
-			}
-			if live != i {
-				rows[live] = rows[i]
-				for k := range K {
-					for _, st := range states[k] {
-						copy(st[live*H:(live+1)*H], st[i*H:(i+1)*H])
-					}
-				}
-			}
-			live++
-		}
-		m = live
+		m = model.DropStopped(x, T, t, ids[:m], rows, H, all)
 	}
 	return nil
 }
