@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Perturb writes C = len(dst)/D candidates into dst (C×D) around centre (D): candidate i equals centre except
@@ -48,8 +49,13 @@ type TACSConfig struct {
 //  4. s[n,:] = softmax(ω[n,:]/τ); dst[n,t′] = min(κ·s[n,t′], 1) with κ = baseProb·T.
 //
 // tokens (N×T) are the anchors' canonical sequences and latents (N×D) their encodings.
+//
+// With stop ≥ 0 (the stop id) the copies that cannot change the molecule are not decoded: the flow is
+// autoregressive (a position's token depends on the latent's positions up to it) and the codec reads a sequence
+// up to its first stop, so a copy resampled after the position where the anchor's own latent decodes stop
+// decodes to that same molecule. Its hits are that decode's. With stop < 0 every copy is decoded.
 func TACSProbabilities(ctx context.Context, dst []float64, flow Flow, codec Codec, tokens []int, latents []float64,
-	cfg TACSConfig, baseProb float64, rng *rand.Rand) error {
+	cfg TACSConfig, baseProb float64, stop int, rng *rand.Rand) error {
 	t, f := flow.Shape()
 	d := t * f
 	n := len(tokens) / t
@@ -61,21 +67,48 @@ func TACSProbabilities(ctx context.Context, dst []float64, flow Flow, codec Code
 		eps = 0.1
 	}
 	ns := max(cfg.Samples, 1)
-	rows := n * t * ns
-	lat := make([]float64, rows*d)
+	// end[a]: the positions of anchor a whose copies are decoded, 0 … end[a]−1; own: its latent's decode.
+	end := make([]int, n)
+	var own []int
 	for a := range n {
-		for tp := range t {
-			for b := range ns {
-				r := (a*t+tp)*ns + b
-				row := lat[r*d : (r+1)*d]
-				copy(row, latents[a*d:(a+1)*d])
-				for j := tp * f; j < (tp+1)*f; j++ {
-					row[j] = rng.NormFloat64()
-				}
+		end[a] = t
+	}
+	if stop >= 0 {
+		own = make([]int, n*t)
+		if err := flow.Decode(ctx, own, latents); err != nil {
+			return fmt.Errorf("bo: TACS decode: %w", err)
+		}
+		for a := range n {
+			if i := slices.Index(own[a*t:(a+1)*t], stop); i >= 0 {
+				end[a] = i + 1
 			}
 		}
 	}
-	dec := make([]int, rows*t)
+	// first[a]: the first decoded row of anchor a's copies. Every copy draws its noise, decoded or not, so that
+	// the random stream does not depend on stop.
+	first := make([]int, n+1)
+	for a := range n {
+		first[a+1] = first[a] + end[a]*ns
+	}
+	lat := make([]float64, first[n]*d)
+	noise := make([]float64, f)
+	for a := range n {
+		for tp := range t {
+			for b := range ns {
+				for j := range noise {
+					noise[j] = rng.NormFloat64()
+				}
+				if tp >= end[a] {
+					continue
+				}
+				r := first[a] + tp*ns + b
+				row := lat[r*d : (r+1)*d]
+				copy(row, latents[a*d:(a+1)*d])
+				copy(row[tp*f:(tp+1)*f], noise)
+			}
+		}
+	}
+	dec := make([]int, first[n]*t)
 	if err := flow.Decode(ctx, dec, lat); err != nil {
 		return fmt.Errorf("bo: TACS decode: %w", err)
 	}
@@ -83,23 +116,32 @@ func TACSProbabilities(ctx context.Context, dst []float64, flow Flow, codec Code
 	logHit, logMiss := math.Log(1-eps/2), math.Log(eps/2)
 	kappa := baseProb * float64(t)
 	lp := make([]float64, ns)
+	logLik := func(seq, anchor []int) float64 { // log Π p̃ₜ
+		hits := 0
+		if _, ok := codec.Canonical(canon, seq); ok {
+			for k := range t {
+				if canon[k] == anchor[k] {
+					hits++
+				}
+			}
+		}
+		return float64(hits)*logHit + float64(t-hits)*logMiss
+	}
 	for a := range n {
 		anchor := tokens[a*t : (a+1)*t]
 		om := dst[a*t : (a+1)*t]
-		for tp := range t {
+		for tp := range end[a] {
 			for b := range ns {
-				r := (a*t+tp)*ns + b
-				hits := 0
-				if _, ok := codec.Canonical(canon, dec[r*t:(r+1)*t]); ok {
-					for k := range t {
-						if canon[k] == anchor[k] {
-							hits++
-						}
-					}
-				}
-				lp[b] = float64(hits)*logHit + float64(t-hits)*logMiss
+				r := first[a] + tp*ns + b
+				lp[b] = logLik(dec[r*t:(r+1)*t], anchor)
 			}
 			om[tp] = (float64(t)*logHit - logMeanExp(lp)) / cfg.Tau
+		}
+		if end[a] < t { // every skipped copy decodes as the anchor's latent: the mean of equal terms is the term
+			w := (float64(t)*logHit - logLik(own[a*t:(a+1)*t], anchor)) / cfg.Tau
+			for tp := end[a]; tp < t; tp++ {
+				om[tp] = w
+			}
 		}
 		hi := math.Inf(-1)
 		for _, v := range om {

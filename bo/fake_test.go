@@ -17,6 +17,7 @@ type toyFlow struct {
 	finetunes uint64 // state changed by FineTune, checkpointed
 	drift     uint64
 	shift     int // added to every decoded token (mod v): a flow that is not reproducible across a resume
+	decodes   int // Decode calls
 }
 
 func (f *toyFlow) Shape() (int, int) { return f.t, 2 }
@@ -30,6 +31,7 @@ func (f *toyFlow) Encode(ctx context.Context, dst []float64, tokens []int) error
 }
 
 func (f *toyFlow) Decode(ctx context.Context, dst []int, latents []float64) error {
+	f.decodes++
 	for i := range dst {
 		x, y := latents[2*i], latents[2*i+1]
 		best, bv := int(0), math.Inf(-1)

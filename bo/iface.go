@@ -13,7 +13,8 @@ type Flow interface {
 	Shape() (t, f int)
 	// Encode writes the latents of B = len(tokens)/T sequences (tokens B×T) into dst (B×D).
 	Encode(ctx context.Context, dst []float64, tokens []int) error
-	// Decode writes the decoded token sequences of B = len(latents)/D latents (B×D) into dst (B×T).
+	// Decode writes the decoded token sequences of B = len(latents)/D latents (B×D) into dst (B×T). It is
+	// autoregressive: a position's token depends only on the latent's positions up to it (TACS relies on it).
 	Decode(ctx context.Context, dst []int, latents []float64) error
 	// FineTune trains the flow for one epoch on B = len(tokens)/T sequences (B×T), drawing all its randomness
 	// (shuffling, dequantisation noise) from rng.
@@ -29,7 +30,8 @@ type Checkpointer interface {
 // Codec turns token sequences into molecules.
 type Codec interface {
 	// Canonical writes the canonical form of one length-T token sequence into dst (length T) and returns the
-	// molecule's key (canonical SMILES), or ok = false when the sequence is not a valid molecule.
+	// molecule's key (canonical SMILES), or ok = false when the sequence is not a valid molecule. It reads the
+	// sequence up to its first Problem.Stop.
 	Canonical(dst, tokens []int) (smiles string, ok bool)
 }
 

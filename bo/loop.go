@@ -58,7 +58,8 @@ type Problem struct {
 	// Surrogate is the model to use; if nil, the variant's: a GPSurrogate with LatentSettings' GP, Sampler and
 	// BatchSize (ScreenLatent) or an ExactGPSurrogate with TokenSettings.Exact on TokenFeatures (ScreenTokens).
 	Surrogate Surrogate
-	// Vocab is the number of token ids and Stop the stop (padding) id; ScreenTokens needs them.
+	// Vocab is the number of token ids and Stop the stop (padding) id; ScreenTokens needs them. With Vocab
+	// set, TACS decodes no copy that changes the anchor only after its stop (Flow.Decode, Codec.Canonical).
 	Vocab, Stop int
 	// Alphabet holds the token ids that TokenSettings.Offspring's mutations may write; required when Offspring > 0.
 	Alphabet []int
@@ -99,10 +100,14 @@ type Progress struct {
 	Filtered int
 	// Variants counts the new valid candidates dropped as variants of paid molecules (TokenSettings.SkipVariants).
 	Variants int
-	// Decoded is, with ScreenTokens, how many latent candidates were decoded, and Novel how many of them were
-	// distinct valid molecules new to the data: how much of the decoding was not wasted. Both 0 otherwise.
+	// Decoded is, with ScreenTokens, how many latent candidates were decoded and examined, and Novel how many of
+	// them were distinct valid molecules new to the data: how much of the decoding was not wasted. Both 0
+	// otherwise.
 	Decoded, Novel int
-	Times          Phases // wall time of this iteration, by phase
+	// Spare counts the latent candidates decoded ahead for an anchor (TokenSettings.CandidateTarget) that it
+	// never examined: decoding work beside Decoded.
+	Spare int
+	Times Phases // wall time of this iteration, by phase
 }
 
 // Phases is the wall time of one iteration split by phase. Proposals past the end of the budget are not
@@ -328,7 +333,8 @@ type batch struct {
 	Proposed   int      // N·q proposals before filtering
 	Duplicate  int      // valid proposals dropped as already seen
 	Invalid    int      // proposals that are not valid molecules
-	Candidates int      // ScreenTokens: latent candidates decoded (C for each anchor the batch reached)
+	Candidates int      // ScreenTokens: latent candidates decoded and examined (C for each anchor the batch reached)
+	Decoded    int      // ScreenTokens: latent candidates decoded, Candidates and those decoded ahead never examined
 	Novel      int      // ScreenTokens: of those, distinct valid molecules new to the data
 	FromFlow   int      // ScreenTokens: of the picks, decoded latent candidates (the rest are GA offspring); -1 unknown
 	Filtered   int      // new valid candidates dropped by Problem.Rules
@@ -565,7 +571,7 @@ func (o *Optimizer) record(b *batch, paid int, fitRank float64) error {
 		Iteration: o.st.Iter, Calls: r.Calls, Budget: o.cfg.Budget, Proposed: b.Proposed, New: fresh,
 		Duplicate: b.Duplicate, Invalid: b.Invalid, Replayed: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES,
 		TRLength: o.st.TR.Length, FitRank: fitRank, FromFlow: b.FromFlow, Filtered: b.Filtered, Variants: b.Variants, Times: o.times,
-		Decoded: b.Candidates, Novel: b.Novel,
+		Decoded: b.Candidates, Novel: b.Novel, Spare: max(b.Decoded-b.Candidates, 0),
 	})
 }
 

@@ -2,6 +2,7 @@ package bo
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -193,7 +194,7 @@ func TestTACSProbabilities(t *testing.T) {
 	cfg := TACSConfig{Tau: 2, Samples: 3}
 	got := make([]float64, 4)
 	rng := rand.New(rand.NewPCG(5, 6))
-	if err := TACSProbabilities(context.Background(), got, flow, toyCodec{}, tok, z, cfg, 0.1, rng); err != nil {
+	if err := TACSProbabilities(context.Background(), got, flow, toyCodec{}, tok, z, cfg, 0.1, -1, rng); err != nil {
 		t.Fatal(err)
 	}
 	// Recompute with the same random stream by hand.
@@ -228,6 +229,98 @@ func TestTACSProbabilities(t *testing.T) {
 		if math.Abs(got[tp]-want) > 1e-12 {
 			t.Errorf("prob[%d] = %.15g, want %.15g", tp, got[tp], want)
 		}
+	}
+}
+
+// stopFlow is an autoregressive toy flow that stops: position t's token is toyFlow's token of z_t shifted by the
+// previous token (mod v), and every position after the first stop (token 0) is stop. It counts the rows it
+// decodes.
+type stopFlow struct {
+	toyFlow
+	rows int
+}
+
+func (f *stopFlow) Decode(ctx context.Context, dst []int, latents []float64) error {
+	if err := f.toyFlow.Decode(ctx, dst, latents); err != nil {
+		return err
+	}
+	t := f.t
+	for r := range len(dst) / t {
+		row, prev := dst[r*t:(r+1)*t], 0
+		for k := range row {
+			if k > 0 && prev == 0 {
+				row[k] = 0
+				continue
+			}
+			row[k] = (row[k] + prev) % f.v
+			prev = row[k]
+		}
+	}
+	f.rows += len(dst) / t
+	return nil
+}
+
+// stopCodec reads a sequence up to its first stop (token 0); an empty one is not a molecule.
+type stopCodec struct{}
+
+func (stopCodec) Canonical(dst, tokens []int) (string, bool) {
+	clear(dst)
+	end := slices.Index(tokens, 0)
+	if end < 0 {
+		end = len(tokens)
+	}
+	if end == 0 {
+		return "", false
+	}
+	copy(dst, tokens[:end])
+	return fmt.Sprint(tokens[:end]), true
+}
+
+// TestTACSSkipsAfterStop checks that TACSProbabilities with the stop id gives bit for bit the probabilities it
+// gives decoding every copy, for a flow and codec that keep the contract it relies on, while decoding only the
+// copies resampled up to the anchor's stop.
+func TestTACSSkipsAfterStop(t *testing.T) {
+	const T, n = 12, 5
+	flow := &stopFlow{toyFlow: toyFlow{t: T, v: 6}}
+	rng := rand.New(rand.NewPCG(7, 8))
+	z := make([]float64, n*T*2)
+	for i := range z {
+		z[i] = rng.NormFloat64()
+	}
+	tok := make([]int, n*T)
+	flow.Decode(context.Background(), tok, z)
+	canon := make([]int, T)
+	for a := range n {
+		stopCodec{}.Canonical(canon, tok[a*T:(a+1)*T])
+		copy(tok[a*T:(a+1)*T], canon)
+	}
+	cfg := TACSConfig{Tau: 3, Samples: 2}
+	probs := func(stop int) ([]float64, int) {
+		flow.rows = 0
+		got := make([]float64, n*T)
+		if err := TACSProbabilities(context.Background(), got, flow, stopCodec{}, tok, z, cfg, 0.1, stop, rand.New(rand.NewPCG(1, 1))); err != nil {
+			t.Fatal(err)
+		}
+		return got, flow.rows
+	}
+	all, rowsAll := probs(-1)
+	skip, rowsSkip := probs(0)
+	if !slices.Equal(all, skip) {
+		t.Errorf("probabilities differ:\n every copy %v\n skipping   %v", all, skip)
+	}
+	ends := 0 // positions up to and including each anchor's stop
+	for a := range n {
+		e := slices.Index(tok[a*T:(a+1)*T], 0)
+		if e < 0 {
+			e = T - 1
+		}
+		ends += e + 1
+	}
+	if ends == n*T {
+		t.Fatal("no anchor stops before T: nothing to skip")
+	}
+	if want := n + ends*cfg.Samples; rowsSkip != want || rowsAll != n*T*cfg.Samples {
+		t.Errorf("decoded %d rows skipping, %d every copy; want %d and %d", rowsSkip, rowsAll, want, n*T*cfg.Samples)
 	}
 }
 

@@ -51,6 +51,10 @@ func (o *Optimizer) choose() (Surrogate, error) {
 type tokenProposer struct {
 	o *Optimizer
 	s TokenSettings
+	// reads counts, per chunk, the anchors of the last batch that read it (lookahead.read): which chunks the
+	// next batch decodes ahead. Only speed depends on it, so it is not checkpointed.
+	reads []int
+	alone bool // decode each anchor's chunks alone, never ahead (a test compares the picks)
 }
 
 // anchorBoxes encodes the anchors with the current flow and returns their latents (N×D), the centres of their
@@ -69,7 +73,11 @@ func (o *Optimizer) anchorBoxes(ctx context.Context, anchors []int) (centres, pr
 	if cfg.TACS.Tau > 0 {
 		o.phase("TACS")
 		start = time.Now()
-		if err := TACSProbabilities(ctx, probs, o.prob.Flow, o.prob.Codec, anchorTok, centres, cfg.TACS, cfg.PerturbProb, o.rng); err != nil {
+		stop := -1 // the reference variant's problems need not name their stop id
+		if o.prob.Vocab > 0 {
+			stop = o.prob.Stop
+		}
+		if err := TACSProbabilities(ctx, probs, o.prob.Flow, o.prob.Codec, anchorTok, centres, cfg.TACS, cfg.PerturbProb, stop, o.rng); err != nil {
 			return nil, nil, err
 		}
 		o.times.TACS += time.Since(start)

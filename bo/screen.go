@@ -118,6 +118,12 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 		parents = o.gather(o.parentSet(100))
 	}
 	b := &batch{Proposed: n * q, FromFlow: -1}
+	var ahead *lookahead // with a CandidateTarget, the anchors' chunks decoded as they are read
+	if c > 0 && s.CandidateTarget > 0 {
+		ahead = newLookahead(lat, t, d, c, max(q, c/8), p.reads)
+		ahead.alone = p.alone
+		defer func() { p.reads, b.Decoded = ahead.read, ahead.rows }()
+	}
 	if s.Offspring > 0 {
 		b.FromFlow = 0
 	}
@@ -150,6 +156,7 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 			}
 			o.times.Decode += time.Since(start)
 			b.Candidates += (decoded - base) * c
+			b.Decoded += (decoded - base) * c
 		}
 		o.phase("screening the candidates")
 		start = time.Now()
@@ -197,7 +204,8 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 				}
 			}
 		} else {
-			spent, err := p.decodeToTarget(ctx, lat[a*c*d:(a+1)*c*d], b, add)
+			reach := min(n, a+max((left-len(b.SMILES)+q-1)/q, 1)) // anchors that can still pick
+			spent, err := p.decodeToTarget(ctx, ahead, a, reach, b, add)
 			if err != nil {
 				return nil, err
 			}
@@ -232,29 +240,27 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 	return b, nil
 }
 
-// decodeToTarget decodes an anchor's latent candidates lat (C×D) a chunk at a time, offering each to add, until
-// TokenSettings.CandidateTarget of them were new molecules or all are decoded: when most candidates decode to molecules
-// already seen, the anchor decodes them all as before; when most are new, it stops early. It returns the time
-// spent decoding (also added to the Decode phase).
-func (p *tokenProposer) decodeToTarget(ctx context.Context, lat []float64, b *batch, add func([]int) bool) (time.Duration, error) {
+// decodeToTarget offers anchor a's decoded latent candidates to add a chunk at a time, decoding them through l
+// (with the later anchors up to reach, those the batch can still reach), until TokenSettings.CandidateTarget of
+// them were new molecules or all are offered: when most candidates decode to molecules already seen, the anchor
+// reads them all as before; when most are new, it stops early. It returns the time spent decoding (also added
+// to the Decode phase).
+func (p *tokenProposer) decodeToTarget(ctx context.Context, l *lookahead, a, reach int, b *batch, add func([]int) bool) (time.Duration, error) {
 	o := p.o
-	t, d := o.t, o.d
-	c := len(lat) / d
-	chunk := max(o.cfg.Queries, c/8)
-	dec := make([]int, chunk*t)
+	t := o.t
 	novel := 0
 	var spent time.Duration
-	for off := 0; off < c && novel < p.s.CandidateTarget; off += chunk {
-		hi := min(off+chunk, c)
+	for j := 0; j < l.k && novel < p.s.CandidateTarget; j++ {
 		o.phase("decoding the candidates")
-		start := time.Now()
-		if err := o.prob.Flow.Decode(ctx, dec[:(hi-off)*t], lat[off*d:hi*d]); err != nil {
-			return spent, fmt.Errorf("bo: decode candidates: %w", err)
+		dec, took, err := l.chunkOf(ctx, o.prob.Flow, a, j, reach)
+		spent += took
+		o.times.Decode += took
+		if err != nil {
+			return spent, err
 		}
-		spent += time.Since(start)
-		o.times.Decode += time.Since(start)
-		b.Candidates += hi - off
-		for i := range hi - off {
+		m := len(dec) / t
+		b.Candidates += m
+		for i := range m {
 			if add(dec[i*t : (i+1)*t]) {
 				b.Novel++
 				novel++

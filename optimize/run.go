@@ -433,6 +433,9 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 	}
 	if g.Decoded > 0 {
 		line += fmt.Sprintf(" decoded %d (%d new)", g.Decoded, g.Novel)
+		if g.Spare > 0 {
+			line += fmt.Sprintf(" spare %d", g.Spare)
+		}
 	}
 	line += fmt.Sprintf(" | s: encode %.2f tacs %.2f cand %.2f ts %.2f decode %.2f obj %.2f finetune %.2f surr %.2f ckpt %.2f total %.2f",
 		s(t.Encode), s(t.TACS), s(t.Candidates), s(t.Thompson), s(t.Decode), s(t.Objective), s(t.FineTune),
