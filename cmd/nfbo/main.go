@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"sync"
 	"syscall"
 )
@@ -47,9 +48,11 @@ func root() *Command {
 func main() {
 	ctx, stop := signalContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopProfile := startProfile(os.Getenv("NFBO_CPUPROFILE"))
 	cmd := root()
 	cmd.setStreams(os.Stdin, os.Stdout, os.Stderr)
 	err := cmd.Execute(ctx, os.Args[1:])
+	stopProfile()
 	if err != nil {
 		var sig *signalError
 		switch {
@@ -62,6 +65,32 @@ func main() {
 		}
 	}
 	os.Exit(exitStatus(ctx, err))
+}
+
+// startProfile writes a CPU profile of the whole command to path (NFBO_CPUPROFILE, for developers: where a run's
+// time goes, `go tool pprof`), unless path is empty, and returns the function that ends it. A profile that
+// cannot start is reported and the command runs without it.
+func startProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "nfbo: NFBO_CPUPROFILE:", err)
+		if f != nil {
+			f.Close()
+		}
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "nfbo: NFBO_CPUPROFILE:", err)
+		}
+	}
 }
 
 // signalError is the cause of a context cancelled by a signal.

@@ -167,3 +167,19 @@ func TestAnchorFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestStartProfile checks NFBO_CPUPROFILE's profile: written where it says once stopped, nothing for an empty
+// path, and a command that still runs when the file cannot be created.
+func TestStartProfile(t *testing.T) {
+	path := t.TempDir() + "/cpu.pprof"
+	stop := startProfile(path)
+	for i := 0; i < 1e7; i++ { // something to sample
+		_ = fmt.Sprint(i % 7)
+	}
+	stop()
+	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
+		t.Fatalf("profile %s: %v (size %v)", path, err, fi)
+	}
+	startProfile("")()
+	startProfile(t.TempDir() + "/missing/dir/cpu.pprof")()
+}
