@@ -203,7 +203,7 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 					b.Novel++
 				}
 			}
-		} else {
+		} else if ahead != nil { // nil without latent candidates (NoFlow)
 			reach := min(n, a+max((left-len(b.SMILES)+q-1)/q, 1)) // anchors that can still pick
 			spent, err := p.decodeToTarget(ctx, ahead, a, reach, b, add)
 			if err != nil {
