@@ -334,7 +334,7 @@ type batch struct {
 	Duplicate  int      // valid proposals dropped as already seen
 	Invalid    int      // proposals that are not valid molecules
 	Candidates int      // ScreenTokens: latent candidates decoded and examined (C for each anchor the batch reached)
-	Decoded    int      // ScreenTokens: latent candidates decoded, Candidates and those decoded ahead never examined
+	Spare      int      // ScreenTokens: latent candidates decoded ahead for an anchor that never examined them
 	Novel      int      // ScreenTokens: of those, distinct valid molecules new to the data
 	FromFlow   int      // ScreenTokens: of the picks, decoded latent candidates (the rest are GA offspring); -1 unknown
 	Filtered   int      // new valid candidates dropped by Problem.Rules
@@ -571,7 +571,7 @@ func (o *Optimizer) record(b *batch, paid int, fitRank float64) error {
 		Iteration: o.st.Iter, Calls: r.Calls, Budget: o.cfg.Budget, Proposed: b.Proposed, New: fresh,
 		Duplicate: b.Duplicate, Invalid: b.Invalid, Replayed: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES,
 		TRLength: o.st.TR.Length, FitRank: fitRank, FromFlow: b.FromFlow, Filtered: b.Filtered, Variants: b.Variants, Times: o.times,
-		Decoded: b.Candidates, Novel: b.Novel, Spare: max(b.Decoded-b.Candidates, 0),
+		Decoded: b.Candidates, Novel: b.Novel, Spare: b.Spare,
 	})
 }
 

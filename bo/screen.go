@@ -122,7 +122,7 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 	if c > 0 && s.CandidateTarget > 0 {
 		ahead = newLookahead(lat, t, d, c, max(q, c/8), p.reads)
 		ahead.alone = p.alone
-		defer func() { p.reads, b.Decoded = ahead.read, ahead.rows }()
+		defer func() { p.reads, b.Spare = ahead.read, ahead.rows-b.Candidates }()
 	}
 	if s.Offspring > 0 {
 		b.FromFlow = 0
@@ -136,6 +136,8 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 	if o.vars != nil && o.vars.blind() {
 		varKey, batchVars = o.vars.key, make(map[string]struct{})
 	}
+	// reach returns the end of the anchors from a on that can still pick before the batch is full.
+	reach := func(a int) int { return min(n, a+max((left-len(b.SMILES)+q-1)/q, 1)) }
 	canon := make([]int, t)
 	child := make([]int, t)
 	for a := range n {
@@ -148,15 +150,13 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 		if a == decoded && c > 0 && s.CandidateTarget == 0 {
 			o.phase("decoding the candidates")
 			start = time.Now()
-			need := (left - len(b.SMILES) + q - 1) / q // anchors that can still pick
-			base, decoded = a, min(n, a+max(need, 1))
+			base, decoded = a, reach(a)
 			dec = slices.Grow(dec[:0], (decoded-base)*c*t)[:(decoded-base)*c*t]
 			if err := o.prob.Flow.Decode(ctx, dec, lat[base*c*d:decoded*c*d]); err != nil {
 				return nil, fmt.Errorf("bo: decode candidates: %w", err)
 			}
 			o.times.Decode += time.Since(start)
 			b.Candidates += (decoded - base) * c
-			b.Decoded += (decoded - base) * c
 		}
 		o.phase("screening the candidates")
 		start = time.Now()
@@ -204,8 +204,7 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 				}
 			}
 		} else if ahead != nil { // nil without latent candidates (NoFlow)
-			reach := min(n, a+max((left-len(b.SMILES)+q-1)/q, 1)) // anchors that can still pick
-			spent, err := p.decodeToTarget(ctx, ahead, a, reach, b, add)
+			spent, err := p.decodeToTarget(ctx, ahead, a, reach(a), b, add)
 			if err != nil {
 				return nil, err
 			}
