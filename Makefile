@@ -10,6 +10,8 @@ COMMIT    := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff 
 LDFLAGS   := -X github.com/nfbo/nfbo/internal/buildinfo.commit=$(COMMIT)
 # Packages whose numerics go through BLAS, tested on both BLAS builds.
 BLAS_PKGS := ./engine/train ./engine/seqflow ./bo/gp ./kernels
+# staticcheck, pinned, fetched through the module proxy like the module's own dependencies.
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1
 
 .PHONY: all setup setup-test build run test test-short vet fmt bench build-openblas build-purego clean
 
@@ -47,8 +49,10 @@ build-purego: setup
 run: build
 	@scripts/run.sh $(BIN) $(RUN_DIR)
 
+# vet: go vet, gofmt and staticcheck (unused code, ignored values, error strings and the rest of its defaults).
 vet:
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 # test runs every package on pure-Go BLAS, the packages with assembly again

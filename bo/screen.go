@@ -299,7 +299,7 @@ func (o *Optimizer) thompsonPicks(ctx context.Context, k int, poolTok []int, poo
 	defer func() { o.times.Thompson += time.Since(start) }()
 	samples := make([]float64, k*m)
 	if err := o.surr.Sample(ctx, samples, o.features(poolTok), k, o.rng); err != nil {
-		return nil, fmt.Errorf("Thompson sampling: %w", err)
+		return nil, fmt.Errorf("bo: Thompson sampling: %w", err)
 	}
 	pick := make([]int, k)
 	if o.prob.Rules == nil {

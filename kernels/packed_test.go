@@ -28,8 +28,8 @@ func TestMulPackedTo(t *testing.T) {
 							if trans {
 								ldb = k + 1
 							}
-							aAt := func(i, kk int) float32 { return 0 }
 							var a []float32
+							var aAt func(i, kk int) float32
 							if transA {
 								lda = m + 3 // a is k×m
 								a = randSlice(rng, max(k, 1)*lda)

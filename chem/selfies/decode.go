@@ -99,7 +99,6 @@ type symIter struct {
 	pos        int // next byte to read; -1 when exhausted
 	index      int // index of the next symbol in the whole string
 	compatible bool
-	started    bool
 }
 
 func (it *symIter) reset(s string, base, index int, compatible bool) {

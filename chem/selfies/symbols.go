@@ -53,25 +53,6 @@ func indexValue(sym string) int {
 	return 0
 }
 
-// appendIndexSymbols appends the index symbols of q >= 0 (selfies'
-// get_selfies_from_index) and returns how many it appended.
-func appendIndexSymbols(dst []string, q int) ([]string, int) {
-	if q == 0 {
-		return append(dst, indexAlphabet[0]), 1
-	}
-	var digits [24]int
-	n := 0
-	for q > 0 {
-		digits[n] = q % 16
-		q /= 16
-		n++
-	}
-	for i := n - 1; i >= 0; i-- {
-		dst = append(dst, indexAlphabet[digits[i]])
-	}
-	return dst, n
-}
-
 // Split returns the symbols of a SELFIES string in order, as
 // selfies.split_selfies yields them: each bracketed symbol, and "." for a
 // dot that directly follows a closing bracket. Text before the first '['

@@ -283,14 +283,6 @@ func posCodes(cfg model.Config, from, to int) []float64 {
 	return out
 }
 
-// buildGraph builds and compiles the SeqFlow loss of params p for batches of
-// B sequences in dtype dt (tensor.Float32 for training, tensor.Float64 for
-// gradient checks). Dropout-mask inputs exist only when kind is kindTrain and
-// p.Config.Dropout > 0.
-func buildGraph(p *model.Params, B int, dt tensor.Dtype, kind graphKind) (*flowGraph, error) {
-	return buildGraphOpts(p, B, dt, kind, graphOpts{})
-}
-
 // graphOpts are construction variants kept for measurements.
 type graphOpts struct {
 	// posDense feeds layer 0 the dense [B, F+P] input [y_t ; c_{t+1}] per
@@ -306,6 +298,10 @@ type graphOpts struct {
 	couplingOp bool
 }
 
+// buildGraphOpts builds and compiles the SeqFlow loss of params p for batches
+// of B sequences in dtype dt (tensor.Float32 for training, tensor.Float64 for
+// gradient checks) with the construction variants opts. Dropout-mask inputs
+// exist only when kind is kindTrain and p.Config.Dropout > 0.
 func buildGraphOpts(p *model.Params, B int, dt tensor.Dtype, kind graphKind, opts graphOpts) (*flowGraph, error) {
 	cfg := p.Config
 	if err := cfg.Validate(); err != nil {
