@@ -358,6 +358,8 @@ type progressPrinter struct {
 	w io.Writer
 	// health, if set, is called after every iteration; a non-empty answer is printed once, as a warning.
 	health func() string
+	// saved, if set, is called after every iteration's line (the iteration's checkpoint is written by then).
+	saved func() error
 	warnf  func(string, ...any)
 	warned bool
 
@@ -449,6 +451,9 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 			p.warned = true
 			p.warnf("warning: after iteration %d the fine-tuned flow %s", g.Iteration, msg)
 		}
+	}
+	if err == nil && p.saved != nil {
+		err = p.saved()
 	}
 	return err
 }

@@ -323,7 +323,8 @@ func (r *runState) runOptimiser(ctx context.Context) error {
 		init.Y = append(init.Y, r.info.Gain(m.score)) // what the optimiser maximises
 		init.SMILES = append(init.SMILES, m.key)
 	}
-	rec := &progressPrinter{w: r.s.Stdout, health: flowHealth(r.flow, r.voc, a.FrozenEmbeddings()), warnf: r.warnf}
+	rec := &progressPrinter{w: r.s.Stdout, health: flowHealth(r.flow, r.voc, a.FrozenEmbeddings()), warnf: r.warnf,
+		saved: r.saveProgress}
 	if msg := rec.health(); msg != "" {
 		rec.warned = true
 		r.warnf("warning: the flow of model %s %s", a.Model, msg)
@@ -380,6 +381,16 @@ func (r *runState) printHeader() error {
 		cfg.Anchors, cfg.Queries, shown.Candidates, decoded, cfg.Offspring, cfg.Sampler, cfg.TACS.Tau > 0,
 		shown.NoveltyBand.Resolved().Shrink, shown.NoveltyBand.Resolved().Grow, cfg.Budget, r.total, a.Seed, r.chemRules, a.Out)
 	return nil
+}
+
+// saveProgress brings run.json's calls and wall time up to date after an iteration's checkpoint, so that a run
+// killed without the chance to write it (SIGKILL, a machine taken away) still records what it paid and how long
+// it ran; r.info keeps the time of the earlier legs, to which finish and an interruption add this leg's.
+func (r *runState) saveProgress() error {
+	info := r.info
+	info.Seconds += time.Since(r.start).Seconds()
+	info.Calls = r.budget.Calls()
+	return rundir.WriteInfo(r.a.Out, info)
 }
 
 // finish records how the optimiser's run ended in run.json and prints the results; initBest is the best

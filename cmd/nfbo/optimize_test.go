@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -300,5 +301,74 @@ func TestOptimizeCmdBackendCUDAWithoutGPU(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("-out %s was created (%v)", out, err)
+	}
+}
+
+// runJSONOracle scores like exampleOracle and, at every request, appends to the file argv[2] what run.json
+// (argv[1]) records then: "calls seconds", or "none".
+const runJSONOracle = `import json, sys
+runjson, seen = sys.argv[1], sys.argv[2]
+for line in sys.stdin:
+    req = json.loads(line)
+    try:
+        info = json.load(open(runjson))
+        rec = "%d %f" % (info["calls"], info["seconds"])
+    except Exception:
+        rec = "none"
+    with open(seen, "a") as f:
+        f.write(rec + "\n")
+    smiles = req.get("smiles") or []
+    print(json.dumps({"id": req.get("id"), "ok": True, "scores": [len(s) / 10 for s in smiles],
+                      "errors": [""] * len(smiles)}), flush=True)
+`
+
+// TestRunJSONKeptCurrent checks that run.json counts the calls and the wall time after every iteration, not
+// only when the run ends or is interrupted: a run killed without the chance to write it (SIGKILL, a machine
+// taken away) keeps what it paid and how long it ran. The objective reads run.json at each request; the
+// request of the optimiser's third batch must find the first two batches counted.
+func TestRunJSONKeptCurrent(t *testing.T) {
+	dir := t.TempDir()
+	writeTinyModel(t, dir)
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 on PATH")
+	}
+	script, seen := filepath.Join(dir, "oracle.py"), filepath.Join(dir, "seen.txt")
+	if err := os.WriteFile(script, []byte(runJSONOracle), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	cmdline := strings.Join([]string{python, script, filepath.Join(out, rundir.InfoFile), seen}, " ")
+	if _, stderr, err := runCmd(t, newOptimizeCmd(), "", "-task", "demo", "-objective-cmd", cmdline, "-init", guacamol100,
+		"-init-count", "20", "-budget", "35", "-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir,
+		"-out", out); err != nil {
+		t.Fatalf("%v\nstderr:\n%s", err, stderr)
+	}
+	b, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	most := 0
+	for line := range strings.Lines(string(b)) {
+		var calls int
+		var secs float64
+		if n, _ := fmt.Sscanf(line, "%d %f", &calls, &secs); n != 2 {
+			continue
+		}
+		if calls > 20 && secs <= 0 {
+			t.Errorf("run.json records %d calls and %v s during the run", calls, secs)
+		}
+		most = max(most, calls)
+	}
+	if most < 30 {
+		t.Errorf("the objective's requests saw run.json count at most %d calls, want 30 (20 initial + two batches of 5) "+
+			"before the last batch:\n%s", most, b)
+	}
+	info, err := rundir.ReadInfo(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Finished || info.Calls != 35 || info.Seconds <= 0 {
+		t.Errorf("run.json at the end: finished %v, calls %d, seconds %v; want true, 35, > 0", info.Finished, info.Calls, info.Seconds)
 	}
 }
