@@ -359,7 +359,7 @@ type progressPrinter struct {
 	// health, if set, is called after every iteration; a non-empty answer is printed once, as a warning.
 	health func() string
 	// saved, if set, is called after every iteration's line (the iteration's checkpoint is written by then).
-	saved func() error
+	saved  func() error
 	warnf  func(string, ...any)
 	warned bool
 
