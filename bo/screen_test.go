@@ -138,8 +138,11 @@ func TestReferenceVariant(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := s
-		if sp := p.Screened; sp != (ScreenedPreset{}) {
-			want.Queries, want.NoveltyBand, want.CandidateTarget, want.DistinctScores = sp.Queries, sp.NoveltyBand, sp.CandidateTarget, sp.DistinctScores
+		if sp := p.Screened; sp != (ScreenedPreset{}) { // its zero fields keep the preset's
+			want.NoveltyBand, want.CandidateTarget, want.DistinctScores = sp.NoveltyBand, sp.CandidateTarget, sp.DistinctScores
+			if sp.Queries != 0 {
+				want.Queries = sp.Queries
+			}
 		}
 		if v != want {
 			t.Errorf("%s: VariantConfig(screened) = %+v, want %+v", p.Name, v, want)
@@ -148,8 +151,10 @@ func TestReferenceVariant(t *testing.T) {
 			t.Errorf("%s: screened: %v", p.Name, err)
 		}
 	}
-	if pmo, _ := PresetByName("pmo"); pmo.Screened == (ScreenedPreset{}) {
-		t.Error("the pmo preset has no screened settings")
+	for _, name := range []string{"guacamol-500", "pmo"} {
+		if p, _ := PresetByName(name); p.Screened == (ScreenedPreset{}) {
+			t.Errorf("the %s preset has no screened settings", name)
+		}
 	}
 	if _, err := (Config{}).WithVariant("nope"); err == nil {
 		t.Error("unknown variant accepted")

@@ -81,8 +81,9 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err := (Args{Variant: "screened", AnchorRule: "minmax"}).Config(g500); err != nil || cfg.Queries != 10 ||
-		cfg.CandidateTarget != 0 || cfg.NoveltyBand != (bo.NoveltyBand{}) || cfg.DistinctScores {
+	// guacamol-500 shares the pmo preset's screened settings except its batch: 5 trust regions × 10 queries.
+	if cfg, err := (Args{Variant: "screened", AnchorRule: "minmax"}).Config(g500); err != nil || cfg.Anchors != 5 || cfg.Queries != 10 ||
+		cfg.CandidateTarget != 100 || cfg.NoveltyBand != band || !cfg.DistinctScores {
 		t.Errorf("guacamol-500, screened: %+v, %v; want the preset's own settings", cfg, err)
 	}
 	if _, err := (Args{Variant: "screened", AnchorRule: "minmax", CandidateTarget: -2}).Config(pmo); err == nil {

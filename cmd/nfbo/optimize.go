@@ -50,12 +50,13 @@ max_seq_len).
 -preset picks the paper's setting (guacamol-500: 5 trust regions × 10
 proposals, flow fine-tuned every 10 calls; guacamol-10k and pmo: 10 × 100,
 every 200); -budget, -anchors, -queries, -candidates, -sampler, -no-tacs and
--update change it. With the screened variant (the default) the pmo preset
-buys 100 molecules an iteration (10 × 10), decodes until 100 candidates a
-trust region are new, keeps 40-60 % of them already seen (-tr-novelty
-0.4,0.6) and draws anchors and parents one per distinct score: measured
-better at that budget (BENCHMARKS.md); -queries 100 -candidate-target -1
--tr-novelty 0.8,0.95 -distinct-scores=false restore the paper's. -backend chooses who encodes and decodes: ONNX Runtime
+-update change it. With the screened variant (the default) the guacamol-500
+and pmo presets decode until 100 candidates a trust region are new, keep
+40-60 % of them already seen (-tr-novelty 0.4,0.6) and draw anchors and
+parents one per distinct score, and the pmo preset buys 100 molecules an
+iteration (10 × 10): better at PMO's budget, the same scores at a fifth of the
+decoding at guacamol-500's (BENCHMARKS.md); -candidate-target -1 -tr-novelty
+0.8,0.95 -distinct-scores=false (and at pmo -queries 100) restore the paper's. -backend chooses who encodes and decodes: ONNX Runtime
 (batched, several times faster; library $NFBO_ORT_LIB or
 third_party/onnxruntime/lib/libonnxruntime.so.1), pure Go, or cuda (GPU 0,
 fine-tuning there too; nfbo gpu says whether the machine can).
@@ -160,11 +161,11 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.IntVar(&a.FineTuneEvery, "finetune-every", 0, "fine-tune the flow every `N` new calls; 0 means the preset's (10 for guacamol-500), -1 never")
 	fs.Float64Var(&a.TRInit, "tr-init", 0, "initial trust-region length; 0 means 0.8, the reference's")
 	fs.StringVar(&a.TRNovelty, "tr-novelty", "", "the trust region's novelty rule, `SHRINK,GROW`: the box shrinks when fewer than SHRINK of the "+
-		"candidates examined are molecules already seen, grows when more than GROW are; empty means the preset's (the pmo preset's screened "+
-		"variant: 0.4,0.6; otherwise the reference's 0.8,0.95)")
+		"candidates examined are molecules already seen, grows when more than GROW are; empty means the preset's (the guacamol-500 and pmo "+
+		"presets' screened variant: 0.4,0.6; otherwise the reference's 0.8,0.95)")
 	fs.StringVar(&a.AnchorRule, "anchor-rule", "minmax", "how anchors are drawn: minmax (the official code's softmax of min-max scaled scores) or raw (the paper's softmax of the scores)")
 	fs.BoolFunc("distinct-scores", "draw the anchors and the GA children's parents one per distinct score, so that a plateau "+
-		"of equal-score variants (stereo, charge, radicals) does not take them all (the default with the pmo preset's screened variant; "+
+		"of equal-score variants (stereo, charge, radicals) does not take them all (the default with the guacamol-500 and pmo presets' screened variant; "+
 		"-distinct-scores=false draws them as the reference does)", func(s string) error {
 		v, err := strconv.ParseBool(s)
 		a.DistinctScores = &v
@@ -187,7 +188,7 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.IntVar(&a.Anchors, "anchors", 0, "trust regions per iteration; 0 means the preset's")
 	fs.IntVar(&a.Queries, "queries", 0, "Thompson-sampled proposals per trust region; 0 means the preset's (the pmo preset's screened variant: 10)")
 	fs.IntVar(&a.CandidateTarget, "candidate-target", 0, "screened variant: decode each trust region's candidates a chunk at a time "+
-		"and stop once `N` are new molecules; 0 means the preset's (the pmo preset: 100; the others decode all), -1 decodes all of them")
+		"and stop once `N` are new molecules; 0 means the preset's (guacamol-500 and pmo: 100; guacamol-10k decodes all), -1 decodes all of them")
 	fs.BoolVar(&a.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
 		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
 	fs.BoolVar(&a.Minimize, "minimize", false, "lower scores are better (a docking energy, the sa task): the optimiser maximises −score, "+
