@@ -296,13 +296,11 @@ func (r *runState) payInitial(ctx context.Context) (stop bool, err error) {
 func (r *runState) initialFailed(ctx context.Context, err error) error {
 	a := r.a
 	if a.ask != nil && errors.Is(err, objective.ErrAwaitingScores) {
-		r.info.Calls = r.budget.Calls()
-		r.info.Seconds += time.Since(r.start).Seconds()
+		r.info = r.infoNow()
 		return a.ask.stop(a.Out, r.info)
 	}
 	if ctx.Err() != nil {
-		r.info.Calls = r.budget.Calls()
-		r.info.Seconds += time.Since(r.start).Seconds()
+		r.info = r.infoNow()
 		r.warnf("interrupted while scoring the initial molecules, after %d paid calls; continue with the same command and -resume",
 			r.budget.Calls())
 		if err := rundir.WriteInfo(a.Out, r.info); err != nil {
@@ -383,23 +381,26 @@ func (r *runState) printHeader() error {
 	return nil
 }
 
-// saveProgress brings run.json's calls and wall time up to date after an iteration's checkpoint, so that a run
-// killed without the chance to write it (SIGKILL, a machine taken away) still records what it paid and how long
-// it ran; r.info keeps the time of the earlier legs, to which finish and an interruption add this leg's.
-func (r *runState) saveProgress() error {
+// infoNow returns run.json as of now: r.info (which holds the seconds of the run's earlier legs) with this leg's
+// seconds added and the calls paid so far.
+func (r *runState) infoNow() rundir.Info {
 	info := r.info
 	info.Seconds += time.Since(r.start).Seconds()
 	info.Calls = r.budget.Calls()
-	return rundir.WriteInfo(r.a.Out, info)
+	return info
 }
+
+// saveProgress brings run.json's calls and wall time up to date after an iteration's checkpoint, so that a run
+// killed without the chance to write it (SIGKILL, a machine taken away) still records what it paid and how long
+// it ran.
+func (r *runState) saveProgress() error { return rundir.WriteInfo(r.a.Out, r.infoNow()) }
 
 // finish records how the optimiser's run ended in run.json and prints the results; initBest is the best
 // initial score.
 func (r *runState) finish(ctx context.Context, opt *bo.Optimizer, res bo.Result, runErr error, initBest float64) error {
+	r.info = r.infoNow()
 	a, info := r.a, &r.info
-	info.Seconds += time.Since(r.start).Seconds()
 	info.Finished = res.Status == bo.StatusBudgetSpent || res.Status == bo.StatusConverged
-	info.Calls = r.budget.Calls()
 	info.Error = ""
 	if a.ask != nil && errors.Is(runErr, objective.ErrAwaitingScores) {
 		return a.ask.stop(a.Out, *info)
