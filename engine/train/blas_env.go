@@ -8,10 +8,15 @@ const BLASThreadsEnv = "NFBO_BLAS_THREADS"
 // first line of a run's log: OpenBLAS picks its kernels for the CPU when it
 // loads, unless OPENBLAS_CORETYPE names others, and on one AVX-512 machine
 // measured here the two differed by 1.9x in matrix-product speed
-// (BENCHMARKS.md, "OpenBLAS's kernels").
+// (BENCHMARKS.md, "OpenBLAS's kernels"); where OpenBLAS does not know the CPU
+// the openblas build replaces its fallback (openblasCoreFor) and says so.
 func BLASName() string {
+	s := BLAS
 	if c := blasCore(); c != "" {
-		return BLAS + ", " + c + " kernels"
+		s += ", " + c + " kernels"
 	}
-	return BLAS
+	if n := blasNote(); n != "" {
+		s += " (" + n + ")"
+	}
+	return s
 }

@@ -26,3 +26,6 @@ func blasCore() string {
 // several times faster than gonum's pure-Go kernels at the flow's shapes
 // (BENCHMARKS.md, "The pure-Go build on the packed micro-kernel").
 func packedProducts() bool { return kernels.PackedAccelerated() }
+
+// blasNote returns "": gonum has no kernels to choose.
+func blasNote() string { return "" }

@@ -3,15 +3,36 @@
 package train
 
 /*
-#cgo LDFLAGS: -lopenblas
+#cgo LDFLAGS: -lopenblas -ldl
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+
 void openblas_set_num_threads(int);
 char* openblas_get_corename(void);
+
+// nfbo_openblas_load_core makes a DYNAMIC_ARCH OpenBLAS (Debian's) load the kernel set name in place of the
+// one it chose when it loaded, as OPENBLAS_CORETYPE would have made it choose: gotoblas_dynamic_quit forgets
+// the choice and gotoblas_dynamic_init makes it again from the variable, set for the call only. It returns 0
+// where the library has no such functions (a build for one CPU). It must run before any product.
+static int nfbo_openblas_load_core(const char *name) {
+	void (*quit)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit");
+	void (*init)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init");
+	if (quit == NULL || init == NULL || setenv("OPENBLAS_CORETYPE", name, 1) != 0) {
+		return 0;
+	}
+	quit();
+	init();
+	unsetenv("OPENBLAS_CORETYPE");
+	return 1;
+}
 */
 import "C"
 
 import (
 	"os"
 	"strconv"
+	"unsafe"
 
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -33,11 +54,19 @@ import (
 // their products over the cores themselves (gemm.go), which made training
 // steps faster than two OpenBLAS threads did, pretraining included
 // (BENCHMARKS.md, "The products split over the cores").
+//
+// Where OpenBLAS does not know the CPU it loads its SSE3 fallback, about 8x
+// slower than the AVX-512 kernels on the one such CPU measured; unless
+// OPENBLAS_CORETYPE made the choice, init loads the widest set the CPU runs
+// instead (openblasCoreFor), before any product.
 func init() {
 	impl := netlib.Implementation{}
 	G.Use(impl)
 	blas32.Use(impl)
 	blas64.Use(impl)
+	if _, set := os.LookupEnv("OPENBLAS_CORETYPE"); !set {
+		openblasReplaced = loadOpenBLASCore(openblasCoreFor(blasCore(), hostVectorUnits()))
+	}
 	threads := 1
 	if n, err := strconv.Atoi(os.Getenv(BLASThreadsEnv)); err == nil && n > 0 {
 		threads = n
@@ -48,6 +77,32 @@ func init() {
 
 // openblasThreads is the thread count init gave OpenBLAS.
 var openblasThreads int
+
+// openblasReplaced is the kernel set OpenBLAS chose at load time when init replaced it, else "".
+var openblasReplaced string
+
+// loadOpenBLASCore makes OpenBLAS run the kernel set name ("" keeps its own) and returns the set it replaced,
+// or "" where it replaced none.
+func loadOpenBLASCore(name string) string {
+	if name == "" {
+		return ""
+	}
+	before := blasCore()
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	if C.nfbo_openblas_load_core(cname) == 0 || blasCore() == before {
+		return ""
+	}
+	return before
+}
+
+// blasNote says, for BLASName, that init replaced OpenBLAS's choice of kernels.
+func blasNote() string {
+	if openblasReplaced == "" {
+		return ""
+	}
+	return "OpenBLAS's " + openblasReplaced + " fallback replaced: it does not know this CPU"
+}
 
 // blasSingleThreaded reports whether each BLAS call runs on its caller's
 // thread alone, so that gemm splits large products over the cores itself.
