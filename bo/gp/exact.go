@@ -15,7 +15,7 @@ import (
 	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
-// Kernel selects the stationary kernel of an Exact model.
+// Kernel selects the kernel of an Exact model.
 type Kernel int
 
 const (
@@ -23,12 +23,19 @@ const (
 	Matern52 Kernel = iota
 	// RBF is s·exp(−r²/2).
 	RBF
+	// Tanimoto is s·⟨a,b⟩/(‖a‖² + ‖b‖² − ⟨a,b⟩) on non-negative inputs such as count fingerprints (1 for two
+	// zero vectors): the molecular-similarity kernel of GAUCHE and of the fingerprint GPs of chemical BO. It has
+	// no lengthscale; Fit chooses s and σ² alone.
+	Tanimoto
 )
 
 // String returns the kernel's name.
 func (k Kernel) String() string {
-	if k == RBF {
+	switch k {
+	case RBF:
 		return "rbf"
+	case Tanimoto:
+		return "tanimoto"
 	}
 	return "matern52"
 }
@@ -48,21 +55,22 @@ const (
 	exactNoiseLo, exactNoiseHi = 1e-4, 2.0
 )
 
-// Exact is exact Gaussian-process regression with a constant zero mean on standardised targets and one
-// isotropic stationary kernel (Matérn-5/2 or RBF) on its D-dimensional inputs:
+// Exact is exact Gaussian-process regression with a constant zero mean on standardised targets and one kernel on
+// its D-dimensional inputs: isotropic and stationary (Matérn-5/2 or RBF), or Tanimoto's on non-negative inputs:
 //
 //	ỹ = (y − mean(y)) / std(y),  ỹ ~ N(0, s·k(X,X; ℓ) + σ²·I)
 //
 // Fit chooses ℓ, s and σ² by maximising the log marginal likelihood (type-II maximum likelihood) with L-BFGS,
 // starting from the previous fit, inside fixed boxes (ℓ within a factor 20 of the inputs' median pairwise
 // distance, s in [0.05, 20], σ² in [1e-4, 2]), which keep the optimisation away from the degenerate optima of
-// small data sets. One fit costs O(N³) per L-BFGS evaluation; it is meant for N up to a few thousand.
+// small data sets; with Tanimoto's kernel ℓ plays no part. One fit costs O(N³) per L-BFGS evaluation; it is
+// meant for N up to a few thousand.
 // Create it with NewExact; it is not safe for concurrent use.
 type Exact struct {
 	cfg  ExactConfig
 	d    int
 	raw  [3]float64 // unconstrained hyperparameters: ℓ, s, σ² through boxed sigmoids in log space
-	med  float64    // median pairwise distance at the first fit (0 before)
+	med  float64    // median pairwise distance at the first fit (0 before; 1 with Tanimoto's kernel)
 	x    []float64  // N×D training inputs
 	y    []float64  // N standardised targets
 	yMu  float64    // target mean and standard deviation
@@ -115,8 +123,12 @@ func (e *Exact) Hyper() (ell, scale, noise float64) {
 // N returns the number of training points of the last fit.
 func (e *Exact) N() int { return len(e.y) }
 
-// kern returns k(r²) for a squared distance r² and lengthscale ℓ, with ∂k/∂log ℓ, both for s = 1.
+// kern returns k for an entry of pairs' matrix (a squared distance r², or Tanimoto's similarity, which it
+// returns as it is) and lengthscale ℓ, with ∂k/∂log ℓ, both for s = 1.
 func (e *Exact) kern(d2, ell float64) (k, dLogEll float64) {
+	if e.cfg.Kernel == Tanimoto {
+		return d2, 0
+	}
 	r2 := max(d2, 0) / (ell * ell)
 	if e.cfg.Kernel == RBF {
 		k = math.Exp(-r2 / 2)
@@ -136,6 +148,26 @@ func sqDist(dst, a []float64, r int, an []float64, b []float64, c int, bn []floa
 		row := dst[i*c : (i+1)*c]
 		for j := range row {
 			row[j] = max(row[j]+an[i]+bn[j], 0)
+		}
+	}
+}
+
+// pairs writes into dst (r×c) what the kernel reads of each pair of rows of a (r×D) and b (c×D), given their
+// squared row norms: the squared distances, or for Tanimoto the similarities.
+func (e *Exact) pairs(dst, a []float64, r int, an []float64, b []float64, c int, bn []float64) {
+	if e.cfg.Kernel != Tanimoto {
+		sqDist(dst, a, r, an, b, c, bn, e.d)
+		return
+	}
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, gen(a, r, e.d), gen(b, c, e.d), 0, gen(dst, r, c))
+	for i := range r {
+		row := dst[i*c : (i+1)*c]
+		for j, dot := range row {
+			if den := an[i] + bn[j] - dot; den > 0 {
+				row[j] = dot / den
+			} else {
+				row[j] = 1 // two zero vectors
+			}
 		}
 	}
 }
@@ -166,9 +198,12 @@ func (e *Exact) Fit(ctx context.Context, x, y []float64) error {
 		e.y[i] = (v - e.yMu) / e.ySd
 	}
 	d2 := make([]float64, n*n)
-	sqDist(d2, e.x, n, e.xn, e.x, n, e.xn, e.d)
+	e.pairs(d2, e.x, n, e.xn, e.x, n, e.xn)
 	if e.med == 0 {
-		e.med = medianOffDiag(d2, n)
+		e.med = 1 // Tanimoto's: no lengthscale to scale
+		if e.cfg.Kernel != Tanimoto {
+			e.med = medianOffDiag(d2, n)
+		}
 		e.raw = [3]float64{unboxed(e.med, exactLenLo*e.med, exactLenHi*e.med), unboxed(1, exactScaleLo, exactScaleHi),
 			unboxed(0.1, exactNoiseLo, exactNoiseHi)}
 	}
@@ -449,7 +484,7 @@ func (e *Exact) cross(x []float64, c int) (kt, xn []float64) {
 	xn = make([]float64, c)
 	sqNorms(xn, x, e.d)
 	kt = make([]float64, n*c)
-	sqDist(kt, e.x, n, e.xn, x, c, xn, e.d)
+	e.pairs(kt, e.x, n, e.xn, x, c, xn)
 	ell, s, _ := e.Hyper()
 	for i, v := range kt {
 		k, _ := e.kern(v, ell)
@@ -482,7 +517,7 @@ func (e *Exact) Sample(ctx context.Context, dst, x []float64, nSamples int, obse
 	cov := make([]float64, c*c)
 	var ok bool
 	for try := 0; ; try++ {
-		sqDist(cov, x, c, xn, x, c, xn, e.d)
+		e.pairs(cov, x, c, xn, x, c, xn)
 		ell, _, _ := e.Hyper()
 		for i, v := range cov {
 			k, _ := e.kern(v, ell)
@@ -569,6 +604,6 @@ func (e *Exact) UnmarshalBinary(data []byte) error {
 	e.xn = make([]float64, n)
 	sqNorms(e.xn, e.x, e.d)
 	d2 := make([]float64, n*n)
-	sqDist(d2, e.x, n, e.xn, e.x, n, e.xn, e.d)
+	e.pairs(d2, e.x, n, e.xn, e.x, n, e.xn)
 	return e.factor(d2)
 }

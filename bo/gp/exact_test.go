@@ -25,11 +25,57 @@ func synth(rng *rand.Rand, n, d int, noise float64) (x, y []float64) {
 	return x, y
 }
 
+// synthCounts returns n sparse count vectors of d entries (as fingerprints are) and their similarity to a target
+// vector drawn from the PCG(1, 1) stream, with a little noise: an objective of the kind the Tanimoto kernel is for.
+func synthCounts(rng *rand.Rand, n, d int, noise float64) (x, y []float64) {
+	x = make([]float64, n*d)
+	y = make([]float64, n)
+	target := make([]float64, d)
+	trng := rand.New(rand.NewPCG(1, 1))
+	for j := range target {
+		if trng.Float64() < 0.3 {
+			target[j] = float64(1 + trng.IntN(3))
+		}
+	}
+	for i := range n {
+		row := x[i*d : (i+1)*d]
+		for j := range row {
+			if rng.Float64() < 0.3 {
+				row[j] = float64(1 + rng.IntN(3))
+			}
+		}
+		y[i] = tanimoto(row, target) + noise*rng.NormFloat64()
+	}
+	return x, y
+}
+
+// tanimoto is the kernel's definition, for the tests.
+func tanimoto(a, b []float64) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += a[i] * b[i]
+		aa += a[i] * a[i]
+		bb += b[i] * b[i]
+	}
+	if aa+bb-ab <= 0 {
+		return 1
+	}
+	return ab / (aa + bb - ab)
+}
+
+// inputs returns kernel k's kind of synthetic data.
+func inputs(k Kernel, rng *rand.Rand, n, d int, noise float64) (x, y []float64) {
+	if k == Tanimoto {
+		return synthCounts(rng, n, d, noise)
+	}
+	return synth(rng, n, d, noise)
+}
+
 func TestExactNLLGradient(t *testing.T) {
-	for _, k := range []Kernel{Matern52, RBF} {
+	for _, k := range []Kernel{Matern52, RBF, Tanimoto} {
 		rng := rand.New(rand.NewPCG(1, 2))
 		const n, d = 30, 5
-		x, y := synth(rng, n, d, 0.1)
+		x, y := inputs(k, rng, n, d, 0.1)
 		e := NewExact(ExactConfig{Kernel: k}, d)
 		e.x, e.xn = x, make([]float64, n)
 		sqNorms(e.xn, x, d)
@@ -38,7 +84,7 @@ func TestExactNLLGradient(t *testing.T) {
 			e.y = append(e.y, (v-e.yMu)/e.ySd)
 		}
 		d2 := make([]float64, n*n)
-		sqDist(d2, x, n, e.xn, x, n, e.xn, d)
+		e.pairs(d2, x, n, e.xn, x, n, e.xn)
 		e.med = medianOffDiag(d2, n)
 		w := newMLLWork(n)
 		u := [3]float64{0.3, -0.2, 0.4}
@@ -60,16 +106,25 @@ func TestExactNLLGradient(t *testing.T) {
 // TestExactPosteriorDirect checks Predict and the sample moments against the textbook formulas computed with
 // gonum/mat.
 func TestExactPosteriorDirect(t *testing.T) {
+	for _, kind := range []Kernel{Matern52, Tanimoto} {
+		t.Run(kind.String(), func(t *testing.T) { testExactPosteriorDirect(t, kind) })
+	}
+}
+
+func testExactPosteriorDirect(t *testing.T, kind Kernel) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const n, d, c = 25, 4, 6
-	x, y := synth(rng, n, d, 0.05)
-	e := NewExact(ExactConfig{}, d)
+	x, y := inputs(kind, rng, n, d, 0.05)
+	e := NewExact(ExactConfig{Kernel: kind}, d)
 	if err := e.Fit(context.Background(), x, y); err != nil {
 		t.Fatal(err)
 	}
-	xs, _ := synth(rng, c, d, 0)
+	xs, _ := inputs(kind, rng, c, d, 0)
 	ell, s, noise := e.Hyper()
 	k := func(a, b []float64) float64 {
+		if kind == Tanimoto {
+			return s * tanimoto(a, b)
+		}
 		var d2 float64
 		for i := range a {
 			d2 += (a[i] - b[i]) * (a[i] - b[i])
@@ -144,13 +199,22 @@ func TestExactPosteriorDirect(t *testing.T) {
 // TestExactImprovesWithData is the surrogate's learning test: on a synthetic function, the rank correlation
 // between the posterior mean and the truth on held-out points rises with the training set, and ends high.
 func TestExactImprovesWithData(t *testing.T) {
+	for _, kind := range []Kernel{Matern52, Tanimoto} {
+		t.Run(kind.String(), func(t *testing.T) { testExactImprovesWithData(t, kind) })
+	}
+}
+
+func testExactImprovesWithData(t *testing.T, kind Kernel) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	const d = 6
-	xt, yt := synth(rng, 300, d, 0)
+	d := 6
+	if kind == Tanimoto {
+		d = 64 // count vectors need more entries to tell points apart
+	}
+	xt, yt := inputs(kind, rng, 300, d, 0)
 	var prev float64 = -1
 	for _, n := range []int{10, 40, 160} {
-		x, y := synth(rng, n, d, 0.05)
-		e := NewExact(ExactConfig{}, d)
+		x, y := inputs(kind, rng, n, d, 0.01)
+		e := NewExact(ExactConfig{Kernel: kind}, d)
 		if err := e.Fit(context.Background(), x, y); err != nil {
 			t.Fatal(err)
 		}
@@ -200,9 +264,15 @@ func ranks(v []float64) []float64 {
 
 // TestExactMarshalRoundTrip: a restored model samples bit-identically.
 func TestExactMarshalRoundTrip(t *testing.T) {
+	for _, kind := range []Kernel{Matern52, Tanimoto} {
+		t.Run(kind.String(), func(t *testing.T) { testExactMarshalRoundTrip(t, kind) })
+	}
+}
+
+func testExactMarshalRoundTrip(t *testing.T, kind Kernel) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	x, y := synth(rng, 40, 3, 0.1)
-	e := NewExact(ExactConfig{}, 3)
+	x, y := inputs(kind, rng, 40, 3, 0.1)
+	e := NewExact(ExactConfig{Kernel: kind}, 3)
 	if err := e.Fit(context.Background(), x, y); err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +284,7 @@ func TestExactMarshalRoundTrip(t *testing.T) {
 	if err := r.UnmarshalBinary(b); err != nil {
 		t.Fatal(err)
 	}
-	xs, _ := synth(rng, 10, 3, 0)
+	xs, _ := inputs(kind, rng, 10, 3, 0)
 	a1, a2 := make([]float64, 30), make([]float64, 30)
 	if err := e.Sample(context.Background(), a1, xs, 3, true, rand.New(rand.NewPCG(1, 1))); err != nil {
 		t.Fatal(err)
