@@ -35,6 +35,16 @@ type Codec interface {
 	Canonical(dst, tokens []int) (smiles string, ok bool)
 }
 
+// Featurizer gives the screened variant's surrogate its inputs in place of token counts (Problem.Features): a
+// vector of Width values per molecule, computed from its key. chem/fingerprint's Morgan count fingerprints, with
+// the Tanimoto kernel (gp.Tanimoto), are one.
+type Featurizer interface {
+	// Width returns the length of one molecule's vector.
+	Width() int
+	// Features writes the vectors (B×Width) of the B molecules smiles (Codec keys) into dst.
+	Features(dst []float64, smiles []string) error
+}
+
 // Objective scores molecules. It must persist each evaluation it pays for before returning it.
 type Objective interface {
 	// Evaluate returns the score of each molecule (higher is better) and, per molecule, whether this call paid
@@ -54,7 +64,8 @@ type CallCounter interface {
 
 // Surrogate is the model of the objective over feature vectors, which the variant chosen by Config.Screen
 // decides: latents (D = T·F) in the reference (ScreenLatent; by default a GPSurrogate, the deep-kernel SVGP),
-// token counts (TokenFeatureLen) in the screened default (ScreenTokens; by default an ExactGPSurrogate). A
+// token counts (TokenFeatureLen) or Problem.Features' vectors in the screened default (ScreenTokens; by default an
+// ExactGPSurrogate). A
 // Surrogate of one's own is given as Problem.Surrogate and sees the same inputs.
 type Surrogate interface {
 	// Fit trains the model for epochs passes over z (B×D) and y (B).

@@ -78,7 +78,7 @@ func (p *latentProposer) learn(ctx context.Context, fresh int) error {
 }
 
 // inputs implements proposer: the sequences' latents under the current flow.
-func (p *latentProposer) inputs(ctx context.Context, tokens []int) ([]float64, error) {
+func (p *latentProposer) inputs(ctx context.Context, tokens []int, _ []string) ([]float64, error) {
 	o := p.o
 	x := make([]float64, len(tokens)/o.t*o.d)
 	if err := o.prob.Flow.Encode(ctx, x, tokens); err != nil {

@@ -63,6 +63,9 @@ type Problem struct {
 	Vocab, Stop int
 	// Alphabet holds the token ids that TokenSettings.Offspring's mutations may write; required when Offspring > 0.
 	Alphabet []int
+	// Features, if not nil, gives the screened variant's surrogate its inputs in place of TokenFeatures; the
+	// surrogate's kernel should suit them (TokenSettings.Exact.Kernel: gp.Tanimoto for count fingerprints).
+	Features Featurizer
 	// Rules, if not nil, decide which molecules may be proposed (chem/rules: what a chemist would make): a
 	// candidate that breaks them is dropped before Thompson sampling and never paid for.
 	Rules Rules
@@ -419,7 +422,7 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	fitRank := math.NaN()
 	if len(scores) >= 3 {
 		var err error
-		if fitRank, err = o.fitRank(ctx, b.Tokens, scores); err != nil {
+		if fitRank, err = o.fitRank(ctx, b.Tokens, b.SMILES, scores); err != nil {
 			return err
 		}
 	}

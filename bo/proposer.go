@@ -21,8 +21,8 @@ type proposer interface {
 	propose(ctx context.Context, anchors []int) (*batch, error)
 	// learn updates the surrogate after a batch brought fresh > 0 new molecules (not after the last batch).
 	learn(ctx context.Context, fresh int) error
-	// inputs returns the surrogate's inputs for B = len(tokens)/T sequences.
-	inputs(ctx context.Context, tokens []int) ([]float64, error)
+	// inputs returns the surrogate's inputs for B = len(tokens)/T sequences, the molecules smiles (B keys).
+	inputs(ctx context.Context, tokens []int, smiles []string) ([]float64, error)
 	// novelty returns what the trust region's novelty rule counts of b: the candidates examined and the new
 	// molecules among them.
 	novelty(b *batch) (examined, fresh int)
@@ -44,7 +44,11 @@ func (o *Optimizer) choose() (Surrogate, error) {
 		return nil, errors.New("bo: offspring need a mutation alphabet (Problem.Alphabet)")
 	}
 	o.prop = &tokenProposer{o: o, s: cfg.TokenSettings}
-	return &ExactGPSurrogate{Config: cfg.Exact, D: TokenFeatureLen(prob.Vocab)}, nil
+	d := TokenFeatureLen(prob.Vocab)
+	if prob.Features != nil {
+		d = prob.Features.Width()
+	}
+	return &ExactGPSurrogate{Config: cfg.Exact, D: d}, nil
 }
 
 // tokenProposer is the screened variant (ScreenTokens): its methods are in screen.go.
@@ -92,14 +96,14 @@ func (o *Optimizer) anchorBoxes(ctx context.Context, anchors []int) (centres, pr
 	return centres, probs, nil
 }
 
-// fitRank returns the Spearman correlation between the surrogate's mean at the new molecules (tokens B×T) and
-// their scores, or NaN when the surrogate cannot predict.
-func (o *Optimizer) fitRank(ctx context.Context, tokens []int, scores []float64) (float64, error) {
+// fitRank returns the Spearman correlation between the surrogate's mean at the new molecules (tokens B×T, keys
+// smiles) and their scores, or NaN when the surrogate cannot predict.
+func (o *Optimizer) fitRank(ctx context.Context, tokens []int, smiles []string, scores []float64) (float64, error) {
 	p, ok := o.surr.(Predictor)
 	if !ok || !o.st.Fitted {
 		return math.NaN(), nil
 	}
-	x, err := o.prop.inputs(ctx, tokens)
+	x, err := o.prop.inputs(ctx, tokens, smiles)
 	if err != nil {
 		return 0, err
 	}

@@ -34,12 +34,20 @@ func (p *tokenProposer) fitSet() []int {
 	return idx
 }
 
-// features returns the token features of B = len(tokens)/T sequences (B×W).
-func (o *Optimizer) features(tokens []int) []float64 {
+// features returns the screened surrogate's inputs for B = len(tokens)/T sequences, the molecules smiles (B keys):
+// Problem.Features' vectors, or without it the token counts (B×W).
+func (o *Optimizer) features(tokens []int, smiles []string) ([]float64, error) {
+	if f := o.prob.Features; f != nil {
+		x := make([]float64, len(smiles)*f.Width())
+		if err := f.Features(x, smiles); err != nil {
+			return nil, fmt.Errorf("bo: surrogate features: %w", err)
+		}
+		return x, nil
+	}
 	v := o.prob.Vocab
 	x := make([]float64, len(tokens)/o.t*TokenFeatureLen(v))
 	TokenFeatures(x, tokens, o.t, v, o.prob.Stop)
-	return x
+	return x, nil
 }
 
 // fitInitial implements proposer: the token surrogate's first fit, on the initial data.
@@ -55,9 +63,9 @@ func (p *tokenProposer) learn(ctx context.Context, _ int) error {
 	return err
 }
 
-// inputs implements proposer: the token counts of the sequences.
-func (p *tokenProposer) inputs(_ context.Context, tokens []int) ([]float64, error) {
-	return p.o.features(tokens), nil
+// inputs implements proposer: the sequences' features (Optimizer.features).
+func (p *tokenProposer) inputs(_ context.Context, tokens []int, smiles []string) ([]float64, error) {
+	return p.o.features(tokens, smiles)
 }
 
 // novelty implements proposer: the novelty rule asks whether the box still yields new molecules, measured on
@@ -82,10 +90,15 @@ func (p *tokenProposer) fit(ctx context.Context) error {
 	o := p.o
 	idx := p.fitSet()
 	y := make([]float64, len(idx))
+	smiles := make([]string, len(idx))
 	for k, i := range idx {
-		y[k] = o.st.Y[i]
+		y[k], smiles[k] = o.st.Y[i], o.st.SMILES[i]
 	}
-	if err := o.surr.Fit(ctx, o.features(o.gather(idx)), y, 0, o.rng); err != nil {
+	x, err := o.features(o.gather(idx), smiles)
+	if err != nil {
+		return err
+	}
+	if err := o.surr.Fit(ctx, x, y, 0, o.rng); err != nil {
 		return fmt.Errorf("bo: surrogate fit: %w", err)
 	}
 	return nil
@@ -298,7 +311,11 @@ func (o *Optimizer) thompsonPicks(ctx context.Context, k int, poolTok []int, poo
 	start := time.Now()
 	defer func() { o.times.Thompson += time.Since(start) }()
 	samples := make([]float64, k*m)
-	if err := o.surr.Sample(ctx, samples, o.features(poolTok), k, o.rng); err != nil {
+	x, err := o.features(poolTok, poolKey)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.surr.Sample(ctx, samples, x, k, o.rng); err != nil {
 		return nil, fmt.Errorf("bo: Thompson sampling: %w", err)
 	}
 	pick := make([]int, k)

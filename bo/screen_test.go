@@ -6,7 +6,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/nfbo/nfbo/bo/gp"
 )
 
 func TestTokenFeatures(t *testing.T) {
@@ -244,3 +247,64 @@ func TestSelectAllowedMatchesFilterFirst(t *testing.T) {
 type ruleFunc func(why, smiles []string)
 
 func (f ruleFunc) Check(_ context.Context, why, smiles []string) error { f(why, smiles); return nil }
+
+// keyCounts is a Featurizer for the toy codec's keys ("3.5.1."): the count of each token, and it records the keys
+// it was given.
+type keyCounts struct{ keys map[string]bool }
+
+func (k *keyCounts) Width() int { return toyV }
+
+func (k *keyCounts) Features(dst []float64, smiles []string) error {
+	clear(dst)
+	for i, s := range smiles {
+		k.keys[s] = true
+		for _, f := range strings.Split(strings.TrimSuffix(s, "."), ".") {
+			var x int
+			if _, err := fmt.Sscan(f, &x); err != nil {
+				return fmt.Errorf("key %q: %w", s, err)
+			}
+			dst[i*toyV+x]++
+		}
+	}
+	return nil
+}
+
+// TestScreenedFeatures: with Problem.Features the screened surrogate learns from and samples on its vectors
+// (here with the Tanimoto kernel, as for fingerprints), given the molecules' keys.
+func TestScreenedFeatures(t *testing.T) {
+	cfg := toyConfig("")
+	toScreened(&cfg, 10)
+	cfg.Exact.Kernel = gp.Tanimoto
+	feat := &keyCounts{keys: map[string]bool{}}
+	init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
+	sc := &toyScorer{}
+	prob := Problem{Flow: &toyFlow{t: toyT, v: toyV}, Codec: toyCodec{}, Objective: memObjective{sc}, Initial: init,
+		Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}, Features: feat}
+	rec := &recorder{}
+	o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := o.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Calls != cfg.Budget {
+		t.Fatalf("%d calls, want %d", res.Calls, cfg.Budget)
+	}
+	for _, s := range init.SMILES {
+		if !feat.keys[s] {
+			t.Fatalf("the surrogate never saw initial molecule %q", s)
+		}
+	}
+	for m := range sc.seen {
+		if !feat.keys[m] {
+			t.Errorf("molecule %q was paid for without the surrogate seeing it", m)
+		}
+	}
+	for _, p := range rec.log {
+		if p.New >= 3 && math.IsNaN(p.FitRank) {
+			t.Errorf("iteration %d: no fit rank", p.Iteration)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/bo"
+	"github.com/nfbo/nfbo/bo/gp"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/rundir"
 )
@@ -94,5 +95,24 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 	}
 	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", SkipVariants: true}).Config(pmo); err == nil {
 		t.Error("-skip-variants with the reference variant accepted")
+	}
+	// -features: the kernel goes with the inputs.
+	for _, c := range []struct {
+		features string
+		kernel   gp.Kernel
+	}{{"", gp.Matern52}, {FeaturesTokens, gp.Matern52}, {FeaturesMorgan, gp.Tanimoto}} {
+		cfg, err := (Args{Variant: "screened", AnchorRule: "minmax", Features: c.features}).Config(pmo)
+		if err != nil || cfg.Exact.Kernel != c.kernel {
+			t.Errorf("-features %q: kernel %v, %v; want %v", c.features, cfg.Exact.Kernel, err, c.kernel)
+		}
+		if (surrogateFeatures(c.features) != nil) != (c.features == FeaturesMorgan) {
+			t.Errorf("-features %q: featurizer %v", c.features, surrogateFeatures(c.features))
+		}
+	}
+	if _, err := (Args{Variant: "screened", AnchorRule: "minmax", Features: "ecfp"}).Config(pmo); err == nil {
+		t.Error("-features ecfp accepted")
+	}
+	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", Features: FeaturesMorgan}).Config(pmo); err == nil {
+		t.Error("-features morgan with the reference variant accepted")
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/bo/gp"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/objective/queue"
 	"github.com/nfbo/nfbo/chem/sdf"
@@ -82,6 +83,9 @@ type Args struct {
 	DistinctScores *bool `json:",omitempty"`
 	// SkipVariants drops variants of paid molecules once the objective scores them alike (bo.TokenSettings.SkipVariants).
 	SkipVariants bool `json:",omitempty"`
+	// Features names the screened surrogate's inputs (SurrogateFeatures): "" or "tokens" for token counts,
+	// "morgan" for Morgan count fingerprints with the Tanimoto kernel.
+	Features string `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
 	RequestSize int
@@ -236,6 +240,16 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 			return cfg, errors.New("-skip-variants needs -variant screened")
 		}
 		cfg.SkipVariants = true
+	}
+	switch a.Features {
+	case "", FeaturesTokens:
+	case FeaturesMorgan:
+		if cfg.Screen != bo.ScreenTokens {
+			return cfg, errors.New("-features morgan needs -variant screened")
+		}
+		cfg.Exact.Kernel = gp.Tanimoto
+	default:
+		return cfg, fmt.Errorf("-features %q: want %s or %s", a.Features, FeaturesTokens, FeaturesMorgan)
 	}
 	if a.NoFlow {
 		if cfg.Screen != bo.ScreenTokens || cfg.Offspring == 0 {
