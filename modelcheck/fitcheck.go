@@ -9,6 +9,7 @@ import (
 
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/bo/gp"
+	"github.com/nfbo/nfbo/chem/fingerprint"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/model"
@@ -28,8 +29,9 @@ type FitcheckSettings struct {
 }
 
 // Fitcheck splits the scored molecules at random into a held-out set and training sets of each size, fits
-// each surrogate (an exact GP on token counts, as the screened variant; an exact GP on the flow's latents; the
-// reference's deep-kernel SVGP on latents) and writes, one Markdown row per size as it goes, the Spearman rank
+// each surrogate (an exact GP on token counts, as the screened variant; one on Morgan count fingerprints with the
+// Tanimoto kernel, as -features morgan; an exact GP on the flow's latents; the reference's deep-kernel SVGP on
+// latents) and writes, one Markdown row per size as it goes, the Spearman rank
 // correlation between its posterior mean and the held-out scores to s.Stdout.
 func Fitcheck(ctx context.Context, s optimize.Streams, set FitcheckSettings) error {
 	ck, err := model.LoadModelDir(set.Model)
@@ -70,12 +72,22 @@ func Fitcheck(ctx context.Context, s optimize.Streams, set FitcheckSettings) err
 	}
 	d.feat = make([]float64, n*d.featW)
 	bo.TokenFeatures(d.feat, tok, t, voc.Len(), vocab.Stop)
+	fp := fingerprint.NewMorgan(fingerprint.DefaultRadius, fingerprint.DefaultWidth)
+	d.fpW = fp.Width()
+	d.fp = make([]float64, n*d.fpW)
+	keys := make([]string, n)
+	for i, m := range mols {
+		keys[i] = m.Key
+	}
+	if err := fp.Features(d.fp, keys); err != nil {
+		return fmt.Errorf("fitcheck: %w", err)
+	}
 
 	perm := rand.New(rand.NewPCG(set.Seed, 0x66697463)).Perm(n)
 	testIdx, trainIdx := perm[:set.Test], perm[set.Test:]
 	fmt.Fprintf(s.Stdout, "%s, column %s: %d molecules, %d held out, T=%d\n\n", set.Data, set.Task, n, set.Test, t)
-	fmt.Fprintln(s.Stdout, "| train | tokens | latent | latent-svgp | seconds (tokens / latent / svgp) |")
-	fmt.Fprintln(s.Stdout, "|---|---|---|---|---|")
+	fmt.Fprintln(s.Stdout, "| train | tokens | morgan | latent | latent-svgp | seconds (tokens / morgan / latent / svgp) |")
+	fmt.Fprintln(s.Stdout, "|---|---|---|---|---|---|")
 	for _, size := range set.Train {
 		if err := d.row(ctx, s.Stdout, trainIdx[:min(size, len(trainIdx))], testIdx, set.Seed); err != nil {
 			return err
@@ -92,12 +104,12 @@ func maxInt(xs []int) int {
 	return m
 }
 
-// fitData are the molecules as each surrogate sees them: token counts (featW per molecule), latents (latW per
-// molecule), and their scores.
+// fitData are the molecules as each surrogate sees them: token counts (featW per molecule), Morgan count
+// fingerprints (fpW), latents (latW), and their scores.
 type fitData struct {
-	feat, lat   []float64
-	featW, latW int
-	y           []float64
+	feat, fp, lat    []float64
+	featW, fpW, latW int
+	y                []float64
 }
 
 // rows returns the rows idx of x, width values each, one after the other.
@@ -109,7 +121,7 @@ func rows(x []float64, width int, idx []int) []float64 {
 	return out
 }
 
-// row fits the three surrogates on the molecules idx and writes the table row of their rank correlations on
+// row fits the four surrogates on the molecules idx and writes the table row of their rank correlations on
 // the molecules testIdx.
 func (d *fitData) row(ctx context.Context, w io.Writer, idx, testIdx []int, seed uint64) error {
 	yTest := make([]float64, len(testIdx))
@@ -122,13 +134,14 @@ func (d *fitData) row(ctx context.Context, w io.Writer, idx, testIdx []int, seed
 	}
 	mean := make([]float64, len(testIdx))
 	vari := make([]float64, len(testIdx))
-	var rho, secs [3]float64
+	var rho, secs [4]float64
 	for j, in := range []struct {
-		x     []float64
-		width int
-	}{{d.feat, d.featW}, {d.lat, d.latW}} {
+		x      []float64
+		width  int
+		kernel gp.Kernel
+	}{{d.feat, d.featW, gp.Matern52}, {d.fp, d.fpW, gp.Tanimoto}, {d.lat, d.latW, gp.Matern52}} {
 		start := time.Now()
-		e := gp.NewExact(gp.ExactConfig{}, in.width)
+		e := gp.NewExact(gp.ExactConfig{Kernel: in.kernel}, in.width)
 		if err := e.Fit(ctx, rows(in.x, in.width, idx), yTr); err != nil {
 			return fmt.Errorf("fitcheck: fit: %w", err)
 		}
@@ -144,7 +157,8 @@ func (d *fitData) row(ctx context.Context, w io.Writer, idx, testIdx []int, seed
 	if err := s.Predict(mean, vari, rows(d.lat, d.latW, testIdx), false); err != nil {
 		return fmt.Errorf("fitcheck: svgp predict: %w", err)
 	}
-	rho[2], secs[2] = bo.Spearman(mean, yTest), time.Since(start).Seconds()
-	_, err := fmt.Fprintf(w, "| %d | %.3f | %.3f | %.3f | %.1f / %.1f / %.1f |\n", len(idx), rho[0], rho[1], rho[2], secs[0], secs[1], secs[2])
+	rho[3], secs[3] = bo.Spearman(mean, yTest), time.Since(start).Seconds()
+	_, err := fmt.Fprintf(w, "| %d | %.3f | %.3f | %.3f | %.3f | %.1f / %.1f / %.1f / %.1f |\n", len(idx), rho[0], rho[1], rho[2], rho[3],
+		secs[0], secs[1], secs[2], secs[3])
 	return err
 }

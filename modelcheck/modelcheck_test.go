@@ -85,12 +85,12 @@ func TestFitcheck(t *testing.T) {
 	if err := Fitcheck(context.Background(), s, FitcheckSettings{Data: guacamol100, Task: "adip", Model: dir, Train: []int{10, 30}, Test: 20, Seed: 1}); err != nil {
 		t.Fatalf("%v\n%s", err, errb)
 	}
-	for _, want := range []string{"column adip: ", "20 held out", "| train | tokens | latent | latent-svgp |"} {
+	for _, want := range []string{"column adip: ", "20 held out", "| train | tokens | morgan | latent | latent-svgp |"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if rows := regexp.MustCompile(`(?m)^\| (10|30) \| -?\d\.\d{3} \| -?\d\.\d{3} \| -?\d\.\d{3} \|`).FindAllString(out.String(), -1); len(rows) != 2 {
+	if rows := regexp.MustCompile(`(?m)^\| (10|30) \| -?\d\.\d{3} \| -?\d\.\d{3} \| -?\d\.\d{3} \| -?\d\.\d{3} \|`).FindAllString(out.String(), -1); len(rows) != 2 {
 		t.Errorf("want the rows of sizes 10 and 30, got %q:\n%s", rows, out)
 	}
 	s, _, _ = streams()

@@ -28,6 +28,8 @@ on a training set and prints the Spearman rank correlation between its
 posterior mean and the scores of the held-out molecules:
 
   tokens       the screened variant's: an exact GP on token counts
+  morgan       -features morgan: an exact GP on Morgan count fingerprints,
+               Tanimoto kernel
   latent       an exact GP on the flow's latents
   latent-svgp  the reference's deep-kernel SVGP on latents, 100 epochs
 
