@@ -36,13 +36,14 @@ type Codec interface {
 }
 
 // Featurizer gives the screened variant's surrogate its inputs in place of token counts (Problem.Features): a
-// vector of Width values per molecule, computed from its key. chem/fingerprint's Morgan count fingerprints, with
-// the Tanimoto kernel (gp.Tanimoto), are one.
+// vector of Width values per molecule. chem/fingerprint's Morgan count fingerprints, with the Tanimoto kernel
+// (gp.Tanimoto), are one.
 type Featurizer interface {
 	// Width returns the length of one molecule's vector.
 	Width() int
-	// Features writes the vectors (B×Width) of the B molecules smiles (Codec keys) into dst.
-	Features(dst []float64, smiles []string) error
+	// Features writes into dst the vectors (B×Width) of B molecules: their keys smiles (Codec keys) and their
+	// canonical token sequences tokens (B×T).
+	Features(dst []float64, smiles []string, tokens []int) error
 }
 
 // Objective scores molecules. It must persist each evaluation it pays for before returning it.

@@ -39,7 +39,7 @@ func (p *tokenProposer) fitSet() []int {
 func (o *Optimizer) features(tokens []int, smiles []string) ([]float64, error) {
 	if f := o.prob.Features; f != nil {
 		x := make([]float64, len(smiles)*f.Width())
-		if err := f.Features(x, smiles); err != nil {
+		if err := f.Features(x, smiles, tokens); err != nil {
 			return nil, fmt.Errorf("bo: surrogate features: %w", err)
 		}
 		return x, nil

@@ -254,7 +254,7 @@ type keyCounts struct{ keys map[string]bool }
 
 func (k *keyCounts) Width() int { return toyV }
 
-func (k *keyCounts) Features(dst []float64, smiles []string) error {
+func (k *keyCounts) Features(dst []float64, smiles []string, _ []int) error {
 	clear(dst)
 	for i, s := range smiles {
 		k.keys[s] = true

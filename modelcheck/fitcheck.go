@@ -79,7 +79,7 @@ func Fitcheck(ctx context.Context, s optimize.Streams, set FitcheckSettings) err
 	for i, m := range mols {
 		keys[i] = m.Key
 	}
-	if err := fp.Features(d.fp, keys); err != nil {
+	if err := fp.Features(d.fp, keys, nil); err != nil {
 		return fmt.Errorf("fitcheck: %w", err)
 	}
 

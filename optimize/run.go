@@ -83,8 +83,8 @@ type Args struct {
 	DistinctScores *bool `json:",omitempty"`
 	// SkipVariants drops variants of paid molecules once the objective scores them alike (bo.TokenSettings.SkipVariants).
 	SkipVariants bool `json:",omitempty"`
-	// Features names the screened surrogate's inputs (SurrogateFeatures): "" or "tokens" for token counts,
-	// "morgan" for Morgan count fingerprints with the Tanimoto kernel.
+	// Features names the screened surrogate's inputs (surrogateFeatures): "" or "tokens" for token counts,
+	// "morgan" for Morgan count fingerprints, "morgan+tokens" for both, these two with the Tanimoto kernel.
 	Features string `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
@@ -243,13 +243,13 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 	}
 	switch a.Features {
 	case "", FeaturesTokens:
-	case FeaturesMorgan:
+	case FeaturesMorgan, FeaturesMorganTokens:
 		if cfg.Screen != bo.ScreenTokens {
-			return cfg, errors.New("-features morgan needs -variant screened")
+			return cfg, fmt.Errorf("-features %s needs -variant screened", a.Features)
 		}
 		cfg.Exact.Kernel = gp.Tanimoto
 	default:
-		return cfg, fmt.Errorf("-features %q: want %s or %s", a.Features, FeaturesTokens, FeaturesMorgan)
+		return cfg, fmt.Errorf("-features %q: want %s, %s or %s", a.Features, FeaturesTokens, FeaturesMorgan, FeaturesMorganTokens)
 	}
 	if a.NoFlow {
 		if cfg.Screen != bo.ScreenTokens || cfg.Offspring == 0 {

@@ -111,8 +111,9 @@ func (m *Morgan) Counts(dst []float64, smi string) error {
 	return nil
 }
 
-// Features writes the count fingerprints of the molecules smis into dst (len(smis)×Width), one row each.
-func (m *Morgan) Features(dst []float64, smis []string) error {
+// Features writes the count fingerprints of the molecules smis into dst (len(smis)×Width), one row each. It
+// implements bo.Featurizer, and reads no token sequences.
+func (m *Morgan) Features(dst []float64, smis []string, _ []int) error {
 	if len(dst) != len(smis)*m.width {
 		panic(fmt.Sprintf("fingerprint: Features: len(dst) = %d, want %d×%d", len(dst), len(smis), m.width))
 	}

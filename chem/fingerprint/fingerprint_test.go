@@ -113,7 +113,7 @@ func BenchmarkFeatures(b *testing.B) {
 	dst := make([]float64, len(smis)*m.Width())
 	b.ReportAllocs()
 	for range b.N {
-		if err := m.Features(dst, smis); err != nil {
+		if err := m.Features(dst, smis, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
