@@ -33,7 +33,6 @@ func surrogateFeatures(name string, t, v, stop int) bo.Featurizer {
 type morganTokens struct {
 	fp         *fingerprint.Morgan
 	t, v, stop int
-	row        []float64
 }
 
 func (m *morganTokens) Width() int { return m.fp.Width() + bo.TokenFeatureLen(m.v) }
