@@ -100,13 +100,13 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 	for _, c := range []struct {
 		features string
 		kernel   gp.Kernel
-	}{{"", gp.Matern52}, {FeaturesTokens, gp.Matern52}, {FeaturesMorgan, gp.Tanimoto}, {FeaturesMorganTokens, gp.Tanimoto}} {
+	}{{"", gp.Matern52}, {FeaturesTokens, gp.Matern52}, {FeaturesMorgan, gp.Tanimoto}, {FeaturesMorganTokens, gp.TanimotoMatern}} {
 		cfg, err := (Args{Variant: "screened", AnchorRule: "minmax", Features: c.features}).Config(pmo)
 		if err != nil || cfg.Exact.Kernel != c.kernel {
 			t.Errorf("-features %q: kernel %v, %v; want %v", c.features, cfg.Exact.Kernel, err, c.kernel)
 		}
 		f := surrogateFeatures(c.features, 8, 20, 1)
-		if (f != nil) != (c.kernel == gp.Tanimoto) {
+		if (f != nil) != (c.kernel != gp.Matern52) {
 			t.Errorf("-features %q: featurizer %v", c.features, f)
 		}
 	}

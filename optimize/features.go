@@ -11,8 +11,9 @@ const (
 	FeaturesTokens = "tokens"
 	// FeaturesMorgan are Morgan count fingerprints (radius 2, 2048 buckets) under the Tanimoto kernel.
 	FeaturesMorgan = "morgan"
-	// FeaturesMorganTokens are both, one after the other, under the Tanimoto kernel: the fingerprints' substructures
-	// with the token counts' atoms and rings (an isomer's formula, a ring count).
+	// FeaturesMorganTokens are both, one after the other, under the sum of a Tanimoto kernel on the fingerprints and
+	// a Matérn-5/2 kernel on the token counts (gp.TanimotoMatern), weighed by the marginal likelihood: the
+	// fingerprints' substructures with the token counts' atoms and rings (an isomer's formula, a ring count).
 	FeaturesMorganTokens = "morgan+tokens"
 )
 

@@ -20,6 +20,7 @@ import (
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/bo/bench"
 	"github.com/nfbo/nfbo/bo/gp"
+	"github.com/nfbo/nfbo/chem/fingerprint"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/objective/queue"
 	"github.com/nfbo/nfbo/chem/sdf"
@@ -84,7 +85,8 @@ type Args struct {
 	// SkipVariants drops variants of paid molecules once the objective scores them alike (bo.TokenSettings.SkipVariants).
 	SkipVariants bool `json:",omitempty"`
 	// Features names the screened surrogate's inputs (surrogateFeatures): "" or "tokens" for token counts,
-	// "morgan" for Morgan count fingerprints, "morgan+tokens" for both, these two with the Tanimoto kernel.
+	// "morgan" for Morgan count fingerprints (Tanimoto kernel), "morgan+tokens" for both (a Tanimoto kernel on the
+	// fingerprints plus a Matérn kernel on the token counts, weighed by the marginal likelihood).
 	Features string `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
@@ -248,6 +250,9 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 			return cfg, fmt.Errorf("-features %s needs -variant screened", a.Features)
 		}
 		cfg.Exact.Kernel = gp.Tanimoto
+		if a.Features == FeaturesMorganTokens {
+			cfg.Exact.Kernel, cfg.Exact.Split = gp.TanimotoMatern, fingerprint.DefaultWidth
+		}
 	default:
 		return cfg, fmt.Errorf("-features %q: want %s, %s or %s", a.Features, FeaturesTokens, FeaturesMorgan, FeaturesMorganTokens)
 	}

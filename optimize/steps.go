@@ -377,7 +377,7 @@ func (r *runState) printHeader() error {
 	case FeaturesMorgan:
 		decoded += ", surrogate on Morgan count fingerprints (Tanimoto kernel)"
 	case FeaturesMorganTokens:
-		decoded += ", surrogate on Morgan count fingerprints and token counts (Tanimoto kernel)"
+		decoded += ", surrogate on Morgan count fingerprints (Tanimoto kernel) plus token counts (Matérn kernel)"
 	}
 	fmt.Fprintf(r.s.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
 		"preset %s, variant %s: %d anchors × %d queries from %d candidates each%s (+%d offspring), %s sampler, TACS %v, "+

@@ -27,6 +27,10 @@ const (
 	// zero vectors): the molecular-similarity kernel of GAUCHE and of the fingerprint GPs of chemical BO. It has
 	// no lengthscale; Fit chooses s and σ² alone.
 	Tanimoto
+	// TanimotoMatern is s·(w·T(a₁,b₁) + (1−w)·M(‖a₂−b₂‖/ℓ)): Tanimoto's kernel on the first ExactConfig.Split
+	// inputs (count fingerprints), Matérn-5/2's on the rest (token counts), with the weight w ∈ (0, 1) fitted
+	// with ℓ, s and σ², so that the marginal likelihood decides what each objective needs of either.
+	TanimotoMatern
 )
 
 // String returns the kernel's name.
@@ -36,13 +40,17 @@ func (k Kernel) String() string {
 		return "rbf"
 	case Tanimoto:
 		return "tanimoto"
+	case TanimotoMatern:
+		return "tanimoto+matern52"
 	}
 	return "matern52"
 }
 
 // ExactConfig holds the settings of an Exact model. The zero value is the default.
 type ExactConfig struct {
-	Kernel  Kernel
+	Kernel Kernel
+	// Split is, for TanimotoMatern, how many of the inputs (the first) the Tanimoto kernel reads.
+	Split   int
 	MaxIter int // L-BFGS iterations per Fit; if 0, the default is 50
 }
 
@@ -56,7 +64,8 @@ const (
 )
 
 // Exact is exact Gaussian-process regression with a constant zero mean on standardised targets and one kernel on
-// its D-dimensional inputs: isotropic and stationary (Matérn-5/2 or RBF), or Tanimoto's on non-negative inputs:
+// its D-dimensional inputs: isotropic and stationary (Matérn-5/2 or RBF), Tanimoto's on non-negative inputs, or
+// the weighted sum of the two (TanimotoMatern, with a fourth hyperparameter, the weight):
 //
 //	ỹ = (y − mean(y)) / std(y),  ỹ ~ N(0, s·k(X,X; ℓ) + σ²·I)
 //
@@ -70,6 +79,7 @@ type Exact struct {
 	cfg  ExactConfig
 	d    int
 	raw  [3]float64 // unconstrained hyperparameters: ℓ, s, σ² through boxed sigmoids in log space
+	mix  float64    // TanimotoMatern's weight w, unconstrained: w = sigmoid(mix)
 	med  float64    // median pairwise distance at the first fit (0 before; 1 with Tanimoto's kernel)
 	x    []float64  // N×D training inputs
 	y    []float64  // N standardised targets
@@ -87,6 +97,9 @@ func NewExact(cfg ExactConfig, d int) *Exact {
 	}
 	if cfg.MaxIter == 0 {
 		cfg.MaxIter = 50
+	}
+	if cfg.Kernel == TanimotoMatern && (cfg.Split <= 0 || cfg.Split >= d) {
+		panic(fmt.Sprintf("gp: NewExact: TanimotoMatern needs 0 < Split < D, got Split %d, D %d", cfg.Split, d))
 	}
 	return &Exact{cfg: cfg, d: d}
 }
@@ -123,6 +136,31 @@ func (e *Exact) Hyper() (ell, scale, noise float64) {
 // N returns the number of training points of the last fit.
 func (e *Exact) N() int { return len(e.y) }
 
+// covTo writes into dst (m entries) the covariance s·k of pairs' matrix pm (m entries a block) at the
+// hyperparameters ℓ, s and w (TanimotoMatern's weight), and when dEll is not nil ∂/∂log ℓ of it into dEll and,
+// for TanimotoMatern, ∂/∂mix into dMix.
+func (e *Exact) covTo(dst, pm []float64, m int, ell, s, w float64, dEll, dMix []float64) {
+	if e.cfg.Kernel != TanimotoMatern {
+		for i, v := range pm[:m] {
+			k, dl := e.kern(v, ell)
+			dst[i] = s * k
+			if dEll != nil {
+				dEll[i] = s * dl
+			}
+		}
+		return
+	}
+	for i := range m {
+		t := pm[i]
+		k, dl := matern52(pm[m+i], ell)
+		dst[i] = s * (w*t + (1-w)*k)
+		if dEll != nil {
+			dEll[i] = s * (1 - w) * dl
+			dMix[i] = s * (t - k) * w * (1 - w)
+		}
+	}
+}
+
 // kern returns k for an entry of pairs' matrix (a squared distance r², or Tanimoto's similarity, which it
 // returns as it is) and lengthscale ℓ, with ∂k/∂log ℓ, both for s = 1.
 func (e *Exact) kern(d2, ell float64) (k, dLogEll float64) {
@@ -134,11 +172,20 @@ func (e *Exact) kern(d2, ell float64) (k, dLogEll float64) {
 		k = math.Exp(-r2 / 2)
 		return k, k * r2
 	}
+	return matern52(d2, ell)
+}
+
+// matern52 returns the Matérn-5/2 kernel at squared distance d2 and lengthscale ℓ, with ∂k/∂log ℓ.
+func matern52(d2, ell float64) (k, dLogEll float64) {
+	r2 := max(d2, 0) / (ell * ell)
 	r := math.Sqrt(r2)
 	ex := math.Exp(-math.Sqrt(5) * r)
 	k = (1 + math.Sqrt(5)*r + 5*r2/3) * ex
 	return k, 5.0 / 3 * r2 * (1 + math.Sqrt(5)*r) * ex
 }
+
+// weight returns TanimotoMatern's w.
+func (e *Exact) weight() float64 { return sigmoid(e.mix) }
 
 // sqDist writes the squared distances between the rows of a (r×D) and b (c×D) into dst (r×c), given their
 // squared row norms.
@@ -152,14 +199,67 @@ func sqDist(dst, a []float64, r int, an []float64, b []float64, c int, bn []floa
 	}
 }
 
-// pairs writes into dst (r×c) what the kernel reads of each pair of rows of a (r×D) and b (c×D), given their
-// squared row norms: the squared distances, or for Tanimoto the similarities.
-func (e *Exact) pairs(dst, a []float64, r int, an []float64, b []float64, c int, bn []float64) {
-	if e.cfg.Kernel != Tanimoto {
-		sqDist(dst, a, r, an, b, c, bn, e.d)
+// blocks returns how many r×c matrices pairs writes: 2 for TanimotoMatern (the similarities, then the squared
+// distances), else 1.
+func (e *Exact) blocks() int {
+	if e.cfg.Kernel == TanimotoMatern {
+		return 2
+	}
+	return 1
+}
+
+// norms writes the squared norms of the n rows of x (N×D) that pairs reads: blocks()·n of them, for
+// TanimotoMatern the Tanimoto part's, then the Matérn part's.
+func (e *Exact) norms(dst, x []float64, n int) {
+	if e.cfg.Kernel != TanimotoMatern {
+		sqNorms(dst[:n], x, e.d)
 		return
 	}
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1, gen(a, r, e.d), gen(b, c, e.d), 0, gen(dst, r, c))
+	k := e.cfg.Split
+	for i := range n {
+		dst[i], dst[n+i] = dot(x[i*e.d:i*e.d+k]), dot(x[i*e.d+k:(i+1)*e.d])
+	}
+}
+
+func dot(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x * x
+	}
+	return s
+}
+
+// cols returns the columns [off, off+w) of the r rows of a (r×D) as a matrix that shares a's memory.
+func (e *Exact) cols(a []float64, r, off, w int) blas64.General {
+	return blas64.General{Rows: r, Cols: w, Stride: e.d, Data: a[off : (r-1)*e.d+off+w]}
+}
+
+// pairs writes into dst what the kernel reads of each pair of rows of a (r×D) and b (c×D), given their norms
+// (norms): the squared distances (r×c), for Tanimoto the similarities, for TanimotoMatern both (2·r×c).
+func (e *Exact) pairs(dst, a []float64, r int, an []float64, b []float64, c int, bn []float64) {
+	switch e.cfg.Kernel {
+	case Tanimoto:
+		tanimotoTo(dst, gen(a, r, e.d), an, gen(b, c, e.d), bn)
+	case TanimotoMatern:
+		k, rest := e.cfg.Split, e.d-e.cfg.Split
+		tanimotoTo(dst[:r*c], e.cols(a, r, 0, k), an[:r], e.cols(b, c, 0, k), bn[:c])
+		blas64.Gemm(blas.NoTrans, blas.Trans, -2, e.cols(a, r, k, rest), e.cols(b, c, k, rest), 0, gen(dst[r*c:], r, c))
+		d2 := dst[r*c:]
+		for i := range r {
+			row := d2[i*c : (i+1)*c]
+			for j := range row {
+				row[j] = max(row[j]+an[r+i]+bn[c+j], 0)
+			}
+		}
+	default:
+		sqDist(dst, a, r, an, b, c, bn, e.d)
+	}
+}
+
+// tanimotoTo writes the Tanimoto similarities of the rows of a and b, given their squared norms, into dst.
+func tanimotoTo(dst []float64, a blas64.General, an []float64, b blas64.General, bn []float64) {
+	r, c := a.Rows, b.Rows
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 0, gen(dst, r, c))
 	for i := range r {
 		row := dst[i*c : (i+1)*c]
 		for j, dot := range row {
@@ -190,43 +290,50 @@ func (e *Exact) Fit(ctx context.Context, x, y []float64) error {
 		panic("gp: Exact.Fit: bad shape")
 	}
 	e.x = append(e.x[:0], x...)
-	e.xn = slices.Grow(e.xn[:0], n)[:n]
-	sqNorms(e.xn, e.x, e.d)
+	nb := e.blocks()
+	e.xn = slices.Grow(e.xn[:0], nb*n)[:nb*n]
+	e.norms(e.xn, e.x, n)
 	e.yMu, e.ySd = meanStd(y)
 	e.y = slices.Grow(e.y[:0], n)[:n]
 	for i, v := range y {
 		e.y[i] = (v - e.yMu) / e.ySd
 	}
-	d2 := make([]float64, n*n)
+	d2 := make([]float64, nb*n*n)
 	e.pairs(d2, e.x, n, e.xn, e.x, n, e.xn)
 	if e.med == 0 {
 		e.med = 1 // Tanimoto's: no lengthscale to scale
 		if e.cfg.Kernel != Tanimoto {
-			e.med = medianOffDiag(d2, n)
+			e.med = medianOffDiag(d2[(nb-1)*n*n:], n) // the squared distances
 		}
 		e.raw = [3]float64{unboxed(e.med, exactLenLo*e.med, exactLenHi*e.med), unboxed(1, exactScaleLo, exactScaleHi),
 			unboxed(0.1, exactNoiseLo, exactNoiseHi)}
 	}
 	if n >= 2 {
 		w := newMLLWork(n)
-		f := func(g, u []float64) float64 { return e.nll(w, d2, [3]float64{u[0], u[1], u[2]}, g) }
-		u, err := minimizeBFGS(ctx, f, e.raw[:], e.cfg.MaxIter)
+		f := func(g, u []float64) float64 { return e.nll(w, d2, u, g) }
+		u0 := e.raw[:]
+		if nb == 2 {
+			u0 = append(u0, e.mix)
+		}
+		u, err := minimizeBFGS(ctx, f, u0, e.cfg.MaxIter)
 		if err != nil {
 			return fmt.Errorf("gp: exact fit: %w", err)
 		}
 		copy(e.raw[:], u)
+		if nb == 2 {
+			e.mix = u[3]
+		}
 	}
 	return e.factor(d2)
 }
 
-// factor computes the Cholesky factor and α for the current hyperparameters; d2 (N×N) is overwritten.
+// factor computes the Cholesky factor and α for the current hyperparameters from pairs' matrix d2, which it
+// overwrites.
 func (e *Exact) factor(d2 []float64) error {
 	n := len(e.y)
 	ell, s, noise, _, _, _ := e.hyper(e.raw)
-	for i := range d2 {
-		k, _ := e.kern(d2[i], ell)
-		d2[i] = s * k
-	}
+	e.covTo(d2, d2, n*n, ell, s, e.weight(), nil, nil)
+	d2 = d2[:n*n]
 	for i := range n {
 		d2[i*n+i] += noise
 	}
@@ -339,10 +446,11 @@ func minimizeBFGS(ctx context.Context, f func(g, x []float64) float64, x0 []floa
 }
 
 // mllWork holds the buffers of one negative log marginal likelihood evaluation.
-type mllWork struct{ k, dk, inv, a []float64 }
+type mllWork struct{ k, dk, dw, inv, a []float64 }
 
 func newMLLWork(n int) *mllWork {
-	return &mllWork{k: make([]float64, n*n), dk: make([]float64, n*n), inv: make([]float64, n*n), a: make([]float64, n)}
+	return &mllWork{k: make([]float64, n*n), dk: make([]float64, n*n), dw: make([]float64, n*n), inv: make([]float64, n*n),
+		a: make([]float64, n)}
 }
 
 // nll returns the negative log marginal likelihood per point at raw hyperparameters u for squared distances d2
@@ -350,14 +458,16 @@ func newMLLWork(n int) *mllWork {
 // definite gives +Inf, which the line search backs away from.
 //
 //	NLL = (ỹᵀK⁻¹ỹ + log det K + N log 2π) / (2N),  ∂NLL/∂θ = tr((K⁻¹ − ααᵀ)·∂K/∂θ) / (2N),  α = K⁻¹ỹ.
-func (e *Exact) nll(w *mllWork, d2 []float64, u [3]float64, grad []float64) float64 {
+//
+// u holds the raw ℓ, s and σ², and for TanimotoMatern the raw weight (mix) after them.
+func (e *Exact) nll(w *mllWork, d2 []float64, u []float64, grad []float64) float64 {
 	n := len(e.y)
-	ell, s, noise, dEll, dS, dNoise := e.hyper(u)
-	for i, v := range d2 {
-		k, dl := e.kern(v, ell)
-		w.k[i] = s * k
-		w.dk[i] = s * dl // ∂K/∂log ℓ
+	ell, s, noise, dEll, dS, dNoise := e.hyper([3]float64{u[0], u[1], u[2]})
+	wt := 0.0
+	if len(u) > 3 {
+		wt = sigmoid(u[3])
 	}
+	e.covTo(w.k, d2, n*n, ell, s, wt, w.dk, w.dw) // w.dk: ∂K/∂log ℓ, w.dw: ∂K/∂mix
 	for i := range n {
 		w.k[i*n+i] += noise
 	}
@@ -389,7 +499,7 @@ func (e *Exact) nll(w *mllWork, d2 []float64, u [3]float64, grad []float64) floa
 		clear(grad)
 		return math.Inf(1)
 	}
-	var gEll, gS, gNoise float64
+	var gEll, gS, gNoise, gMix float64
 	for i := range n {
 		for j := 0; j <= i; j++ {
 			wij := w.inv[i*n+j] - w.a[i]*w.a[j]
@@ -398,6 +508,7 @@ func (e *Exact) nll(w *mllWork, d2 []float64, u [3]float64, grad []float64) floa
 				mult = 1
 			}
 			gEll += mult * wij * w.dk[i*n+j]
+			gMix += mult * wij * w.dw[i*n+j]
 			kf := w.k[i*n+j]
 			if i == j {
 				kf -= noise
@@ -410,6 +521,9 @@ func (e *Exact) nll(w *mllWork, d2 []float64, u [3]float64, grad []float64) floa
 	grad[0] = c * gEll / ell * dEll // ∂/∂ℓ = (∂/∂log ℓ)/ℓ
 	grad[1] = c * gS / s * dS
 	grad[2] = c * gNoise * dNoise
+	if len(grad) > 3 {
+		grad[3] = c * gMix
+	}
 	return f
 }
 
@@ -480,17 +594,14 @@ func (e *Exact) Predict(mean, variance, x []float64, observationNoise bool) {
 
 // cross returns s·k(X, x) (N×C) for C candidates x, and their squared norms.
 func (e *Exact) cross(x []float64, c int) (kt, xn []float64) {
-	n := len(e.y)
-	xn = make([]float64, c)
-	sqNorms(xn, x, e.d)
-	kt = make([]float64, n*c)
+	n, nb := len(e.y), e.blocks()
+	xn = make([]float64, nb*c)
+	e.norms(xn, x, c)
+	kt = make([]float64, nb*n*c)
 	e.pairs(kt, e.x, n, e.xn, x, c, xn)
 	ell, s, _ := e.Hyper()
-	for i, v := range kt {
-		k, _ := e.kern(v, ell)
-		kt[i] = s * k
-	}
-	return kt, xn
+	e.covTo(kt, kt, n*c, ell, s, e.weight(), nil, nil)
+	return kt[:n*c], xn
 }
 
 // Sample draws S = nSamples joint posterior samples of f (observationNoise false) or y (true) at C = len(x)/D
@@ -514,15 +625,13 @@ func (e *Exact) Sample(ctx context.Context, dst, x []float64, nSamples int, obse
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("gp: exact sample: %w", err)
 	}
-	cov := make([]float64, c*c)
+	pm := make([]float64, e.blocks()*c*c)
+	cov := pm[:c*c]
 	var ok bool
 	for try := 0; ; try++ {
-		e.pairs(cov, x, c, xn, x, c, xn)
+		e.pairs(pm, x, c, xn, x, c, xn)
 		ell, _, _ := e.Hyper()
-		for i, v := range cov {
-			k, _ := e.kern(v, ell)
-			cov[i] = s * k
-		}
+		e.covTo(cov, pm, c*c, ell, s, e.weight(), nil, nil)
 		// cov −= VᵀV (lower triangle)
 		w := make([]float64, len(kt))
 		for i, v := range kt {
@@ -574,6 +683,7 @@ type exactState struct {
 	Cfg      ExactConfig
 	D        int
 	Raw      [3]float64
+	Mix      float64 // TanimotoMatern's raw weight
 	Med      float64
 	X, Y     []float64 // Y standardised, so that a restored model is bit-identical
 	YMu, YSd float64
@@ -582,7 +692,7 @@ type exactState struct {
 // MarshalBinary encodes the settings, hyperparameters and training data.
 func (e *Exact) MarshalBinary() ([]byte, error) {
 	var buf bytes.Buffer
-	err := gob.NewEncoder(&buf).Encode(exactState{e.cfg, e.d, e.raw, e.med, e.x, e.y, e.yMu, e.ySd})
+	err := gob.NewEncoder(&buf).Encode(exactState{Cfg: e.cfg, D: e.d, Raw: e.raw, Mix: e.mix, Med: e.med, X: e.x, Y: e.y, YMu: e.yMu, YSd: e.ySd})
 	return buf.Bytes(), err
 }
 
@@ -595,15 +705,19 @@ func (e *Exact) UnmarshalBinary(data []byte) error {
 	if st.D <= 0 || len(st.X) != len(st.Y)*st.D {
 		return errors.New("gp: exact model: data do not match their shape")
 	}
-	*e = Exact{cfg: st.Cfg, d: st.D, raw: st.Raw, med: st.Med, x: st.X, yMu: st.YMu, ySd: st.YSd}
+	if st.Cfg.Kernel == TanimotoMatern && (st.Cfg.Split <= 0 || st.Cfg.Split >= st.D) {
+		return fmt.Errorf("gp: exact model: split %d of %d inputs", st.Cfg.Split, st.D)
+	}
+	*e = Exact{cfg: st.Cfg, d: st.D, raw: st.Raw, mix: st.Mix, med: st.Med, x: st.X, yMu: st.YMu, ySd: st.YSd}
 	n := len(st.Y)
 	if n == 0 {
 		return nil
 	}
 	e.y = st.Y
-	e.xn = make([]float64, n)
-	sqNorms(e.xn, e.x, e.d)
-	d2 := make([]float64, n*n)
+	nb := e.blocks()
+	e.xn = make([]float64, nb*n)
+	e.norms(e.xn, e.x, n)
+	d2 := make([]float64, nb*n*n)
 	e.pairs(d2, e.x, n, e.xn, e.x, n, e.xn)
 	return e.factor(d2)
 }

@@ -63,36 +63,57 @@ func tanimoto(a, b []float64) float64 {
 	return ab / (aa + bb - ab)
 }
 
-// inputs returns kernel k's kind of synthetic data.
+// inputs returns kernel k's kind of synthetic data: for TanimotoMatern, count vectors of split(k, d) entries then
+// d − split continuous ones (d ≥ 4), scored by the sum of the two objectives.
 func inputs(k Kernel, rng *rand.Rand, n, d int, noise float64) (x, y []float64) {
-	if k == Tanimoto {
+	switch k {
+	case Tanimoto:
 		return synthCounts(rng, n, d, noise)
+	case TanimotoMatern:
+		d1 := split(k, d)
+		x1, y1 := synthCounts(rng, n, d1, noise)
+		x2, y2 := synth(rng, n, d-d1, 0)
+		x, y = make([]float64, 0, n*d), make([]float64, n)
+		for i := range n {
+			x = append(append(x, x1[i*d1:(i+1)*d1]...), x2[i*(d-d1):(i+1)*(d-d1)]...)
+			y[i] = y1[i] + 0.3*y2[i]
+		}
+		return x, y
 	}
 	return synth(rng, n, d, noise)
 }
 
+// split is the ExactConfig.Split of the tests' TanimotoMatern data of d inputs, else 0.
+func split(k Kernel, d int) int {
+	if k == TanimotoMatern {
+		return d - 3
+	}
+	return 0
+}
+
 func TestExactNLLGradient(t *testing.T) {
-	for _, k := range []Kernel{Matern52, RBF, Tanimoto} {
+	for _, k := range []Kernel{Matern52, RBF, Tanimoto, TanimotoMatern} {
 		rng := rand.New(rand.NewPCG(1, 2))
 		const n, d = 30, 5
 		x, y := inputs(k, rng, n, d, 0.1)
-		e := NewExact(ExactConfig{Kernel: k}, d)
-		e.x, e.xn = x, make([]float64, n)
-		sqNorms(e.xn, x, d)
+		e := NewExact(ExactConfig{Kernel: k, Split: split(k, d)}, d)
+		nb := e.blocks()
+		e.x, e.xn = x, make([]float64, nb*n)
+		e.norms(e.xn, x, n)
 		e.yMu, e.ySd = meanStd(y)
 		for _, v := range y {
 			e.y = append(e.y, (v-e.yMu)/e.ySd)
 		}
-		d2 := make([]float64, n*n)
+		d2 := make([]float64, nb*n*n)
 		e.pairs(d2, x, n, e.xn, x, n, e.xn)
-		e.med = medianOffDiag(d2, n)
+		e.med = medianOffDiag(d2[(nb-1)*n*n:], n)
 		w := newMLLWork(n)
-		u := [3]float64{0.3, -0.2, 0.4}
-		g := make([]float64, 3)
+		u := []float64{0.3, -0.2, 0.4, 0.7}[:2+nb]
+		g := make([]float64, len(u))
 		e.nll(w, d2, u, g)
-		for i := range 3 {
+		for i := range u {
 			const h = 1e-6
-			up, dn := u, u
+			up, dn := slices.Clone(u), slices.Clone(u)
 			up[i] += h
 			dn[i] -= h
 			fd := (e.nll(w, d2, up, nil) - e.nll(w, d2, dn, nil)) / (2 * h)
@@ -106,7 +127,7 @@ func TestExactNLLGradient(t *testing.T) {
 // TestExactPosteriorDirect checks Predict and the sample moments against the textbook formulas computed with
 // gonum/mat.
 func TestExactPosteriorDirect(t *testing.T) {
-	for _, kind := range []Kernel{Matern52, Tanimoto} {
+	for _, kind := range []Kernel{Matern52, Tanimoto, TanimotoMatern} {
 		t.Run(kind.String(), func(t *testing.T) { testExactPosteriorDirect(t, kind) })
 	}
 }
@@ -115,22 +136,29 @@ func testExactPosteriorDirect(t *testing.T, kind Kernel) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const n, d, c = 25, 4, 6
 	x, y := inputs(kind, rng, n, d, 0.05)
-	e := NewExact(ExactConfig{Kernel: kind}, d)
+	e := NewExact(ExactConfig{Kernel: kind, Split: split(kind, d)}, d)
 	if err := e.Fit(context.Background(), x, y); err != nil {
 		t.Fatal(err)
 	}
 	xs, _ := inputs(kind, rng, c, d, 0)
 	ell, s, noise := e.Hyper()
-	k := func(a, b []float64) float64 {
-		if kind == Tanimoto {
-			return s * tanimoto(a, b)
-		}
+	matern := func(a, b []float64) float64 {
 		var d2 float64
 		for i := range a {
 			d2 += (a[i] - b[i]) * (a[i] - b[i])
 		}
-		v, _ := e.kern(d2, ell)
-		return s * v
+		v, _ := matern52(d2, ell)
+		return v
+	}
+	k := func(a, b []float64) float64 {
+		switch kind {
+		case Tanimoto:
+			return s * tanimoto(a, b)
+		case TanimotoMatern:
+			w, m := e.weight(), split(kind, d)
+			return s * (w*tanimoto(a[:m], b[:m]) + (1-w)*matern(a[m:], b[m:]))
+		}
+		return s * matern(a, b)
 	}
 	kxx := mat.NewSymDense(n, nil)
 	for i := range n {
@@ -199,7 +227,7 @@ func testExactPosteriorDirect(t *testing.T, kind Kernel) {
 // TestExactImprovesWithData is the surrogate's learning test: on a synthetic function, the rank correlation
 // between the posterior mean and the truth on held-out points rises with the training set, and ends high.
 func TestExactImprovesWithData(t *testing.T) {
-	for _, kind := range []Kernel{Matern52, Tanimoto} {
+	for _, kind := range []Kernel{Matern52, Tanimoto, TanimotoMatern} {
 		t.Run(kind.String(), func(t *testing.T) { testExactImprovesWithData(t, kind) })
 	}
 }
@@ -207,14 +235,14 @@ func TestExactImprovesWithData(t *testing.T) {
 func testExactImprovesWithData(t *testing.T, kind Kernel) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	d := 6
-	if kind == Tanimoto {
+	if kind != Matern52 {
 		d = 64 // count vectors need more entries to tell points apart
 	}
 	xt, yt := inputs(kind, rng, 300, d, 0)
 	var prev float64 = -1
 	for _, n := range []int{10, 40, 160} {
 		x, y := inputs(kind, rng, n, d, 0.01)
-		e := NewExact(ExactConfig{Kernel: kind}, d)
+		e := NewExact(ExactConfig{Kernel: kind, Split: split(kind, d)}, d)
 		if err := e.Fit(context.Background(), x, y); err != nil {
 			t.Fatal(err)
 		}
@@ -264,15 +292,15 @@ func ranks(v []float64) []float64 {
 
 // TestExactMarshalRoundTrip: a restored model samples bit-identically.
 func TestExactMarshalRoundTrip(t *testing.T) {
-	for _, kind := range []Kernel{Matern52, Tanimoto} {
+	for _, kind := range []Kernel{Matern52, Tanimoto, TanimotoMatern} {
 		t.Run(kind.String(), func(t *testing.T) { testExactMarshalRoundTrip(t, kind) })
 	}
 }
 
 func testExactMarshalRoundTrip(t *testing.T, kind Kernel) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	x, y := inputs(kind, rng, 40, 3, 0.1)
-	e := NewExact(ExactConfig{Kernel: kind}, 3)
+	x, y := inputs(kind, rng, 40, 5, 0.1)
+	e := NewExact(ExactConfig{Kernel: kind, Split: split(kind, 5)}, 5)
 	if err := e.Fit(context.Background(), x, y); err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +312,7 @@ func testExactMarshalRoundTrip(t *testing.T, kind Kernel) {
 	if err := r.UnmarshalBinary(b); err != nil {
 		t.Fatal(err)
 	}
-	xs, _ := inputs(kind, rng, 10, 3, 0)
+	xs, _ := inputs(kind, rng, 10, 5, 0)
 	a1, a2 := make([]float64, 30), make([]float64, 30)
 	if err := e.Sample(context.Background(), a1, xs, 3, true, rand.New(rand.NewPCG(1, 1))); err != nil {
 		t.Fatal(err)
