@@ -187,10 +187,11 @@ func matern52(d2, ell float64) (k, dLogEll float64) {
 // weight returns TanimotoMatern's w.
 func (e *Exact) weight() float64 { return sigmoid(e.mix) }
 
-// sqDist writes the squared distances between the rows of a (r×D) and b (c×D) into dst (r×c), given their
-// squared row norms.
-func sqDist(dst, a []float64, r int, an []float64, b []float64, c int, bn []float64, d int) {
-	blas64.Gemm(blas.NoTrans, blas.Trans, -2, gen(a, r, d), gen(b, c, d), 0, gen(dst, r, c))
+// sqDistTo writes the squared distances between the rows of a and b into dst (a.Rows×b.Rows), given their
+// squared norms.
+func sqDistTo(dst []float64, a blas64.General, an []float64, b blas64.General, bn []float64) {
+	r, c := a.Rows, b.Rows
+	blas64.Gemm(blas.NoTrans, blas.Trans, -2, a, b, 0, gen(dst, r, c))
 	for i := range r {
 		row := dst[i*c : (i+1)*c]
 		for j := range row {
@@ -217,16 +218,8 @@ func (e *Exact) norms(dst, x []float64, n int) {
 	}
 	k := e.cfg.Split
 	for i := range n {
-		dst[i], dst[n+i] = dot(x[i*e.d:i*e.d+k]), dot(x[i*e.d+k:(i+1)*e.d])
+		dst[i], dst[n+i] = sumSquares(x[i*e.d:i*e.d+k]), sumSquares(x[i*e.d+k:(i+1)*e.d])
 	}
-}
-
-func dot(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x * x
-	}
-	return s
 }
 
 // cols returns the columns [off, off+w) of the r rows of a (r×D) as a matrix that shares a's memory.
@@ -243,16 +236,9 @@ func (e *Exact) pairs(dst, a []float64, r int, an []float64, b []float64, c int,
 	case TanimotoMatern:
 		k, rest := e.cfg.Split, e.d-e.cfg.Split
 		tanimotoTo(dst[:r*c], e.cols(a, r, 0, k), an[:r], e.cols(b, c, 0, k), bn[:c])
-		blas64.Gemm(blas.NoTrans, blas.Trans, -2, e.cols(a, r, k, rest), e.cols(b, c, k, rest), 0, gen(dst[r*c:], r, c))
-		d2 := dst[r*c:]
-		for i := range r {
-			row := d2[i*c : (i+1)*c]
-			for j := range row {
-				row[j] = max(row[j]+an[r+i]+bn[c+j], 0)
-			}
-		}
+		sqDistTo(dst[r*c:], e.cols(a, r, k, rest), an[r:], e.cols(b, c, k, rest), bn[c:])
 	default:
-		sqDist(dst, a, r, an, b, c, bn, e.d)
+		sqDistTo(dst, gen(a, r, e.d), an, gen(b, c, e.d), bn)
 	}
 }
 
@@ -272,14 +258,20 @@ func tanimotoTo(dst []float64, a blas64.General, an []float64, b blas64.General,
 	}
 }
 
+// sqNorms writes the squared norms of the len(dst) rows of a (rows of d) into dst.
 func sqNorms(dst, a []float64, d int) {
 	for i := range dst {
-		var s float64
-		for _, v := range a[i*d : (i+1)*d] {
-			s += v * v
-		}
-		dst[i] = s
+		dst[i] = sumSquares(a[i*d : (i+1)*d])
 	}
+}
+
+// sumSquares returns Σ vᵢ².
+func sumSquares(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x * x
+	}
+	return s
 }
 
 // Fit sets the training data to x (N×D) and y (N) and refits the hyperparameters. It checks ctx between
