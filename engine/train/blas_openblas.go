@@ -26,6 +26,9 @@ static int nfbo_openblas_load_core(const char *name) {
 	unsetenv("OPENBLAS_CORETYPE");
 	return 1;
 }
+
+// nfbo_openblas_dynamic reports whether the library chooses its kernels at load time (DYNAMIC_ARCH).
+static int nfbo_openblas_dynamic(void) { return dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init") != NULL; }
 */
 import "C"
 
@@ -95,6 +98,10 @@ func loadOpenBLASCore(name string) string {
 	}
 	return before
 }
+
+// openblasDynamic reports whether OpenBLAS chooses its kernels at load time, so that OPENBLAS_CORETYPE and
+// loadOpenBLASCore can change them (Debian's can; a build for one CPU cannot).
+func openblasDynamic() bool { return C.nfbo_openblas_dynamic() != 0 }
 
 // blasNote says, for BLASName, that init replaced OpenBLAS's choice of kernels.
 func blasNote() string {
