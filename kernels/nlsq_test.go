@@ -199,3 +199,67 @@ func TestNLSqLogA(t *testing.T) {
 		t.Errorf("NLSqLogA = %v, want %v", NLSqLogA, want)
 	}
 }
+
+// nlsqSolveHyperbolic is the reference's closed form as it is written (flows.py, NLSq.standard), with the
+// hyperbolic functions: the float64 oracle for nlsqSolve's cube roots.
+func nlsqSolveHyperbolic(u, a, b, c, d, f float64) float64 {
+	ua := u - a
+	f2 := 1 + f*f
+	A := -b * d * d
+	B := ua*d*d - 2*b*d*f
+	C := 2*ua*d*f - b*f2
+	Dc := ua*f2 - c
+	p := (3*A*C - B*B) / (3 * A * A)
+	q := (2*B*B*B - 9*A*B*C + 27*A*A*Dc) / (27 * A * A * A)
+	var t float64
+	switch {
+	case p > 0:
+		t = -2 * math.Sqrt(p/3) * math.Sinh(math.Asinh((3*q/(2*p))*math.Sqrt(3/p))/3)
+	case p < 0:
+		ap := -p
+		arg := (-3*math.Abs(q)/(2*p))*math.Sqrt(3/ap) - 1
+		t = -2 * sign(q) * math.Sqrt(ap/3) * math.Cosh(math.Acosh(math.Abs(arg)+1)/3)
+	default:
+		t = -math.Cbrt(q)
+	}
+	return t - B/(3*A)
+}
+
+// TestNLSqSolveMatchesHyperbolic holds the cube-root form of the solve to the reference's hyperbolic one: the
+// helpers satisfy the triple-angle identities sinh 3θ = 4 sinh³θ + 3 sinh θ and cosh 3θ = 4 cosh³θ − 3 cosh θ
+// to a few ulps over their whole range (the series' switch included), where the hyperbolic form loses digits
+// for large arguments; and over the round trip's parameters the solve recovers w at least as well as the
+// hyperbolic form does (TestNLSqInverse64RoundTrip's units).
+func TestNLSqSolveMatchesHyperbolic(t *testing.T) {
+	const eps = 0x1p-52
+	for _, x := range []float64{0, 1e-300, 1e-8, 0x1p-10 * (1 - 1e-15), 0x1p-10, 0x1p-10 * (1 + 1e-15), 1e-3, 0.1, 1, 7,
+		1e3, 1e8, 1e150, 0x1p500, 1e200, 1e300} {
+		for _, sx := range []float64{x, -x} {
+			y := sinhThirdAsinh(sx)
+			if r := 4*y*y*y + 3*y; math.Abs(r-sx) > 8*eps*math.Abs(sx) || math.Signbit(y) != math.Signbit(sx) {
+				t.Errorf("sinhThirdAsinh(%g) = %.17g: 4y³+3y = %.17g", sx, y, r)
+			}
+			if want := math.Sinh(math.Asinh(sx) / 3); math.Abs(y-want) > 1e-12*math.Abs(want) {
+				t.Errorf("sinhThirdAsinh(%g) = %.17g, hyperbolic form %.17g", sx, y, want)
+			}
+		}
+		x1 := 1 + x
+		y := coshThirdAcosh(x1)
+		if r := 4*y*y*y - 3*y; math.Abs(r-x1) > 8*eps*(4*y*y*y) {
+			t.Errorf("coshThirdAcosh(%g) = %.17g: 4y³−3y = %.17g", x1, y, r)
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for iter := range 200000 {
+		raw := randRaw(rng, []float64{0.1, 1, 3, 8}[iter%4])
+		a, b, c, d, f := NLSqPseudo(raw)
+		w := []float64{rng.NormFloat64(), 10 * rng.NormFloat64(), 100 * rng.NormFloat64()}[iter%3]
+		u, ld := NLSqForward64(w, a, b, c, d, f)
+		scale := (1 + math.Abs(u)) / math.Exp(ld)
+		got, hyp := nlsqSolve(u, a, b, c, d, f), nlsqSolveHyperbolic(u, a, b, c, d, f)
+		if e, eh := math.Abs(got-w)/scale, math.Abs(hyp-w)/scale; e > eh+1e-12 {
+			t.Fatalf("iter %d (a=%g b=%g c=%g d=%g f=%g, w=%.17g): %.17g (error %.3g), hyperbolic form %.17g (%.3g)",
+				iter, a, b, c, d, f, w, got, e, hyp, eh)
+		}
+	}
+}

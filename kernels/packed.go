@@ -151,7 +151,27 @@ func mulPacked(fn string, dst []float32, ldc int, a []float32, lda, m int, p *Pa
 			}
 		}
 	}
-	// Fewer than 4 rows left: one row at a time.
+	left := m - mBlocks
+	if left == 0 {
+		return
+	}
+	if m >= kernelRows {
+		// The last 1-3 rows: the block of the last four rows, which overlaps
+		// the one before, computed into a tile of which those rows are kept.
+		// Each entry is the micro-kernel's sum, as in the blocks above, so a
+		// row's result does not depend on where the batch puts it.
+		var tile [kernelRows * PanelCols]float32
+		i := m - kernelRows
+		for j := range (n + PanelCols - 1) / PanelCols {
+			kern(k, a[i*rs:], lda, p.panel(j), tile[:], PanelCols, 0)
+			w := min(PanelCols, n-j*PanelCols)
+			for r := kernelRows - left; r < kernelRows; r++ {
+				addRow(dst[(i+r)*ldc+j*PanelCols:][:w], tile[r*PanelCols:][:w], add)
+			}
+		}
+		return
+	}
+	// Fewer than 4 rows in all: one row at a time.
 	for i := mBlocks; i < m; i++ {
 		for j := range (n + PanelCols - 1) / PanelCols {
 			var acc [PanelCols]float32
