@@ -132,10 +132,19 @@ func mulPacked(fn string, dst []float32, ldc int, a []float32, lda, m int, p *Pa
 	// from memory once and then from the core's cache, which matters when
 	// the packed matrix is larger than the cache (paper's Whh is 4 MB).
 	full := n / PanelCols // panels whose 16 columns all lie in dst
-	mBlocks := m / kernelRows * kernelRows
+	// Rows in blocks of 8 where the AVX-512 kernel runs (a not transposed), then of 4. Both kernels sum each
+	// entry in the same order with the same fused multiply-adds.
+	var m8 int
+	if wr := wideRows(); wr > 0 && !trans {
+		m8 = m / wr * wr
+	}
+	mBlocks := m8 + (m-m8)/kernelRows*kernelRows
 	for j := range full {
 		pan := p.panel(j)
-		for i := 0; i < mBlocks; i += kernelRows {
+		for i := 0; i < m8; i += 8 {
+			kernel8x16(k, a[i*rs:], lda, pan, dst[i*ldc+j*PanelCols:], ldc, addFlag)
+		}
+		for i := m8; i < mBlocks; i += kernelRows {
 			kern(k, a[i*rs:], lda, pan, dst[i*ldc+j*PanelCols:], ldc, addFlag)
 		}
 	}

@@ -9,9 +9,46 @@ import "golang.org/x/sys/cpu"
 // registers, which cpu checks).
 var packedAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
+// packedWide says whether the 8-row AVX-512 micro-kernel can run (its 512-bit
+// registers saved by the OS, which cpu checks too).
+var packedWide = packedAsm && cpu.X86.HasAVX512F
+
 // PackedAccelerated reports whether MulPackedTo runs its assembly
 // micro-kernel on this machine.
 func PackedAccelerated() bool { return packedAsm }
+
+// PackedKernel names the micro-kernel MulPackedTo runs on this machine: "AVX-512" (8×16 blocks, the 4×16
+// AVX2 one for the rest), "AVX2/FMA" or "Go".
+func PackedKernel() string {
+	switch {
+	case packedWide:
+		return "AVX-512"
+	case packedAsm:
+		return "AVX2/FMA"
+	}
+	return "Go"
+}
+
+// wideRows is the number of rows the wide micro-kernel computes at once: 0 where it cannot run.
+func wideRows() int {
+	if packedWide {
+		return 8
+	}
+	return 0
+}
+
+// sgemm8x16 is sgemm4x16 for 8 rows in AVX-512 (packed_amd64.s).
+//
+//go:noescape
+func sgemm8x16(k int, a *float32, lda int, b *float32, c *float32, ldc int, add int)
+
+// kernel8x16 computes one 8×16 block of a product; only where packedWide.
+func kernel8x16(k int, a []float32, lda int, b []float32, c []float32, ldc int, add int) {
+	_ = a[7*lda+k-1]
+	_ = b[k*PanelCols-1]
+	_ = c[7*ldc+PanelCols-1]
+	sgemm8x16(k, &a[0], lda, &b[0], &c[0], ldc, add)
+}
 
 // sgemm4x16 is kernel4x16Go in AVX2 and FMA (packed_amd64.s) on raw
 // pointers: a is 4 rows of k values (row stride lda), b a k×16 panel, c a

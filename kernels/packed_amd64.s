@@ -163,3 +163,90 @@ twrite:
 	STOREBLOCK
 	VZEROUPPER
 	RET
+
+// KSTEP8(boff, aoff) adds a[r][kk] · b[kk][0:16] to rows r = 0..7 of an
+// 8×16 block, one 16-float vector a row: the panel row at boff(DI) into Z16,
+// the values of a broadcast from memory by the fused multiply-adds, rows 0-3
+// from SI and 4-7 from R12 (= SI + 4·lda).
+#define KSTEP8(boff, aoff) \
+	VMOVUPS          boff(DI), Z16 \
+	VFMADD231PS.BCST aoff(SI), Z16, Z0 \
+	VFMADD231PS.BCST aoff(SI)(R8*1), Z16, Z1 \
+	VFMADD231PS.BCST aoff(SI)(R8*2), Z16, Z2 \
+	VFMADD231PS.BCST aoff(SI)(R9*1), Z16, Z3 \
+	VFMADD231PS.BCST aoff(R12), Z16, Z4 \
+	VFMADD231PS.BCST aoff(R12)(R8*1), Z16, Z5 \
+	VFMADD231PS.BCST aoff(R12)(R8*2), Z16, Z6 \
+	VFMADD231PS.BCST aoff(R12)(R9*1), Z16, Z7
+
+// func sgemm8x16(k int, a *float32, lda int, b *float32, c *float32, ldc int, add int)
+//
+// sgemm4x16 for 8 rows in AVX-512: c[r][0:16] (+)= Σ_kk a[r][kk] · b[kk][0:16]
+// for r = 0..7, k ≥ 1, Z0-Z7 holding the block. Each entry is summed in the
+// same order with the same fused multiply-adds as sgemm4x16's, so the two
+// kernels give a row the same bits.
+TEXT ·sgemm8x16(SB), NOSPLIT, $0-56
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	SHLQ $2, R8             // lda in bytes
+	LEAQ (R8)(R8*2), R9     // 3·lda
+	LEAQ (SI)(R8*4), R12    // row 4
+	MOVQ b+24(FP), DI
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R10
+	SHLQ $2, R10            // ldc in bytes
+	LEAQ (R10)(R10*2), R11  // 3·ldc
+	LEAQ (DX)(R10*4), R13   // row 4 of c
+
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+	MOVQ CX, BX
+	SHRQ $1, BX             // pairs of kk
+	JZ   wtail
+
+wpairs:
+	KSTEP8(0, 0)
+	KSTEP8(64, 4)
+	ADDQ $8, SI
+	ADDQ $8, R12
+	ADDQ $128, DI
+	DECQ BX
+	JNZ  wpairs
+
+wtail:
+	ANDQ $1, CX
+	JZ   wstore
+	KSTEP8(0, 0)
+
+wstore:
+	MOVQ add+48(FP), AX
+	TESTQ AX, AX
+	JZ   wwrite
+	VADDPS (DX), Z0, Z0
+	VADDPS (DX)(R10*1), Z1, Z1
+	VADDPS (DX)(R10*2), Z2, Z2
+	VADDPS (DX)(R11*1), Z3, Z3
+	VADDPS (R13), Z4, Z4
+	VADDPS (R13)(R10*1), Z5, Z5
+	VADDPS (R13)(R10*2), Z6, Z6
+	VADDPS (R13)(R11*1), Z7, Z7
+
+wwrite:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R10*1)
+	VMOVUPS Z2, (DX)(R10*2)
+	VMOVUPS Z3, (DX)(R11*1)
+	VMOVUPS Z4, (R13)
+	VMOVUPS Z5, (R13)(R10*1)
+	VMOVUPS Z6, (R13)(R10*2)
+	VMOVUPS Z7, (R13)(R11*1)
+	VZEROUPPER
+	RET

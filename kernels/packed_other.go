@@ -6,6 +6,17 @@ package kernels
 // micro-kernel on this machine: never in this build.
 func PackedAccelerated() bool { return false }
 
+// PackedKernel names the micro-kernel MulPackedTo runs: "Go" in this build.
+func PackedKernel() string { return "Go" }
+
+// wideRows is 0: this build has no wide micro-kernel.
+func wideRows() int { return 0 }
+
+// kernel8x16 is never called in this build (wideRows is 0).
+func kernel8x16(k int, a []float32, lda int, b []float32, c []float32, ldc int, add int) {
+	panic("kernels: kernel8x16 without AVX-512")
+}
+
 // kernel4x16 computes one 4×16 block of a product; see kernel4x16Go.
 func kernel4x16(k int, a []float32, lda int, b []float32, c []float32, ldc int, add int) {
 	kernel4x16Go(k, a, lda, b, c, ldc, add)

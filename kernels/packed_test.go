@@ -124,7 +124,7 @@ func TestKernel4x16MatchesGo(t *testing.T) {
 // differently from the micro-kernel's fused multiply-adds.)
 func TestMulPackedRowIndependent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	const k, n, rows = 37, 40, 11
+	const k, n, rows = 37, 40, 19
 	for _, transA := range []bool{false, true} {
 		var p Packed
 		p.Pack(randSlice(rng, k*n), n, k, n, false)
