@@ -180,7 +180,22 @@ func mulPacked(fn string, dst []float32, ldc int, a []float32, lda, m int, p *Pa
 		}
 		return
 	}
-	// Fewer than 4 rows in all: one row at a time.
+	if !trans {
+		// Fewer than 4 rows in all: each row alone on the micro-kernel, with a
+		// row stride of 0 so that its four rows are that one (three computed in
+		// vain, still several times faster than the loop below, and the same
+		// bits as in any other block).
+		var tile [kernelRows * PanelCols]float32
+		for i := range m {
+			for j := range (n + PanelCols - 1) / PanelCols {
+				kern(k, a[i*rs:], 0, p.panel(j), tile[:], PanelCols, 0)
+				w := min(PanelCols, n-j*PanelCols)
+				addRow(dst[i*ldc+j*PanelCols:][:w], tile[:w], add)
+			}
+		}
+		return
+	}
+	// Fewer than 4 rows of a stored transposed: one row at a time.
 	for i := mBlocks; i < m; i++ {
 		for j := range (n + PanelCols - 1) / PanelCols {
 			var acc [PanelCols]float32
