@@ -29,7 +29,7 @@ func newFlowstatsCmd() *Command {
 	lengths := fs.String("lengths", "0.8,0.4,0.2,0.1", "comma-separated trust-region lengths of the locality table")
 	prob := fs.Float64("prob", 0.1, "probability that each latent dimension is perturbed")
 	seed := fs.Uint64("seed", 1, "random seed")
-	backend := fs.String("backend", "auto", "inference backend: go, ort or auto")
+	backend := fs.String("backend", "auto", "inference backend: go, ort or auto (pure Go on x86-64 with AVX2, else ONNX Runtime when found)")
 	cmd := &Command{
 		UsageLine: "flowstats -model DIR -data FILE [-anchors FILE -task COLUMN] [-t 88] [-nll-t 64,88,109]",
 		Short:     "measure a model as the optimiser's move operator",

@@ -185,7 +185,7 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 		return err
 	})
 	fs.StringVar(&a.Update, "update", "once", "surrogate training: once (before the loop, the reference code) or every (each iteration, the paper)")
-	fs.StringVar(&a.Backend, "backend", "auto", "who runs the flow: auto (ONNX Runtime when its library is found, else pure Go), go, ort or cuda (the GPU)")
+	fs.StringVar(&a.Backend, "backend", "auto", "who runs the flow: auto (pure Go on x86-64 with AVX2, else ONNX Runtime when its library is found, else pure Go), go, ort or cuda (the GPU)")
 	fs.IntVar(&a.Candidates, "candidates", 0, "candidates per trust region; 0 means 1000 with -variant screened, min(50000, max(2000, 200·D))/anchors with reference")
 	fs.IntVar(&a.Anchors, "anchors", 0, "trust regions per iteration; 0 means the preset's")
 	fs.IntVar(&a.Queries, "queries", 0, "Thompson-sampled proposals per trust region; 0 means the preset's (the pmo preset's screened variant: 10)")

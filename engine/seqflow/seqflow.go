@@ -4,8 +4,8 @@
 // that goes into the run directory's checkpoint.
 //
 // Encoding and decoding run through a model.LatentCodec: in pure Go (model.GoLatentCodec) or, with
-// Options.Backend "ort" or "auto", in batches on ONNX Runtime (engine/ort.Runner), whose sessions are rebuilt
-// from the new weights after every fine-tune (0.1–0.5 s). With Backend "cuda" both run on the GPU
+// Options.Backend "ort" (or "auto" on a CPU without kernels' assembly), in batches on ONNX Runtime
+// (engine/ort.Runner), whose sessions are rebuilt from the new weights after every fine-tune (0.1–0.5 s). With Backend "cuda" both run on the GPU
 // (engine/gpuflow.LatentCodec, the weights uploaded again after every fine-tune), and so does fine-tuning
 // (engine/gpustep as the trainer's Device, unless Options.Train.Device names another).
 package seqflow
@@ -26,6 +26,7 @@ import (
 	"github.com/nfbo/nfbo/engine/gpustep"
 	"github.com/nfbo/nfbo/engine/ort"
 	"github.com/nfbo/nfbo/engine/train"
+	"github.com/nfbo/nfbo/kernels"
 	"github.com/nfbo/nfbo/model"
 )
 
@@ -47,8 +48,10 @@ type Options struct {
 	// Workers is the number of goroutines for pure-Go encoding and decoding; 0 means runtime.GOMAXPROCS(0).
 	Workers int
 	// Backend runs encoding and decoding: "go" (or "") pure Go; "ort" ONNX Runtime, an error if its library
-	// cannot be loaded; "auto" ONNX Runtime when its library is found, else pure Go after one warning to Warn;
-	// "cuda" GPU 0 (engine/gpuflow), an error without one, with fine-tuning on it too (engine/gpustep).
+	// cannot be loaded; "auto" pure Go where kernels' assembly runs (kernels.PackedAccelerated: x86-64 with
+	// AVX2 and FMA), where it decodes 1.6-2x as fast as ONNX Runtime, and elsewhere ONNX Runtime when its
+	// library is found, else pure Go after one warning to Warn; "cuda" GPU 0 (engine/gpuflow), an error without
+	// one, with fine-tuning on it too (engine/gpustep).
 	Backend string
 	// Warn receives the "auto" fallback warning; nil means os.Stderr.
 	Warn io.Writer
@@ -121,6 +124,13 @@ func (f *Flow) open() error {
 	case "ort":
 		f.codec, err = ort.NewRunner(f.flow, ort.Options{})
 	case "auto":
+		// Decoding is most of the codec's work in a run; on kernels' assembly pure Go does it 1.6-2x as fast as
+		// ONNX Runtime (BENCHMARKS.md, "The pure-Go decoder on AVX-512"), and rebuilds nothing after a fine-tune.
+		if kernels.PackedAccelerated() {
+			f.codec = model.NewGoLatentCodec(f.flow, f.opts.Workers)
+			f.opts.Backend = "go"
+			break
+		}
 		if f.codec, err = ort.Open(f.flow, ort.Options{Warn: f.opts.Warn}); err == nil && f.codec.Backend() == "go" {
 			f.opts.Backend = "go"
 		}

@@ -3,6 +3,7 @@ package seqflow_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/engine/seqflow"
+	"github.com/nfbo/nfbo/kernels"
 	"github.com/nfbo/nfbo/model"
 )
 
@@ -153,6 +155,21 @@ func roundTrip(t *testing.T, f *seqflow.Flow, x []int, what string) []float64 {
 		t.Errorf("%s: decode(encode(x)) != x", what)
 	}
 	return z
+}
+
+// TestAutoBackend: "auto" is pure Go where kernels' assembly runs, the faster decoder there, and ONNX Runtime
+// (or pure Go without its library) elsewhere; a round trip is exact either way.
+func TestAutoBackend(t *testing.T) {
+	f, err := seqflow.New(tiny(t), 12, seqflow.Options{Backend: "auto", Warn: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got := f.Backend()
+	if kernels.PackedAccelerated() && got != "go" || !kernels.PackedAccelerated() && got != "onnxruntime" && got != "go" {
+		t.Fatalf("auto chose %q (kernels' assembly: %v)", got, kernels.PackedAccelerated())
+	}
+	roundTrip(t, f, seqs(rand.New(rand.NewPCG(5, 5)), 16, 12, 12), "auto")
 }
 
 func TestONNXRuntime(t *testing.T) {
