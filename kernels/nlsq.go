@@ -81,14 +81,7 @@ func NLSqInverse64(u, a, b, c, d, f float64) (w, logDet float64) {
 // take a logarithm and an exponential each: the same root, as accurate or
 // more (TestNLSqSolveMatchesHyperbolic), in less time.
 func nlsqSolve(u, a, b, c, d, f float64) (w float64) {
-	ua := u - a
-	f2 := 1 + f*f
-	A := -b * d * d
-	B := ua*d*d - 2*b*d*f
-	C := 2*ua*d*f - b*f2
-	Dc := ua*f2 - c
-	p := (3*A*C - B*B) / (3 * A * A)
-	q := (2*B*B*B - 9*A*B*C + 27*A*A*Dc) / (27 * A * A * A)
+	p, q, shift := nlsqDepressed(u, a, b, c, d, f)
 	var t float64
 	switch {
 	case p > 0:
@@ -100,7 +93,21 @@ func nlsqSolve(u, a, b, c, d, f float64) (w float64) {
 	default:
 		t = -math.Cbrt(q)
 	}
-	return t - B/(3*A)
+	return t + shift
+}
+
+// nlsqDepressed returns the depressed cubic t³ + p·t + q = 0 of NLSqInverse64's A·w³ + B·w² + C·w + Dc = 0 and
+// the shift w − t = −B/(3A).
+func nlsqDepressed(u, a, b, c, d, f float64) (p, q, shift float64) {
+	ua := u - a
+	f2 := 1 + f*f
+	A := -b * d * d
+	B := ua*d*d - 2*b*d*f
+	C := 2*ua*d*f - b*f2
+	Dc := ua*f2 - c
+	p = (3*A*C - B*B) / (3 * A * A)
+	q = (2*B*B*B - 9*A*B*C + 27*A*A*Dc) / (27 * A * A * A)
+	return p, q, -B / (3 * A)
 }
 
 // sinhThirdAsinh returns sinh(asinh(x)/3), the real root y of 4y³ + 3y = x:

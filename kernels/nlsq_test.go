@@ -201,16 +201,9 @@ func TestNLSqLogA(t *testing.T) {
 }
 
 // nlsqSolveHyperbolic is the reference's closed form as it is written (flows.py, NLSq.standard), with the
-// hyperbolic functions: the float64 oracle for nlsqSolve's cube roots.
+// hyperbolic functions, on the same depressed cubic: the float64 oracle for nlsqSolve's cube roots.
 func nlsqSolveHyperbolic(u, a, b, c, d, f float64) float64 {
-	ua := u - a
-	f2 := 1 + f*f
-	A := -b * d * d
-	B := ua*d*d - 2*b*d*f
-	C := 2*ua*d*f - b*f2
-	Dc := ua*f2 - c
-	p := (3*A*C - B*B) / (3 * A * A)
-	q := (2*B*B*B - 9*A*B*C + 27*A*A*Dc) / (27 * A * A * A)
+	p, q, shift := nlsqDepressed(u, a, b, c, d, f)
 	var t float64
 	switch {
 	case p > 0:
@@ -222,7 +215,7 @@ func nlsqSolveHyperbolic(u, a, b, c, d, f float64) float64 {
 	default:
 		t = -math.Cbrt(q)
 	}
-	return t - B/(3*A)
+	return t + shift
 }
 
 // TestNLSqSolveMatchesHyperbolic holds the cube-root form of the solve to the reference's hyperbolic one: the
