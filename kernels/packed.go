@@ -11,6 +11,10 @@ const PanelCols = 16
 // fused multiply-add's latency on the cores measured.
 const kernelRows = 4
 
+// wideKernelRows is the AVX-512 micro-kernel's: 8 rows × 16 columns, one
+// 512-bit accumulator a row (wideKernel says where it runs).
+const wideKernelRows = 8
+
 // Packed is a K×N matrix laid out for MulPackedTo: ⌈N/16⌉ panels of 16
 // columns, each K rows of 16 contiguous values, the last panel padded with
 // zeros. A matrix that is multiplied many times in a row (an LSTM's
@@ -72,7 +76,8 @@ func (p *Packed) panel(j int) []float32 {
 // or p. It runs on the calling goroutine; callers split rows over cores.
 //
 // On amd64 with AVX2 and FMA (PackedAccelerated) the work is an assembly
-// micro-kernel over 4×16 blocks of dst; elsewhere the same blocks in Go.
+// micro-kernel over 4×16 blocks of dst, 8×16 blocks in AVX-512 where the CPU
+// has it (PackedKernel); elsewhere the same 4×16 blocks in Go.
 // Each entry of dst is the sum over k in increasing order, so the result is
 // the same on every call, though not bit for bit a BLAS's.
 func MulPackedTo(dst []float32, ldc int, a []float32, lda, m int, p *Packed, add bool) {
@@ -135,13 +140,13 @@ func mulPacked(fn string, dst []float32, ldc int, a []float32, lda, m int, p *Pa
 	// Rows in blocks of 8 where the AVX-512 kernel runs (a not transposed), then of 4. Both kernels sum each
 	// entry in the same order with the same fused multiply-adds.
 	var m8 int
-	if wr := wideRows(); wr > 0 && !trans {
-		m8 = m / wr * wr
+	if wideKernel() && !trans {
+		m8 = m / wideKernelRows * wideKernelRows
 	}
 	mBlocks := m8 + (m-m8)/kernelRows*kernelRows
 	for j := range full {
 		pan := p.panel(j)
-		for i := 0; i < m8; i += 8 {
+		for i := 0; i < m8; i += wideKernelRows {
 			kernel8x16(k, a[i*rs:], lda, pan, dst[i*ldc+j*PanelCols:], ldc, addFlag)
 		}
 		for i := m8; i < mBlocks; i += kernelRows {

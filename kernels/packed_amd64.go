@@ -29,13 +29,8 @@ func PackedKernel() string {
 	return "Go"
 }
 
-// wideRows is the number of rows the wide micro-kernel computes at once: 0 where it cannot run.
-func wideRows() int {
-	if packedWide {
-		return 8
-	}
-	return 0
-}
+// wideKernel reports whether MulPackedTo runs kernel8x16.
+func wideKernel() bool { return packedWide }
 
 // sgemm8x16 is sgemm4x16 for 8 rows in AVX-512 (packed_amd64.s).
 //

@@ -9,10 +9,10 @@ func PackedAccelerated() bool { return false }
 // PackedKernel names the micro-kernel MulPackedTo runs: "Go" in this build.
 func PackedKernel() string { return "Go" }
 
-// wideRows is 0: this build has no wide micro-kernel.
-func wideRows() int { return 0 }
+// wideKernel reports false: this build has no wide micro-kernel.
+func wideKernel() bool { return false }
 
-// kernel8x16 is never called in this build (wideRows is 0).
+// kernel8x16 is never called in this build (wideKernel is false).
 func kernel8x16(k int, a []float32, lda int, b []float32, c []float32, ldc int, add int) {
 	panic("kernels: kernel8x16 without AVX-512")
 }
