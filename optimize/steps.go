@@ -18,7 +18,6 @@ import (
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/engine/train"
 	"github.com/nfbo/nfbo/internal/buildinfo"
-	"github.com/nfbo/nfbo/kernels"
 	"github.com/nfbo/nfbo/model"
 	"github.com/nfbo/nfbo/rundir"
 )
@@ -380,14 +379,10 @@ func (r *runState) printHeader() error {
 	case FeaturesMorganTokens:
 		decoded += ", surrogate on Morgan count fingerprints (Tanimoto kernel) plus token counts (Matérn kernel)"
 	}
-	backend := r.flow.Backend()
-	if backend == "go" {
-		backend = "pure Go on " + kernels.PackedKernel() + " kernels"
-	}
 	fmt.Fprintf(r.s.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
 		"preset %s, variant %s: %d anchors × %d queries from %d candidates each%s (+%d offspring), %s sampler, TACS %v, "+
 		"trust regions shrink below %g and grow above %g stale; budget %d new calls (%d in all), seed %d, chemistry rules: %s, run directory %s\n",
-		a.Task, len(r.mols), scored, r.t, d, a.Model, r.ck.Params.NumParams(), backend, train.BLASName(), a.Preset, a.Variant,
+		a.Task, len(r.mols), scored, r.t, d, a.Model, r.ck.Params.NumParams(), r.flow.Engine(), train.BLASName(), a.Preset, a.Variant,
 		cfg.Anchors, cfg.Queries, shown.Candidates, decoded, cfg.Offspring, cfg.Sampler, cfg.TACS.Tau > 0,
 		shown.NoveltyBand.Resolved().Shrink, shown.NoveltyBand.Resolved().Grow, cfg.Budget, r.total, a.Seed, r.chemRules, a.Out)
 	return nil

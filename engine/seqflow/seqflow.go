@@ -154,6 +154,15 @@ func (f *Flow) open() error {
 // Backend names what runs encoding and decoding: "go", "onnxruntime" or "cuda".
 func (f *Flow) Backend() string { return f.codec.Backend() }
 
+// Engine describes the backend for people, as a run's first line names it: Backend, and for pure Go the
+// micro-kernel its products run on ("pure Go on AVX-512 kernels").
+func (f *Flow) Engine() string {
+	if b := f.Backend(); b != "go" {
+		return b
+	}
+	return "pure Go on " + kernels.PackedKernel() + " kernels"
+}
+
 // Close releases the ONNX Runtime sessions or the GPU, if any.
 func (f *Flow) Close() error {
 	err := f.codec.Close()

@@ -169,6 +169,9 @@ func TestAutoBackend(t *testing.T) {
 	if kernels.PackedAccelerated() && got != "go" || !kernels.PackedAccelerated() && got != "onnxruntime" && got != "go" {
 		t.Fatalf("auto chose %q (kernels' assembly: %v)", got, kernels.PackedAccelerated())
 	}
+	if got == "go" && f.Engine() != "pure Go on "+kernels.PackedKernel()+" kernels" {
+		t.Errorf("Engine() = %q", f.Engine())
+	}
 	roundTrip(t, f, seqs(rand.New(rand.NewPCG(5, 5)), 16, 12, 12), "auto")
 }
 
