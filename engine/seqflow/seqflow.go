@@ -125,7 +125,8 @@ func (f *Flow) open() error {
 		f.codec, err = ort.NewRunner(f.flow, ort.Options{})
 	case "auto":
 		// Decoding is most of the codec's work in a run; on kernels' assembly pure Go does it 1.6-2x as fast as
-		// ONNX Runtime (BENCHMARKS.md, "The pure-Go decoder on AVX-512"), and after a fine-tune only repacks the weights (no ONNX Runtime session to rebuild).
+		// ONNX Runtime (BENCHMARKS.md, "The pure-Go decoder on AVX-512"), and after a fine-tune it only repacks
+		// the weights, with no session to rebuild.
 		if kernels.PackedAccelerated() {
 			f.codec = model.NewGoLatentCodec(f.flow, f.opts.Workers)
 			f.opts.Backend = "go"
