@@ -27,7 +27,9 @@ const (
 
 // NLSqPseudo turns the five raw outputs of one scalar into (a, b, c, d, f).
 // Like the reference, which computes them in float32 before solving the
-// cubic in float64, each value is rounded to float32.
+// cubic in float64, each value is rounded to float32: here correctly
+// rounded, the float64 reference that the slice kernels' float32 vector
+// math (nlsqPseudos) is held to.
 func NLSqPseudo(raw []float32) (a, b, c, d, f float64) {
 	_ = raw[4]
 	o1, o2, o3 := float64(raw[1]), float64(raw[2]), float64(raw[3])

@@ -5,9 +5,10 @@
 //
 // Encoding and decoding run through a model.LatentCodec: in pure Go (model.GoLatentCodec) or, with
 // Options.Backend "ort" (or "auto" on a CPU without kernels' assembly), in batches on ONNX Runtime
-// (engine/ort.Runner), whose sessions are rebuilt from the new weights after every fine-tune (0.1–0.5 s). With Backend "cuda" both run on the GPU
-// (engine/gpuflow.LatentCodec, the weights uploaded again after every fine-tune), and so does fine-tuning
-// (engine/gpustep as the trainer's Device, unless Options.Train.Device names another).
+// (engine/ort.Runner), whose sessions are rebuilt from the new weights after every fine-tune (0.1–0.5 s). With
+// Backend "cuda" both run on the GPU (engine/gpuflow.LatentCodec, the weights uploaded again after every
+// fine-tune), and so does fine-tuning (engine/gpustep as the trainer's Device, unless Options.Train.Device names
+// another).
 package seqflow
 
 import (
