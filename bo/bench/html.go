@@ -158,6 +158,10 @@ func WriteSuiteHTML(w io.Writer, pg SuitePage) error {
 
 func runStatus(r Run) string {
 	switch {
+	case r.row != nil && r.Info.Finished:
+		return "finished (a runs.tsv row)"
+	case r.row != nil:
+		return "unfinished (a runs.tsv row)"
 	case r.NoLog:
 		return "without a log"
 	case r.Info.Finished:

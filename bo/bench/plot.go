@@ -55,12 +55,16 @@ type taskPlot struct {
 }
 
 // taskPlots returns, for every setting and task in the order of runs, the best score against objective calls
-// with one line per method (the mean over seeds) and a band of ± one standard error.
+// with one line per method (the mean over seeds) and a band of ± one standard error. Runs read from a runs.tsv
+// have no curve and are left out.
 func taskPlots(runs []Run) ([]taskPlot, error) {
 	type key struct{ setting, task string }
 	byTask := map[key]map[string][]Run{}
 	var order []key
 	for _, r := range runs {
+		if r.row != nil {
+			continue // a runs.tsv row has no curve
+		}
 		k := key{r.Info.Setting, taskLabel(r.Info)}
 		if byTask[k] == nil {
 			byTask[k] = map[string][]Run{}

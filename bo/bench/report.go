@@ -45,6 +45,9 @@ type Run struct {
 	// title, a name column), by SMILES and canonical SMILES, as the ask/tell
 	// ledger keeps them; nil when the run has none.
 	Names map[string]string
+	// row holds the figures of a run read from a runs.tsv row (ReadRunsTSV),
+	// which has no log to compute them from; nil for a run directory.
+	row *Figures
 }
 
 // Suite is the runs under a directory, as LoadSuite finds them.
@@ -75,6 +78,50 @@ func keyOf(i rundir.Info) runKey {
 // the one with more paid calls is kept (the first in path order on a tie)
 // and the other left out with a warning: they are not two seeds.
 func LoadSuite(dir string) (Suite, error) {
+	s, err := loadDir(dir)
+	if err != nil {
+		return s, err
+	}
+	s.pool()
+	return s, nil
+}
+
+// LoadPaths reads the runs of several places into one suite, as LoadSuite reads one directory: each path is a
+// directory of runs or a runs.tsv file (ReadRunsTSV), so that runs made on several machines, or kept as rows
+// after their directories were removed, are reported together. A run found twice (one key) counts once, the one
+// with more paid calls.
+func LoadPaths(paths []string) (Suite, error) {
+	var all Suite
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return all, fmt.Errorf("bench: %w", err)
+		}
+		var s Suite
+		if fi.IsDir() {
+			if s, err = loadDir(p); err != nil {
+				return all, err
+			}
+		} else {
+			f, err := os.Open(p)
+			if err != nil {
+				return all, fmt.Errorf("bench: %w", err)
+			}
+			s.Runs, err = ReadRunsTSV(p, f)
+			f.Close()
+			if err != nil {
+				return all, err
+			}
+		}
+		all.Runs = append(all.Runs, s.Runs...)
+		all.Warnings = append(all.Warnings, s.Warnings...)
+	}
+	all.pool()
+	return all, nil
+}
+
+// loadDir reads every run under dir, with a warning for each that cannot be read or is read in part.
+func loadDir(dir string) (Suite, error) {
 	var s Suite
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -102,6 +149,12 @@ func LoadSuite(dir string) (Suite, error) {
 	if err != nil {
 		return s, fmt.Errorf("bench: load runs under %s: %w", dir, err)
 	}
+	return s, nil
+}
+
+// pool keeps one run of each key, the one with more paid calls (the first on a tie), with a warning naming the
+// one left out, and sorts the runs by key.
+func (s *Suite) pool() {
 	byKey := map[runKey]int{}
 	kept := s.Runs[:0]
 	for _, r := range s.Runs {
@@ -113,19 +166,29 @@ func LoadSuite(dir string) (Suite, error) {
 			continue
 		}
 		drop := r
-		if len(r.Scores) > len(kept[i].Scores) {
+		if r.calls() > kept[i].calls() {
 			drop, kept[i] = kept[i], r
 		}
 		s.Warnings = append(s.Warnings, fmt.Sprintf("left out %s: it repeats setting %s, task %s (objective %s), method %s, seed %d "+
-			"of %s, which has %d calls", drop.Dir, k.setting, k.task, k.objective, k.method, k.seed, kept[i].Dir, len(kept[i].Scores)))
+			"of %s, which has %d calls", drop.Dir, k.setting, k.task, k.objective, k.method, k.seed, kept[i].Dir, kept[i].calls()))
 	}
 	s.Runs = kept
-	sort.Slice(s.Runs, func(i, j int) bool {
+	sort.SliceStable(s.Runs, func(i, j int) bool {
 		a, b := keyOf(s.Runs[i].Info), keyOf(s.Runs[j].Info)
 		return fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%09d", a.setting, a.task, a.objective, a.method, a.seed) <
 			fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%09d", b.setting, b.task, b.objective, b.method, b.seed)
 	})
-	return s, nil
+}
+
+// IsRow reports whether the run was read from a runs.tsv row (ReadRunsTSV): figures without a log.
+func (r Run) IsRow() bool { return r.row != nil }
+
+// calls returns the run's paid calls: its log's, or its row's.
+func (r Run) calls() int {
+	if r.row != nil {
+		return r.row.Calls
+	}
+	return len(r.Scores)
 }
 
 // LoadRun reads one run directory: its run.json, which must be there, and
@@ -211,6 +274,9 @@ var topKs = [3]int{1, 10, 100}
 // Figures computes the run's Top-k over everything it knows (initial scores
 // included) and PMO's AUC Top-k over its paid calls.
 func (r Run) Figures() Figures {
+	if r.row != nil {
+		return *r.row
+	}
 	all := append(r.initialGains(), r.Scores...)
 	var f Figures
 	f.Calls, f.Budget = len(r.Scores), r.Info.Budget
@@ -270,6 +336,21 @@ func taskLabel(i rundir.Info) string {
 		label += " (−score)"
 	}
 	return label
+}
+
+// parseTaskLabel reads taskLabel's column back: the task, the objective (as run.json records one whose
+// ObjectiveID is the label's) and whether the run minimised.
+func parseTaskLabel(label string) (task, objective string, minimize bool) {
+	label, minimize = strings.CutSuffix(label, " (−score)")
+	task, id, ok := strings.Cut(label, " [")
+	if !ok || !strings.HasSuffix(id, "]") {
+		return label, "", minimize
+	}
+	id = strings.TrimSuffix(id, "]")
+	if id == rundir.ObjectiveTell {
+		return task, id, minimize
+	}
+	return task, rundir.ObjectiveCommand(id), minimize
 }
 
 // initialGains returns the initial scores as the run ranks them (rundir.Info.Gain).
@@ -538,7 +619,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // finished, Top-1/10/100, AUC Top-1/10/100 (full float64 precision), seconds and the nfbo version.
 func WriteRunsTSV(w io.Writer, runs []Run) error {
 	var b strings.Builder
-	b.WriteString("setting\ttask\tmethod\tseed\tcalls\tbudget\tfinished\ttop1\ttop10\ttop100\tauc_top1\tauc_top10\tauc_top100\tseconds\tversion\n")
+	b.WriteString(runsTSVHeader + "\n")
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range runs {
 		f, i := r.Figures(), r.Info
@@ -548,4 +629,65 @@ func WriteRunsTSV(w io.Writer, runs []Run) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// runsTSVHeader is the first line of a runs.tsv (WriteRunsTSV, ReadRunsTSV).
+const runsTSVHeader = "setting\ttask\tmethod\tseed\tcalls\tbudget\tfinished\ttop1\ttop10\ttop100\tauc_top1\tauc_top10\tauc_top100\tseconds\tversion"
+
+// ReadRunsTSV reads the rows of a runs.tsv as WriteRunsTSV writes them (path names the file in errors): runs
+// with their figures and no log, so that runs made elsewhere, or kept as rows after their directories were
+// removed, join a report's tables. Each run's Dir is "PATH:LINE". They have no curve and no molecules: plots
+// and run pages leave them out. A row that cannot be read is an error naming the file, line and column.
+func ReadRunsTSV(path string, r io.Reader) ([]Run, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %s: %w", path, err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) == 0 || strings.TrimSuffix(lines[0], "\r") != runsTSVHeader {
+		return nil, fmt.Errorf("bench: %s:1: not a runs.tsv: want the header %q", path, runsTSVHeader)
+	}
+	cols := strings.Split(runsTSVHeader, "\t")
+	var runs []Run
+	for n, line := range lines[1:] {
+		at := fmt.Sprintf("%s:%d", path, n+2)
+		f := strings.Split(strings.TrimSuffix(line, "\r"), "\t")
+		if len(f) != len(cols) {
+			return nil, fmt.Errorf("bench: %s: %d columns, want %d (%s)", at, len(f), len(cols), strings.Join(cols, ", "))
+		}
+		var bad error
+		num := func(i int) float64 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil && bad == nil {
+				bad = fmt.Errorf("bench: %s: column %s: %q is not a number", at, cols[i], f[i])
+			}
+			return v
+		}
+		whole := func(i int) int {
+			v, err := strconv.Atoi(f[i])
+			if err != nil && bad == nil {
+				bad = fmt.Errorf("bench: %s: column %s: %q is not a whole number", at, cols[i], f[i])
+			}
+			return v
+		}
+		fig := &Figures{Calls: whole(4), Budget: whole(5)}
+		for k := range 3 {
+			fig.Top[k], fig.AUC[k] = num(7+k), num(10+k)
+		}
+		finished, err := strconv.ParseBool(f[6])
+		if err != nil && bad == nil {
+			bad = fmt.Errorf("bench: %s: column finished: %q is not true or false", at, f[6])
+		}
+		info := rundir.Info{Setting: f[0], Method: f[2], Seed: whole(3), Budget: fig.Budget, Finished: finished,
+			Seconds: num(13), Version: f[14], Calls: fig.Calls}
+		info.Task, info.Objective, info.Minimize = parseTaskLabel(f[1])
+		if bad != nil {
+			return nil, bad
+		}
+		if info.Setting == "" || info.Task == "" || info.Method == "" {
+			return nil, fmt.Errorf("bench: %s: a row without its setting, task or method", at)
+		}
+		runs = append(runs, Run{Info: info, Dir: at, row: fig})
+	}
+	return runs, nil
 }

@@ -264,3 +264,78 @@ func TestPublishedGeneticGFNSum(t *testing.T) {
 		t.Errorf("%d tasks summing to %.4f, want 20 summing to 13.594", len(PublishedGeneticGFNPMO), sum)
 	}
 }
+
+// TestRunsTSVRoundTrip: a runs.tsv read back gives the tables its runs gave, and pooled with the run directories
+// it came from counts each run once; plots leave the rows out; a damaged row is an error naming its line.
+func TestRunsTSVRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	scores := func(seed int) []float64 {
+		s := make([]float64, 200)
+		for i := range s {
+			s[i] = float64((i*seed*7919)%97) / 100
+		}
+		return s
+	}
+	writeRun(t, filepath.Join(dir, "a", "seed1"), rundir.Info{Setting: "100+200", Task: "med2", Method: "nfbo", Seed: 1,
+		Budget: 200, Finished: true, Seconds: 12, Version: "abc"}, scores(1))
+	writeRun(t, filepath.Join(dir, "a", "seed2"), rundir.Info{Setting: "100+200", Task: "oral_mpo", Method: "ga", Seed: 2,
+		Budget: 200, Objective: rundir.ObjectiveCommand("/usr/bin/python3 /x/user_objectives.py oral_mpo"), Minimize: true,
+		Seconds: 3}, scores(2)[:150])
+	suite, err := LoadSuite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tsv, want, got bytes.Buffer
+	if err := WriteRunsTSV(&tsv, suite.Runs); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadRunsTSV("runs.tsv", bytes.NewReader(tsv.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	if err := WriteRunsTSV(&again, rows); err != nil {
+		t.Fatal(err)
+	}
+	if again.String() != tsv.String() {
+		t.Errorf("runs.tsv read back and written again:\n%s\nwant\n%s", again.String(), tsv.String())
+	}
+	if err := WriteMarkdown(&want, suite.Runs); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&got, rows); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("the tables from the rows:\n%s\nwant those from the logs:\n%s", got.String(), want.String())
+	}
+	path := filepath.Join(dir, "runs.tsv")
+	if err := os.WriteFile(path, tsv.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pooled, err := LoadPaths([]string{path, filepath.Join(dir, "a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pooled.Runs) != 2 || len(pooled.Warnings) != 2 {
+		t.Errorf("pooled the rows with their directories: %d runs, warnings %q; want 2 runs, 2 warnings", len(pooled.Runs), pooled.Warnings)
+	}
+	plots, err := taskPlots(rows)
+	if err != nil || len(plots) != 0 {
+		t.Errorf("plots of rows: %d, %v", len(plots), err)
+	}
+	lines := strings.Split(tsv.String(), "\n")
+	for _, c := range []struct{ name, row, want string }{
+		{"short row", "100+200\tmed2\tnfbo\t1", "runs.tsv:3: 4 columns"},
+		{"bad number", strings.Replace(lines[1], "\t12\t", "\ttwelve\t", 1), `runs.tsv:3: column seconds: "twelve"`},
+		{"bad flag", strings.Replace(lines[1], "\ttrue\t", "\tyes\t", 1), `runs.tsv:3: column finished: "yes"`},
+	} {
+		bad := lines[0] + "\n" + lines[1] + "\n" + c.row + "\n"
+		if _, err := ReadRunsTSV("runs.tsv", strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+	if _, err := ReadRunsTSV("x.csv", strings.NewReader("a,b\n")); err == nil || !strings.Contains(err.Error(), "x.csv:1: not a runs.tsv") {
+		t.Errorf("not a runs.tsv: %v", err)
+	}
+}

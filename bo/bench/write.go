@@ -78,6 +78,9 @@ func writeHTMLPages(ctx context.Context, suite Suite, dir, out string, opts Repo
 	}
 	links := map[string]string{}
 	for _, r := range suite.Runs {
+		if r.row != nil {
+			continue // a runs.tsv row: no log, so no curve or molecules to show
+		}
 		mols := BestMolecules(r, opts.Best)
 		if err := Draw(ctx, mols, opts.Draw); err != nil {
 			return fmt.Errorf("report: %s: %w", r.Dir, err)

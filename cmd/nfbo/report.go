@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/nfbo/nfbo/bo/bench"
 	"github.com/nfbo/nfbo/chem/objective"
@@ -14,8 +16,8 @@ import (
 
 func newReportCmd() *Command {
 	c := &Command{
-		UsageLine: "report [-out DIR] [-plots=false] [-html=false] [-best N] SUITEDIR",
-		Short:     "tables, plots and an HTML report with the best molecules drawn, from a suite's evaluation logs",
+		UsageLine: "report [-out DIR] [-plots=false] [-html=false] [-best N] SUITEDIR|RUNS.TSV...",
+		Short:     "tables, plots and an HTML report with the best molecules drawn, from a suite's evaluation logs or runs.tsv rows",
 		Long: `Report reads every run under SUITEDIR (a directory holding run.json and
 evaluations.jsonl; "nfbo bench" and "nfbo optimize" write them) and writes,
 from those files alone:
@@ -36,7 +38,15 @@ from those files alone:
                        molecules (-best, 20) drawn as 2D structures by RDKit,
                        with score, canonical SMILES and the call that found each.
 
-OUT defaults to SUITEDIR. The Markdown is also printed on standard output.
+Several places may be given, each a suite directory or a runs.tsv that an
+earlier report wrote: their runs are pooled into one report, so that runs made
+on several machines, or kept as runs.tsv rows after their directories were
+removed (BENCHMARKS.md's tables are built so from the files under
+benchmarks/), are reported together. A row has figures but no log: it is in
+the tables and runs.tsv, not in the plots or run pages.
+
+OUT defaults to SUITEDIR (and must be given for anything else). The Markdown is
+also printed on standard output.
 Without RDKit the pages show the molecules' SMILES without drawings, with a
 warning. SUITEDIR may also be a single run directory.
 
@@ -55,14 +65,17 @@ like an unfinished run, left out of the sums.`,
 	best := c.Flag.Int("best", 20, "molecules drawn on each run's page")
 	python := c.Flag.String("python", objective.DefaultPython, "Python interpreter that can import RDKit (for the drawings)")
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
-		if len(args) != 1 {
-			return Usagef(cmd, "report: want one suite directory, got %d arguments", len(args))
+		if len(args) == 0 {
+			return Usagef(cmd, "report: want a suite directory or runs.tsv files")
 		}
-		dir := args[0]
+		dir := strings.Join(args, ", ")
 		if *out == "" {
-			*out = dir
+			if fi, err := os.Stat(args[0]); len(args) > 1 || err != nil || !fi.IsDir() {
+				return Usagef(cmd, "report: -out is needed with more than one place or a runs.tsv")
+			}
+			*out = args[0]
 		}
-		suite, err := bench.LoadSuite(dir)
+		suite, err := bench.LoadPaths(args)
 		if err != nil {
 			return err
 		}
@@ -83,8 +96,14 @@ like an unfinished run, left out of the sums.`,
 			return err
 		}
 		if *html {
+			pages := 0
+			for _, r := range suite.Runs {
+				if !r.IsRow() {
+					pages++
+				}
+			}
 			fmt.Fprintf(cmd.Stderr, "nfbo report: wrote %s and %d run pages in %s\n", filepath.Join(*out, "report.html"),
-				len(suite.Runs), filepath.Join(*out, "runs"))
+				pages, filepath.Join(*out, "runs"))
 		}
 		_, err = cmd.Stdout.Write(md)
 		return err
