@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/nfbo/nfbo/bo/gp"
 )
 
 // TestConfigVariantSettings: each variant takes its own settings and refuses the other's, naming them.
@@ -19,6 +21,8 @@ func TestConfigVariantSettings(t *testing.T) {
 		{"reference with offspring", Config{Budget: 10, TokenSettings: TokenSettings{Offspring: 5}}, "Offspring: settings of the screened variant"},
 		{"no flow without offspring", Config{Budget: 10, Screen: ScreenTokens, TokenSettings: TokenSettings{NoFlow: true}}, "NoFlow needs Offspring"},
 		{"unknown screen", Config{Budget: 10, Screen: 7}, "Screen = 7"},
+		{"unknown inputs", Config{Budget: 10, Screen: ScreenTokens, TokenSettings: TokenSettings{Inputs: "ecfp"}}, `surrogate inputs "ecfp"`},
+		{"reference with inputs", Config{Budget: 10, TokenSettings: TokenSettings{Inputs: InputsMorgan}}, "Inputs: settings of the screened variant"},
 	}
 	for _, c := range cases {
 		r, err := c.cfg.Resolved(16)
@@ -56,6 +60,56 @@ func TestSameConfigBeforeSplit(t *testing.T) {
 		other.Budget++
 		if err := sameConfig(saved, other); err == nil {
 			t.Errorf("%v: another budget taken for the same run", screen)
+		}
+	}
+}
+
+// TestSurrogateInputs: the inputs name the kernel, and a Problem that does not supply them is refused; the
+// screened variant of guacamol-500 and pmo reads fingerprints and token counts, guacamol-10k token counts.
+func TestSurrogateInputs(t *testing.T) {
+	const v = 20
+	tw := TokenFeatureLen(v)
+	for _, c := range []struct {
+		in     SurrogateInputs
+		fw     int // Problem.Features' width; 0: none
+		kernel gp.Kernel
+		split  int
+		bad    bool
+	}{
+		{"", 0, gp.Matern52, 0, false},
+		{"", 64, gp.Matern52, 0, false}, // a caller's own vectors under Exact's kernel
+		{InputsTokens, 0, gp.Matern52, 0, false},
+		{InputsTokens, 64, 0, 0, true},
+		{InputsMorgan, 64, gp.Tanimoto, 0, false},
+		{InputsMorgan, 0, 0, 0, true},
+		{InputsMorganTokens, 64 + tw, gp.TanimotoMatern, 64, false},
+		{InputsMorganTokens, tw, 0, 0, true},
+		{InputsMorganTokens, 0, 0, 0, true},
+		{"ecfp", 64, 0, 0, true},
+	} {
+		got, err := c.in.exactConfig(gp.ExactConfig{}, c.fw, v)
+		if c.bad {
+			if err == nil {
+				t.Errorf("inputs %q, features of width %d: accepted", c.in, c.fw)
+			}
+			continue
+		}
+		if err != nil || got.Kernel != c.kernel || got.Split != c.split {
+			t.Errorf("inputs %q, features of width %d: kernel %v split %d, %v; want %v split %d", c.in, c.fw, got.Kernel, got.Split, err, c.kernel, c.split)
+		}
+	}
+	for name, want := range map[string]SurrogateInputs{"guacamol-500": InputsMorganTokens, "pmo": InputsMorganTokens, "guacamol-10k": ""} {
+		p, err := PresetByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		screened, err := p.VariantConfig(DefaultVariant)
+		if err != nil || screened.Inputs != want {
+			t.Errorf("preset %s, screened: inputs %q, %v; want %q", name, screened.Inputs, err, want)
+		}
+		ref, err := p.VariantConfig("reference")
+		if err != nil || ref.Inputs != "" {
+			t.Errorf("preset %s, reference: inputs %q, %v", name, ref.Inputs, err)
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package bo
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/nfbo/nfbo/bo/gp"
+)
 
 // BigramBuckets is the number of hashed bigram counts in TokenFeatures.
 const BigramBuckets = 512
@@ -42,3 +46,59 @@ func TokenFeatures(dst []float64, tokens []int, t, v, stop int) {
 
 // bigramBucket hashes an ordered token pair into [0, BigramBuckets).
 func bigramBucket(a, b int) int { return (a*7919 + b*104729) % BigramBuckets }
+
+// SurrogateInputs names what the screened variant's GP reads (TokenSettings.Inputs) and so the kernel that goes
+// with it. bo computes token counts itself; the other inputs come from Problem.Features, whose vectors must be laid
+// out as the name says (chem/fingerprint and optimize make them: bo only names them).
+type SurrogateInputs string
+
+const (
+	// InputsTokens are SELFIES token and hashed bigram counts (TokenFeatures) under TokenSettings.Exact's kernel
+	// (Matérn-5/2 unless set). The zero value "" means the same, or, where Problem.Features is set, its vectors
+	// under Exact's kernel (a caller's own inputs, and runs whose config.json predates the name).
+	InputsTokens SurrogateInputs = "tokens"
+	// InputsMorgan are Morgan count fingerprints (Problem.Features) under the Tanimoto kernel (gp.Tanimoto).
+	InputsMorgan SurrogateInputs = "morgan"
+	// InputsMorganTokens are a molecule's fingerprints followed by its token counts (Problem.Features, Width =
+	// the fingerprints' width + TokenFeatureLen) under gp.TanimotoMatern, s·(w·Tanimoto + (1−w)·Matérn), w fitted
+	// by the marginal likelihood: the fingerprints' substructures with the counts' atoms and rings (an isomer's
+	// formula, a ring count), which fingerprints alone lose.
+	InputsMorganTokens SurrogateInputs = "morgan+tokens"
+)
+
+// ParseSurrogateInputs returns the inputs named s ("" is the zero value).
+func ParseSurrogateInputs(s string) (SurrogateInputs, error) {
+	switch in := SurrogateInputs(s); in {
+	case "", InputsTokens, InputsMorgan, InputsMorganTokens:
+		return in, nil
+	}
+	return "", fmt.Errorf("bo: surrogate inputs %q: want %s, %s or %s", s, InputsTokens, InputsMorgan, InputsMorganTokens)
+}
+
+// exactConfig returns the GP settings for inputs of width d from Problem.Features (fw = 0: none): exact with the
+// kernel the inputs name, or an error where the Problem does not supply them.
+func (in SurrogateInputs) exactConfig(exact gp.ExactConfig, fw, v int) (gp.ExactConfig, error) {
+	switch in {
+	case "", InputsTokens:
+		if in == InputsTokens && fw > 0 {
+			return exact, fmt.Errorf("bo: surrogate inputs %s are computed by bo, but Problem.Features is set", in)
+		}
+		return exact, nil
+	case InputsMorgan:
+		if fw == 0 {
+			return exact, fmt.Errorf("bo: surrogate inputs %s need Problem.Features (the fingerprints)", in)
+		}
+		exact.Kernel = gp.Tanimoto
+		return exact, nil
+	case InputsMorganTokens:
+		split := fw - TokenFeatureLen(v)
+		if fw == 0 || split <= 0 {
+			return exact, fmt.Errorf("bo: surrogate inputs %s need Problem.Features of fingerprints then %d token counts (width %d)",
+				in, TokenFeatureLen(v), fw)
+		}
+		exact.Kernel, exact.Split = gp.TanimotoMatern, split
+		return exact, nil
+	}
+	_, err := ParseSurrogateInputs(string(in))
+	return exact, err
+}

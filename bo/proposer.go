@@ -44,11 +44,15 @@ func (o *Optimizer) choose() (Surrogate, error) {
 		return nil, errors.New("bo: offspring need a mutation alphabet (Problem.Alphabet)")
 	}
 	o.prop = &tokenProposer{o: o, s: cfg.TokenSettings}
-	d := TokenFeatureLen(prob.Vocab)
+	d, fw := TokenFeatureLen(prob.Vocab), 0
 	if prob.Features != nil {
-		d = prob.Features.Width()
+		d, fw = prob.Features.Width(), prob.Features.Width()
 	}
-	return &ExactGPSurrogate{Config: cfg.Exact, D: d}, nil
+	exact, err := cfg.Inputs.exactConfig(cfg.Exact, fw, prob.Vocab)
+	if err != nil {
+		return nil, err
+	}
+	return &ExactGPSurrogate{Config: exact, D: d}, nil
 }
 
 // tokenProposer is the screened variant (ScreenTokens): its methods are in screen.go.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/bo"
-	"github.com/nfbo/nfbo/bo/gp"
+	"github.com/nfbo/nfbo/chem/fingerprint"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/rundir"
 )
@@ -96,24 +96,37 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", SkipVariants: true}).Config(pmo); err == nil {
 		t.Error("-skip-variants with the reference variant accepted")
 	}
-	// -features: the kernel goes with the inputs.
+	// -features names the surrogate's inputs; "" keeps the preset's, and the featurizer goes with them.
 	for _, c := range []struct {
 		features string
-		kernel   gp.Kernel
-	}{{"", gp.Matern52}, {FeaturesTokens, gp.Matern52}, {FeaturesMorgan, gp.Tanimoto}, {FeaturesMorganTokens, gp.TanimotoMatern}} {
+		want     bo.SurrogateInputs
+		fw       int // the featurizer's width; 0: none (bo computes token counts)
+	}{{"", bo.InputsMorganTokens, fingerprint.DefaultWidth + bo.TokenFeatureLen(20)}, {"tokens", bo.InputsTokens, 0},
+		{"morgan", bo.InputsMorgan, fingerprint.DefaultWidth}, {"morgan+tokens", bo.InputsMorganTokens, fingerprint.DefaultWidth + bo.TokenFeatureLen(20)}} {
 		cfg, err := (Args{Variant: "screened", AnchorRule: "minmax", Features: c.features}).Config(pmo)
-		if err != nil || cfg.Exact.Kernel != c.kernel {
-			t.Errorf("-features %q: kernel %v, %v; want %v", c.features, cfg.Exact.Kernel, err, c.kernel)
+		if err != nil || cfg.Inputs != c.want {
+			t.Errorf("-features %q: inputs %q, %v; want %q", c.features, cfg.Inputs, err, c.want)
 		}
-		f := surrogateFeatures(c.features, 8, 20, 1)
-		if (f != nil) != (c.kernel != gp.Matern52) {
-			t.Errorf("-features %q: featurizer %v", c.features, f)
+		f := surrogateFeatures(cfg.Inputs, c.features, 8, 20, 1)
+		w := 0
+		if f != nil {
+			w = f.Width()
 		}
+		if w != c.fw {
+			t.Errorf("-features %q: featurizer %v, want width %d", c.features, f, c.fw)
+		}
+	}
+	// A configuration saved before the inputs had a name keeps its kernel, and the run's flag names its inputs.
+	if f := surrogateFeatures("", "morgan", 8, 20, 1); f == nil || f.Width() != fingerprint.DefaultWidth {
+		t.Errorf("a saved configuration without inputs, -features morgan: featurizer %v", f)
+	}
+	if f := surrogateFeatures("", "", 8, 20, 1); f != nil {
+		t.Errorf("a saved configuration without inputs, no -features: featurizer %v, want token counts", f)
 	}
 	if _, err := (Args{Variant: "screened", AnchorRule: "minmax", Features: "ecfp"}).Config(pmo); err == nil {
 		t.Error("-features ecfp accepted")
 	}
-	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", Features: FeaturesMorgan}).Config(pmo); err == nil {
+	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", Features: "morgan"}).Config(pmo); err == nil {
 		t.Error("-features morgan with the reference variant accepted")
 	}
 }

@@ -19,8 +19,6 @@ import (
 
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/bo/bench"
-	"github.com/nfbo/nfbo/bo/gp"
-	"github.com/nfbo/nfbo/chem/fingerprint"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/objective/queue"
 	"github.com/nfbo/nfbo/chem/sdf"
@@ -84,9 +82,10 @@ type Args struct {
 	DistinctScores *bool `json:",omitempty"`
 	// SkipVariants drops variants of paid molecules once the objective scores them alike (bo.TokenSettings.SkipVariants).
 	SkipVariants bool `json:",omitempty"`
-	// Features names the screened surrogate's inputs (surrogateFeatures): "" or "tokens" for token counts,
-	// "morgan" for Morgan count fingerprints (Tanimoto kernel), "morgan+tokens" for both (a Tanimoto kernel on the
-	// fingerprints plus a Matérn kernel on the token counts, weighed by the marginal likelihood).
+	// Features names the screened surrogate's inputs (bo.SurrogateInputs): "tokens" for token counts, "morgan"
+	// for Morgan count fingerprints (Tanimoto kernel), "morgan+tokens" for both (a Tanimoto kernel on the
+	// fingerprints plus a Matérn kernel on the token counts, weighed by the marginal likelihood); "" means the
+	// preset's.
 	Features string `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
@@ -243,18 +242,15 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 		}
 		cfg.SkipVariants = true
 	}
-	switch a.Features {
-	case "", FeaturesTokens:
-	case FeaturesMorgan, FeaturesMorganTokens:
+	if a.Features != "" {
+		in, err := bo.ParseSurrogateInputs(a.Features)
+		if err != nil {
+			return cfg, fmt.Errorf("-features %q: want %s, %s or %s", a.Features, bo.InputsTokens, bo.InputsMorgan, bo.InputsMorganTokens)
+		}
 		if cfg.Screen != bo.ScreenTokens {
 			return cfg, fmt.Errorf("-features %s needs -variant screened", a.Features)
 		}
-		cfg.Exact.Kernel = gp.Tanimoto
-		if a.Features == FeaturesMorganTokens {
-			cfg.Exact.Kernel, cfg.Exact.Split = gp.TanimotoMatern, fingerprint.DefaultWidth
-		}
-	default:
-		return cfg, fmt.Errorf("-features %q: want %s, %s or %s", a.Features, FeaturesTokens, FeaturesMorgan, FeaturesMorganTokens)
+		cfg.Inputs = in
 	}
 	if a.NoFlow {
 		if cfg.Screen != bo.ScreenTokens || cfg.Offspring == 0 {

@@ -329,7 +329,7 @@ func (r *runState) runOptimiser(ctx context.Context) error {
 	}
 	opt, err := bo.NewOptimizer(r.cfg, bo.Problem{Flow: r.flow, Codec: r.codec, Objective: newBudgetObjective(r.budget, r.initCalls, r.info, initScores(r.mols, r.hasScores)),
 		Initial: init, Vocab: r.voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(r.voc), Rules: r.ruler,
-		Features: surrogateFeatures(a.Features, r.t, r.voc.Len(), vocab.Stop)},
+		Features: surrogateFeatures(r.cfg.Inputs, a.Features, r.t, r.voc.Len(), vocab.Stop)},
 		rand.NewPCG(a.Seed, 0x6e66626f), rec)
 	if err != nil {
 		return fmt.Errorf("optimize: %w", err)
@@ -373,11 +373,19 @@ func (r *runState) printHeader() error {
 	if cfg.SkipVariants {
 		decoded += ", variants skipped once scored alike"
 	}
-	switch a.Features {
-	case FeaturesMorgan:
+	in := cfg.Inputs
+	if in == "" {
+		in = bo.SurrogateInputs(a.Features) // a configuration saved before the inputs had a name in it
+	}
+	switch in {
+	case bo.InputsMorgan:
 		decoded += ", surrogate on Morgan count fingerprints (Tanimoto kernel)"
-	case FeaturesMorganTokens:
+	case bo.InputsMorganTokens:
 		decoded += ", surrogate on Morgan count fingerprints (Tanimoto kernel) plus token counts (Matérn kernel)"
+	default:
+		if cfg.Screen == bo.ScreenTokens {
+			decoded += ", surrogate on token counts"
+		}
 	}
 	fmt.Fprintf(r.s.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
 		"preset %s, variant %s: %d anchors × %d queries from %d candidates each%s (+%d offspring), %s sampler, TACS %v, "+

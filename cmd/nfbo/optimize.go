@@ -174,7 +174,8 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.BoolVar(&a.SkipVariants, "skip-variants", false, "screened variant: once the objective has scored 90 % of at least 10 paid pairs of stereo, "+
 		"charge or radical variants alike, propose no variant of a paid molecule; not yet a default")
 	fs.StringVar(&a.Features, "features", "", "screened variant: the surrogate's inputs, tokens (SELFIES token counts, Matérn kernel) "+
-		"morgan (Morgan count fingerprints, Tanimoto kernel) or morgan+tokens (both: Tanimoto plus Matérn kernel, weighed by the data); empty means tokens")
+		"morgan (Morgan count fingerprints, Tanimoto kernel) or morgan+tokens (both: Tanimoto plus Matérn kernel, weighed by the data); "+
+		"empty means the preset's: morgan+tokens for guacamol-500 and pmo, tokens for guacamol-10k")
 	fs.Float64Var(&a.AnchorTemp, "anchor-temp", 0, "the anchors' softmax temperature; 0 means the rule's (0.01 for minmax, 0.1 for raw), -1 greedy (the best points)")
 	fs.StringVar(&a.Label, "label", "", "the method's name in run.json and reports (bench's -variant sets it); empty means derived from -method, -variant and -no-tacs")
 	fs.BoolVar(&a.NoTACS, "no-tacs", false, "perturb every latent dimension with probability 0.1 instead of TACS")
