@@ -95,6 +95,9 @@ type Progress struct {
 	// iteration's new molecules, predicted before the surrogate learnt them: how well it steers. NaN when the
 	// surrogate cannot predict or fewer than 3 new molecules came.
 	FitRank float64
+	// Weight is, with InputsMorganTokens, the surrogate's weight on the fingerprints (the rest on the token
+	// counts) as last fitted: which inputs the marginal likelihood trusts. NaN for other surrogates.
+	Weight float64
 	// FromFlow is, with ScreenTokens and offspring, how many of New were decoded latent candidates rather than
 	// GA offspring: how much of the batch the flow proposed. -1 with the reference variant or without
 	// offspring, where every pick is the flow's.
@@ -570,10 +573,16 @@ func (o *Optimizer) record(b *batch, paid int, fitRank float64) error {
 	}
 	r := o.result(0)
 	fresh := len(b.SMILES)
+	weight := math.NaN()
+	if ws, ok := o.surr.(interface{ Weight() (float64, bool) }); ok {
+		if w, ok := ws.Weight(); ok {
+			weight = w
+		}
+	}
 	return o.rec.Record(Progress{
 		Iteration: o.st.Iter, Calls: r.Calls, Budget: o.cfg.Budget, Proposed: b.Proposed, New: fresh,
 		Duplicate: b.Duplicate, Invalid: b.Invalid, Replayed: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES,
-		TRLength: o.st.TR.Length, FitRank: fitRank, FromFlow: b.FromFlow, Filtered: b.Filtered, Variants: b.Variants, Times: o.times,
+		TRLength: o.st.TR.Length, FitRank: fitRank, Weight: weight, FromFlow: b.FromFlow, Filtered: b.Filtered, Variants: b.Variants, Times: o.times,
 		Decoded: b.Candidates, Novel: b.Novel, Spare: b.Spare,
 	})
 }

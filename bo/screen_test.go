@@ -308,3 +308,49 @@ func TestScreenedFeatures(t *testing.T) {
 		}
 	}
 }
+
+// countsThenTokens is InputsMorganTokens' layout for the toy problem: keyCounts' vector, then the token counts.
+type countsThenTokens struct{ keyCounts }
+
+func (c *countsThenTokens) Width() int { return toyV + TokenFeatureLen(toyV) }
+
+func (c *countsThenTokens) Features(dst []float64, smiles []string, tokens []int) error {
+	w := c.Width()
+	head := make([]float64, len(smiles)*toyV)
+	if err := c.keyCounts.Features(head, smiles, tokens); err != nil {
+		return err
+	}
+	for i := range smiles {
+		copy(dst[i*w:i*w+toyV], head[i*toyV:(i+1)*toyV])
+		TokenFeatures(dst[i*w+toyV:(i+1)*w], tokens[i*toyT:(i+1)*toyT], toyT, toyV, 0)
+	}
+	return nil
+}
+
+// TestScreenedInputsWeight: with InputsMorganTokens each iteration's progress reports the surrogate's weight on
+// the first inputs, a number in (0, 1); with token counts it reports none.
+func TestScreenedInputsWeight(t *testing.T) {
+	for _, in := range []SurrogateInputs{InputsMorganTokens, InputsTokens} {
+		cfg := toyConfig("")
+		toScreened(&cfg, 10)
+		cfg.Inputs = in
+		prob := Problem{Flow: &toyFlow{t: toyT, v: toyV}, Codec: toyCodec{}, Objective: memObjective{&toyScorer{}},
+			Initial: toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV), Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}}
+		if in == InputsMorganTokens {
+			prob.Features = &countsThenTokens{keyCounts{keys: map[string]bool{}}}
+		}
+		rec := &recorder{}
+		o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range rec.log {
+			if ok := p.Weight > 0 && p.Weight < 1; (in == InputsMorganTokens) != ok || in == InputsTokens && !math.IsNaN(p.Weight) {
+				t.Errorf("inputs %s, iteration %d: weight %v", in, p.Iteration, p.Weight)
+			}
+		}
+	}
+}

@@ -130,6 +130,15 @@ func (g *ExactGPSurrogate) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
+// Weight returns the weight of a two-kernel model on its first inputs as last fitted (gp.Exact.Weight); ok =
+// false for one kernel, or before the first fit.
+func (g *ExactGPSurrogate) Weight() (w float64, ok bool) {
+	if g.Model == nil {
+		return 0, false
+	}
+	return g.Model.Weight()
+}
+
 // Predictor is a Surrogate that can report its posterior mean, which the loop uses to measure the fit on each
 // new batch before the batch is learnt (Progress.FitRank).
 type Predictor interface {

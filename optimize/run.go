@@ -439,6 +439,9 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 	if !math.IsNaN(g.FitRank) {
 		line += fmt.Sprintf(" rho %.2f", g.FitRank)
 	}
+	if !math.IsNaN(g.Weight) {
+		line += fmt.Sprintf(" fp %.2f", g.Weight) // the surrogate's weight on the fingerprints
+	}
 	if g.FromFlow >= 0 {
 		line += fmt.Sprintf(" flow %d ga %d", g.FromFlow, g.New-g.FromFlow)
 	}

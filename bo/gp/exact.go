@@ -187,6 +187,15 @@ func matern52(d2, ell float64) (k, dLogEll float64) {
 // weight returns TanimotoMatern's w.
 func (e *Exact) weight() float64 { return sigmoid(e.mix) }
 
+// Weight returns TanimotoMatern's weight on the Tanimoto kernel's inputs as last fitted (ok = true), or ok =
+// false for another kernel: which of the two inputs the marginal likelihood trusts.
+func (e *Exact) Weight() (w float64, ok bool) {
+	if e.cfg.Kernel != TanimotoMatern {
+		return 0, false
+	}
+	return e.weight(), true
+}
+
 // sqDistTo writes the squared distances between the rows of a and b into dst (a.Rows×b.Rows), given their
 // squared norms.
 func sqDistTo(dst []float64, a blas64.General, an []float64, b blas64.General, bn []float64) {
@@ -305,7 +314,9 @@ func (e *Exact) Fit(ctx context.Context, x, y []float64) error {
 		f := func(g, u []float64) float64 { return e.nll(w, d2, u, g) }
 		u0 := e.raw[:]
 		if nb == 2 {
-			u0 = append(u0, e.mix)
+			// The weight starts from w = 1/2 at every fit, not from the last one: once it saturates (w → 0 or 1,
+			// where its gradient w(1−w) vanishes) a warm start could never bring it back as the data grow.
+			u0 = append(u0, 0)
 		}
 		u, err := minimizeBFGS(ctx, f, u0, e.cfg.MaxIter)
 		if err != nil {

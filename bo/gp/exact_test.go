@@ -324,3 +324,35 @@ func testExactMarshalRoundTrip(t *testing.T, kind Kernel) {
 		t.Fatalf("restored model samples differ:\n%v\n%v", a1, a2)
 	}
 }
+
+// TestTanimotoMaternWeightRefits: the weight of TanimotoMatern is fitted afresh at every Fit. Data scored by the
+// Matérn part's inputs alone drive it to saturation (w ≈ 1e-37); a later Fit on data scored by the fingerprints
+// alone must bring it back off it, which a weight warm-started where its gradient w(1−w) vanishes cannot (it
+// stays at 1e-37). From the other hyperparameters' warm start it need not reach the fresh fit's w ≈ 1.
+func TestTanimotoMaternWeightRefits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n, d = 60, 8
+	d1 := split(TanimotoMatern, d)
+	join := func(x1, x2 []float64) []float64 {
+		x := make([]float64, 0, n*d)
+		for i := range n {
+			x = append(append(x, x1[i*d1:(i+1)*d1]...), x2[i*(d-d1):(i+1)*(d-d1)]...)
+		}
+		return x
+	}
+	e := NewExact(ExactConfig{Kernel: TanimotoMatern, Split: d1}, d)
+	xc, _ := synthCounts(rng, n, d1, 0)
+	xm, ym := synth(rng, n, d-d1, 0)
+	if err := e.Fit(context.Background(), join(xc, xm), ym); err != nil {
+		t.Fatal(err)
+	}
+	first := e.weight()
+	xc, yc := synthCounts(rng, n, d1, 0)
+	xm, _ = synth(rng, n, d-d1, 0)
+	if err := e.Fit(context.Background(), join(xc, xm), yc); err != nil {
+		t.Fatal(err)
+	}
+	if second := e.weight(); !(first < 1e-6 && second > 1e-3) {
+		t.Errorf("the weight on the fingerprints: %.3g on data scored by the other inputs, then %.3g on data scored by the fingerprints; want < 1e-6, then > 1e-3", first, second)
+	}
+}
