@@ -10,8 +10,9 @@ COMMIT    := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff 
 LDFLAGS   := -X github.com/nfbo/nfbo/internal/buildinfo.commit=$(COMMIT)
 # Packages whose numerics go through BLAS, tested on both BLAS builds.
 BLAS_PKGS := ./engine/train ./engine/seqflow ./bo/gp ./kernels
-# staticcheck, pinned, fetched through the module proxy like the module's own dependencies.
-STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1
+# staticcheck, pinned, fetched through the module proxy like the module's own dependencies: release 2025.1.1,
+# named by its module version (the proxy no longer answers for the release name).
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.6.1
 
 .PHONY: all setup setup-test build run test test-short vet fmt bench build-openblas build-purego clean
 
