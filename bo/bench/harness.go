@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -223,10 +224,20 @@ func btoi(b bool) int {
 	return 0
 }
 
-// RunJobs runs the jobs procs at a time, each as its own process, skipping finished runs and resuming
+// RunOptions say how RunJobs runs a suite's jobs.
+type RunOptions struct {
+	Procs int // runs at a time
+	// Rows, if not empty, is a runs.tsv that RunJobs keeps holding the row of every finished run of the suite
+	// (WriteRows) as each finishes, so that the figures outlive the run directories (the repository's
+	// benchmarks/ files).
+	Rows string
+}
+
+// RunJobs runs the jobs opts.Procs at a time, each as its own process, skipping finished runs and resuming
 // interrupted ones (their command with -resume), and keeps out/progress.txt and a partial out/report.md
-// current; it writes a line of progress to progress at each change and every minute.
-func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, procs int) error {
+// current, and opts.Rows; it writes a line of progress to progress at each change and every minute.
+func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, opts RunOptions) error {
+	procs := opts.Procs
 	start := time.Now()
 	var mu sync.Mutex
 	done, running, failed := 0, 0, 0
@@ -313,6 +324,11 @@ func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, pr
 			} else {
 				done++
 				durations = append(durations, time.Since(t0).Seconds())
+				if opts.Rows != "" {
+					if err := writeSuiteRows(opts.Rows, out); err != nil {
+						fmt.Fprintf(progress, "bench: warning: %v\n", err) // the runs go on; their directories hold everything
+					}
+				}
 			}
 			update()
 			mu.Unlock()
@@ -418,4 +434,48 @@ func SplitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// writeSuiteRows brings the runs.tsv at path up to date with the finished runs under the suite directory out.
+func writeSuiteRows(path, out string) error {
+	s, err := LoadSuite(out)
+	if err != nil {
+		return err
+	}
+	return WriteRows(path, s.Runs)
+}
+
+// WriteRows keeps the runs.tsv at path holding the rows of the finished runs among runs beside those it holds
+// (one row per run, the one with more calls; rows of other suites kept), written to a temporary file and renamed
+// over path, so that a crash leaves the old file or the new one. Unfinished runs and runs without a log are left
+// out: their figures are not final.
+func WriteRows(path string, runs []Run) error {
+	var all Suite
+	if f, err := os.Open(path); err == nil {
+		all.Runs, err = ReadRunsTSV(path, f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("bench: %w", err)
+	}
+	for _, r := range runs {
+		if r.Info.Finished && !r.NoLog {
+			all.Runs = append(all.Runs, r)
+		}
+	}
+	all.pool()
+	var b bytes.Buffer
+	if err := WriteRunsTSV(&b, all.Runs); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("bench: rows: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("bench: rows: %w", err)
+	}
+	return nil
 }

@@ -339,3 +339,55 @@ func TestRunsTSVRoundTrip(t *testing.T) {
 		t.Errorf("not a runs.tsv: %v", err)
 	}
 }
+
+// TestWriteRows: the rows file holds one row per finished run, kept across calls (rows of other suites too),
+// and never an unfinished run's; a damaged file is an error that leaves it as it was.
+func TestWriteRows(t *testing.T) {
+	dir := t.TempDir()
+	scores := make([]float64, 50)
+	for i := range scores {
+		scores[i] = float64(i%7) / 10
+	}
+	run := func(task string, seed int, finished bool) Run {
+		d := filepath.Join(dir, task, fmt.Sprint(seed))
+		writeRun(t, d, rundir.Info{Setting: "100+50", Task: task, Method: "nfbo", Seed: seed, Budget: 50, Finished: finished}, scores)
+		r, err := LoadRun(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	path := filepath.Join(dir, "rows.tsv")
+	count := func() int {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		rows, err := ReadRunsTSV(path, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(rows)
+	}
+	a1, a2 := run("med2", 1, true), run("med2", 2, false)
+	if err := WriteRows(path, []Run{a1, a2}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1 {
+		t.Errorf("one finished run and one unfinished: %d rows, want 1", n)
+	}
+	if err := WriteRows(path, []Run{a1, run("zale", 1, true)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 2 {
+		t.Errorf("the same finished run again and another: %d rows, want 2", n)
+	}
+	before, _ := os.ReadFile(path)
+	if err := os.WriteFile(path, append(before, "100+50\tmed2\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteRows(path, []Run{a1}); err == nil || !strings.Contains(err.Error(), "rows.tsv:4") {
+		t.Errorf("a damaged rows file: %v, want an error naming rows.tsv:4", err)
+	}
+}

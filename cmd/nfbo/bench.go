@@ -15,7 +15,7 @@ import (
 
 func newBenchCmd() *Command {
 	c := &Command{
-		UsageLine: "bench -suite NAME -model DIR -out DIR [-methods LIST] [-seeds LIST] [-procs N]",
+		UsageLine: "bench -suite NAME -model DIR -out DIR [-methods LIST] [-seeds LIST] [-procs N] [-rows FILE]",
 		Short:     "run a suite of (task, method, seed) runs and report them",
 		Long: `Bench runs every (task, method, seed) of a suite as its own process, up to
 -procs at a time, each in OUT/TASK/METHOD/seedN. Every method reads the same
@@ -44,7 +44,9 @@ the flow's prior, decoded) and ga (a genetic algorithm on SELFIES symbols).
 
 While it runs, bench keeps OUT/progress.txt (runs done, running, left, the
 estimated time left) and a partial report OUT/report.md up to date; the full
-report with plots is "nfbo report OUT".`,
+report with plots is "nfbo report OUT". With -rows FILE it also keeps FILE, a
+runs.tsv, holding the row of every finished run beside the rows it held: the
+figures outlive the run directories ("nfbo report FILE" reads them back).`,
 		Flag: flag.NewFlagSet("bench", flag.ContinueOnError),
 	}
 	fs := c.Flag
@@ -55,6 +57,8 @@ report with plots is "nfbo report OUT".`,
 	seeds := fs.String("seeds", "1,2,3", "comma-separated seeds")
 	tasks := fs.String("tasks", "", "comma-separated subset of the suite's tasks (default: all)")
 	procs := fs.Int("procs", 1, "runs at a time")
+	rows := fs.String("rows", "", "a runs.tsv `file` kept holding the row of every finished run of the suite, "+
+		"beside the rows it holds (benchmarks/*.tsv in the repository): figures that outlive the run directories")
 	workers := fs.Int("workers", 1, "objective worker processes per run")
 	dataDir := fs.String("data", "data", "the repository's data `directory`")
 	dry := fs.Bool("n", false, "print the commands without running them")
@@ -104,7 +108,7 @@ report with plots is "nfbo report OUT".`,
 			}
 			return nil
 		}
-		return bench.RunJobs(ctx, cmd.Stderr, *out, jobs, *procs)
+		return bench.RunJobs(ctx, cmd.Stderr, *out, jobs, bench.RunOptions{Procs: *procs, Rows: *rows})
 	}
 	return c
 }
