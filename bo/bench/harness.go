@@ -174,7 +174,8 @@ func (p Plan) Jobs() ([]Job, error) {
 		for _, m := range p.Methods {
 			for _, seed := range p.Seeds {
 				dir := filepath.Join(p.Out, task, m, fmt.Sprintf("seed%d", seed))
-				jobs = append(jobs, Job{Dir: dir, Argv: runArgv(p.Self, p.Suite, m, task, init, p.Model, dir, seed, p.Workers, p.Extra, p.Variants)})
+				jobs = append(jobs, Job{Dir: dir, Argv: runArgv(p.Self, p.Suite, m, task, init, p.Model, dir, seed, p.Workers, p.Extra, p.Variants),
+					Setting: Setting(p.Suite.Initial, p.Suite.Budget), Task: task, Method: m, Seed: seed})
 			}
 		}
 	}
@@ -185,6 +186,9 @@ func (p Plan) Jobs() ([]Job, error) {
 type Job struct {
 	Dir  string
 	Argv []string
+	// Setting, Task, Method and Seed identify the run as its run.json and a runs.tsv row do (RunOptions.Rows).
+	Setting, Task, Method string
+	Seed                  int
 }
 
 // runArgv returns the command line of one run.
@@ -229,7 +233,8 @@ type RunOptions struct {
 	Procs int // runs at a time
 	// Rows, if not empty, is a runs.tsv that RunJobs keeps holding the row of every finished run of the suite
 	// (WriteRows) as each finishes, so that the figures outlive the run directories (the repository's
-	// benchmarks/ files).
+	// benchmarks/ files). A job whose finished row it holds is not run again, as one whose directory holds a
+	// finished run is not: a suite goes on from its rows on a machine without its run directories.
 	Rows string
 }
 
@@ -242,9 +247,26 @@ func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, op
 	var mu sync.Mutex
 	done, running, failed := 0, 0, 0
 	var durations []float64
+	kept := map[runKey]bool{} // the finished runs opts.Rows holds
+	if opts.Rows != "" {
+		rows, err := readRowsFile(opts.Rows)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		for _, r := range rows {
+			if r.Info.Finished {
+				kept[runKey{setting: r.Info.Setting, task: r.Info.Task, method: r.Info.Method, seed: r.Info.Seed}] = true
+			}
+		}
+	}
 	var todo []Job
 	for _, j := range jobs {
 		if r, err := LoadRun(j.Dir); err == nil && r.Info.Finished && r.Info.Error == "" {
+			done++
+			continue
+		}
+		if kept[runKey{setting: j.Setting, task: j.Task, method: j.Method, seed: j.Seed}] {
+			fmt.Fprintf(progress, "bench: %s: finished, by its row in %s; not run again\n", j.Dir, opts.Rows)
 			done++
 			continue
 		}
@@ -451,15 +473,11 @@ func writeSuiteRows(path, out string) error {
 // out: their figures are not final.
 func WriteRows(path string, runs []Run) error {
 	var all Suite
-	if f, err := os.Open(path); err == nil {
-		all.Runs, err = ReadRunsTSV(path, f)
-		f.Close()
-		if err != nil {
-			return err
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("bench: %w", err)
+	rows, err := readRowsFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
+	all.Runs = rows
 	for _, r := range runs {
 		if r.Info.Finished && !r.NoLog {
 			all.Runs = append(all.Runs, r)
@@ -478,4 +496,14 @@ func WriteRows(path string, runs []Run) error {
 		return fmt.Errorf("bench: rows: %w", err)
 	}
 	return nil
+}
+
+// readRowsFile reads the runs.tsv at path (ReadRunsTSV); a missing file is an error that wraps fs.ErrNotExist.
+func readRowsFile(path string) ([]Run, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	defer f.Close()
+	return ReadRunsTSV(path, f)
 }

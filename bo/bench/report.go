@@ -102,16 +102,8 @@ func LoadPaths(paths []string) (Suite, error) {
 			if s, err = loadDir(p); err != nil {
 				return all, err
 			}
-		} else {
-			f, err := os.Open(p)
-			if err != nil {
-				return all, fmt.Errorf("bench: %w", err)
-			}
-			s.Runs, err = ReadRunsTSV(p, f)
-			f.Close()
-			if err != nil {
-				return all, err
-			}
+		} else if s.Runs, err = readRowsFile(p); err != nil {
+			return all, err
 		}
 		all.Runs = append(all.Runs, s.Runs...)
 		all.Warnings = append(all.Warnings, s.Warnings...)

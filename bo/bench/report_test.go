@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -389,5 +390,40 @@ func TestWriteRows(t *testing.T) {
 	}
 	if err := WriteRows(path, []Run{a1}); err == nil || !strings.Contains(err.Error(), "rows.tsv:4") {
 		t.Errorf("a damaged rows file: %v, want an error naming rows.tsv:4", err)
+	}
+}
+
+// TestRunJobsSkipsRows: with RunOptions.Rows a job whose finished row the file holds is not run again (here its
+// command would fail), and the others run.
+func TestRunJobsSkipsRows(t *testing.T) {
+	dir := t.TempDir()
+	scores := make([]float64, 50)
+	d := filepath.Join(dir, "done")
+	writeRun(t, d, rundir.Info{Setting: "100+50", Task: "med2", Method: "nfbo", Seed: 1, Budget: 50, Finished: true}, scores)
+	r, err := LoadRun(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := filepath.Join(dir, "rows.tsv")
+	if err := WriteRows(rows, []Run{r}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "suite")
+	jobs := []Job{
+		{Dir: filepath.Join(out, "med2", "nfbo", "seed1"), Argv: []string{"/bin/false"}, Setting: "100+50", Task: "med2", Method: "nfbo", Seed: 1},
+		{Dir: filepath.Join(out, "med2", "nfbo", "seed2"), Argv: []string{"/bin/true"}, Setting: "100+50", Task: "med2", Method: "nfbo", Seed: 2},
+	}
+	var progress bytes.Buffer
+	if err := RunJobs(context.Background(), &progress, out, jobs, RunOptions{Procs: 1, Rows: rows}); err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	if !strings.Contains(progress.String(), "seed1: finished, by its row in") {
+		t.Errorf("progress does not say the run with a row was skipped:\n%s", progress.String())
+	}
+	if _, err := os.Stat(filepath.Join(jobs[1].Dir, rundir.RunLogFile)); err != nil {
+		t.Errorf("the run without a row did not run: %v", err)
+	}
+	if err := RunJobs(context.Background(), &progress, out, jobs[:1], RunOptions{Procs: 1}); err == nil {
+		t.Error("without -rows the run whose command fails ran and succeeded")
 	}
 }

@@ -46,7 +46,9 @@ While it runs, bench keeps OUT/progress.txt (runs done, running, left, the
 estimated time left) and a partial report OUT/report.md up to date; the full
 report with plots is "nfbo report OUT". With -rows FILE it also keeps FILE, a
 runs.tsv, holding the row of every finished run beside the rows it held: the
-figures outlive the run directories ("nfbo report FILE" reads them back).`,
+figures outlive the run directories ("nfbo report FILE" reads them back), and
+a run whose finished row FILE holds is not run again, so that a suite goes on
+from its rows on a machine without its run directories.`,
 		Flag: flag.NewFlagSet("bench", flag.ContinueOnError),
 	}
 	fs := c.Flag
@@ -58,7 +60,7 @@ figures outlive the run directories ("nfbo report FILE" reads them back).`,
 	tasks := fs.String("tasks", "", "comma-separated subset of the suite's tasks (default: all)")
 	procs := fs.Int("procs", 1, "runs at a time")
 	rows := fs.String("rows", "", "a runs.tsv `file` kept holding the row of every finished run of the suite, "+
-		"beside the rows it holds (benchmarks/*.tsv in the repository): figures that outlive the run directories")
+		"beside the rows it holds (benchmarks/*.tsv in the repository): figures that outlive the run directories; a run whose finished row it holds is not run again")
 	workers := fs.Int("workers", 1, "objective worker processes per run")
 	dataDir := fs.String("data", "data", "the repository's data `directory`")
 	dry := fs.Bool("n", false, "print the commands without running them")
