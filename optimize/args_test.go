@@ -107,7 +107,7 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 		if err != nil || cfg.Inputs != c.want {
 			t.Errorf("-features %q: inputs %q, %v; want %q", c.features, cfg.Inputs, err, c.want)
 		}
-		f := surrogateFeatures(cfg.Inputs, c.features, 8, 20, 1)
+		f := surrogateFeatures(surrogateInputs(cfg, Args{Features: c.features}), 8, 20, 1)
 		w := 0
 		if f != nil {
 			w = f.Width()
@@ -117,10 +117,10 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 		}
 	}
 	// A configuration saved before the inputs had a name keeps its kernel, and the run's flag names its inputs.
-	if f := surrogateFeatures("", "morgan", 8, 20, 1); f == nil || f.Width() != fingerprint.DefaultWidth {
+	if f := surrogateFeatures(surrogateInputs(bo.Config{}, Args{Features: "morgan"}), 8, 20, 1); f == nil || f.Width() != fingerprint.DefaultWidth {
 		t.Errorf("a saved configuration without inputs, -features morgan: featurizer %v", f)
 	}
-	if f := surrogateFeatures("", "", 8, 20, 1); f != nil {
+	if f := surrogateFeatures(surrogateInputs(bo.Config{}, Args{}), 8, 20, 1); f != nil {
 		t.Errorf("a saved configuration without inputs, no -features: featurizer %v, want token counts", f)
 	}
 	if _, err := (Args{Variant: "screened", AnchorRule: "minmax", Features: "ecfp"}).Config(pmo); err == nil {

@@ -5,14 +5,19 @@ import (
 	"github.com/nfbo/nfbo/chem/fingerprint"
 )
 
-// surrogateFeatures returns the bo.Featurizer of the inputs the run's configuration names for sequences of
-// length t over a vocabulary of v tokens with stop id stop, or nil for token counts, which bo computes itself.
-// A configuration saved before the inputs had a name in it (TokenSettings.Inputs "") names them by the run's
-// flag, features: its kernel is in the configuration already.
-func surrogateFeatures(in bo.SurrogateInputs, features string, t, v, stop int) bo.Featurizer {
-	if in == "" {
-		in = bo.SurrogateInputs(features)
+// surrogateInputs returns the inputs the run's surrogate reads: those its configuration names, or, for a
+// configuration saved before the inputs had a name in it (TokenSettings.Inputs ""), those of the run's flag
+// (Args.Features), whose kernel that configuration holds already.
+func surrogateInputs(cfg bo.Config, a Args) bo.SurrogateInputs {
+	if cfg.Inputs == "" {
+		return bo.SurrogateInputs(a.Features)
 	}
+	return cfg.Inputs
+}
+
+// surrogateFeatures returns the bo.Featurizer of the inputs in for sequences of length t over a vocabulary of v
+// tokens with stop id stop, or nil for token counts, which bo computes itself.
+func surrogateFeatures(in bo.SurrogateInputs, t, v, stop int) bo.Featurizer {
 	switch in {
 	case bo.InputsMorgan:
 		return fingerprint.NewMorgan(fingerprint.DefaultRadius, fingerprint.DefaultWidth)

@@ -11,7 +11,7 @@ import (
 // TestMorganTokensFeatures: each row is the molecule's Morgan counts, then its token counts.
 func TestMorganTokensFeatures(t *testing.T) {
 	const tt, v, stop = 6, 5, 1
-	f := surrogateFeatures(bo.InputsMorganTokens, "", tt, v, stop)
+	f := surrogateFeatures(bo.InputsMorganTokens, tt, v, stop)
 	smiles := []string{"CCO", "c1ccccc1"}
 	tokens := []int{2, 2, 3, 1, 1, 1, 4, 4, 4, 4, 0, 1}
 	fw := fingerprint.DefaultWidth

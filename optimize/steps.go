@@ -329,7 +329,7 @@ func (r *runState) runOptimiser(ctx context.Context) error {
 	}
 	opt, err := bo.NewOptimizer(r.cfg, bo.Problem{Flow: r.flow, Codec: r.codec, Objective: newBudgetObjective(r.budget, r.initCalls, r.info, initScores(r.mols, r.hasScores)),
 		Initial: init, Vocab: r.voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(r.voc), Rules: r.ruler,
-		Features: surrogateFeatures(r.cfg.Inputs, a.Features, r.t, r.voc.Len(), vocab.Stop)},
+		Features: surrogateFeatures(surrogateInputs(r.cfg, a), r.t, r.voc.Len(), vocab.Stop)},
 		rand.NewPCG(a.Seed, 0x6e66626f), rec)
 	if err != nil {
 		return fmt.Errorf("optimize: %w", err)
@@ -373,11 +373,7 @@ func (r *runState) printHeader() error {
 	if cfg.SkipVariants {
 		decoded += ", variants skipped once scored alike"
 	}
-	in := cfg.Inputs
-	if in == "" {
-		in = bo.SurrogateInputs(a.Features) // a configuration saved before the inputs had a name in it
-	}
-	switch in {
+	switch surrogateInputs(cfg, a) {
 	case bo.InputsMorgan:
 		decoded += ", surrogate on Morgan count fingerprints (Tanimoto kernel)"
 	case bo.InputsMorganTokens:
