@@ -468,8 +468,8 @@ func writeSuiteRows(path, out string) error {
 }
 
 // WriteRows keeps the runs.tsv at path holding the rows of the finished runs among runs beside those it holds
-// (one row per run, the one with more calls; rows of other suites kept), written to a temporary file and renamed
-// over path, so that a crash leaves the old file or the new one. Unfinished runs and runs without a log are left
+// (one row per run, the one with more calls; rows of other suites kept), written by rundir.WriteFileAtomic, so
+// that a crash leaves the old file or the new one. Unfinished runs and runs without a log are left
 // out: their figures are not final.
 func WriteRows(path string, runs []Run) error {
 	var all Suite
@@ -488,11 +488,7 @@ func WriteRows(path string, runs []Run) error {
 	if err := WriteRunsTSV(&b, all.Runs); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("bench: rows: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := rundir.WriteFileAtomic(path, b.Bytes()); err != nil {
 		return fmt.Errorf("bench: rows: %w", err)
 	}
 	return nil
