@@ -16,4 +16,7 @@ func Lock(dir string) (unlock func(), err error) { return func() {}, nil }
 // LockWait does nothing where flock is not available.
 func LockWait(ctx context.Context, dir string) (unlock func(), err error) { return func() {}, nil }
 
+// LockFileWait does nothing where flock is not available.
+func LockFileWait(ctx context.Context, path string) (unlock func(), err error) { return func() {}, nil }
+
 func isSyncUnsupported(err error) bool { return true }

@@ -83,6 +83,40 @@ func TestLock(t *testing.T) {
 	}
 }
 
+// TestLockFileWait: the lock of a file that is not a run directory's waits for its holder, gives up when the
+// context ends (naming the file), and is not the lock of the directory it lies in.
+func TestLockFileWait(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rows.tsv.lock")
+	unlock, err := LockFileWait(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := LockFileWait(ctx, path); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("LockFileWait on a held lock: %v, want ErrLocked naming %s", err, path)
+	}
+	unlockDir, err := Lock(dir)
+	if err != nil {
+		t.Fatalf("the directory's own lock beside a file's: %v", err)
+	}
+	unlockDir()
+	done := make(chan error)
+	go func() {
+		u, err := LockFileWait(context.Background(), path)
+		if err == nil {
+			u()
+		}
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	unlock()
+	if err := <-done; err != nil {
+		t.Fatalf("LockFileWait after the holder let go: %v", err)
+	}
+}
+
 func TestInfo(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := ReadInfo(dir); !errors.Is(err, os.ErrNotExist) {

@@ -347,7 +347,7 @@ func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, op
 				done++
 				durations = append(durations, time.Since(t0).Seconds())
 				if opts.Rows != "" {
-					if err := writeSuiteRows(opts.Rows, out); err != nil {
+					if err := writeSuiteRows(ctx, opts.Rows, out); err != nil {
 						fmt.Fprintf(progress, "bench: warning: %v\n", err) // the runs go on; their directories hold everything
 					}
 				}
@@ -459,19 +459,26 @@ func SplitList(s string) []string {
 }
 
 // writeSuiteRows brings the runs.tsv at path up to date with the finished runs under the suite directory out.
-func writeSuiteRows(path, out string) error {
+func writeSuiteRows(ctx context.Context, path, out string) error {
 	s, err := LoadSuite(out)
 	if err != nil {
 		return err
 	}
-	return WriteRows(path, s.Runs)
+	return WriteRows(ctx, path, s.Runs)
 }
 
 // WriteRows keeps the runs.tsv at path holding the rows of the finished runs among runs beside those it holds
 // (one row per run, the one with more calls; rows of other suites kept), written by rundir.WriteFileAtomic, so
 // that a crash leaves the old file or the new one. Unfinished runs and runs without a log are left
-// out: their figures are not final.
-func WriteRows(path string, runs []Run) error {
+// out: their figures are not final. Benches that share the file (two suites, or a method added beside a
+// running table) take turns: the read, merge and write hold the lock of path+".lock" (rundir.LockFileWait),
+// waiting for it until ctx is done, so that no process writes over rows another has just added.
+func WriteRows(ctx context.Context, path string, runs []Run) error {
+	unlock, err := rundir.LockFileWait(ctx, path+".lock")
+	if err != nil {
+		return fmt.Errorf("bench: rows: %w", err)
+	}
+	defer unlock()
 	var all Suite
 	rows, err := readRowsFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
