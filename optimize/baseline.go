@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/bo/baseline"
+	"github.com/nfbo/nfbo/chem/crossover"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/selfies"
 	"github.com/nfbo/nfbo/chem/vocab"
@@ -54,6 +55,7 @@ func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 	var err error
 	switch a.Method {
 	case "ga":
+		cross := "selfies"
 		ga := &baseline.GA{
 			Config:   baseline.GAConfig{Offspring: min(batch, 100)},
 			Alphabet: selfies.SemanticRobustAlphabet(selfies.DefaultConstraints()),
@@ -61,9 +63,12 @@ func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 			Rand:     rng,
 			Recorder: rec,
 		}
-		fmt.Fprintf(s.Stderr, "nfbo optimize: task %s, GA on SELFIES (population %d, %d children per generation, robust alphabet), "+
-			"%d initial molecules, budget %d new calls, seed %d, run directory %s\n",
-			a.Task, 100, min(batch, 100), len(init), r.calls, a.Seed, a.Out)
+		if a.Crossover == "graph" {
+			ga.Crosser, cross = &crossover.Crosser{}, "graph"
+		}
+		fmt.Fprintf(s.Stderr, "nfbo optimize: task %s, GA on SELFIES (population %d, %d children per generation, robust alphabet, "+
+			"%s crossover), %d initial molecules, budget %d new calls, seed %d, run directory %s\n",
+			a.Task, 100, min(batch, 100), cross, len(init), r.calls, a.Seed, a.Out)
 		pool, err = ga.Run(ctx, obj, init, r.calls)
 	case "prior":
 		ps := &priorSampler{flow: r.flow, voc: r.voc, rng: rng}

@@ -87,6 +87,9 @@ type Args struct {
 	// fingerprints plus a Matérn kernel on the token counts, weighed by the marginal likelihood); "" means the
 	// preset's.
 	Features string `json:",omitempty"`
+	// Crossover is how the GA's children start from two parents: "selfies" (one-point crossover of the
+	// symbols) or "graph" (chem/crossover: fragments of the two molecules joined); "" means selfies.
+	Crossover string `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
 	RequestSize int
@@ -146,6 +149,10 @@ func (a Args) Check() error {
 		return argErrorf("-offspring and -finetune-every must be -1 or more, and -tr-init not negative")
 	case seqflow.CheckBackend(a.Backend) != nil:
 		return argErrorf("-%v", seqflow.CheckBackend(a.Backend))
+	case a.Crossover != "" && a.Crossover != "selfies" && a.Crossover != "graph":
+		return argErrorf("-crossover %q: want selfies or graph", a.Crossover)
+	case a.Crossover != "" && a.Method != "ga":
+		return argErrorf("-crossover is a setting of -method ga (NF-BO's GA children cross their SELFIES)")
 	}
 	return nil
 }

@@ -149,3 +149,48 @@ func TestPriorStopsWhenStuck(t *testing.T) {
 		t.Fatalf("calls %d, want 1", obj.Calls())
 	}
 }
+
+// joinCrosser crosses two toy molecules by joining the first half of one to the second half of the other's
+// symbols, and counts its calls; with fail set it can cross nothing.
+type joinCrosser struct {
+	calls int
+	fail  bool
+}
+
+func (c *joinCrosser) Cross(a, b string, _ *rand.Rand) (string, error) {
+	c.calls++
+	if c.fail {
+		return "", errors.New("nothing to cut")
+	}
+	sa, _ := toyCodec{}.Split(a)
+	sb, _ := toyCodec{}.Split(b)
+	return strings.Join(sa[:len(sa)/2], "") + strings.Join(sb[len(sb)/2:], ""), nil
+}
+
+// TestGACrosser: with a Crosser the GA's crossovers are its (every child with CrossoverRate 1), from the
+// parents' SMILES; a Crosser that can cross nothing leaves copies of the first parent, and the GA still spends
+// its budget exactly.
+func TestGACrosser(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		init := []Scored{{SELFIES: "[C][C][C][N]", SMILES: "[C][C][C][N]"}, {SELFIES: "[O][C][N]", SMILES: "[O][C][N]"}}
+		obj := &toyObjective{seen: map[string]float64{}}
+		cross := &joinCrosser{fail: fail}
+		ga := &GA{
+			Config:   GAConfig{Population: 10, Offspring: 5, CrossoverRate: 1},
+			Alphabet: []string{"[C]", "[N]", "[O]"},
+			Codec:    toyCodec{},
+			Rand:     rand.New(rand.NewPCG(7, 8)),
+			Crosser:  cross,
+		}
+		pool, err := ga.Run(context.Background(), obj, init, 100)
+		if err != nil {
+			t.Fatalf("fail=%v: %v", fail, err)
+		}
+		if obj.Calls() != 100 || len(pool) != 100+len(init) {
+			t.Fatalf("fail=%v: %d calls and %d molecules, want 100 and %d", fail, obj.Calls(), len(pool), 100+len(init))
+		}
+		if cross.calls < 100 {
+			t.Errorf("fail=%v: the Crosser made %d of at least 100 children", fail, cross.calls)
+		}
+	}
+}

@@ -69,6 +69,15 @@ type GA struct {
 	Codec    Codec
 	Rand     *rand.Rand
 	Recorder Recorder // may be nil
+	// Crosser, if set, makes the crossovers from the parents' molecules (their SMILES) instead of their
+	// SELFIES symbols; a pair it cannot cross gives a copy of the first parent.
+	Crosser Crosser
+}
+
+// Crosser makes a child molecule from two parent molecules, all as SMILES (chem/crossover.Crosser: fragments of
+// the two molecular graphs joined).
+type Crosser interface {
+	Cross(a, b string, rng *rand.Rand) (string, error)
 }
 
 // ErrNoProgress is returned when a generation cannot propose a single new
@@ -139,19 +148,40 @@ func (g *GA) canonical(s string) (string, error) {
 
 // child draws parents by rank weight and returns a mutated child.
 func (g *GA) child(parents []Scored, cfg GAConfig) string {
-	a := g.symbols(parents[g.rankPick(len(parents))].SELFIES)
+	pa := parents[g.rankPick(len(parents))]
+	a := g.symbols(pa.SELFIES)
 	var kid []string
 	if len(parents) > 1 && g.Rand.Float64() < cfg.CrossoverRate {
-		b := g.symbols(parents[g.rankPick(len(parents))].SELFIES)
-		i, j := g.Rand.IntN(len(a)+1), g.Rand.IntN(len(b)+1)
-		kid = append(append(kid, a[:i]...), b[j:]...)
-	} else {
+		pb := parents[g.rankPick(len(parents))]
+		if g.Crosser != nil {
+			kid = g.graphChild(pa, pb)
+		} else {
+			b := g.symbols(pb.SELFIES)
+			i, j := g.Rand.IntN(len(a)+1), g.Rand.IntN(len(b)+1)
+			kid = append(append(kid, a[:i]...), b[j:]...)
+		}
+	}
+	if kid == nil {
 		kid = slices.Clone(a)
 	}
 	for m := 0; m < cfg.Mutations; m++ {
 		kid = g.mutate(kid)
 	}
 	return strings.Join(kid, "")
+}
+
+// graphChild returns the symbols of the Crosser's child of a and b, or nil when it cannot cross them (or the
+// child cannot be written in SELFIES).
+func (g *GA) graphChild(a, b Scored) []string {
+	smi, err := g.Crosser.Cross(a.SMILES, b.SMILES, g.Rand)
+	if err != nil {
+		return nil
+	}
+	s, err := g.Codec.Encode(smi)
+	if err != nil {
+		return nil
+	}
+	return g.symbols(s)
 }
 
 func (g *GA) symbols(s string) []string {

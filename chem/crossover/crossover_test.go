@@ -1,0 +1,183 @@
+package crossover
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nfbo/nfbo/chem/selfies"
+	"github.com/nfbo/nfbo/chem/smiles"
+)
+
+// atomSig is an atom as a valence check sees it: element, charge, hydrogens and the sum of its bond orders.
+type atomSig struct {
+	element        string
+	charge, hcount int
+	valence        int
+}
+
+// graphSig returns, per atom, its atomSig and the sorted signatures of its neighbours with the bond orders: a
+// labelling-independent description that a wrongly wired ring closure or a lost bond changes.
+func graphSig(t *testing.T, s string) []string {
+	t.Helper()
+	g, err := smiles.Parse(s)
+	if err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	if err := g.Kekulize(); err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	var p parent
+	p.edges = p.edges[:0]
+	p.adj = resize(p.adj, g.Len())
+	for src := range g.Len() {
+		for _, id := range g.Out(src) {
+			bd := g.BondAt(id)
+			if bd.Ring && bd.Src > bd.Dst {
+				continue
+			}
+			k := len(p.edges)
+			p.edges = append(p.edges, edge{a: bd.Src, b: bd.Dst, order: bd.Order})
+			p.adj[bd.Src] = append(p.adj[bd.Src], k)
+			p.adj[bd.Dst] = append(p.adj[bd.Dst], k)
+		}
+	}
+	label := func(v int) string {
+		a := g.Atoms[v]
+		return fmt.Sprintf("%s%+d/%d/%d", a.Element, a.Charge, a.HCount, g.BondCount(v))
+	}
+	var out []string
+	for v := range g.Len() {
+		var nb []string
+		for _, k := range p.adj[v] {
+			e := p.edges[k]
+			nb = append(nb, fmt.Sprintf("%d:%s", e.order, label(e.a+e.b-v)))
+		}
+		slices.Sort(nb)
+		out = append(out, label(v)+"["+strings.Join(nb, ",")+"]")
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestWriteRoundTrip: the writer gives back the molecule it was handed (no cut), rings, fused and bridged ring
+// systems, double-bond closures and more than nine rings open at once included.
+func TestWriteRoundTrip(t *testing.T) {
+	for _, s := range []string{
+		"CCO",
+		"C1CCCCC1",
+		"c1ccc2ccccc2c1",
+		"C1=CC=C2C(=C1)C=CC=C2",
+		"C12C3C4C1C5C2C3C45", // cubane: closures that cross
+		"C=1CCCCC=1",
+		"O=C(NC1CC1)c1ccc(-c2nc3ccccc3[nH]2)cc1",
+		"[NH3+]CC([O-])=O",
+		"C[C@@H]1CC(Nc2cncc(-c3nncn3C)c2)C[C@@H](C)C1",
+		"C1CC2CC3CC4CC5CC6CC7CC8CC9CC%10CC%11CCC%11C%10C9C8C7C6C5C4C3C2C1", // many rings at once
+	} {
+		var c Crosser
+		if err := c.p[0].parse(s); err != nil && !errors.Is(err, ErrNoCut) {
+			t.Fatalf("%q: %v", s, err)
+		}
+		p := &c.p[0]
+		c.atoms = c.atoms[:0]
+		for _, a := range p.g.Atoms {
+			c.addAtom(a)
+		}
+		c.edges = append(c.edges[:0], p.edges...)
+		got := c.write()
+		if !slices.Equal(graphSig(t, got), graphSig(t, s)) {
+			t.Errorf("%q written as %q: another molecule", s, got)
+		}
+	}
+}
+
+// TestCrossKeepsValences: every child of two ZINC molecules reads back, its atoms are the parents' atoms with
+// their valences, charges and hydrogens (each cut atom lost one single bond and gained one), and the SELFIES
+// encoder and decoder carry it unchanged: a valid molecule.
+func TestCrossKeepsValences(t *testing.T) {
+	mols := zinc(t, 300)
+	enc := selfies.NewEncoder(selfies.DefaultConstraints())
+	dec := selfies.NewDecoder(selfies.DefaultConstraints())
+	rng := rand.New(rand.NewPCG(1, 2))
+	var c Crosser
+	children := map[string]bool{}
+	for i := range 1000 {
+		a, b := mols[rng.IntN(len(mols))], mols[rng.IntN(len(mols))]
+		kid, err := c.Cross(a, b, rng)
+		if err != nil {
+			t.Fatalf("child %d of %q and %q: %v", i, a, b, err)
+		}
+		children[kid] = true
+		got := graphSig(t, kid)
+		pool := append(graphSig(t, a), graphSig(t, b)...)
+		// Without the neighbours: the atoms' own labels, each at most as often as in the parents.
+		count := map[string]int{}
+		for _, s := range pool {
+			count[s[:strings.IndexByte(s, '[')]]++
+		}
+		for _, s := range got {
+			l := s[:strings.IndexByte(s, '[')]
+			if count[l]--; count[l] < 0 {
+				t.Fatalf("child %q of %q and %q: atom %s is not a parent's atom with its valence", kid, a, b, l)
+			}
+		}
+		sf, err := enc.Encode(kid)
+		if err != nil {
+			t.Fatalf("child %q: SELFIES: %v", kid, err)
+		}
+		back, err := dec.Decode(sf)
+		if err != nil {
+			t.Fatalf("child %q: decode %q: %v", kid, sf, err)
+		}
+		if !slices.Equal(graphSig(t, back), got) {
+			t.Fatalf("child %q of %q and %q comes back from SELFIES as %q: not a valid molecule as written", kid, a, b, back)
+		}
+	}
+	if len(children) < 900 {
+		t.Errorf("1,000 crossovers gave %d distinct children", len(children))
+	}
+}
+
+// TestCrossNoCut: a molecule that is one ring has nothing to cut.
+func TestCrossNoCut(t *testing.T) {
+	var c Crosser
+	rng := rand.New(rand.NewPCG(1, 2))
+	if _, err := c.Cross("c1ccccc1", "CCO", rng); !errors.Is(err, ErrNoCut) {
+		t.Errorf("benzene as a parent: %v, want ErrNoCut", err)
+	}
+	if _, err := c.Cross("CCO", "C(", rng); err == nil || errors.Is(err, ErrNoCut) {
+		t.Errorf("an unreadable parent: %v, want its SMILES error", err)
+	}
+}
+
+// zinc returns the first n molecules of the shipped ZINC250k file.
+func zinc(t *testing.T, n int) []string {
+	t.Helper()
+	f, err := os.Open("../../data/zinc250k/zinc.txt.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	sc := bufio.NewScanner(z)
+	for sc.Scan() && len(out) < n {
+		if s := strings.TrimSpace(sc.Text()); s != "" {
+			out = append(out, s)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
