@@ -118,9 +118,13 @@ type TokenSettings struct {
 	// shown itself blind to such variants: at least 10 paid pairs of variants, 90 % of them scored exactly alike.
 	// Fingerprint objectives cannot tell stereo, charge or radical variants apart, and a run otherwise pays for
 	// them by the thousand (issue #32: 63 % of a pmo run's calls on mestranol_similarity). A lever, not a default.
-	SkipVariants bool           `json:",omitempty"`
-	MaxFitData   int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
-	Exact        gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
+	SkipVariants bool `json:",omitempty"`
+	// GraphCrossover makes the GA children's crossovers join fragments of the two parent molecules' graphs
+	// (Crosser, which the Codec must implement: chem/crossover's cut at a single bond outside rings) rather than
+	// cut and join their token sequences, whose tails change meaning in another context.
+	GraphCrossover bool           `json:",omitempty"`
+	MaxFitData     int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
+	Exact          gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
 	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
 	// guacamol-500 and pmo presets read both (Preset.Screened).
 	Inputs SurrogateInputs `json:",omitempty"`

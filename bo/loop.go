@@ -215,6 +215,11 @@ func NewOptimizer(cfg Config, prob Problem, src rand.Source, rec Recorder) (*Opt
 			return nil, errors.New("bo: SkipVariants needs a Codec that implements bo.VariantKeyer")
 		}
 	}
+	if cfg.GraphCrossover {
+		if _, ok := prob.Codec.(Crosser); !ok {
+			return nil, errors.New("bo: GraphCrossover needs a Codec that implements bo.Crosser")
+		}
+	}
 	o := &Optimizer{cfg: cfg, prob: prob, src: src, rng: rand.New(src), rec: rec, t: t, f: f, d: d}
 	surr, err := o.choose()
 	if err != nil {

@@ -10,12 +10,24 @@ import (
 // CrossoverRate, else a copy of one, then one STONED mutation (replace, insert or delete one symbol). Parents
 // are drawn from the Population best with probability ∝ 1/(rank+1). Sequences are of length T, padded with
 // Stop after their symbols; a child longer than T−1 symbols is cut (the codec then decides whether it is a
-// molecule).
+// molecule). With a Crosser the crossover joins fragments of the two molecules instead (TokenSettings.GraphCrossover).
 type Breeder struct {
 	Alphabet      []int   // token ids a mutation may write; required
 	Stop          int     // the stop (padding) token id
 	Population    int     // parents are drawn from this many best molecules; if 0, the default is 100
 	CrossoverRate float64 // if 0, the default is 0.5
+	// Crosser, if set, makes the crossovers from the parents' molecules, Keys; a pair it cannot cross gives a
+	// copy of the first parent.
+	Crosser Crosser
+	Keys    []string // the parents' molecules (Codec keys), one per parent row; required with Crosser
+}
+
+// Crosser is implemented by a Codec that can make a child molecule from two molecules' graphs
+// (chem/molseq.Codec.Cross), for TokenSettings.GraphCrossover.
+type Crosser interface {
+	// Cross writes into dst (length T) the sequence of a child of the molecules a and b (Codec keys) and reports
+	// whether there is one.
+	Cross(dst []int, a, b string, rng *rand.Rand) bool
 }
 
 // Child writes one child of length T = len(dst) into dst. parents (P×T) are the candidate parents, best first.
@@ -31,12 +43,20 @@ func (b *Breeder) Child(dst, parents []int, rng *rand.Rand) {
 	if rate == 0 {
 		rate = 0.5
 	}
-	a := b.symbols(parents, rankPick(n, rng), t)
+	ia := rankPick(n, rng)
+	a := b.symbols(parents, ia, t)
 	kid := slices.Clone(a)
 	if n > 1 && rng.Float64() < rate {
-		c := b.symbols(parents, rankPick(n, rng), t)
-		i, j := rng.IntN(len(a)+1), rng.IntN(len(c)+1)
-		kid = append(append(kid[:0], a[:i]...), c[j:]...)
+		ic := rankPick(n, rng)
+		if b.Crosser != nil {
+			if b.Crosser.Cross(dst, b.Keys[ia], b.Keys[ic], rng) {
+				kid = append(kid[:0], b.symbols(dst, 0, t)...)
+			}
+		} else {
+			c := b.symbols(parents, ic, t)
+			i, j := rng.IntN(len(a)+1), rng.IntN(len(c)+1)
+			kid = append(append(kid[:0], a[:i]...), c[j:]...)
+		}
 	}
 	sym := b.Alphabet[rng.IntN(len(b.Alphabet))]
 	op := rng.IntN(3)

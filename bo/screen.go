@@ -128,7 +128,14 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 	var parents []int
 	if s.Offspring > 0 {
 		breeder = &Breeder{Alphabet: o.prob.Alphabet, Stop: o.prob.Stop}
-		parents = o.gather(o.parentSet(100))
+		idx := o.parentSet(100)
+		parents = o.gather(idx)
+		if s.GraphCrossover {
+			breeder.Crosser = o.prob.Codec.(Crosser)
+			for _, i := range idx {
+				breeder.Keys = append(breeder.Keys, o.st.SMILES[i])
+			}
+		}
 	}
 	b := &batch{Proposed: n * q, FromFlow: -1}
 	var ahead *lookahead // with a CandidateTarget, the anchors' chunks decoded as they are read

@@ -65,6 +65,69 @@ func TestBreederChild(t *testing.T) {
 	}
 }
 
+// tagCrosser crosses two parents by writing a sequence of token 7 as long as both parents' keys together; with
+// fail it crosses nothing.
+type tagCrosser struct {
+	stop  int
+	fail  bool
+	pairs [][2]string
+}
+
+func (c *tagCrosser) Cross(dst []int, a, b string, _ *rand.Rand) bool {
+	c.pairs = append(c.pairs, [2]string{a, b})
+	if c.fail {
+		return false
+	}
+	for i := range dst {
+		dst[i] = c.stop
+	}
+	for i := range min(len(a)+len(b), len(dst)-1) {
+		dst[i] = 7
+	}
+	return true
+}
+
+// TestBreederCrosser: with a Crosser every crossover is its own, from the parents' keys (rank-drawn, in Keys'
+// order), and a pair it cannot cross leaves a copy of the first parent; mutations as before.
+func TestBreederCrosser(t *testing.T) {
+	const stop, tt = 1, 8
+	parents := []int{
+		2, 3, 4, 5, 1, 1, 1, 1,
+		6, 6, 6, 6, 6, 6, 1, 1,
+	}
+	keys := []string{"a", "bb"}
+	for _, fail := range []bool{false, true} {
+		cross := &tagCrosser{stop: stop, fail: fail}
+		b := &Breeder{Alphabet: []int{9}, Stop: stop, CrossoverRate: 1, Crosser: cross, Keys: keys}
+		rng := rand.New(rand.NewPCG(1, 2))
+		child := make([]int, tt)
+		for range 200 {
+			b.Child(child, parents, rng)
+			k := slices.Index(child, stop)
+			if k < 0 {
+				k = tt
+			}
+			for _, id := range child[:k] {
+				want := []int{7, 9}
+				if fail {
+					want = []int{2, 3, 4, 5, 6, 9}
+				}
+				if !slices.Contains(want, id) {
+					t.Fatalf("fail=%v: child %v holds token %d, want only %v", fail, child, id, want)
+				}
+			}
+		}
+		if len(cross.pairs) != 200 {
+			t.Errorf("fail=%v: the Crosser was asked %d times for 200 children at crossover rate 1", fail, len(cross.pairs))
+		}
+		for _, p := range cross.pairs {
+			if !slices.Contains(keys, p[0]) || !slices.Contains(keys, p[1]) {
+				t.Fatalf("fail=%v: crossed %q, not parents' keys", fail, p)
+			}
+		}
+	}
+}
+
 func TestSpearman(t *testing.T) {
 	if r := Spearman([]float64{1, 2, 3, 4}, []float64{10, 20, 30, 40}); math.Abs(r-1) > 1e-12 {
 		t.Errorf("monotone: %v", r)

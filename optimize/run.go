@@ -87,8 +87,9 @@ type Args struct {
 	// fingerprints plus a Matérn kernel on the token counts, weighed by the marginal likelihood); "" means the
 	// preset's.
 	Features string `json:",omitempty"`
-	// Crossover is how the GA's children start from two parents: "selfies" (one-point crossover of the
-	// symbols) or "graph" (chem/crossover: fragments of the two molecules joined); "" means selfies.
+	// Crossover is how GA children start from two parents, those of -method ga and the screened variant's:
+	// "selfies" (one-point crossover of the symbols) or "graph" (chem/crossover: fragments of the two molecules
+	// joined; bo.TokenSettings.GraphCrossover); "" means selfies.
 	Crossover string `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
@@ -151,8 +152,6 @@ func (a Args) Check() error {
 		return argErrorf("-%v", seqflow.CheckBackend(a.Backend))
 	case a.Crossover != "" && a.Crossover != "selfies" && a.Crossover != "graph":
 		return argErrorf("-crossover %q: want selfies or graph", a.Crossover)
-	case a.Crossover != "" && a.Method != "ga":
-		return argErrorf("-crossover is a setting of -method ga (NF-BO's GA children cross their SELFIES)")
 	}
 	return nil
 }
@@ -248,6 +247,12 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 			return cfg, errors.New("-skip-variants needs -variant screened")
 		}
 		cfg.SkipVariants = true
+	}
+	if a.Crossover == "graph" {
+		if cfg.Screen != bo.ScreenTokens {
+			return cfg, errors.New("-crossover graph needs -variant screened (the reference proposes no GA children)")
+		}
+		cfg.GraphCrossover = true
 	}
 	if a.Features != "" {
 		in, err := bo.ParseSurrogateInputs(a.Features)

@@ -14,7 +14,9 @@ package molseq
 
 import (
 	"fmt"
+	"math/rand/v2"
 
+	"github.com/nfbo/nfbo/chem/crossover"
 	"github.com/nfbo/nfbo/chem/selfies"
 	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
@@ -23,10 +25,11 @@ import (
 // Codec canonicalises token sequences of length T over a vocabulary. It keeps selfies scratch state, so it is not
 // safe for concurrent use; use one Codec per goroutine.
 type Codec struct {
-	voc *vocab.Vocab
-	t   int
-	enc *selfies.Encoder
-	dec *selfies.Decoder
+	voc   *vocab.Vocab
+	t     int
+	enc   *selfies.Encoder
+	dec   *selfies.Decoder
+	cross crossover.Crosser
 }
 
 // New returns a codec for sequences of length t (t ≥ 2) over v, with selfies' default constraints.
@@ -70,6 +73,19 @@ func (c *Codec) Canonical(dst, tokens []int) (smiles string, ok bool) {
 // VariantKey returns the key that a molecule's key shares with its stereo, charge, hydrogen and radical
 // variants (smiles.VariantKey). It implements bo.VariantKeyer.
 func (c *Codec) VariantKey(key string) string { return smiles.VariantKey(key) }
+
+// Cross writes into dst (length T) the canonical sequence of a graph crossover child of the molecules a and b
+// (keys; chem/crossover: a fragment of each, cut at a single bond outside rings, joined) and reports whether
+// there is one: not when either molecule has no such bond, or the child needs a symbol outside the vocabulary
+// or more than T−1 symbols. It implements bo.Crosser.
+func (c *Codec) Cross(dst []int, a, b string, rng *rand.Rand) bool {
+	smi, err := c.cross.Cross(a, b, rng)
+	if err != nil {
+		return false
+	}
+	_, err = c.FromSMILES(dst, smi)
+	return err == nil
+}
 
 // FromSMILES encodes a SMILES string into dst (length T), canonicalised as Canonical does, and returns the
 // molecule's key. The error is a *vocab.EncodeError for a symbol outside the vocabulary or a molecule of more

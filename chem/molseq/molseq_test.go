@@ -2,6 +2,7 @@ package molseq
 
 import (
 	"encoding/csv"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"testing"
@@ -79,6 +80,57 @@ func TestCanonicalGuacaMol(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d initial sequences changed by canonicalisation", changed, len(rows)-1)
+}
+
+// TestCross: graph crossover children of the GuacaMol initial molecules are canonical sequences of valid
+// molecules (their keys come back from Canonical), distinct from both parents in most cases; a ring alone has no
+// bond to cut.
+func TestCross(t *testing.T) {
+	f, err := os.Open("../../data/guacamol/guacamol_train_data_first_100.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const T = 128
+	c, err := New(shipped(t), T)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([]string, 0, len(rows)-1)
+	for _, r := range rows[1:] {
+		key, err := c.FromSMILES(make([]int, T), r[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, key)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	dst, canon := make([]int, T), make([]int, T)
+	made, fresh := 0, 0
+	for range 500 {
+		a, b := keys[rng.IntN(len(keys))], keys[rng.IntN(len(keys))]
+		if !c.Cross(dst, a, b, rng) {
+			continue
+		}
+		made++
+		key, ok := c.Canonical(canon, dst)
+		if !ok || !slices.Equal(canon, dst) {
+			t.Fatalf("child of %q and %q: not a canonical sequence of a valid molecule (%q, %v)", a, b, key, ok)
+		}
+		if key != a && key != b {
+			fresh++
+		}
+	}
+	if made < 450 || fresh < made*9/10 {
+		t.Errorf("500 crossovers: %d children, %d new molecules", made, fresh)
+	}
+	if c.Cross(dst, "C1=CC=CC=C1", keys[0], rng) {
+		t.Error("benzene crossed: it has no bond outside its ring")
+	}
 }
 
 func TestCanonicalRules(t *testing.T) {
