@@ -3,6 +3,7 @@ package optimize
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,5 +129,28 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 	}
 	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", Features: "morgan"}).Config(pmo); err == nil {
 		t.Error("-features morgan with the reference variant accepted")
+	}
+	// -crossover graph sets the screened variant's graph crossover; the reference has no GA children to cross.
+	for _, c := range []struct {
+		crossover string
+		want      bool
+	}{{"", false}, {"selfies", false}, {"graph", true}} {
+		cfg, err := (Args{Variant: "screened", AnchorRule: "minmax", Crossover: c.crossover}).Config(pmo)
+		if err != nil || cfg.GraphCrossover != c.want {
+			t.Errorf("-crossover %q: GraphCrossover %v, %v; want %v", c.crossover, cfg.GraphCrossover, err, c.want)
+		}
+	}
+	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", Crossover: "graph"}).Config(pmo); err == nil {
+		t.Error("-crossover graph with the reference variant accepted")
+	}
+	ok := Args{Task: "t", Init: "i", Model: "m", Timeout: time.Minute, Workers: 1, RequestSize: 1, Method: "nfbo", AnchorRule: "minmax",
+		Sampler: "exact", Update: "once"}
+	bad := ok
+	bad.Crossover = "ring"
+	if err := ok.Check(); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), `-crossover "ring"`) {
+		t.Errorf("-crossover ring: %v, want an error naming it", err)
 	}
 }
