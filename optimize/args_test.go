@@ -130,11 +130,12 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", Features: "morgan"}).Config(pmo); err == nil {
 		t.Error("-features morgan with the reference variant accepted")
 	}
-	// -crossover graph sets the screened variant's graph crossover; the reference has no GA children to cross.
+	// The presets' screened variant crosses GA children as graphs; -crossover selfies restores the symbols'
+	// crossover; the reference has no GA children to cross.
 	for _, c := range []struct {
 		crossover string
 		want      bool
-	}{{"", false}, {"selfies", false}, {"graph", true}} {
+	}{{"", true}, {"selfies", false}, {"graph", true}} {
 		cfg, err := (Args{Variant: "screened", AnchorRule: "minmax", Crossover: c.crossover}).Config(pmo)
 		if err != nil || cfg.GraphCrossover != c.want {
 			t.Errorf("-crossover %q: GraphCrossover %v, %v; want %v", c.crossover, cfg.GraphCrossover, err, c.want)

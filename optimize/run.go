@@ -89,7 +89,8 @@ type Args struct {
 	Features string `json:",omitempty"`
 	// Crossover is how GA children start from two parents, those of -method ga and the screened variant's:
 	// "selfies" (one-point crossover of the symbols) or "graph" (chem/crossover: fragments of the two molecules
-	// joined; bo.TokenSettings.GraphCrossover); "" means selfies.
+	// joined; bo.TokenSettings.GraphCrossover); "" means the method's default: the preset's for NF-BO (graph with
+	// guacamol-500 and pmo), selfies for -method ga (our GA of the tables).
 	Crossover string `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
@@ -248,11 +249,14 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 		}
 		cfg.SkipVariants = true
 	}
-	if a.Crossover == "graph" {
+	switch a.Crossover {
+	case "graph":
 		if cfg.Screen != bo.ScreenTokens {
 			return cfg, errors.New("-crossover graph needs -variant screened (the reference proposes no GA children)")
 		}
 		cfg.GraphCrossover = true
+	case "selfies":
+		cfg.GraphCrossover = false
 	}
 	if a.Features != "" {
 		in, err := bo.ParseSurrogateInputs(a.Features)

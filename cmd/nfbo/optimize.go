@@ -152,9 +152,9 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.StringVar(&a.Sampler, "sampler", "exact", "Thompson sampler: exact (Cholesky, the reference) or pathwise (approximate, faster)")
 	fs.StringVar(&a.Method, "method", "nfbo", "optimiser: nfbo, or a baseline in the same harness: prior (random samples from the flow's prior) "+
 		"or ga (a genetic algorithm on SELFIES symbols)")
-	fs.StringVar(&a.Crossover, "crossover", "", "how GA children (-method ga's, and the screened variant's) start from two parents: "+
-		"selfies (one-point crossover of their SELFIES symbols; empty means it) or graph (a fragment of each molecular graph, "+
-		"cut at a single bond outside rings, joined)")
+	fs.StringVar(&a.Crossover, "crossover", "", "how GA children (the screened variant's, and -method ga's) start from two parents: "+
+		"graph (a fragment of each molecular graph, cut at a single bond outside rings, joined) or selfies (one-point crossover of "+
+		"their SELFIES symbols); empty means the preset's for NF-BO (graph with guacamol-500 and pmo) and selfies for -method ga")
 	fs.StringVar(&a.Setting, "setting", "", "the setting the report files this run under; empty means INITIAL+CALLS, e.g. 100+500 "+
 		"(bench passes 100+500 for guacamol7's valt, whose initial set holds two added molecules)")
 	fs.StringVar(&a.Variant, "variant", bo.DefaultVariant, "NF-BO's rules: screened (decode first; an exact GP on token counts, refitted every iteration, "+
