@@ -320,10 +320,15 @@ func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, op
 	var wg sync.WaitGroup
 	var errs []error
 	for _, j := range todo {
+		// Wait for a free slot or the end; a job whose slot frees as ctx ends (an interrupt stops the runs
+		// under way) must not start.
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
 		if ctx.Err() != nil {
 			break
 		}
-		sem <- struct{}{}
 		wg.Add(1)
 		go func(j Job) {
 			defer wg.Done()

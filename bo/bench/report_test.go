@@ -445,6 +445,25 @@ func TestWriteRowsConcurrent(t *testing.T) {
 	}
 }
 
+// TestRunJobsStopsOnCancel: once the context ends no job starts, not even the one waiting for the slot that the
+// interrupted run frees (it left a run directory with nothing but its log's first line).
+func TestRunJobsStopsOnCancel(t *testing.T) {
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	jobs := []Job{
+		{Dir: filepath.Join(out, "a"), Argv: []string{"/bin/sleep", "10"}, Task: "a", Method: "nfbo", Seed: 1},
+		{Dir: filepath.Join(out, "b"), Argv: []string{"/bin/true"}, Task: "b", Method: "nfbo", Seed: 1},
+	}
+	time.AfterFunc(200*time.Millisecond, cancel)
+	var progress bytes.Buffer
+	if err := RunJobs(ctx, &progress, out, jobs, RunOptions{Procs: 1}); err == nil {
+		t.Error("RunJobs after its context ended: no error")
+	}
+	if _, err := os.Stat(jobs[1].Dir); err == nil {
+		t.Errorf("the job after the interrupted one started (%s exists)", jobs[1].Dir)
+	}
+}
+
 // TestRunJobsSkipsRows: with RunOptions.Rows a job whose finished row the file holds is not run again (here its
 // command would fail), and the others run.
 func TestRunJobsSkipsRows(t *testing.T) {
