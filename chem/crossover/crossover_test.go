@@ -15,13 +15,6 @@ import (
 	"github.com/nfbo/nfbo/chem/smiles"
 )
 
-// atomSig is an atom as a valence check sees it: element, charge, hydrogens and the sum of its bond orders.
-type atomSig struct {
-	element        string
-	charge, hcount int
-	valence        int
-}
-
 // graphSig returns, per atom, its atomSig and the sorted signatures of its neighbours with the bond orders: a
 // labelling-independent description that a wrongly wired ring closure or a lost bond changes.
 func graphSig(t *testing.T, s string) []string {
