@@ -342,6 +342,21 @@ func TestRunsTSVRoundTrip(t *testing.T) {
 	}
 }
 
+// readRows reads the runs.tsv at path.
+func readRows(t *testing.T, path string) []Run {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := ReadRunsTSV(path, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
 // TestWriteRows: the rows file holds one row per finished run, kept across calls (rows of other suites too),
 // and never an unfinished run's; a damaged file is an error that leaves it as it was.
 func TestWriteRows(t *testing.T) {
@@ -360,18 +375,7 @@ func TestWriteRows(t *testing.T) {
 		return r
 	}
 	path := filepath.Join(dir, "rows.tsv")
-	count := func() int {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		rows, err := ReadRunsTSV(path, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(rows)
-	}
+	count := func() int { return len(readRows(t, path)) }
 	a1, a2 := run("med2", 1, true), run("med2", 2, false)
 	if err := WriteRows(context.Background(), path, []Run{a1, a2}); err != nil {
 		t.Fatal(err)
@@ -431,17 +435,8 @@ func TestWriteRowsConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := ReadRunsTSV(path, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != writers*each {
-		t.Errorf("%d writers adding %d rows each: the file holds %d rows, want %d", writers, each, len(rows), writers*each)
+	if n := len(readRows(t, path)); n != writers*each {
+		t.Errorf("%d writers adding %d rows each: the file holds %d rows, want %d", writers, each, n, writers*each)
 	}
 }
 

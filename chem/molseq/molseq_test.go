@@ -33,10 +33,9 @@ func ids(t *testing.T, v *vocab.Vocab, sf string, n int) []int {
 	return out
 }
 
-// TestCanonicalGuacaMol checks NF-BO's canonicalisation on the 100 GuacaMol initial molecules: the CSV's SELFIES
-// (selfies.encoder of its SMILES) canonicalise to what FromSMILES gives for the SMILES, canonical sequences are
-// fixed points, and the key decodes from the canonical sequence.
-func TestCanonicalGuacaMol(t *testing.T) {
+// guacamol100 returns the rows of the 100 GuacaMol initial molecules (header first: index, SELFIES, SMILES, ...).
+func guacamol100(t *testing.T) [][]string {
+	t.Helper()
 	f, err := os.Open("../../data/guacamol/guacamol_train_data_first_100.csv")
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +45,14 @@ func TestCanonicalGuacaMol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rows
+}
+
+// TestCanonicalGuacaMol checks NF-BO's canonicalisation on the 100 GuacaMol initial molecules: the CSV's SELFIES
+// (selfies.encoder of its SMILES) canonicalise to what FromSMILES gives for the SMILES, canonical sequences are
+// fixed points, and the key decodes from the canonical sequence.
+func TestCanonicalGuacaMol(t *testing.T) {
+	rows := guacamol100(t)
 	v := shipped(t)
 	const T = 200
 	c, err := New(v, T)
@@ -86,15 +93,7 @@ func TestCanonicalGuacaMol(t *testing.T) {
 // molecules (their keys come back from Canonical), distinct from both parents in most cases; a ring alone has no
 // bond to cut.
 func TestCross(t *testing.T) {
-	f, err := os.Open("../../data/guacamol/guacamol_train_data_first_100.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := guacamol100(t)
 	const T = 128
 	c, err := New(shipped(t), T)
 	if err != nil {
