@@ -68,9 +68,15 @@ func TestLock(t *testing.T) {
 	if _, err := LockWait(ctx, dir); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "gave up waiting") {
 		t.Fatalf("LockWait on a held lock: %v", err)
 	}
+	waitsForRelease(t, "LockWait", unlock, func() (func(), error) { return LockWait(context.Background(), dir) })
+}
+
+// waitsForRelease checks that lock, called while another holds the lock, returns once unlock lets it go.
+func waitsForRelease(t *testing.T, name string, unlock func(), lock func() (func(), error)) {
+	t.Helper()
 	done := make(chan error)
 	go func() {
-		u, err := LockWait(context.Background(), dir)
+		u, err := lock()
 		if err == nil {
 			u()
 		}
@@ -79,7 +85,7 @@ func TestLock(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	unlock()
 	if err := <-done; err != nil {
-		t.Fatalf("LockWait after the holder let go: %v", err)
+		t.Fatalf("%s after the holder let go: %v", name, err)
 	}
 }
 
@@ -102,19 +108,7 @@ func TestLockFileWait(t *testing.T) {
 		t.Fatalf("the directory's own lock beside a file's: %v", err)
 	}
 	unlockDir()
-	done := make(chan error)
-	go func() {
-		u, err := LockFileWait(context.Background(), path)
-		if err == nil {
-			u()
-		}
-		done <- err
-	}()
-	time.Sleep(20 * time.Millisecond)
-	unlock()
-	if err := <-done; err != nil {
-		t.Fatalf("LockFileWait after the holder let go: %v", err)
-	}
+	waitsForRelease(t, "LockFileWait", unlock, func() (func(), error) { return LockFileWait(context.Background(), path) })
 }
 
 func TestInfo(t *testing.T) {
