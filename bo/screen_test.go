@@ -418,3 +418,60 @@ func TestScreenedInputsWeight(t *testing.T) {
 		}
 	}
 }
+
+// crossCodec is toyCodec with a Crosser: a child is the first half of a's tokens and the second half of b's,
+// and it keeps the parents it was given.
+type crossCodec struct {
+	toyCodec
+	parents []string
+}
+
+func (c *crossCodec) Cross(dst []int, a, b string, _ *rand.Rand) bool {
+	c.parents = append(c.parents, a, b)
+	ta, tb := strings.Split(strings.TrimSuffix(a, "."), "."), strings.Split(strings.TrimSuffix(b, "."), ".")
+	if len(ta) != len(dst) || len(tb) != len(dst) {
+		return false
+	}
+	for i := range dst {
+		f := ta[i]
+		if i >= len(dst)/2 {
+			f = tb[i]
+		}
+		fmt.Sscan(f, &dst[i])
+	}
+	return true
+}
+
+// TestGraphCrossoverWiring: with GraphCrossover the screened variant's GA children are crossed by the codec's
+// Crosser, from molecules of the data (the parents' keys go with their rows); a codec without one is refused.
+func TestGraphCrossoverWiring(t *testing.T) {
+	cfg := toyConfig("")
+	toScreened(&cfg, 10)
+	cfg.GraphCrossover = true
+	init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
+	codec := &crossCodec{}
+	sc := &toyScorer{}
+	prob := Problem{Flow: &toyFlow{t: toyT, v: toyV}, Codec: codec, Objective: memObjective{sc}, Initial: init, Vocab: toyV, Stop: 0,
+		Alphabet: []int{1, 2, 3, 4, 5, 6, 7}}
+	o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), &recorder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := o.Run(context.Background())
+	if err != nil || res.Calls != cfg.Budget {
+		t.Fatalf("calls %d, %v; want the budget %d spent", res.Calls, err, cfg.Budget)
+	}
+	if len(codec.parents) == 0 {
+		t.Fatal("the Crosser was never asked for a child")
+	}
+	_, _, smiles := o.Data()
+	for _, p := range codec.parents {
+		if !slices.Contains(smiles, p) {
+			t.Fatalf("crossed %q, which is not a molecule of the data", p)
+		}
+	}
+	prob.Codec = toyCodec{}
+	if _, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), &recorder{}); err == nil || !strings.Contains(err.Error(), "Crosser") {
+		t.Errorf("GraphCrossover with a codec that cannot cross: %v", err)
+	}
+}
