@@ -123,7 +123,10 @@ type TokenSettings struct {
 	// (Crosser, which the Codec must implement: chem/crossover's cut at a single bond outside rings) rather than
 	// cut and join their token sequences, whose tails change meaning in another context. The guacamol-500 and
 	// pmo presets set it (Preset.Screened).
-	GraphCrossover bool           `json:",omitempty"`
+	GraphCrossover bool `json:",omitempty"`
+	// CrossoverRings (with GraphCrossover) makes half the graph crossovers ring crossovers where both parents
+	// have a ring to cut: two ring bonds cut in each, the parts joined at both cuts. Not a default.
+	CrossoverRings bool           `json:",omitempty"`
 	MaxFitData     int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
 	Exact          gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
 	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
@@ -277,6 +280,8 @@ func (c Config) resolved(d int) (Config, error) {
 		return c, fmt.Errorf("bo: config: Offspring = %d < 0", c.Offspring)
 	case c.CandidateTarget < 0:
 		return c, fmt.Errorf("bo: config: CandidateTarget = %d < 0", c.CandidateTarget)
+	case c.CrossoverRings && !c.GraphCrossover:
+		return c, fmt.Errorf("bo: config: CrossoverRings needs GraphCrossover")
 	case c.NoFlow && c.Offspring <= 0:
 		return c, fmt.Errorf("bo: config: NoFlow needs Offspring > 0: the GA children are then the only candidates")
 	case c.NoveltyBand != (NoveltyBand{}) && !(0 <= c.NoveltyBand.Shrink && c.NoveltyBand.Shrink < c.NoveltyBand.Grow && c.NoveltyBand.Grow <= 1):

@@ -22,6 +22,8 @@ func TestConfigVariantSettings(t *testing.T) {
 		{"no flow without offspring", Config{Budget: 10, Screen: ScreenTokens, TokenSettings: TokenSettings{NoFlow: true}}, "NoFlow needs Offspring"},
 		{"unknown screen", Config{Budget: 10, Screen: 7}, "Screen = 7"},
 		{"unknown inputs", Config{Budget: 10, Screen: ScreenTokens, TokenSettings: TokenSettings{Inputs: "ecfp"}}, `surrogate inputs "ecfp"`},
+		{"ring crossovers without the graph crossover", Config{Budget: 10, Screen: ScreenTokens, TokenSettings: TokenSettings{Offspring: 5, CrossoverRings: true}},
+			"CrossoverRings needs GraphCrossover"},
 		{"reference with inputs", Config{Budget: 10, TokenSettings: TokenSettings{Inputs: InputsMorgan}}, "Inputs: settings of the screened variant"},
 	}
 	for _, c := range cases {

@@ -17,17 +17,18 @@ type Breeder struct {
 	Population    int     // parents are drawn from this many best molecules; if 0, the default is 100
 	CrossoverRate float64 // if 0, the default is 0.5
 	// Crosser, if set, makes the crossovers from the parents' molecules, Keys; a pair it cannot cross gives a
-	// copy of the first parent.
+	// copy of the first parent. Rings asks it for ring crossovers too (TokenSettings.CrossoverRings).
 	Crosser Crosser
 	Keys    []string // the parents' molecules (Codec keys), one per parent row; required with Crosser
+	Rings   bool
 }
 
 // Crosser is implemented by a Codec that can make a child molecule from two molecules' graphs
 // (chem/molseq.Codec.Cross), for TokenSettings.GraphCrossover.
 type Crosser interface {
 	// Cross writes into dst (length T) the sequence of a child of the molecules a and b (Codec keys) and reports
-	// whether there is one.
-	Cross(dst []int, a, b string, rng *rand.Rand) bool
+	// whether there is one; with rings, half the crossovers may join parts of the parents' rings.
+	Cross(dst []int, a, b string, rings bool, rng *rand.Rand) bool
 }
 
 // Child writes one child of length T = len(dst) into dst. parents (P×T) are the candidate parents, best first.
@@ -49,7 +50,7 @@ func (b *Breeder) Child(dst, parents []int, rng *rand.Rand) {
 	if n > 1 && rng.Float64() < rate {
 		ic := rankPick(n, rng)
 		if b.Crosser != nil {
-			if b.Crosser.Cross(dst, b.Keys[ia], b.Keys[ic], rng) {
+			if b.Crosser.Cross(dst, b.Keys[ia], b.Keys[ic], b.Rings, rng) {
 				kid = append(kid[:0], b.symbols(dst, 0, t)...)
 			}
 		} else {

@@ -131,7 +131,7 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 		idx := o.parentSet(100)
 		parents = o.gather(idx)
 		if s.GraphCrossover {
-			breeder.Crosser = o.prob.Codec.(Crosser)
+			breeder.Crosser, breeder.Rings = o.prob.Codec.(Crosser), s.CrossoverRings
 			for _, i := range idx {
 				breeder.Keys = append(breeder.Keys, o.st.SMILES[i])
 			}

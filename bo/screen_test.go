@@ -73,7 +73,7 @@ type tagCrosser struct {
 	pairs [][2]string
 }
 
-func (c *tagCrosser) Cross(dst []int, a, b string, _ *rand.Rand) bool {
+func (c *tagCrosser) Cross(dst []int, a, b string, _ bool, _ *rand.Rand) bool {
 	c.pairs = append(c.pairs, [2]string{a, b})
 	if c.fail {
 		return false
@@ -426,7 +426,7 @@ type crossCodec struct {
 	parents []string
 }
 
-func (c *crossCodec) Cross(dst []int, a, b string, _ *rand.Rand) bool {
+func (c *crossCodec) Cross(dst []int, a, b string, _ bool, _ *rand.Rand) bool {
 	c.parents = append(c.parents, a, b)
 	ta, tb := strings.Split(strings.TrimSuffix(a, "."), "."), strings.Split(strings.TrimSuffix(b, "."), ".")
 	if len(ta) != len(dst) || len(tb) != len(dst) {

@@ -133,12 +133,13 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 	// The presets' screened variant crosses GA children as graphs; -crossover selfies restores the symbols'
 	// crossover; the reference has no GA children to cross.
 	for _, c := range []struct {
-		crossover string
-		want      bool
-	}{{"", true}, {"selfies", false}, {"graph", true}} {
+		crossover   string
+		want, rings bool
+	}{{"", true, false}, {"selfies", false, false}, {"graph", true, false}, {"graph+rings", true, true}} {
 		cfg, err := (Args{Variant: "screened", AnchorRule: "minmax", Crossover: c.crossover}).Config(pmo)
-		if err != nil || cfg.GraphCrossover != c.want {
-			t.Errorf("-crossover %q: GraphCrossover %v, %v; want %v", c.crossover, cfg.GraphCrossover, err, c.want)
+		if err != nil || cfg.GraphCrossover != c.want || cfg.CrossoverRings != c.rings {
+			t.Errorf("-crossover %q: GraphCrossover %v, CrossoverRings %v, %v; want %v, %v", c.crossover, cfg.GraphCrossover,
+				cfg.CrossoverRings, err, c.want, c.rings)
 		}
 	}
 	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", Crossover: "graph"}).Config(pmo); err == nil {

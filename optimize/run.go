@@ -88,9 +88,10 @@ type Args struct {
 	// preset's.
 	Features string `json:",omitempty"`
 	// Crossover is how GA children start from two parents, those of -method ga and the screened variant's:
-	// "selfies" (one-point crossover of the symbols) or "graph" (chem/crossover: fragments of the two molecules
-	// joined; bo.TokenSettings.GraphCrossover); "" means the method's default: the preset's for NF-BO (graph with
-	// guacamol-500 and pmo), selfies for -method ga (our GA of the tables).
+	// "selfies" (one-point crossover of the symbols), "graph" (chem/crossover: fragments of the two molecules
+	// joined; bo.TokenSettings.GraphCrossover) or "graph+rings" (half of them ring crossovers where both parents
+	// have a ring to cut; bo.TokenSettings.CrossoverRings); "" means the method's default: the preset's for NF-BO
+	// (graph with guacamol-500 and pmo), selfies for -method ga (our GA of the tables).
 	Crossover string `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
@@ -151,8 +152,8 @@ func (a Args) Check() error {
 		return argErrorf("-offspring and -finetune-every must be -1 or more, and -tr-init not negative")
 	case seqflow.CheckBackend(a.Backend) != nil:
 		return argErrorf("-%v", seqflow.CheckBackend(a.Backend))
-	case a.Crossover != "" && a.Crossover != "selfies" && a.Crossover != "graph":
-		return argErrorf("-crossover %q: want selfies or graph", a.Crossover)
+	case a.Crossover != "" && a.Crossover != "selfies" && a.Crossover != "graph" && a.Crossover != "graph+rings":
+		return argErrorf("-crossover %q: want selfies, graph or graph+rings", a.Crossover)
 	}
 	return nil
 }
@@ -250,13 +251,13 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 		cfg.SkipVariants = true
 	}
 	switch a.Crossover {
-	case "graph":
+	case "graph", "graph+rings":
 		if cfg.Screen != bo.ScreenTokens {
-			return cfg, errors.New("-crossover graph needs -variant screened (the reference proposes no GA children)")
+			return cfg, fmt.Errorf("-crossover %s needs -variant screened (the reference proposes no GA children)", a.Crossover)
 		}
-		cfg.GraphCrossover = true
+		cfg.GraphCrossover, cfg.CrossoverRings = true, a.Crossover == "graph+rings"
 	case "selfies":
-		cfg.GraphCrossover = false
+		cfg.GraphCrossover, cfg.CrossoverRings = false, false
 	}
 	if a.Features != "" {
 		in, err := bo.ParseSurrogateInputs(a.Features)

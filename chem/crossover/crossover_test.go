@@ -138,6 +138,75 @@ func TestCrossKeepsValences(t *testing.T) {
 	}
 }
 
+// TestCrossRings: ring crossovers of ZINC pairs (two ring bonds cut in each parent, the parts joined at both
+// cuts) are valid molecules, built from the parents' atoms with their valences and carried unchanged through the
+// SELFIES codec; a parent that is only a ring (benzene) may take part; with Rings, Cross changes some children.
+func TestCrossRings(t *testing.T) {
+	mols := append(zinc(t, 300), "C1=CC=CC=C1")
+	enc := selfies.NewEncoder(selfies.DefaultConstraints())
+	dec := selfies.NewDecoder(selfies.DefaultConstraints())
+	rng := rand.New(rand.NewPCG(3, 4))
+	c := Crosser{Rings: true}
+	made := 0
+	for range 1000 {
+		a, b := mols[rng.IntN(len(mols))], mols[rng.IntN(len(mols))]
+		for i, s := range [2]string{a, b} {
+			if err := c.p[i].parse(s); err != nil {
+				t.Fatalf("%q: %v", s, err)
+			}
+		}
+		c.atoms, c.edges = c.atoms[:0], c.edges[:0]
+		kid, ok := c.crossRings(rng)
+		if !ok {
+			continue
+		}
+		made++
+		got := graphSig(t, kid)
+		count := map[string]int{}
+		for _, s := range append(graphSig(t, a), graphSig(t, b)...) {
+			count[s[:strings.IndexByte(s, '[')]]++
+		}
+		for _, s := range got {
+			l := s[:strings.IndexByte(s, '[')]
+			if count[l]--; count[l] < 0 {
+				t.Fatalf("ring child %q of %q and %q: atom %s is not a parent's atom with its valence", kid, a, b, l)
+			}
+		}
+		sf, err := enc.Encode(kid)
+		if err != nil {
+			t.Fatalf("ring child %q: SELFIES: %v", kid, err)
+		}
+		back, err := dec.Decode(sf)
+		if err != nil || !slices.Equal(graphSig(t, back), got) {
+			t.Fatalf("ring child %q of %q and %q comes back from SELFIES as %q (%v)", kid, a, b, back, err)
+		}
+	}
+	if made < 700 {
+		t.Errorf("1,000 pairs of ZINC molecules gave %d ring crossovers", made)
+	}
+	// With Rings, Cross makes ring children about half the time and non-ring ones otherwise.
+	var plain Crosser
+	differ := 0
+	r1, r2 := rand.New(rand.NewPCG(5, 6)), rand.New(rand.NewPCG(5, 6))
+	zmols := mols[:300] // without benzene, which a non-ring crossover cannot cut
+	for range 200 {
+		a, b := zmols[r1.IntN(len(zmols))], zmols[r1.IntN(len(zmols))]
+		r2.IntN(len(zmols))
+		r2.IntN(len(zmols))
+		x, err1 := c.Cross(a, b, r1)
+		y, err2 := plain.Cross(a, b, r2)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if x != y {
+			differ++
+		}
+	}
+	if differ < 20 {
+		t.Errorf("Rings changed %d of 200 crossovers", differ)
+	}
+}
+
 // TestCrossNoCut: a molecule that is one ring has nothing to cut.
 func TestCrossNoCut(t *testing.T) {
 	var c Crosser

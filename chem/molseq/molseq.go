@@ -75,10 +75,11 @@ func (c *Codec) Canonical(dst, tokens []int) (smiles string, ok bool) {
 func (c *Codec) VariantKey(key string) string { return smiles.VariantKey(key) }
 
 // Cross writes into dst (length T) the canonical sequence of a graph crossover child of the molecules a and b
-// (keys; chem/crossover: a fragment of each, cut at a single bond outside rings, joined) and reports whether
-// there is one: not when either molecule has no such bond, or the child needs a symbol outside the vocabulary
-// or more than T−1 symbols. It implements bo.Crosser.
-func (c *Codec) Cross(dst []int, a, b string, rng *rand.Rand) bool {
+// (keys; chem/crossover: a fragment of each, cut at a single bond outside rings, joined; with rings, half the
+// time parts of their rings) and reports whether there is one: not when either molecule has no bond to cut, or
+// the child needs a symbol outside the vocabulary or more than T−1 symbols. It implements bo.Crosser.
+func (c *Codec) Cross(dst []int, a, b string, rings bool, rng *rand.Rand) bool {
+	c.cross.Rings = rings
 	smi, err := c.cross.Cross(a, b, rng)
 	if err != nil {
 		return false

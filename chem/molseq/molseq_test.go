@@ -112,7 +112,7 @@ func TestCross(t *testing.T) {
 	made, fresh := 0, 0
 	for range 500 {
 		a, b := keys[rng.IntN(len(keys))], keys[rng.IntN(len(keys))]
-		if !c.Cross(dst, a, b, rng) {
+		if !c.Cross(dst, a, b, rng.IntN(2) == 0, rng) {
 			continue
 		}
 		made++
@@ -127,7 +127,7 @@ func TestCross(t *testing.T) {
 	if made < 450 || fresh < made*9/10 {
 		t.Errorf("500 crossovers: %d children, %d new molecules", made, fresh)
 	}
-	if c.Cross(dst, "C1=CC=CC=C1", keys[0], rng) {
+	if c.Cross(dst, "C1=CC=CC=C1", keys[0], false, rng) {
 		t.Error("benzene crossed: it has no bond outside its ring")
 	}
 }
