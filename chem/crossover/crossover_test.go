@@ -91,6 +91,32 @@ func TestWriteRoundTrip(t *testing.T) {
 	}
 }
 
+// checkChild fails the test unless the child kid of a and b is made of the parents' atoms with their valences,
+// charges and hydrogens (each atom's own label at most as often as in the parents), and the SELFIES encoder and
+// decoder carry it unchanged: a valid molecule as written.
+func checkChild(t *testing.T, kid, a, b string, enc *selfies.Encoder, dec *selfies.Decoder) {
+	t.Helper()
+	got := graphSig(t, kid)
+	count := map[string]int{}
+	for _, s := range append(graphSig(t, a), graphSig(t, b)...) {
+		count[s[:strings.IndexByte(s, '[')]]++
+	}
+	for _, s := range got {
+		l := s[:strings.IndexByte(s, '[')]
+		if count[l]--; count[l] < 0 {
+			t.Fatalf("child %q of %q and %q: atom %s is not a parent's atom with its valence", kid, a, b, l)
+		}
+	}
+	sf, err := enc.Encode(kid)
+	if err != nil {
+		t.Fatalf("child %q: SELFIES: %v", kid, err)
+	}
+	back, err := dec.Decode(sf)
+	if err != nil || !slices.Equal(graphSig(t, back), got) {
+		t.Fatalf("child %q of %q and %q comes back from SELFIES as %q (%v): not a valid molecule as written", kid, a, b, back, err)
+	}
+}
+
 // TestCrossKeepsValences: every child of two ZINC molecules reads back, its atoms are the parents' atoms with
 // their valences, charges and hydrogens (each cut atom lost one single bond and gained one), and the SELFIES
 // encoder and decoder carry it unchanged: a valid molecule.
@@ -108,30 +134,7 @@ func TestCrossKeepsValences(t *testing.T) {
 			t.Fatalf("child %d of %q and %q: %v", i, a, b, err)
 		}
 		children[kid] = true
-		got := graphSig(t, kid)
-		pool := append(graphSig(t, a), graphSig(t, b)...)
-		// Without the neighbours: the atoms' own labels, each at most as often as in the parents.
-		count := map[string]int{}
-		for _, s := range pool {
-			count[s[:strings.IndexByte(s, '[')]]++
-		}
-		for _, s := range got {
-			l := s[:strings.IndexByte(s, '[')]
-			if count[l]--; count[l] < 0 {
-				t.Fatalf("child %q of %q and %q: atom %s is not a parent's atom with its valence", kid, a, b, l)
-			}
-		}
-		sf, err := enc.Encode(kid)
-		if err != nil {
-			t.Fatalf("child %q: SELFIES: %v", kid, err)
-		}
-		back, err := dec.Decode(sf)
-		if err != nil {
-			t.Fatalf("child %q: decode %q: %v", kid, sf, err)
-		}
-		if !slices.Equal(graphSig(t, back), got) {
-			t.Fatalf("child %q of %q and %q comes back from SELFIES as %q: not a valid molecule as written", kid, a, b, back)
-		}
+		checkChild(t, kid, a, b, enc, dec)
 	}
 	if len(children) < 900 {
 		t.Errorf("1,000 crossovers gave %d distinct children", len(children))
@@ -161,25 +164,7 @@ func TestCrossRings(t *testing.T) {
 			continue
 		}
 		made++
-		got := graphSig(t, kid)
-		count := map[string]int{}
-		for _, s := range append(graphSig(t, a), graphSig(t, b)...) {
-			count[s[:strings.IndexByte(s, '[')]]++
-		}
-		for _, s := range got {
-			l := s[:strings.IndexByte(s, '[')]
-			if count[l]--; count[l] < 0 {
-				t.Fatalf("ring child %q of %q and %q: atom %s is not a parent's atom with its valence", kid, a, b, l)
-			}
-		}
-		sf, err := enc.Encode(kid)
-		if err != nil {
-			t.Fatalf("ring child %q: SELFIES: %v", kid, err)
-		}
-		back, err := dec.Decode(sf)
-		if err != nil || !slices.Equal(graphSig(t, back), got) {
-			t.Fatalf("ring child %q of %q and %q comes back from SELFIES as %q (%v)", kid, a, b, back, err)
-		}
+		checkChild(t, kid, a, b, enc, dec)
 	}
 	if made < 700 {
 		t.Errorf("1,000 pairs of ZINC molecules gave %d ring crossovers", made)
