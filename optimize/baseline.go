@@ -63,8 +63,8 @@ func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 			Rand:     rng,
 			Recorder: rec,
 		}
-		if a.Crossover == "graph" || a.Crossover == "graph+rings" {
-			ga.Crosser, cross = &crossover.Crosser{Rings: a.Crossover == "graph+rings"}, a.Crossover
+		if graph, rings := crossoverGraph(a.Crossover); graph {
+			ga.Crosser, cross = &crossover.Crosser{Rings: rings}, a.Crossover
 		}
 		fmt.Fprintf(s.Stderr, "nfbo optimize: task %s, GA on SELFIES (population %d, %d children per generation, robust alphabet, "+
 			"%s crossover), %d initial molecules, budget %d new calls, seed %d, run directory %s\n",

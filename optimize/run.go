@@ -107,6 +107,18 @@ type Args struct {
 	ask *askSession
 }
 
+// crossoverGraph reads a -crossover name that crossoverKnown accepts: whether GA children cross as molecular
+// graphs, and whether ring crossovers are among them.
+func crossoverGraph(name string) (graph, rings bool) {
+	return name == "graph" || name == "graph+rings", name == "graph+rings"
+}
+
+// crossoverKnown reports whether name is a -crossover value: "" (the method's default), selfies, graph or
+// graph+rings.
+func crossoverKnown(name string) bool {
+	return name == "" || name == "selfies" || name == "graph" || name == "graph+rings"
+}
+
 // FrozenEmbeddings reports whether the run fine-tunes its flow with the token embeddings fixed: Args.FreezeEmbed
 // if set, else true for the screened variant and false for the reference (whose code trains them). Fine-tuning
 // as BO does pulls two tokens' embeddings together until the decoder cannot tell them apart (the shipped model:
@@ -152,7 +164,7 @@ func (a Args) Check() error {
 		return argErrorf("-offspring and -finetune-every must be -1 or more, and -tr-init not negative")
 	case seqflow.CheckBackend(a.Backend) != nil:
 		return argErrorf("-%v", seqflow.CheckBackend(a.Backend))
-	case a.Crossover != "" && a.Crossover != "selfies" && a.Crossover != "graph" && a.Crossover != "graph+rings":
+	case !crossoverKnown(a.Crossover):
 		return argErrorf("-crossover %q: want selfies, graph or graph+rings", a.Crossover)
 	}
 	return nil
@@ -250,14 +262,12 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 		}
 		cfg.SkipVariants = true
 	}
-	switch a.Crossover {
-	case "graph", "graph+rings":
-		if cfg.Screen != bo.ScreenTokens {
+	if a.Crossover != "" {
+		graph, rings := crossoverGraph(a.Crossover)
+		if graph && cfg.Screen != bo.ScreenTokens {
 			return cfg, fmt.Errorf("-crossover %s needs -variant screened (the reference proposes no GA children)", a.Crossover)
 		}
-		cfg.GraphCrossover, cfg.CrossoverRings = true, a.Crossover == "graph+rings"
-	case "selfies":
-		cfg.GraphCrossover, cfg.CrossoverRings = false, false
+		cfg.GraphCrossover, cfg.CrossoverRings = graph, rings
 	}
 	if a.Features != "" {
 		in, err := bo.ParseSurrogateInputs(a.Features)

@@ -139,7 +139,7 @@ func (p *parent) parse(s string) error {
 		}
 	}
 	bridge := bridges(len(p.edges), p.adj, p.edges)
-	p.cuts, p.rings, p.pairs = p.cuts[:0], p.rings[:0], p.pairs[:0]
+	p.cuts, p.rings = p.cuts[:0], p.rings[:0]
 	for k, e := range p.edges {
 		if e.order == smiles.Single && p.g.Atoms[e.a].Element != "H" && p.g.Atoms[e.b].Element != "H" {
 			if bridge[k] {
@@ -178,11 +178,9 @@ func (c *Crosser) crossRings(rng *rand.Rand) (string, bool) {
 	return c.write(), true
 }
 
-// ringCuts finds (once per parse) the pairs of p's ring bonds that split it in two.
+// ringCuts finds the pairs of p's ring bonds that split it in two.
 func (p *parent) ringCuts() []ringCut {
-	if len(p.pairs) > 0 || len(p.rings) < 2 {
-		return p.pairs
-	}
+	p.pairs = p.pairs[:0]
 	n := p.g.Len()
 	for x, i := range p.rings {
 		for _, j := range p.rings[x+1:] {

@@ -12,35 +12,17 @@ import (
 	"testing"
 
 	"github.com/nfbo/nfbo/chem/selfies"
-	"github.com/nfbo/nfbo/chem/smiles"
 )
 
 // graphSig returns, per atom, its atomSig and the sorted signatures of its neighbours with the bond orders: a
 // labelling-independent description that a wrongly wired ring closure or a lost bond changes.
 func graphSig(t *testing.T, s string) []string {
 	t.Helper()
-	g, err := smiles.Parse(s)
-	if err != nil {
-		t.Fatalf("%q: %v", s, err)
-	}
-	if err := g.Kekulize(); err != nil {
-		t.Fatalf("%q: %v", s, err)
-	}
 	var p parent
-	p.edges = p.edges[:0]
-	p.adj = resize(p.adj, g.Len())
-	for src := range g.Len() {
-		for _, id := range g.Out(src) {
-			bd := g.BondAt(id)
-			if bd.Ring && bd.Src > bd.Dst {
-				continue
-			}
-			k := len(p.edges)
-			p.edges = append(p.edges, edge{a: bd.Src, b: bd.Dst, order: bd.Order})
-			p.adj[bd.Src] = append(p.adj[bd.Src], k)
-			p.adj[bd.Dst] = append(p.adj[bd.Dst], k)
-		}
+	if err := p.parse(s); err != nil {
+		t.Fatalf("%q: %v", s, err)
 	}
+	g := &p.g
 	label := func(v int) string {
 		a := g.Atoms[v]
 		return fmt.Sprintf("%s%+d/%d/%d", a.Element, a.Charge, a.HCount, g.BondCount(v))
