@@ -120,15 +120,19 @@ type TokenSettings struct {
 	// them by the thousand (issue #32: 63 % of a pmo run's calls on mestranol_similarity). A lever, not a default.
 	SkipVariants bool `json:",omitempty"`
 	// GraphCrossover makes the GA children's crossovers join fragments of the two parent molecules' graphs
-	// (Crosser, which the Codec must implement: chem/crossover's cut at a single bond outside rings) rather than
+	// (Crosser, which the Codec must implement: chem/graphga's cut at a single bond outside rings) rather than
 	// cut and join their token sequences, whose tails change meaning in another context. The guacamol-500 and
 	// pmo presets set it (Preset.Screened).
 	GraphCrossover bool `json:",omitempty"`
 	// CrossoverRings (with GraphCrossover) makes half the graph crossovers ring crossovers where both parents
 	// have a ring to cut: two ring bonds cut in each, the parts joined at both cuts. Not a default.
-	CrossoverRings bool           `json:",omitempty"`
-	MaxFitData     int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
-	Exact          gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
+	CrossoverRings bool `json:",omitempty"`
+	// GraphMutation makes the GA children's mutations edits of the molecular graph (Mutator, which the Codec must
+	// implement: chem/graphga's insert, delete or change an atom or bond, or close a ring) rather than one token
+	// replaced, inserted or deleted; a child no graph edit can change takes the token mutation. Not a default.
+	GraphMutation bool           `json:",omitempty"`
+	MaxFitData    int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
+	Exact         gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
 	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
 	// guacamol-500 and pmo presets read both (Preset.Screened).
 	Inputs SurrogateInputs `json:",omitempty"`

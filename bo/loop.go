@@ -220,6 +220,11 @@ func NewOptimizer(cfg Config, prob Problem, src rand.Source, rec Recorder) (*Opt
 			return nil, errors.New("bo: GraphCrossover needs a Codec that implements bo.Crosser")
 		}
 	}
+	if cfg.GraphMutation {
+		if _, ok := prob.Codec.(Mutator); !ok {
+			return nil, errors.New("bo: GraphMutation needs a Codec that implements bo.Mutator")
+		}
+	}
 	o := &Optimizer{cfg: cfg, prob: prob, src: src, rng: rand.New(src), rec: rec, t: t, f: f, d: d}
 	surr, err := o.choose()
 	if err != nil {

@@ -10,7 +10,8 @@ import (
 // CrossoverRate, else a copy of one, then one STONED mutation (replace, insert or delete one symbol). Parents
 // are drawn from the Population best with probability ∝ 1/(rank+1). Sequences are of length T, padded with
 // Stop after their symbols; a child longer than T−1 symbols is cut (the codec then decides whether it is a
-// molecule). With a Crosser the crossover joins fragments of the two molecules instead (TokenSettings.GraphCrossover).
+// molecule). With a Crosser the crossover joins fragments of the two molecules instead (TokenSettings.GraphCrossover),
+// and with a Mutator the mutation edits the child's molecular graph (TokenSettings.GraphMutation).
 type Breeder struct {
 	Alphabet      []int   // token ids a mutation may write; required
 	Stop          int     // the stop (padding) token id
@@ -21,6 +22,16 @@ type Breeder struct {
 	Crosser Crosser
 	Keys    []string // the parents' molecules (Codec keys), one per parent row; required with Crosser
 	Rings   bool
+	// Mutator, if set, mutates each child's molecule; a child it cannot mutate takes the token mutation.
+	Mutator Mutator
+}
+
+// Mutator is implemented by a Codec that can mutate a molecule's graph (chem/molseq.Codec.Mutate), for
+// TokenSettings.GraphMutation.
+type Mutator interface {
+	// Mutate writes into dst (length T) the sequence of a mutant of the molecule that the sequence tokens
+	// (length T) is, and reports whether there is one; dst and tokens may be the same slice.
+	Mutate(dst, tokens []int, rng *rand.Rand) bool
 }
 
 // Crosser is implemented by a Codec that can make a child molecule from two molecules' graphs
@@ -59,6 +70,12 @@ func (b *Breeder) Child(dst, parents []int, rng *rand.Rand) {
 			kid = append(append(kid[:0], a[:i]...), c[j:]...)
 		}
 	}
+	if b.Mutator != nil {
+		b.write(dst, kid)
+		if b.Mutator.Mutate(dst, dst, rng) {
+			return
+		}
+	}
 	sym := b.Alphabet[rng.IntN(len(b.Alphabet))]
 	op := rng.IntN(3)
 	if len(kid) == 0 {
@@ -73,8 +90,13 @@ func (b *Breeder) Child(dst, parents []int, rng *rand.Rand) {
 		i := rng.IntN(len(kid))
 		kid = slices.Delete(kid, i, i+1)
 	}
-	k := copy(dst[:t-1], kid)
-	for i := k; i < t; i++ {
+	b.write(dst, kid)
+}
+
+// write writes the symbols kid into dst, cut to T−1 and padded with Stop.
+func (b *Breeder) write(dst, kid []int) {
+	k := copy(dst[:len(dst)-1], kid)
+	for i := k; i < len(dst); i++ {
 		dst[i] = b.Stop
 	}
 }

@@ -136,6 +136,9 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 				breeder.Keys = append(breeder.Keys, o.st.SMILES[i])
 			}
 		}
+		if s.GraphMutation {
+			breeder.Mutator = o.prob.Codec.(Mutator)
+		}
 	}
 	b := &batch{Proposed: n * q, FromFlow: -1}
 	var ahead *lookahead // with a CandidateTarget, the anchors' chunks decoded as they are read

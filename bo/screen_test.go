@@ -87,6 +87,51 @@ func (c *tagCrosser) Cross(dst []int, a, b string, _ bool, _ *rand.Rand) bool {
 	return true
 }
 
+// tagMutator mutates a sequence by writing token 8 first, or with fail mutates nothing.
+type tagMutator struct {
+	fail  bool
+	calls int
+}
+
+func (m *tagMutator) Mutate(dst, tokens []int, _ *rand.Rand) bool {
+	m.calls++
+	if m.fail {
+		return false
+	}
+	copy(dst, tokens)
+	dst[0] = 8
+	return true
+}
+
+// TestBreederMutator: with a Mutator every child is its mutant and takes no token mutation; a child it cannot
+// mutate takes the token mutation.
+func TestBreederMutator(t *testing.T) {
+	const stop, tt = 1, 8
+	parents := []int{
+		2, 3, 4, 5, 1, 1, 1, 1,
+		6, 6, 6, 6, 6, 6, 1, 1,
+	}
+	for _, fail := range []bool{false, true} {
+		m := &tagMutator{fail: fail}
+		b := &Breeder{Alphabet: []int{9}, Stop: stop, Mutator: m}
+		rng := rand.New(rand.NewPCG(1, 2))
+		child := make([]int, tt)
+		nines := 0
+		for range 200 {
+			b.Child(child, parents, rng)
+			if (child[0] == 8) == fail {
+				t.Fatalf("fail=%v: child %v", fail, child)
+			}
+			if slices.Contains(child, 9) {
+				nines++
+			}
+		}
+		if m.calls != 200 || (nines == 0) != !fail {
+			t.Errorf("fail=%v: %d calls of the Mutator, %d children with the alphabet's token", fail, m.calls, nines)
+		}
+	}
+}
+
 // TestBreederCrosser: with a Crosser every crossover is its own, from the parents' keys (rank-drawn, in Keys'
 // order), and a pair it cannot cross leaves a copy of the first parent; mutations as before.
 func TestBreederCrosser(t *testing.T) {
@@ -416,6 +461,47 @@ func TestScreenedInputsWeight(t *testing.T) {
 				t.Errorf("inputs %s, iteration %d: weight %v", in, p.Iteration, p.Weight)
 			}
 		}
+	}
+}
+
+// mutCodec is toyCodec with a Mutator: a mutant is the sequence with one position set to the next token of
+// the alphabet 1-7, and it counts the molecules it mutated.
+type mutCodec struct {
+	toyCodec
+	calls int
+}
+
+func (c *mutCodec) Mutate(dst, tokens []int, rng *rand.Rand) bool {
+	c.calls++
+	copy(dst, tokens)
+	i := rng.IntN(len(dst))
+	dst[i] = dst[i]%7 + 1
+	return true
+}
+
+// TestGraphMutationWiring: with GraphMutation the screened variant's GA children are mutated by the codec's
+// Mutator, and the budget is spent; a codec without one is refused.
+func TestGraphMutationWiring(t *testing.T) {
+	cfg := toyConfig("")
+	toScreened(&cfg, 10)
+	cfg.GraphMutation = true
+	codec := &mutCodec{}
+	prob := Problem{Flow: &toyFlow{t: toyT, v: toyV}, Codec: codec, Objective: memObjective{&toyScorer{}},
+		Initial: toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV), Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}}
+	o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), &recorder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := o.Run(context.Background())
+	if err != nil || res.Calls != cfg.Budget {
+		t.Fatalf("calls %d, %v; want the budget %d spent", res.Calls, err, cfg.Budget)
+	}
+	if codec.calls == 0 {
+		t.Fatal("the Mutator was never asked for a child")
+	}
+	prob.Codec = toyCodec{}
+	if _, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), &recorder{}); err == nil || !strings.Contains(err.Error(), "Mutator") {
+		t.Errorf("GraphMutation with a codec that cannot mutate: %v", err)
 	}
 }
 

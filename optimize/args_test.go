@@ -155,4 +155,22 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), `-crossover "ring"`) {
 		t.Errorf("-crossover ring: %v, want an error naming it", err)
 	}
+	// -mutation graph: the screened variant's GA children mutate as graphs; not a default, not the reference's.
+	for _, c := range []struct {
+		mutation string
+		want     bool
+	}{{"", false}, {"selfies", false}, {"graph", true}} {
+		cfg, err := (Args{Variant: "screened", AnchorRule: "minmax", Mutation: c.mutation}).Config(pmo)
+		if err != nil || cfg.GraphMutation != c.want {
+			t.Errorf("-mutation %q: GraphMutation %v, %v; want %v", c.mutation, cfg.GraphMutation, err, c.want)
+		}
+	}
+	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", Mutation: "graph"}).Config(pmo); err == nil {
+		t.Error("-mutation graph with the reference variant accepted")
+	}
+	bad = ok
+	bad.Mutation = "atoms"
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), `-mutation "atoms"`) {
+		t.Errorf("-mutation atoms: %v, want an error naming it", err)
+	}
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/bo/baseline"
-	"github.com/nfbo/nfbo/chem/crossover"
+	"github.com/nfbo/nfbo/chem/graphga"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/selfies"
 	"github.com/nfbo/nfbo/chem/vocab"
@@ -64,11 +64,15 @@ func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 			Recorder: rec,
 		}
 		if graph, rings := crossoverGraph(a.Crossover); graph {
-			ga.Crosser, cross = &crossover.Crosser{Rings: rings}, a.Crossover
+			ga.Crosser, cross = &graphga.Crosser{Rings: rings}, a.Crossover
+		}
+		mutation := "selfies"
+		if a.Mutation == "graph" {
+			ga.Mutator, mutation = &graphga.Mutator{}, a.Mutation
 		}
 		fmt.Fprintf(s.Stderr, "nfbo optimize: task %s, GA on SELFIES (population %d, %d children per generation, robust alphabet, "+
-			"%s crossover), %d initial molecules, budget %d new calls, seed %d, run directory %s\n",
-			a.Task, 100, min(batch, 100), cross, len(init), r.calls, a.Seed, a.Out)
+			"%s crossover, %s mutation), %d initial molecules, budget %d new calls, seed %d, run directory %s\n",
+			a.Task, 100, min(batch, 100), cross, mutation, len(init), r.calls, a.Seed, a.Out)
 		pool, err = ga.Run(ctx, obj, init, r.calls)
 	case "prior":
 		ps := &priorSampler{flow: r.flow, voc: r.voc, rng: rng}

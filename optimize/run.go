@@ -88,11 +88,15 @@ type Args struct {
 	// preset's.
 	Features string `json:",omitempty"`
 	// Crossover is how GA children start from two parents, those of -method ga and the screened variant's:
-	// "selfies" (one-point crossover of the symbols), "graph" (chem/crossover: fragments of the two molecules
+	// "selfies" (one-point crossover of the symbols), "graph" (chem/graphga: fragments of the two molecules
 	// joined; bo.TokenSettings.GraphCrossover) or "graph+rings" (half of them ring crossovers where both parents
 	// have a ring to cut; bo.TokenSettings.CrossoverRings); "" means the method's default: the preset's for NF-BO
 	// (graph with guacamol-500 and pmo), selfies for -method ga (our GA of the tables).
 	Crossover string `json:",omitempty"`
+	// Mutation is how GA children mutate, those of -method ga and the screened variant's: "selfies" (one symbol
+	// replaced, inserted or deleted) or "graph" (chem/graphga: an atom or bond inserted, deleted or changed, or a
+	// ring closed; bo.TokenSettings.GraphMutation); "" means selfies.
+	Mutation string `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
 	RequestSize int
@@ -166,6 +170,8 @@ func (a Args) Check() error {
 		return argErrorf("-%v", seqflow.CheckBackend(a.Backend))
 	case !crossoverKnown(a.Crossover):
 		return argErrorf("-crossover %q: want selfies, graph or graph+rings", a.Crossover)
+	case a.Mutation != "" && a.Mutation != "selfies" && a.Mutation != "graph":
+		return argErrorf("-mutation %q: want selfies or graph", a.Mutation)
 	}
 	return nil
 }
@@ -268,6 +274,12 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 			return cfg, fmt.Errorf("-crossover %s needs -variant screened (the reference proposes no GA children)", a.Crossover)
 		}
 		cfg.GraphCrossover, cfg.CrossoverRings = graph, rings
+	}
+	if a.Mutation == "graph" {
+		if cfg.Screen != bo.ScreenTokens {
+			return cfg, errors.New("-mutation graph needs -variant screened (the reference proposes no GA children)")
+		}
+		cfg.GraphMutation = true
 	}
 	if a.Features != "" {
 		in, err := bo.ParseSurrogateInputs(a.Features)

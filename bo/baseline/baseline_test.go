@@ -194,3 +194,54 @@ func TestGACrosser(t *testing.T) {
 		}
 	}
 }
+
+// prefixMutator puts a symbol before the molecule, drawn from the rng, or fails.
+type prefixMutator struct {
+	fail  bool
+	calls int
+}
+
+func (m *prefixMutator) Mutate(s string, rng *rand.Rand) (string, error) {
+	m.calls++
+	if m.fail {
+		return "", errors.New("no mutant")
+	}
+	return []string{"[C]", "[N]", "[O]"}[rng.IntN(3)] + s, nil
+}
+
+// TestGAMutator: with a Mutator every child's mutation is its, from the child's molecule; a Mutator that
+// mutates nothing leaves the symbol mutations, and the GA still spends its budget exactly.
+func TestGAMutator(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		init := []Scored{{SELFIES: "[C][C][C][N]", SMILES: "[C][C][C][N]"}, {SELFIES: "[O][C][N]", SMILES: "[O][C][N]"}}
+		obj := &toyObjective{seen: map[string]float64{}}
+		mut := &prefixMutator{fail: fail}
+		ga := &GA{
+			Config:   GAConfig{Population: 10, Offspring: 5},
+			Alphabet: []string{"[F]"},
+			Codec:    toyCodec{},
+			Rand:     rand.New(rand.NewPCG(7, 8)),
+			Mutator:  mut,
+		}
+		pool, err := ga.Run(context.Background(), obj, init, 50)
+		if err != nil {
+			t.Fatalf("fail=%v: %v", fail, err)
+		}
+		if obj.Calls() != 50 || len(pool) != 50+len(init) {
+			t.Fatalf("fail=%v: %d calls and %d molecules, want 50 and %d", fail, obj.Calls(), len(pool), 50+len(init))
+		}
+		if mut.calls < 50 {
+			t.Errorf("fail=%v: the Mutator was asked for %d of at least 50 children", fail, mut.calls)
+		}
+		// The symbol mutations write [F] (the alphabet); the Mutator never does.
+		withF := 0
+		for _, m := range pool {
+			if strings.Contains(m.SELFIES, "[F]") {
+				withF++
+			}
+		}
+		if fail && withF == 0 || !fail && withF != 0 {
+			t.Errorf("fail=%v: %d of %d molecules carry a symbol mutation", fail, withF, len(pool))
+		}
+	}
+}

@@ -21,9 +21,10 @@ type GAConfig struct {
 	// CrossoverRate is the probability that a child starts as a one-point
 	// crossover of two parents rather than a copy of one (default 0.5).
 	CrossoverRate float64
-	// Mutations is the number of symbol mutations applied to each child
-	// (default 1). Each is a replacement, insertion or deletion, chosen
-	// uniformly, as in STONED.
+	// Mutations is the number of mutations applied to each child (default
+	// 1). Each is a symbol's replacement, insertion or deletion, chosen
+	// uniformly, as in STONED, or with a Mutator (GA.Mutator) an edit of the
+	// molecular graph.
 	Mutations int
 	// MaxAttempts bounds the children tried per generation to fill Offspring
 	// with new valid molecules (default 50 × Offspring).
@@ -72,9 +73,19 @@ type GA struct {
 	// Crosser, if set, makes the crossovers from the parents' molecules (their SMILES) instead of their
 	// SELFIES symbols; a pair it cannot cross gives a copy of the first parent.
 	Crosser Crosser
+	// Mutator, if set, makes the mutations edits of the child's molecule (its
+	// SMILES) instead of its symbols; a child it cannot mutate takes the
+	// symbol mutations.
+	Mutator Mutator
 }
 
-// Crosser makes a child molecule from two parent molecules, all as SMILES (chem/crossover.Crosser: fragments of
+// Mutator makes a mutant of a molecule, both as SMILES (chem/graphga.Mutator:
+// an atom or bond inserted, deleted or changed, or a ring closed).
+type Mutator interface {
+	Mutate(s string, rng *rand.Rand) (string, error)
+}
+
+// Crosser makes a child molecule from two parent molecules, all as SMILES (chem/graphga.Crosser: fragments of
 // the two molecular graphs joined).
 type Crosser interface {
 	Cross(a, b string, rng *rand.Rand) (string, error)
@@ -164,6 +175,11 @@ func (g *GA) child(parents []Scored, cfg GAConfig) string {
 	if kid == nil {
 		kid = slices.Clone(a)
 	}
+	if g.Mutator != nil {
+		if s, ok := g.graphMutant(kid, cfg.Mutations); ok {
+			return s
+		}
+	}
 	for m := 0; m < cfg.Mutations; m++ {
 		kid = g.mutate(kid)
 	}
@@ -182,6 +198,22 @@ func (g *GA) graphChild(a, b Scored) []string {
 		return nil
 	}
 	return g.symbols(s)
+}
+
+// graphMutant returns the SELFIES of the Mutator's n-fold mutant of the molecule kid spells, or false when kid is
+// no molecule or a mutation fails.
+func (g *GA) graphMutant(kid []string, n int) (string, bool) {
+	smi, err := g.Codec.Decode(strings.Join(kid, ""))
+	if err != nil || smi == "" {
+		return "", false
+	}
+	for range n {
+		if smi, err = g.Mutator.Mutate(smi, g.Rand); err != nil {
+			return "", false
+		}
+	}
+	s, err := g.Codec.Encode(smi)
+	return s, err == nil
 }
 
 func (g *GA) symbols(s string) []string {

@@ -16,7 +16,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/nfbo/nfbo/chem/crossover"
+	"github.com/nfbo/nfbo/chem/graphga"
 	"github.com/nfbo/nfbo/chem/selfies"
 	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
@@ -29,7 +29,8 @@ type Codec struct {
 	t     int
 	enc   *selfies.Encoder
 	dec   *selfies.Decoder
-	cross crossover.Crosser
+	cross graphga.Crosser
+	mut   graphga.Mutator
 }
 
 // New returns a codec for sequences of length t (t ≥ 2) over v, with selfies' default constraints.
@@ -75,7 +76,7 @@ func (c *Codec) Canonical(dst, tokens []int) (smiles string, ok bool) {
 func (c *Codec) VariantKey(key string) string { return smiles.VariantKey(key) }
 
 // Cross writes into dst (length T) the canonical sequence of a graph crossover child of the molecules a and b
-// (keys; chem/crossover: a fragment of each, cut at a single bond outside rings, joined; with rings, half the
+// (keys; chem/graphga: a fragment of each, cut at a single bond outside rings, joined; with rings, half the
 // time parts of their rings) and reports whether there is one: not when either molecule has no bond to cut, or
 // the child needs a symbol outside the vocabulary or more than T−1 symbols. It implements bo.Crosser.
 func (c *Codec) Cross(dst []int, a, b string, rings bool, rng *rand.Rand) bool {
@@ -85,6 +86,32 @@ func (c *Codec) Cross(dst []int, a, b string, rings bool, rng *rand.Rand) bool {
 		return false
 	}
 	_, err = c.FromSMILES(dst, smi)
+	return err == nil
+}
+
+// Mutate writes into dst (length T) the canonical sequence of a graph mutant of the molecule that the length-T
+// sequence tokens decodes to (chem/graphga.Mutator: an atom or bond inserted, deleted or changed, or a ring closed,
+// within the atoms' valences) and reports whether there is one: not when tokens is not a molecule, no mutation
+// gives a valid molecule, or the mutant needs a symbol outside the vocabulary or more than T−1 symbols. dst and
+// tokens may be the same slice. It implements bo.Mutator.
+func (c *Codec) Mutate(dst, tokens []int, rng *rand.Rand) bool {
+	if len(dst) != c.t || len(tokens) != c.t {
+		panic(fmt.Sprintf("molseq: Mutate: len(dst) = %d, len(tokens) = %d, want T = %d", len(dst), len(tokens), c.t))
+	}
+	for _, id := range tokens {
+		if id < 0 || id >= c.voc.Len() {
+			return false
+		}
+	}
+	smi, err := c.dec.Decode(c.voc.DecodeString(tokens))
+	if err != nil || smi == "" {
+		return false
+	}
+	mutant, err := c.mut.Mutate(smi, rng)
+	if err != nil {
+		return false
+	}
+	_, err = c.FromSMILES(dst, mutant)
 	return err == nil
 }
 

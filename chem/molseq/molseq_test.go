@@ -132,6 +132,47 @@ func TestCross(t *testing.T) {
 	}
 }
 
+// TestMutate: graph mutants of the GuacaMol initial molecules are canonical sequences of valid molecules other
+// than the parent, written over the parent's own slice; a sequence that is not a molecule has none.
+func TestMutate(t *testing.T) {
+	rows := guacamol100(t)
+	const T = 128
+	c, err := New(shipped(t), T)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	seq, canon := make([]int, T), make([]int, T)
+	made := 0
+	for _, r := range rows[1:] {
+		key, err := c.FromSMILES(seq, r[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.Mutate(seq, seq, rng) {
+			continue
+		}
+		made++
+		got, ok := c.Canonical(canon, seq)
+		if !ok || !slices.Equal(canon, seq) {
+			t.Fatalf("mutant of %q: not a canonical sequence of a valid molecule (%q, %v)", key, got, ok)
+		}
+		if got == key {
+			t.Errorf("mutant of %q: the same molecule", key)
+		}
+	}
+	if made < (len(rows)-1)*9/10 {
+		t.Errorf("%d of %d molecules mutated", made, len(rows)-1)
+	}
+	bad := make([]int, T)
+	for i := range bad {
+		bad[i] = -1
+	}
+	if c.Mutate(seq, bad, rng) {
+		t.Error("a sequence of tokens outside the vocabulary mutated")
+	}
+}
+
 func TestCanonicalRules(t *testing.T) {
 	v := shipped(t)
 	c, err := New(v, 6)

@@ -1,4 +1,4 @@
-package crossover
+package graphga
 
 import (
 	"bufio"
@@ -61,11 +61,11 @@ func TestWriteRoundTrip(t *testing.T) {
 			t.Fatalf("%q: %v", s, err)
 		}
 		p := &c.p[0]
-		c.atoms = c.atoms[:0]
-		for _, a := range p.g.Atoms {
+		c.kid.reset()
+		for _, a := range p.atoms {
 			c.addAtom(a)
 		}
-		c.edges = append(c.edges[:0], p.edges...)
+		c.kid.edges = append(c.kid.edges, p.edges...)
 		got := c.write()
 		if !slices.Equal(graphSig(t, got), graphSig(t, s)) {
 			t.Errorf("%q written as %q: another molecule", s, got)
@@ -140,7 +140,7 @@ func TestCrossRings(t *testing.T) {
 				t.Fatalf("%q: %v", s, err)
 			}
 		}
-		c.atoms, c.edges = c.atoms[:0], c.edges[:0]
+		c.kid.reset()
 		kid, ok := c.crossRings(rng)
 		if !ok {
 			continue
