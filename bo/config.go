@@ -156,6 +156,7 @@ type ScreenedPreset struct {
 	DistinctScores  bool            // Config.DistinctScores
 	Inputs          SurrogateInputs // TokenSettings.Inputs
 	GraphCrossover  bool            // TokenSettings.GraphCrossover
+	GraphMutation   bool            // TokenSettings.GraphMutation
 }
 
 // Presets returns the paper's settings: guacamol-500 (100 initial + 500 calls, 5 anchors × 10 queries,
@@ -208,6 +209,9 @@ func (p Preset) VariantConfig(variant string) (Config, error) {
 	}
 	if sp.GraphCrossover {
 		c.GraphCrossover = true
+	}
+	if sp.GraphMutation {
+		c.GraphMutation = true
 	}
 	return c, nil
 }

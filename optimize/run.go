@@ -275,11 +275,12 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 		}
 		cfg.GraphCrossover, cfg.CrossoverRings = graph, rings
 	}
-	if a.Mutation == "graph" {
-		if cfg.Screen != bo.ScreenTokens {
+	if a.Mutation != "" {
+		graph := a.Mutation == "graph"
+		if graph && cfg.Screen != bo.ScreenTokens {
 			return cfg, errors.New("-mutation graph needs -variant screened (the reference proposes no GA children)")
 		}
-		cfg.GraphMutation = true
+		cfg.GraphMutation = graph
 	}
 	if a.Features != "" {
 		in, err := bo.ParseSurrogateInputs(a.Features)
