@@ -488,14 +488,7 @@ func TestGraphMutationWiring(t *testing.T) {
 	codec := &mutCodec{}
 	prob := Problem{Flow: &toyFlow{t: toyT, v: toyV}, Codec: codec, Objective: memObjective{&toyScorer{}},
 		Initial: toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV), Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}}
-	o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), &recorder{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := o.Run(context.Background())
-	if err != nil || res.Calls != cfg.Budget {
-		t.Fatalf("calls %d, %v; want the budget %d spent", res.Calls, err, cfg.Budget)
-	}
+	runToBudget(t, cfg, prob)
 	if codec.calls == 0 {
 		t.Fatal("the Mutator was never asked for a child")
 	}
@@ -539,14 +532,7 @@ func TestGraphCrossoverWiring(t *testing.T) {
 	sc := &toyScorer{}
 	prob := Problem{Flow: &toyFlow{t: toyT, v: toyV}, Codec: codec, Objective: memObjective{sc}, Initial: init, Vocab: toyV, Stop: 0,
 		Alphabet: []int{1, 2, 3, 4, 5, 6, 7}}
-	o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), &recorder{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := o.Run(context.Background())
-	if err != nil || res.Calls != cfg.Budget {
-		t.Fatalf("calls %d, %v; want the budget %d spent", res.Calls, err, cfg.Budget)
-	}
+	o := runToBudget(t, cfg, prob)
 	if len(codec.parents) == 0 {
 		t.Fatal("the Crosser was never asked for a child")
 	}
@@ -560,4 +546,18 @@ func TestGraphCrossoverWiring(t *testing.T) {
 	if _, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), &recorder{}); err == nil || !strings.Contains(err.Error(), "Crosser") {
 		t.Errorf("GraphCrossover with a codec that cannot cross: %v", err)
 	}
+}
+
+// runToBudget runs an optimiser of cfg on prob and fails the test unless it spends the budget.
+func runToBudget(t *testing.T, cfg Config, prob Problem) *Optimizer {
+	t.Helper()
+	o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), &recorder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := o.Run(context.Background())
+	if err != nil || res.Calls != cfg.Budget {
+		t.Fatalf("calls %d, %v; want the budget %d spent", res.Calls, err, cfg.Budget)
+	}
+	return o
 }
