@@ -139,6 +139,7 @@ func TestMutateZinc(t *testing.T) {
 		kids = append(kids, kid)
 		distinct[kid] = true
 	}
+	t.Logf("1,000 mutations: %d without a mutant, %d distinct mutants", failed, len(distinct))
 	if failed > 10 || len(distinct) < 900 {
 		t.Errorf("1,000 mutations: %d without a mutant, %d distinct mutants", failed, len(distinct))
 	}
