@@ -155,11 +155,12 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), `-crossover "ring"`) {
 		t.Errorf("-crossover ring: %v, want an error naming it", err)
 	}
-	// -mutation graph: the screened variant's GA children mutate as graphs; not a default, not the reference's.
+	// The presets' screened variant mutates GA children as graphs; -mutation selfies restores the symbols'
+	// mutation; the reference has no GA children to mutate.
 	for _, c := range []struct {
 		mutation string
 		want     bool
-	}{{"", false}, {"selfies", false}, {"graph", true}} {
+	}{{"", true}, {"selfies", false}, {"graph", true}} {
 		cfg, err := (Args{Variant: "screened", AnchorRule: "minmax", Mutation: c.mutation}).Config(pmo)
 		if err != nil || cfg.GraphMutation != c.want {
 			t.Errorf("-mutation %q: GraphMutation %v, %v; want %v", c.mutation, cfg.GraphMutation, err, c.want)

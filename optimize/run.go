@@ -95,7 +95,8 @@ type Args struct {
 	Crossover string `json:",omitempty"`
 	// Mutation is how GA children mutate, those of -method ga and the screened variant's: "selfies" (one symbol
 	// replaced, inserted or deleted) or "graph" (chem/graphga: an atom or bond inserted, deleted or changed, or a
-	// ring closed; bo.TokenSettings.GraphMutation); "" means selfies.
+	// ring closed; bo.TokenSettings.GraphMutation); "" means the method's default: the preset's for NF-BO (graph
+	// with guacamol-500 and pmo), selfies for -method ga (our GA of the tables).
 	Mutation string `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.

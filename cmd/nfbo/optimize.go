@@ -157,7 +157,7 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 		"their SELFIES symbols); empty means the preset's for NF-BO (graph with guacamol-500 and pmo) and selfies for -method ga")
 	fs.StringVar(&a.Mutation, "mutation", "", "how GA children (the screened variant's, and -method ga's) mutate: selfies "+
 		"(one SELFIES symbol replaced, inserted or deleted) or graph (an atom or bond of the molecular graph inserted, deleted or "+
-		"changed, or a ring closed); empty means selfies")
+		"changed, or a ring closed); empty means the preset's for NF-BO (graph with guacamol-500 and pmo) and selfies for -method ga")
 	fs.StringVar(&a.Setting, "setting", "", "the setting the report files this run under; empty means INITIAL+CALLS, e.g. 100+500 "+
 		"(bench passes 100+500 for guacamol7's valt, whose initial set holds two added molecules)")
 	fs.StringVar(&a.Variant, "variant", bo.DefaultVariant, "NF-BO's rules: screened (decode first; an exact GP on token counts, refitted every iteration, "+
