@@ -383,11 +383,25 @@ func (r *runState) printHeader() error {
 			decoded += ", surrogate on token counts"
 		}
 	}
+	kids := ""
+	if cfg.Offspring > 0 {
+		cross, mut := "SELFIES", "SELFIES"
+		if cfg.GraphCrossover {
+			cross = "graph"
+			if cfg.CrossoverRings {
+				cross = "graph+rings"
+			}
+		}
+		if cfg.GraphMutation {
+			mut = "graph"
+		}
+		kids = fmt.Sprintf(": %s crossover, %s mutation", cross, mut)
+	}
 	fmt.Fprintf(r.s.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
-		"preset %s, variant %s: %d anchors × %d queries from %d candidates each%s (+%d offspring), %s sampler, TACS %v, "+
+		"preset %s, variant %s: %d anchors × %d queries from %d candidates each%s (+%d offspring%s), %s sampler, TACS %v, "+
 		"trust regions shrink below %g and grow above %g stale; budget %d new calls (%d in all), seed %d, chemistry rules: %s, run directory %s\n",
 		a.Task, len(r.mols), scored, r.t, d, a.Model, r.ck.Params.NumParams(), r.flow.Engine(), train.BLASName(), a.Preset, a.Variant,
-		cfg.Anchors, cfg.Queries, shown.Candidates, decoded, cfg.Offspring, cfg.Sampler, cfg.TACS.Tau > 0,
+		cfg.Anchors, cfg.Queries, shown.Candidates, decoded, cfg.Offspring, kids, cfg.Sampler, cfg.TACS.Tau > 0,
 		shown.NoveltyBand.Resolved().Shrink, shown.NoveltyBand.Resolved().Grow, cfg.Budget, r.total, a.Seed, r.chemRules, a.Out)
 	return nil
 }
