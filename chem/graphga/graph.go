@@ -23,13 +23,6 @@ type mol struct {
 // reset empties m and keeps its storage.
 func (m *mol) reset() { m.atoms, m.edges = m.atoms[:0], m.edges[:0] }
 
-// copyFrom makes m a copy of src, adjacency included.
-func (m *mol) copyFrom(src *mol) {
-	m.atoms = append(m.atoms[:0], src.atoms...)
-	m.edges = append(m.edges[:0], src.edges...)
-	m.link()
-}
-
 // link builds adj from edges.
 func (m *mol) link() {
 	m.adj = resize(m.adj, len(m.atoms))
