@@ -55,13 +55,8 @@ func (c *Codec) Canonical(dst, tokens []int) (smiles string, ok bool) {
 	if len(dst) != c.t || len(tokens) != c.t {
 		panic(fmt.Sprintf("molseq: Canonical: len(dst) = %d, len(tokens) = %d, want T = %d", len(dst), len(tokens), c.t))
 	}
-	for _, id := range tokens {
-		if id < 0 || id >= c.voc.Len() {
-			return "", false
-		}
-	}
-	smi, err := c.dec.Decode(c.voc.DecodeString(tokens))
-	if err != nil || smi == "" {
+	smi, ok := c.decode(tokens)
+	if !ok {
 		return "", false
 	}
 	key, err := c.fromSMILES(dst, smi)
@@ -69,6 +64,18 @@ func (c *Codec) Canonical(dst, tokens []int) (smiles string, ok bool) {
 		return "", false
 	}
 	return key, true
+}
+
+// decode returns the SMILES that the sequence tokens decodes to, or false when a token is outside the vocabulary
+// or the SELFIES decodes to nothing.
+func (c *Codec) decode(tokens []int) (string, bool) {
+	for _, id := range tokens {
+		if id < 0 || id >= c.voc.Len() {
+			return "", false
+		}
+	}
+	smi, err := c.dec.Decode(c.voc.DecodeString(tokens))
+	return smi, err == nil && smi != ""
 }
 
 // VariantKey returns the key that a molecule's key shares with its stereo, charge, hydrogen and radical
@@ -98,13 +105,8 @@ func (c *Codec) Mutate(dst, tokens []int, rng *rand.Rand) bool {
 	if len(dst) != c.t || len(tokens) != c.t {
 		panic(fmt.Sprintf("molseq: Mutate: len(dst) = %d, len(tokens) = %d, want T = %d", len(dst), len(tokens), c.t))
 	}
-	for _, id := range tokens {
-		if id < 0 || id >= c.voc.Len() {
-			return false
-		}
-	}
-	smi, err := c.dec.Decode(c.voc.DecodeString(tokens))
-	if err != nil || smi == "" {
+	smi, ok := c.decode(tokens)
+	if !ok {
 		return false
 	}
 	mutant, err := c.mut.Mutate(smi, rng)
