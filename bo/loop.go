@@ -171,12 +171,13 @@ type Optimizer struct {
 	surr    Surrogate
 	prop    proposer // the variant's: Config.Screen's, chosen once
 	st      state
-	pending *batch            // batch found in rundir.PendingFile on resume, evaluated by the next iteration
-	dirs    *sobol.Directions // Sobol direction numbers for D, computed once
-	seen    map[string]struct{}
-	vars    *variants       // with TokenSettings.SkipVariants, the paid molecules' variant keys
-	allowed map[string]bool // Problem.Rules' verdicts so far, by molecule
-	times   Phases          // of the current iteration
+	pending *batch                  // batch found in rundir.PendingFile on resume, evaluated by the next iteration
+	dirs    *sobol.Directions       // Sobol direction numbers for D, computed once
+	seen    map[string]struct{}     // the data's molecules: keys and, with ident, identities (has, remember)
+	ident   func(key string) string // the Codec's Identity in the screened variant, else nil
+	vars    *variants               // with TokenSettings.SkipVariants, the paid molecules' variant keys
+	allowed map[string]bool         // Problem.Rules' verdicts so far, by molecule
+	times   Phases                  // of the current iteration
 	t, f, d int
 }
 
@@ -242,6 +243,9 @@ func NewOptimizer(cfg Config, prob Problem, src rand.Source, rec Recorder) (*Opt
 		TR:      NewTrustRegion(maxOf(in.Y)),
 	}
 	o.st.TR.Length = cfg.TRInit
+	if idr, ok := prob.Codec.(Identifier); ok && cfg.Screen == ScreenTokens {
+		o.ident = idr.Identity
+	}
 	o.rebuildSeen()
 	return o, nil
 }
@@ -258,7 +262,7 @@ func maxOf(y []float64) float64 {
 func (o *Optimizer) rebuildSeen() {
 	o.seen = make(map[string]struct{}, len(o.st.SMILES))
 	for _, s := range o.st.SMILES {
-		o.seen[s] = struct{}{}
+		remember(o.seen, s, o.identity(s))
 	}
 	if o.cfg.SkipVariants {
 		o.vars = newVariants(o.prob.Codec.(VariantKeyer).VariantKey)
@@ -444,7 +448,7 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	o.st.Y = append(o.st.Y, scores...)
 	o.st.SMILES = append(o.st.SMILES, b.SMILES...)
 	for i, s := range b.SMILES {
-		o.seen[s] = struct{}{}
+		remember(o.seen, s, o.identity(s))
 		if o.vars != nil {
 			o.vars.add(s, scores[i])
 		}

@@ -184,8 +184,8 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 		o.phase("screening the candidates")
 		start = time.Now()
 		var poolTok []int
-		var poolKey []string
-		fromFlow := 0 // the pool's first fromFlow entries are decoded latent candidates, the rest offspring
+		var poolKey, poolID []string // poolID: identities, "" without an Identifier
+		fromFlow := 0                // the pool's first fromFlow entries are decoded latent candidates, the rest offspring
 		inPool := make(map[string]struct{})
 		poolVars := make(map[string]struct{})
 		add := func(seq []int) bool {
@@ -194,12 +194,12 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 				b.Invalid++
 				return false
 			}
-			_, dup := o.seen[s]
-			if _, in := inBatch[s]; in {
-				dup = true
-			}
-			if _, in := inPool[s]; in {
-				dup = true
+			// By key first, which finds most duplicates without computing an identity.
+			dup := holds(o.seen, s) || holds(inBatch, s) || holds(inPool, s)
+			id := ""
+			if !dup {
+				id = o.identity(s)
+				dup = id != "" && (holds(o.seen, id) || holds(inBatch, id) || holds(inPool, id))
 			}
 			if dup {
 				b.Duplicate++
@@ -214,9 +214,10 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 				}
 				poolVars[vk] = struct{}{}
 			}
-			inPool[s] = struct{}{}
+			remember(inPool, s, id)
 			poolTok = append(poolTok, canon...)
 			poolKey = append(poolKey, s)
+			poolID = append(poolID, id)
 			return true
 		}
 		if s.CandidateTarget == 0 {
@@ -251,7 +252,7 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 			if i < fromFlow && b.FromFlow >= 0 {
 				b.FromFlow++
 			}
-			inBatch[poolKey[i]] = struct{}{}
+			remember(inBatch, poolKey[i], poolID[i])
 			if varKey != nil {
 				batchVars[varKey(poolKey[i])] = struct{}{}
 			}

@@ -31,6 +31,7 @@ type Codec struct {
 	dec   *selfies.Decoder
 	cross graphga.Crosser
 	mut   graphga.Mutator
+	ident smiles.Identifier
 }
 
 // New returns a codec for sequences of length t (t ≥ 2) over v, with selfies' default constraints.
@@ -81,6 +82,17 @@ func (c *Codec) decode(tokens []int) (string, bool) {
 // VariantKey returns the key that a molecule's key shares with its stereo, charge, hydrogen and radical
 // variants (smiles.VariantKey). It implements bo.VariantKeyer.
 func (c *Codec) VariantKey(key string) string { return smiles.VariantKey(key) }
+
+// Identity returns the identity of the molecule of key (chem/smiles.Identifier): the same for every key of one
+// molecule, whatever the order its atoms are written in, as graph-GA children are written in their own order.
+// A key the identifier cannot read is its own identity. It implements bo.Identifier.
+func (c *Codec) Identity(key string) string {
+	id, err := c.ident.Identity(key)
+	if err != nil {
+		return key
+	}
+	return id
+}
 
 // Cross writes into dst (length T) the canonical sequence of a graph crossover child of the molecules a and b
 // (keys; chem/graphga: a fragment of each, cut at a single bond outside rings, joined; with rings, half the

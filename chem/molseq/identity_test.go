@@ -1,0 +1,182 @@
+package molseq
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestIdentityRDKit measures Codec.Identity against RDKit's canonical SMILES, the molecule identity of the
+// objectives' caches (chem/objective.Budget), on the 10,000 GuacaMol molecules shipped in data/guacamol and the
+// first 5,000 of ZINC250k (data/zinc250k), each
+// also written by RDKit in two random atom orders, in a random order as a Kekulé structure, and in a random order with every
+// hydrogen in brackets, and on graph-GA children of them (written in the GA's own atom order). Every writing
+// goes through the SELFIES round trip to its key, as the optimiser's candidates do. Two keys must share an
+// identity only when RDKit gives them one canonical SMILES (no molecule taken for another); keys of one RDKit
+// molecule with different identities (marks the identity leaves unplaced, or RDKit's own normalisations) must
+// be rare (28 of 20,533 molecules when written).
+func TestIdentityRDKit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("RDKit comparison on 10,000 molecules")
+	}
+	raw, err := os.ReadFile("../../data/guacamol/guacamol_10k.smiles")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mols []string
+	for _, l := range strings.Split(string(raw), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			mols = append(mols, l)
+		}
+	}
+	mols = append(mols, zinc(t, 5000)...) // GuacaMol's molecules have no stereo marks; ZINC's have
+	const orders = `
+import sys
+from rdkit import Chem, RDLogger
+RDLogger.DisableLog("rdApp.*")
+for i, line in enumerate(sys.stdin):
+    m = Chem.MolFromSmiles(line.strip())
+    if m is None:
+        print(""); continue
+    out = list(Chem.MolToRandomSmilesVect(m, 2, randomSeed=1 + i))
+    out += Chem.MolToRandomSmilesVect(m, 1, randomSeed=100001 + i, allHsExplicit=True)
+    Chem.Kekulize(m, clearAromaticFlags=True)
+    out += Chem.MolToRandomSmilesVect(m, 1, randomSeed=200001 + i, kekuleSmiles=True)
+    print("\t".join(out))
+`
+	written := rdkit(t, orders, mols)
+	c, err := New(shipped(t), 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := make([]int, c.T())
+	var keys []string
+	for i, m := range mols {
+		for _, s := range append([]string{m}, strings.Fields(written[i])...) {
+			if key, err := c.FromSMILES(seq, s); err == nil {
+				keys = append(keys, key)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 3000 {
+		a, b := mols[rng.IntN(len(mols))], mols[rng.IntN(len(mols))]
+		if c.Cross(seq, a, b, true, rng) {
+			key, _ := c.Canonical(make([]int, c.T()), seq)
+			keys = append(keys, key)
+			if c.Mutate(seq, seq, rng) {
+				key, _ := c.Canonical(make([]int, c.T()), seq)
+				keys = append(keys, key)
+			}
+		}
+	}
+	const canonical = `
+import sys
+from rdkit import Chem, RDLogger
+RDLogger.DisableLog("rdApp.*")
+for line in sys.stdin:
+    m = Chem.MolFromSmiles(line.strip())
+    print("" if m is None else Chem.MolToSmiles(m))
+`
+	canon := rdkit(t, canonical, keys)
+	idsOf := map[string]map[string]bool{}    // RDKit canonical SMILES -> identities
+	canonsOf := map[string]map[string]bool{} // identity -> RDKit canonical SMILES
+	add := func(m map[string]map[string]bool, k, v string) {
+		if m[k] == nil {
+			m[k] = map[string]bool{}
+		}
+		m[k][v] = true
+	}
+	hashed := 0
+	for i, key := range keys {
+		if canon[i] == "" {
+			continue // RDKit does not read it: the objective's cache never sees it
+		}
+		id := c.Identity(key)
+		if id != key {
+			hashed++
+		}
+		add(idsOf, canon[i], id)
+		add(canonsOf, id, canon[i])
+	}
+	merged, split := 0, 0
+	for id, cs := range canonsOf {
+		if len(cs) > 1 {
+			merged++
+			if merged <= 10 {
+				t.Errorf("identity %s names %d molecules RDKit tells apart: %v", id, len(cs), cs)
+			}
+		}
+	}
+	for _, ids := range idsOf {
+		if len(ids) > 1 {
+			split++
+		}
+	}
+	t.Logf("%d keys (%d hashed, the rest their own identity), %d RDKit molecules, %d identities; %d identities for several molecules, %d molecules under several identities",
+		len(keys), hashed, len(idsOf), len(canonsOf), merged, split)
+	if split > len(idsOf)/100 {
+		t.Errorf("%d of %d RDKit molecules have several identities, want at most 1%%", split, len(idsOf))
+	}
+}
+
+// rdkit runs a Python script with RDKit on the lines in and returns its output lines, one per input line. It
+// skips the test without RDKit, and fails under CI=true (DEVELOPERS.md).
+func rdkit(t *testing.T, script string, in []string) []string {
+	t.Helper()
+	const python = "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import rdkit").Run(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("RDKit is required under CI=true: %s -c 'import rdkit': %v", python, err)
+		}
+		t.Skipf("RDKit not available: %v", err)
+	}
+	cmd := exec.Command(python, "-c", script)
+	cmd.Stdin = strings.NewReader(strings.Join(in, "\n") + "\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("RDKit: %v\n%s", err, stderr.String())
+	}
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if len(lines) != len(in) {
+		t.Fatalf("RDKit answered %d of %d lines", len(lines), len(in))
+	}
+	return lines
+}
+
+// zinc returns the first n molecules of data/zinc250k.
+func zinc(t *testing.T, n int) []string {
+	t.Helper()
+	f, err := os.Open("../../data/zinc250k/zinc.txt.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	sc := bufio.NewScanner(z)
+	for sc.Scan() && len(out) < n {
+		if s := strings.TrimSpace(sc.Text()); s != "" {
+			out = append(out, s)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
