@@ -98,3 +98,14 @@ func TestIdentityUnplaced(t *testing.T) {
 		t.Error(`"C1CC": no error`)
 	}
 }
+
+// BenchmarkIdentity: the identity of a drug-like molecule (celecoxib, kekulised, as the codec's keys are).
+func BenchmarkIdentity(b *testing.B) {
+	const s = "CC1=CC=C(C=C1)C1=CC(=NN1C1=CC=C(C=C1)S(N)(=O)=O)C(F)(F)F"
+	var id Identifier
+	for b.Loop() {
+		if _, err := id.Identity(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
