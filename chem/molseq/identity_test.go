@@ -19,7 +19,7 @@ import (
 // goes through the SELFIES round trip to its key, as the optimiser's candidates do. Two keys must share an
 // identity only when RDKit gives them one canonical SMILES (no molecule taken for another); keys of one RDKit
 // molecule with different identities (marks the identity leaves unplaced, or RDKit's own normalisations) must
-// be rare (28 of 20,533 molecules when written).
+// be rare (none of 20,533 molecules when written).
 func TestIdentityRDKit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("RDKit comparison on 10,000 molecules")
@@ -113,15 +113,18 @@ for line in sys.stdin:
 			}
 		}
 	}
-	for _, ids := range idsOf {
+	for cs, ids := range idsOf {
 		if len(ids) > 1 {
 			split++
+			if os.Getenv("IDDEBUG") != "" {
+				t.Logf("split %s: %v", cs, ids)
+			}
 		}
 	}
 	t.Logf("%d keys (%d hashed, the rest their own identity), %d RDKit molecules, %d identities; %d identities for several molecules, %d molecules under several identities",
 		len(keys), hashed, len(idsOf), len(canonsOf), merged, split)
-	if split > len(idsOf)/100 {
-		t.Errorf("%d of %d RDKit molecules have several identities, want at most 1%%", split, len(idsOf))
+	if split > len(idsOf)/1000 {
+		t.Errorf("%d of %d RDKit molecules have several identities, want at most 0.1%%", split, len(idsOf))
 	}
 }
 

@@ -308,8 +308,9 @@ func (id *Identifier) placeStereo() (placed, some bool) {
 }
 
 // centre returns the stereocentre v's handedness with its neighbours ordered by colour: its @ or @@ flipped by
-// the parity of the permutation that sorts its neighbours, in SMILES order, by colour. An implicit hydrogen (or
-// lone pair) takes the place after the atom the centre is reached from and sorts first. ok is false unless the
+// the parity of the permutation that sorts its neighbours, in SMILES order, by colour. An implicit hydrogen
+// takes the place after the atom the centre is reached from (first if none), a lone pair the last place, and
+// either sorts first. ok is false unless the
 // centre has four neighbours of distinct colours.
 func (id *Identifier) centre(v int) (bit uint64, ok bool) {
 	g := &id.g
@@ -319,13 +320,16 @@ func (id *Identifier) centre(v int) (bit uint64, ok bool) {
 	if p := id.parent[v]; p >= 0 {
 		nb = append(nb, p)
 	}
-	if a.HCount == 1 || (a.HCount <= 0 && len(id.adj[v]) == 3) {
+	if a.HCount == 1 {
 		nb = append(nb, implicit)
 	}
 	for _, b := range g.Out(v) {
 		if b >= 0 {
 			nb = append(nb, g.BondAt(b).Dst)
 		}
+	}
+	if a.HCount <= 0 && len(nb) == 3 {
+		nb = append(nb, implicit) // a lone pair: last, as RDKit reads a sulfoxide's [S@]
 	}
 	id.nb = nb
 	if len(nb) != 4 {
@@ -411,7 +415,7 @@ func (id *Identifier) side(a, b int) (pos int, marked, ok bool) {
 		case other < 0:
 			other, otherPos = u, p
 		default:
-			return 0, false, bestPos == 0 && otherPos == 0 && p == 0 // three neighbours: not a stereo bond
+			return 0, false, true // three neighbours (S(=O)(=O)): not a stereo bond; marks there are another bond's
 		}
 	}
 	if best < 0 || (bestPos == 0 && otherPos == 0) {

@@ -19,6 +19,8 @@ func TestIdentity(t *testing.T) {
 		{"F/C=C\\F", "F\\C=C/F", "C(/F)=C/F"},
 		{"C[N+](C)(C)C", "C[N+](C)(C)C"},
 		{"OC1CC1", "C1CC1O", "C1(O)CC1"},
+		{"CC[S@](=O)c1ccccc1", "O=[S@@](CC)c1ccccc1", "c1([S@@](=O)CC)ccccc1", "[S@@](CC)(c1ccccc1)=O"},
+		{"CC(C)C/C([O-])=N/S(=O)(=O)C", "CS(=O)(=O)/N=C(\\[O-])CC(C)C"},
 	}
 	var id Identifier
 	ids := make([]string, len(same))
