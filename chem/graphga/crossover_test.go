@@ -1,17 +1,15 @@
 package graphga
 
 import (
-	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/nfbo/nfbo/chem/selfies"
+	"github.com/nfbo/nfbo/internal/chemtest"
 )
 
 // graphSig returns, per atom, its atomSig and the sorted signatures of its neighbours with the bond orders: a
@@ -110,7 +108,7 @@ func checkSELFIES(t *testing.T, kid string, enc *selfies.Encoder, dec *selfies.D
 // their valences, charges and hydrogens (each cut atom lost one single bond and gained one), and the SELFIES
 // encoder and decoder carry it unchanged: a valid molecule.
 func TestCrossKeepsValences(t *testing.T) {
-	mols := zinc(t, 300)
+	mols := chemtest.Zinc(t, 300)
 	enc := selfies.NewEncoder(selfies.DefaultConstraints())
 	dec := selfies.NewDecoder(selfies.DefaultConstraints())
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -134,7 +132,7 @@ func TestCrossKeepsValences(t *testing.T) {
 // cuts) are valid molecules, built from the parents' atoms with their valences and carried unchanged through the
 // SELFIES codec; a parent that is only a ring (benzene) may take part; with Rings, Cross changes some children.
 func TestCrossRings(t *testing.T) {
-	mols := append(zinc(t, 300), "C1=CC=CC=C1")
+	mols := append(chemtest.Zinc(t, 300), "C1=CC=CC=C1")
 	enc := selfies.NewEncoder(selfies.DefaultConstraints())
 	dec := selfies.NewDecoder(selfies.DefaultConstraints())
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -191,29 +189,4 @@ func TestCrossNoCut(t *testing.T) {
 	if _, err := c.Cross("CCO", "C(", rng); err == nil || errors.Is(err, ErrNoCut) {
 		t.Errorf("an unreadable parent: %v, want its SMILES error", err)
 	}
-}
-
-// zinc returns the first n molecules of the shipped ZINC250k file.
-func zinc(t *testing.T, n int) []string {
-	t.Helper()
-	f, err := os.Open("../../data/zinc250k/zinc.txt.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	sc := bufio.NewScanner(z)
-	for sc.Scan() && len(out) < n {
-		if s := strings.TrimSpace(sc.Text()); s != "" {
-			out = append(out, s)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }

@@ -1,18 +1,14 @@
 package graphga
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/nfbo/nfbo/chem/selfies"
 	"github.com/nfbo/nfbo/chem/smiles"
+	"github.com/nfbo/nfbo/internal/chemtest"
 )
 
 // TestMutateEdits: each edit at a place of a small molecule gives the molecule it should, or none where a valence
@@ -114,7 +110,7 @@ func TestMutateMoves(t *testing.T) {
 // TestMutateZinc: mutants of ZINC molecules are valid molecules that RDKit sanitises, with rings the graph GA
 // keeps, carried unchanged through the SELFIES codec; nearly every molecule has one, and they differ.
 func TestMutateZinc(t *testing.T) {
-	mols := zinc(t, 300)
+	mols := chemtest.Zinc(t, 300)
 	enc := selfies.NewEncoder(selfies.DefaultConstraints())
 	dec := selfies.NewDecoder(selfies.DefaultConstraints())
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -154,13 +150,6 @@ func TestMutateZinc(t *testing.T) {
 // atoms. It is skipped without RDKit, and fails under CI=true (DEVELOPERS.md).
 func checkRDKit(t *testing.T, mols []string) {
 	t.Helper()
-	const python = "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import rdkit").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("RDKit is required under CI=true: %s -c 'import rdkit': %v", python, err)
-		}
-		t.Skipf("RDKit not available: %v", err)
-	}
 	const script = `
 import sys
 from rdkit import Chem, RDLogger
@@ -178,22 +167,9 @@ for line in sys.stdin:
         print("a double bond the ring rules forbid"); continue
     print("ok")
 `
-	cmd := exec.Command(python, "-c", script)
-	cmd.Stdin = strings.NewReader(strings.Join(mols, "\n") + "\n")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("RDKit: %v\n%s", err, stderr.String())
-	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	i := 0
-	for ; sc.Scan(); i++ {
-		if got := sc.Text(); got != "ok" && i < len(mols) {
+	for i, got := range chemtest.RDKit(t, script, mols) {
+		if got != "ok" {
 			t.Errorf("%q: %s", mols[i], got)
 		}
-	}
-	if i != len(mols) {
-		t.Fatalf("RDKit answered %d of %d molecules", i, len(mols))
 	}
 }

@@ -1,0 +1,85 @@
+// Package chemtest holds what the chemistry packages' tests share: RDKit through Debian's Python, which the
+// tests skip without, and fail without under CI=true (DEVELOPERS.md), and the molecule sets shipped in data/.
+package chemtest
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// Python is Debian's interpreter, the one that sees python3-rdkit (not the python3 first on PATH).
+const Python = "/usr/bin/python3"
+
+// NeedRDKit skips the test when RDKit is missing, or fails it under CI=true.
+func NeedRDKit(t testing.TB) {
+	t.Helper()
+	if err := exec.Command(Python, "-c", "import rdkit").Run(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("RDKit is required under CI=true: %s -c 'import rdkit': %v", Python, err)
+		}
+		t.Skipf("RDKit not available (%s -c 'import rdkit': %v)", Python, err)
+	}
+}
+
+// RDKit runs the Python program script (with RDKit: NeedRDKit first) on lines, one per line of its standard
+// input, and returns its output lines, which must be one per input line.
+func RDKit(t testing.TB, script string, lines []string) []string {
+	t.Helper()
+	NeedRDKit(t)
+	cmd := exec.Command(Python, "-c", script)
+	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("RDKit: %v\n%s", err, stderr.String())
+	}
+	var res []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		res = append(res, sc.Text())
+	}
+	if len(res) != len(lines) {
+		t.Fatalf("RDKit answered %d of %d lines", len(res), len(lines))
+	}
+	return res
+}
+
+// Data returns the path of a file under the module's data/ directory, e.g. Data("zinc250k", "zinc.txt.gz").
+func Data(elem ...string) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(append([]string{filepath.Dir(file), "..", "..", "data"}, elem...)...)
+}
+
+// Zinc returns the first n molecules of ZINC250k (data/zinc250k/zinc.txt.gz).
+func Zinc(t testing.TB, n int) []string {
+	t.Helper()
+	f, err := os.Open(Data("zinc250k", "zinc.txt.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	sc := bufio.NewScanner(z)
+	for sc.Scan() && len(out) < n {
+		if s := strings.TrimSpace(sc.Text()); s != "" {
+			out = append(out, s)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
