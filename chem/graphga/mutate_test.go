@@ -167,7 +167,7 @@ for line in sys.stdin:
         print("a double bond the ring rules forbid"); continue
     print("ok")
 `
-	for i, got := range chemtest.RDKit(t, script, mols) {
+	for i, got := range chemtest.RDKit(t, mols, "-c", script) {
 		if got != "ok" {
 			t.Errorf("%q: %s", mols[i], got)
 		}

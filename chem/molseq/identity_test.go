@@ -47,7 +47,7 @@ for i, line in enumerate(sys.stdin):
     out += Chem.MolToRandomSmilesVect(m, 1, randomSeed=200001 + i, kekuleSmiles=True)
     print("\t".join(out))
 `
-	written := chemtest.RDKit(t, orders, mols)
+	written := chemtest.RDKit(t, mols, "-c", orders)
 	c, err := New(shipped(t), 128)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ for line in sys.stdin:
     m = Chem.MolFromSmiles(line.strip())
     print("" if m is None else Chem.MolToSmiles(m))
 `
-	canon := chemtest.RDKit(t, canonical, keys)
+	canon := chemtest.RDKit(t, keys, "-c", canonical)
 	idsOf := map[string]map[string]bool{}    // RDKit canonical SMILES -> identities
 	canonsOf := map[string]map[string]bool{} // identity -> RDKit canonical SMILES
 	add := func(m map[string]map[string]bool, k, v string) {

@@ -1,60 +1,25 @@
 package selfies
 
 import (
-	"bufio"
-	"bytes"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nfbo/nfbo/internal/chemtest"
 )
 
-// python is Debian's interpreter, the one that sees python3-rdkit.
-const python = "/usr/bin/python3"
-
-// needRDKit skips the test when RDKit is missing, or fails it under CI=true
-// (DEVELOPERS.md: RDKit tests fail, not skip, in CI).
-func needRDKit(t *testing.T) {
-	t.Helper()
-	if err := exec.Command(python, "-c", "import rdkit").Run(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("RDKit is required under CI=true: %s -c 'import rdkit': %v", python, err)
-		}
-		t.Skipf("RDKit not available (%s -c 'import rdkit': %v)", python, err)
-	}
-}
+// needRDKit skips the test when RDKit is missing, or fails it under CI=true.
+func needRDKit(t *testing.T) { chemtest.NeedRDKit(t) }
 
 // runRDKit feeds lines to testdata/rdkit_check.py in one process and
 // returns its answer lines.
 func runRDKit(t *testing.T, mode string, lines []string) []string {
 	t.Helper()
-	var in bytes.Buffer
-	for _, l := range lines {
-		in.WriteString(l)
-		in.WriteByte('\n')
-	}
-	cmd := exec.Command(python, filepath.Join("testdata", "rdkit_check.py"), mode)
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("rdkit_check.py %s: %v\n%s", mode, err, stderr.String())
-	}
-	var res []string
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	for sc.Scan() {
-		res = append(res, sc.Text())
-	}
-	if len(res) != len(lines) {
-		t.Fatalf("rdkit_check.py %s: %d answers for %d lines", mode, len(res), len(lines))
-	}
-	return res
+	return chemtest.RDKit(t, lines, filepath.Join("testdata", "rdkit_check.py"), mode)
 }
 
 // relaxedConstraints are the constraints selfies' own dataset round-trip

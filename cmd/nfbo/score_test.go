@@ -15,22 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/internal/chemtest"
 )
 
-// needRDKit skips the test when /usr/bin/python3 cannot import RDKit,
-// and fails it instead under CI=true (DEVELOPERS.md).
-func needRDKit(t *testing.T) {
-	t.Helper()
-	err := exec.Command(objective.DefaultPython, "-c", "import rdkit").Run()
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("RDKit missing: %v", err)
-	}
-	t.Skipf("RDKit missing: %v", err)
-}
+// needRDKit skips the test when RDKit is missing, or fails it under CI=true (DEVELOPERS.md).
+func needRDKit(t *testing.T) { chemtest.NeedRDKit(t) }
 
 // runCmd runs a fresh command value in-process with buffers.
 func runCmd(t *testing.T, cmd *Command, stdin string, args ...string) (stdout, stderr string, err error) {

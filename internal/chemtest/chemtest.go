@@ -12,34 +12,35 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/nfbo/nfbo/chem/objective"
 )
 
-// Python is Debian's interpreter, the one that sees python3-rdkit (not the python3 first on PATH).
-const Python = "/usr/bin/python3"
-
-// NeedRDKit skips the test when RDKit is missing, or fails it under CI=true.
+// NeedRDKit skips the test when the RDKit worker's Python (chem/objective.DefaultPython) cannot import RDKit,
+// or fails it under CI=true.
 func NeedRDKit(t testing.TB) {
 	t.Helper()
-	if err := exec.Command(Python, "-c", "import rdkit").Run(); err != nil {
+	if err := exec.Command(objective.DefaultPython, "-c", "import rdkit").Run(); err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("RDKit is required under CI=true: %s -c 'import rdkit': %v", Python, err)
+			t.Fatalf("RDKit is required under CI=true: %s -c 'import rdkit': %v", objective.DefaultPython, err)
 		}
-		t.Skipf("RDKit not available (%s -c 'import rdkit': %v)", Python, err)
+		t.Skipf("RDKit not available (%s -c 'import rdkit': %v)", objective.DefaultPython, err)
 	}
 }
 
-// RDKit runs the Python program script (with RDKit: NeedRDKit first) on lines, one per line of its standard
-// input, and returns its output lines, which must be one per input line.
-func RDKit(t testing.TB, script string, lines []string) []string {
+// RDKit runs Python with RDKit (NeedRDKit first) and the arguments args ("-c" and a program, or a script file
+// and its arguments) on lines, one per line of its standard input, and returns its output lines, which must be
+// one per input line.
+func RDKit(t testing.TB, lines []string, args ...string) []string {
 	t.Helper()
 	NeedRDKit(t)
-	cmd := exec.Command(Python, "-c", script)
+	cmd := exec.Command(objective.DefaultPython, args...)
 	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("RDKit: %v\n%s", err, stderr.String())
+		t.Fatalf("RDKit %s: %v\n%s", args[0], err, stderr.String())
 	}
 	var res []string
 	sc := bufio.NewScanner(bytes.NewReader(out))
