@@ -87,7 +87,7 @@ type Progress struct {
 	New        int     // new valid molecules evaluated this iteration
 	Duplicate  int     // valid proposals already in the data or earlier in this batch
 	Invalid    int     // proposals that decode to no valid molecule (Codec.Canonical's ok = false)
-	Replayed   int     // of New, scores replayed from the evaluation log after a resume
+	Unpaid     int     // of New, molecules that cost no call: the objective had their scores (a batch replayed after a resume, a molecule paid under another key) or could not read them (free, PMO's rule)
 	Best       float64 // best score so far, initial data included
 	BestSMILES string  // its molecule
 	TRLength   float64 // trust-region length after the update
@@ -595,7 +595,7 @@ func (o *Optimizer) record(b *batch, paid int, fitRank float64) error {
 	}
 	return o.rec.Record(Progress{
 		Iteration: o.st.Iter, Calls: r.Calls, Budget: o.cfg.Budget, Proposed: b.Proposed, New: fresh,
-		Duplicate: b.Duplicate, Invalid: b.Invalid, Replayed: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES,
+		Duplicate: b.Duplicate, Invalid: b.Invalid, Unpaid: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES,
 		TRLength: o.st.TR.Length, FitRank: fitRank, Weight: weight, FromFlow: b.FromFlow, Filtered: b.Filtered, Variants: b.Variants, Times: o.times,
 		Decoded: b.Candidates, Novel: b.Novel, Spare: b.Spare,
 	})

@@ -261,8 +261,8 @@ func testResume(t *testing.T, mod func(*Config)) {
 		t.Fatal(err)
 	}
 	l3.Close()
-	if p := rec.log[0]; p.Replayed == 0 || p.Replayed != p.New {
-		t.Errorf("the iteration after the crash replayed %d of its %d molecules, want all", p.Replayed, p.New)
+	if p := rec.log[0]; p.Unpaid == 0 || p.Unpaid != p.New {
+		t.Errorf("the iteration after the crash replayed %d of its %d molecules, want all", p.Unpaid, p.New)
 	}
 	_, y, s := o.Data()
 	if !slices.Equal(y, refY) || !slices.Equal(s, refS) || res.Best != refRes.Best {
@@ -308,8 +308,8 @@ func testResumePendingBatch(t *testing.T, variant func(*Config)) {
 	if err != nil || res.Status != StatusBudgetSpent {
 		t.Fatalf("resume: %v %v", res.Status, err)
 	}
-	if p := rec.log[0]; p.Replayed == 0 || p.Replayed != p.New {
-		t.Errorf("first resumed iteration replayed %d of %d, want all of the pending batch", p.Replayed, p.New)
+	if p := rec.log[0]; p.Unpaid == 0 || p.Unpaid != p.New {
+		t.Errorf("first resumed iteration replayed %d of %d, want all of the pending batch", p.Unpaid, p.New)
 	}
 	_, _, smiles := o.Data()
 	inData := map[string]bool{}

@@ -474,8 +474,8 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 	s := func(d time.Duration) float64 { return d.Seconds() }
 	line := fmt.Sprintf("iter %d calls %d/%d best %.4f tr %.3g new %d dup %d invalid %d",
 		g.Iteration, g.Calls, g.Budget, g.Best, g.TRLength, g.New, g.Duplicate, g.Invalid)
-	if g.Replayed > 0 {
-		line += fmt.Sprintf(" (cached %d)", g.Replayed)
+	if g.Unpaid > 0 {
+		line += fmt.Sprintf(" (unpaid %d)", g.Unpaid)
 	}
 	if !math.IsNaN(g.FitRank) {
 		line += fmt.Sprintf(" rho %.2f", g.FitRank)
