@@ -19,6 +19,12 @@ func TestIdentity(t *testing.T) {
 		{"F/C=C\\F", "F\\C=C/F", "C(/F)=C/F"},
 		{"C[N+](C)(C)C", "C[N+](C)(C)C"},
 		{"OC1CC1", "C1CC1O", "C1(O)CC1"},
+		{"CC(C)O", "C[C@H](C)O", "C[C@@H](C)O"}, // marks RDKit drops: two like neighbours,
+		{"CC(F)(F)[CH1]", "CC(F)(F)[C@H1]"},     // too few neighbours,
+		{"CN(CC)CCC", "C[N@](CC)CCC"},           // an amine's nitrogen
+		{"CCCN", "CCCN[H]", "[H]N([H])CCC"},     // hydrogens written as atoms
+		{"C[C@@H](N)O", "[H][C@](C)(N)O"},
+		{"C[C@@H](O)[C@@H](O)[C@@H](O)C", "C[C@H](O)[C@H](O)[C@H](O)C"}, // mirror images of one molecule
 		{"CC[S@](=O)c1ccccc1", "O=[S@@](CC)c1ccccc1", "c1([S@@](=O)CC)ccccc1", "[S@@](CC)(c1ccccc1)=O"},
 		{"CC(C)C/C([O-])=N/S(=O)(=O)C", "CS(=O)(=O)/N=C(\\[O-])CC(C)C"},
 	}
@@ -48,18 +54,21 @@ func TestIdentity(t *testing.T) {
 		}
 	}
 	differ := [][2]string{
-		{"C=CCC", "CC=CC"},                        // but-1-ene, but-2-ene
-		{"C1=CC=CCC1", "C1=CCC=CC1"},              // cyclohexa-1,3- and 1,4-diene
-		{"C[C@H](N)O", "C[C@@H](N)O"},             // enantiomers
-		{"F/C=C/F", "F/C=C\\F"},                   // E and Z
-		{"FC=CF", "F/C=C/F"},                      // unspecified and E
-		{"CC(C)C", "CCCC"},                        // isobutane, butane
-		{"C1CCC2CCCCC2C1", "C1CCC2CCCC2CC1"},      // decalin, bicyclo[5.3.0]decane
-		{"[13CH4]", "C"},                          // isotope
-		{"C[N+](=O)[O-]", "CN(=O)=O"},             // charges
-		{"[CH3]C", "[CH2]C"},                      // a radical
-		{"C1CC1C1CC1", "C1CCC2(CC1)CC2"},          // bicyclopropyl, a spiro compound
-		{"c1ccc2ccccc2c1", "C1=CC=C2C=CC=CC2=C1"}, // naphthalene in both forms: the same (checked below)
+		{"C=CCC", "CC=CC"},                                            // but-1-ene, but-2-ene
+		{"C1=CC=CCC1", "C1=CCC=CC1"},                                  // cyclohexa-1,3- and 1,4-diene
+		{"C[C@H](N)O", "C[C@@H](N)O"},                                 // enantiomers
+		{"F/C=C/F", "F/C=C\\F"},                                       // E and Z
+		{"FC=CF", "F/C=C/F"},                                          // unspecified and E
+		{"CC(C)C", "CCCC"},                                            // isobutane, butane
+		{"CC[S@](=O)c1ccccc1", "CC[S@@](=O)c1ccccc1"},                 // a sulfoxide's enantiomers
+		{"C[C@H](O)[C@@H](O)[C@H](O)C", "C[C@H](O)[C@H](O)[C@H](O)C"}, // a pseudo-asymmetric centre's two forms
+		{"C[C@H](O)C(O)[C@H](O)C", "C[C@H](O)[C@H](O)[C@H](O)C"},      // ... and without its mark
+		{"C1CCC2CCCCC2C1", "C1CCC2CCCC2CC1"},                          // decalin, bicyclo[5.3.0]decane
+		{"[13CH4]", "C"},                                              // isotope
+		{"C[N+](=O)[O-]", "CN(=O)=O"},                                 // charges
+		{"[CH3]C", "[CH2]C"},                                          // a radical
+		{"C1CC1C1CC1", "C1CCC2(CC1)CC2"},                              // bicyclopropyl, a spiro compound
+		{"c1ccc2ccccc2c1", "C1=CC=C2C=CC=CC2=C1"},                     // naphthalene in both forms: the same (checked below)
 	}
 	for _, p := range differ[:len(differ)-1] {
 		a, err1 := id.Identity(p[0])
@@ -84,8 +93,7 @@ func TestIdentity(t *testing.T) {
 func TestIdentityUnplaced(t *testing.T) {
 	var id Identifier
 	for _, s := range []string{
-		"C[C@H](C)O",            // two neighbours alike
-		"C[C@H]1CC[C@@H](C)CC1", // cis-1,4-dimethylcyclohexane: ring neighbours alike
+		"C[C@H]1CC[C@@H](C)CC1", // cis-1,4-dimethylcyclohexane: ring neighbours alike, cis and trans
 		"F/C=C/1CCCC1C",         // a mark on a ring closure
 	} {
 		got, err := id.Identity(s)
