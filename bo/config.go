@@ -25,9 +25,10 @@ type ScreenKind int
 const (
 	// ScreenLatent is the reference: the surrogate (LatentSettings.GP's deep-kernel SVGP) models the objective over
 	// latents, Thompson sampling picks q of each anchor's C latent candidates, and only the picks are decoded;
-	// picks that decode to invalid or already-seen molecules are dropped.
+	// picks that decode to invalid or already-seen molecules (by key) are dropped.
 	ScreenLatent ScreenKind = iota
-	// ScreenTokens decodes every latent candidate first, drops the invalid ones and those already seen, adds
+	// ScreenTokens decodes every latent candidate first, drops the invalid ones and those already seen (by key
+	// and, with a Codec that is an Identifier, by identity: a molecule in another atom order is seen), adds
 	// TokenSettings.Offspring children of the best molecules (Breeder), and lets an exact GP on token counts
 	// (TokenFeatures), refitted on the data after every iteration, pick q new molecules per anchor by Thompson
 	// sampling of the latent function. Every pick is a new valid molecule, and the surrogate never needs
