@@ -192,29 +192,12 @@ func (m *Morgan) atomInvariant(i int) uint64 {
 	}
 	h := a.HCount
 	if h == smiles.ImplicitH {
-		h = implicitH(a, (m.g.BondCount(i)+1)/2)
+		h = smiles.ImplicitHydrogens(a.Element, (m.g.BondCount(i)+1)/2)
 	}
 	v := mix(elementHash(a.Element), uint64(len(m.nbr[i])))
 	v = mix(v, uint64(h))
 	v = mix(v, uint64(int64(a.Charge)))
 	return mix(v, inRing)
-}
-
-// implicitH returns the hydrogens of an atom written without brackets that has the given bond valence: up to the
-// smallest of its element's standard valences that the bonds do not exceed (OpenSMILES' rule).
-func implicitH(a *smiles.Atom, valence int) int {
-	for _, v := range standardValences[a.Element] {
-		if v >= valence {
-			return v - valence
-		}
-	}
-	return 0
-}
-
-// standardValences are OpenSMILES' for the organic subset, the atoms that may be written without brackets.
-var standardValences = map[string][]int{
-	"B": {3}, "C": {4}, "N": {3, 5}, "O": {2}, "P": {3, 5}, "S": {2, 4, 6},
-	"F": {1}, "Cl": {1}, "Br": {1}, "I": {1},
 }
 
 func elementHash(el string) uint64 {

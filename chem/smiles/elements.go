@@ -46,3 +46,21 @@ func aromaticValences(element string) (vals [2]int, n int) {
 	}
 	return vals, 0
 }
+
+// ImplicitHydrogens returns the hydrogens of an atom of element written without brackets whose bonds sum to
+// valence: up to the smallest of the element's standard valences that the bonds do not exceed, none past the
+// largest or outside the organic subset (OpenSMILES).
+func ImplicitHydrogens(element string, valence int) int {
+	for _, v := range standardValences[element] {
+		if v >= valence {
+			return v - valence
+		}
+	}
+	return 0
+}
+
+// standardValences are OpenSMILES' for the organic subset, the atoms that may be written without brackets.
+var standardValences = map[string][]int{
+	"B": {3}, "C": {4}, "N": {3, 5}, "O": {2}, "P": {3, 5}, "S": {2, 4, 6},
+	"F": {1}, "Cl": {1}, "Br": {1}, "I": {1},
+}

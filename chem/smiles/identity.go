@@ -111,7 +111,7 @@ func (id *Identifier) read() {
 	g := &id.g
 	n := g.Len()
 	id.edges = id.edges[:0]
-	id.parent = resizeInt(id.parent, n)
+	id.parent = resizeInts(id.parent, n)
 	for v := range n {
 		id.parent[v] = -1
 	}
@@ -167,7 +167,7 @@ func (id *Identifier) hydrogens(v int) int {
 // fragment).
 func (id *Identifier) markRings() {
 	n := id.g.Len()
-	id.disc, id.low = resizeInt(id.disc, n), resizeInt(id.low, n)
+	id.disc, id.low = resizeInts(id.disc, n), resizeInts(id.low, n)
 	for v := range n {
 		id.disc[v] = -1
 	}
@@ -220,39 +220,13 @@ func (id *Identifier) atomHash(v int) uint64 {
 	sum := id.g.BondCount(v) / int(Single)
 	hs := a.HCount
 	if hs == ImplicitH {
-		hs = implicitH(a.Element, sum)
+		hs = ImplicitHydrogens(a.Element, sum)
 	}
 	nh := id.hydrogens(v) // as RDKit, hydrogens written as atoms count as the atom's hydrogens
 	h = mix(h, uint64(int64(a.Charge)))
 	h = mix(h, uint64(hs+nh))
 	h = mix(h, uint64(len(id.adj[v])-nh))
 	return mix(h, uint64(sum-nh))
-}
-
-// implicitH returns the hydrogens of an atom of the organic subset written without brackets, whose bonds sum to
-// sum: the lowest of its normal valences that holds them, less the sum (OpenSMILES).
-func implicitH(element string, sum int) int {
-	var vals []int
-	switch element {
-	case "B":
-		vals = []int{3}
-	case "C":
-		vals = []int{4}
-	case "N", "P":
-		vals = []int{3, 5}
-	case "O":
-		vals = []int{2}
-	case "S":
-		vals = []int{2, 4, 6}
-	case "F", "Cl", "Br", "I":
-		vals = []int{1}
-	}
-	for _, v := range vals {
-		if v >= sum {
-			return v - sum
-		}
-	}
-	return 0
 }
 
 // bondLabel is what refinement sees of a bond: its order outside rings, nothing inside.
@@ -605,13 +579,6 @@ func mix(h, x uint64) uint64 {
 func resizeU64(s []uint64, n int) []uint64 {
 	if cap(s) < n {
 		return make([]uint64, n)
-	}
-	return s[:n]
-}
-
-func resizeInt(s []int, n int) []int {
-	if cap(s) < n {
-		return make([]int, n)
 	}
 	return s[:n]
 }
