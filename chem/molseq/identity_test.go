@@ -19,7 +19,8 @@ import (
 // nothing, radicals). Every writing goes through the SELFIES round trip to its key, as the optimiser's candidates
 // do. Two keys must share an identity only when RDKit gives them one canonical SMILES (no molecule taken for
 // another); keys of one RDKit molecule with different identities (marks the identity leaves unplaced) must be
-// rare (3 of 24,834 molecules when written: marks on ring closures, a ring atom's mark).
+// rare (none of the 24,834 molecules when written; marks on ring closures beside a double bond that counts could
+// make some).
 func TestIdentityRDKit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("RDKit comparison on 10,000 molecules")

@@ -9,7 +9,8 @@ import (
 // same molecule get the same identity whatever the order of their atoms, whichever Kekulé structure or aromatic
 // form they write, and whether their hydrogens are implicit, in brackets or atoms of their own. Stereo marks count
 // as RDKit counts them: enantiomers and E/Z isomers get different identities; a mark RDKit drops (on an atom that
-// cannot be a stereocentre or has two like neighbours, around a double bond marked on one side only) is dropped.
+// cannot be a stereocentre or has two like neighbours, around a double bond marked on one side only or in a ring
+// of fewer than eight atoms) is dropped.
 //
 // The identity is a 128-bit hash of colour refinement (Weisfeiler–Lehman, as Morgan's algorithm) on the
 // kekulised graph. An atom starts from its element, isotope, charge, hydrogens, heavy-atom degree and sum of bond
@@ -17,13 +18,14 @@ import (
 // one ring system, which give every atom the same bond sum, agree. A stereocentre's mark becomes the parity of
 // its neighbours' colours, a stereo double bond's marks cis or trans of its highest-coloured neighbours, and
 // refinement runs again (placeStereo). Where that cannot place a mark (marks on a ring closure or around a double
-// bond in a ring, a ring atom with two like neighbours, where cis and trans may differ), the identity is the SMILES
-// string itself: such a molecule is then only found written the same way, never taken for another one.
+// bond in a ring of eight or more atoms, two ring atoms with two like neighbours each in one ring system, where
+// cis and trans differ), the identity is the SMILES string itself: such a molecule is then only found written the
+// same way, never taken for another one.
 //
 // Colour refinement cannot tell apart every pair of graphs (regular cages, and conjugated ring systems outside
 // aromaticity whose Kekulé structures RDKit keeps apart); such molecules may share an identity. Measured against
 // RDKit's canonical SMILES in chem/molseq's tests: over 70,000 keys of 24,834 molecules, no two molecules share
-// an identity and 3 have two.
+// an identity and none has two.
 //
 // The zero value is ready to use. An Identifier keeps scratch between calls, so it is not safe for concurrent use.
 type Identifier struct {
@@ -284,12 +286,12 @@ func (id *Identifier) classes(col []uint64) int {
 // placeStereo folds the graph's stereo marks into the colours, and reports false when a mark cannot be placed.
 // Marks RDKit ignores are ignored: on an atom that cannot be a stereocentre (fewer than four neighbours and
 // hydrogens, or three without a hydrogen other than S, Se, P or As; two hydrogens), and / or \ around a double
-// bond without a mark on both sides, or beside an atom of more than two other neighbours. The others are placed in
-// rounds: a centre whose neighbours, or a double bond whose sides' neighbours, have distinct colours is placed, its
-// handedness mixed into its colour and the colours refined again, which may tell apart the neighbours of another
-// (a pseudo-asymmetric centre between two placed ones). A mark still unplaced when no round places more is
-// ignored, as RDKit drops it from an atom with two like neighbours, unless it is in a ring, where two like
-// neighbours may still make cis and trans.
+// bond without a mark on both sides, in a ring of fewer than eight atoms, or beside an atom of more than two other
+// neighbours. The others are placed in rounds: a centre whose neighbours, or a double bond whose sides'
+// neighbours, have distinct colours is placed, its handedness mixed into its colour and the colours refined
+// again, which may tell apart the neighbours of another (a pseudo-asymmetric centre between two placed ones). A mark still unplaced when no round places more is
+// ignored, as RDKit drops it from an atom with two like neighbours, unless RDKit keeps it as cis or trans across
+// a ring (ringStereo).
 func (id *Identifier) placeStereo() bool {
 	g := &id.g
 	centres, bonds := id.centres[:0], id.bonds[:0]
@@ -306,7 +308,7 @@ func (id *Identifier) placeStereo() bool {
 		}
 	}
 	for k, e := range id.edges {
-		if e.order != Double {
+		if e.order != Double || e.ring && id.ringSize(k) < minRingForDoubleBondStereo {
 			continue
 		}
 		ka, kb := id.sideKind(e.a, e.b), id.sideKind(e.b, e.a)
@@ -355,7 +357,7 @@ func (id *Identifier) placeStereo() bool {
 		id.refine()
 	}
 	for _, v := range centres {
-		if id.inRing(v) {
+		if id.ringStereo(v, centres) {
 			return false
 		}
 	}
@@ -405,6 +407,120 @@ func (id *Identifier) centreKind(v int) int {
 		}
 	}
 	return markIgnored
+}
+
+// ringStereo reports whether RDKit keeps the mark of the unplaced centre v, one of the unplaced centres left, as
+// ring stereochemistry (cis or trans across a ring): when v and another of left are both candidates
+// (ringCandidate) in one ring system. Otherwise RDKit drops the mark, as from C[C@H]1CCC(C)CC1.
+func (id *Identifier) ringStereo(v int, left []int) bool {
+	if !id.inRing(v) || !id.ringCandidate(v) {
+		return false
+	}
+	for _, u := range left {
+		if u != v && id.ringCandidate(u) && id.ringSystem(v, u) {
+			return true
+		}
+	}
+	return false
+}
+
+// ringCandidate reports whether the ring atom v's heavy neighbours could make it a centre of ring
+// stereochemistry, by RDKit's rules with colours for CIP ranks: two neighbours outside rings of different
+// colours; one outside rings and at least two in rings; or none outside rings and three in rings of two colours
+// or four of three.
+func (id *Identifier) ringCandidate(v int) bool {
+	var ring, chain [4]uint64
+	nr, nc := 0, 0
+	for _, k := range id.adj[v] {
+		e := id.edges[k]
+		u := e.a + e.b - v
+		switch {
+		case id.hAtom[u]:
+		case e.ring && nr < len(ring):
+			ring[nr], nr = id.col[u], nr+1
+		case !e.ring && nc < len(chain):
+			chain[nc], nc = id.col[u], nc+1
+		}
+	}
+	switch nc {
+	case 2:
+		return chain[0] != chain[1]
+	case 1:
+		return nr >= 2
+	case 0:
+		r := ring[:nr]
+		slices.Sort(r)
+		distinct := len(slices.Compact(r))
+		return nr == 4 && distinct == 3 || nr == 3 && distinct == 2
+	}
+	return false
+}
+
+// ringSystem reports whether atoms v and u are joined by a path of ring bonds.
+func (id *Identifier) ringSystem(v, u int) bool {
+	seen := resizeInts(id.disc, id.g.Len())
+	id.disc = seen
+	for i := range seen {
+		seen[i] = 0
+	}
+	queue := append(id.nb[:0], v)
+	seen[v] = 1
+	for len(queue) > 0 {
+		w := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if w == u {
+			id.nb = queue
+			return true
+		}
+		for _, k := range id.adj[w] {
+			if e := id.edges[k]; e.ring {
+				if x := e.a + e.b - w; seen[x] == 0 {
+					seen[x] = 1
+					queue = append(queue, x)
+				}
+			}
+		}
+	}
+	id.nb = queue
+	return false
+}
+
+// minRingForDoubleBondStereo is the smallest ring in which RDKit reads cis and trans of a double bond: in a
+// smaller one the bond's marks are ignored.
+const minRingForDoubleBondStereo = 8
+
+// ringSize returns the number of atoms in the smallest ring through the ring bond edges[k]: one more than the
+// shortest path between its atoms that does not take it.
+func (id *Identifier) ringSize(k int) int {
+	e := id.edges[k]
+	dist := resizeInts(id.disc, id.g.Len())
+	id.disc = dist
+	for i := range dist {
+		dist[i] = -1
+	}
+	queue := append(id.nb[:0], e.a)
+	dist[e.a] = 0
+	for head := 0; head < len(queue); head++ {
+		w := queue[head]
+		for _, j := range id.adj[w] {
+			if int(j) == k {
+				continue
+			}
+			f := id.edges[j]
+			x := f.a + f.b - w
+			if dist[x] >= 0 {
+				continue
+			}
+			dist[x] = dist[w] + 1
+			if x == e.b {
+				id.nb = queue
+				return dist[x] + 1
+			}
+			queue = append(queue, x)
+		}
+	}
+	id.nb = queue
+	return 0 // not a ring bond
 }
 
 // inRing reports whether atom v has a ring bond.

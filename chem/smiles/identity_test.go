@@ -27,6 +27,15 @@ func TestIdentity(t *testing.T) {
 		{"C[C@@H](O)[C@@H](O)[C@@H](O)C", "C[C@H](O)[C@H](O)[C@H](O)C"}, // mirror images of one molecule
 		{"CC[S@](=O)c1ccccc1", "O=[S@@](CC)c1ccccc1", "c1([S@@](=O)CC)ccccc1", "[S@@](CC)(c1ccccc1)=O"},
 		{"CC(C)C/C([O-])=N/S(=O)(=O)C", "CS(=O)(=O)/N=C(\\[O-])CC(C)C"},
+		// A ring atom with two like ring neighbours and no other such mark in its ring system: RDKit drops it.
+		{"CC1CCC(C)CC1", "C[C@H]1CCC(C)CC1", "C[C@@H]1CCC(C)CC1"},
+		{"CC1(C)CCC(C)CC1", "CC1(C)CC[C@H](C)CC1"},
+		{"CC1CCC2(CC1)CCC2", "C[C@H]1CCC2(CC1)CCC2"},
+		{"CC1(F)CCC(O)CC1", "OC1CC[C@](C)(F)CC1"},
+		{"CC1CC2(CC[C@@H](C)C2)C1", "C[C@H]1CC2(CC[C@@H](C)C2)C1"}, // the other mark is a stereocentre's
+		// Marks around a double bond in a ring of fewer than eight atoms: RDKit ignores them.
+		{"COc1ccc(F)cc1C(=O)Nc1nccs1", "COC1=CC=C(F)C=C1C(=O)NC2=NC=CS/2"},
+		{"C1=CCCCC1", "C1=C\\CCCC/1"},
 	}
 	var id Identifier
 	ids := make([]string, len(same))
@@ -94,7 +103,9 @@ func TestIdentityUnplaced(t *testing.T) {
 	var id Identifier
 	for _, s := range []string{
 		"C[C@H]1CC[C@@H](C)CC1", // cis-1,4-dimethylcyclohexane: ring neighbours alike, cis and trans
-		"F/C=C/1CCCC1C",         // a mark on a ring closure
+		"O[C@H]1CC[C@](C)(F)CC1",
+		"C/1=C/CCCCCC1", // trans-cyclooctene: cis and trans in a ring of eight
+		"F/C=C/1CCCC1C", // a mark on a ring closure
 	} {
 		got, err := id.Identity(s)
 		if err != nil {
