@@ -289,9 +289,9 @@ func (id *Identifier) classes(col []uint64) int {
 // bond without a mark on both sides, in a ring of fewer than eight atoms, or beside an atom of more than two other
 // neighbours. The others are placed in rounds: a centre whose neighbours, or a double bond whose sides'
 // neighbours, have distinct colours is placed, its handedness mixed into its colour and the colours refined
-// again, which may tell apart the neighbours of another (a pseudo-asymmetric centre between two placed ones). A mark still unplaced when no round places more is
-// ignored, as RDKit drops it from an atom with two like neighbours, unless RDKit keeps it as cis or trans across
-// a ring (ringStereo).
+// again, which may tell apart the neighbours of another (a pseudo-asymmetric centre between two placed ones). A
+// mark still unplaced when no round places more is ignored, as RDKit drops it from an atom with two like
+// neighbours, unless RDKit keeps it as cis or trans across a ring (ringStereo).
 func (id *Identifier) placeStereo() bool {
 	g := &id.g
 	centres, bonds := id.centres[:0], id.bonds[:0]

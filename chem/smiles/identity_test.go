@@ -102,10 +102,10 @@ func TestIdentity(t *testing.T) {
 func TestIdentityUnplaced(t *testing.T) {
 	var id Identifier
 	for _, s := range []string{
-		"C[C@H]1CC[C@@H](C)CC1", // cis-1,4-dimethylcyclohexane: ring neighbours alike, cis and trans
-		"O[C@H]1CC[C@](C)(F)CC1",
-		"C/1=C/CCCCCC1", // trans-cyclooctene: cis and trans in a ring of eight
-		"F/C=C/1CCCC1C", // a mark on a ring closure
+		"C[C@H]1CC[C@@H](C)CC1",  // cis-1,4-dimethylcyclohexane: ring neighbours alike, cis and trans
+		"O[C@H]1CC[C@](C)(F)CC1", // two such marks in one ring, one of them between unlike chain neighbours
+		"C/1=C/CCCCCC1",          // trans-cyclooctene: cis and trans in a ring of eight
+		"F/C=C/1CCCC1C",          // a mark on a ring closure
 	} {
 		got, err := id.Identity(s)
 		if err != nil {
