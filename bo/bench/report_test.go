@@ -479,6 +479,9 @@ func TestRunJobsSkipsRows(t *testing.T) {
 		{Dir: filepath.Join(out, "med2", "nfbo", "seed1"), Argv: []string{"/bin/false"}, Setting: "100+50", Task: "med2", Method: "nfbo", Seed: 1},
 		{Dir: filepath.Join(out, "med2", "nfbo", "seed2"), Argv: []string{"/bin/true"}, Setting: "100+50", Task: "med2", Method: "nfbo", Seed: 2},
 	}
+	// A finished run in the suite directory: once a job ends, its row joins the file and the partial report.
+	writeRun(t, filepath.Join(out, "med2", "nfbo", "seed3"),
+		rundir.Info{Setting: "100+50", Task: "med2", Method: "nfbo", Seed: 3, Budget: 50, Finished: true}, scores)
 	var progress bytes.Buffer
 	if err := RunJobs(context.Background(), &progress, out, jobs, RunOptions{Procs: 1, Rows: rows}); err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
@@ -488,6 +491,12 @@ func TestRunJobsSkipsRows(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(jobs[1].Dir, rundir.RunLogFile)); err != nil {
 		t.Errorf("the run without a row did not run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.md")); err != nil {
+		t.Errorf("no partial report after a run finished: %v", err)
+	}
+	if got, err := readRowsFile(rows); err != nil || len(got) != 2 {
+		t.Errorf("rows after a run finished: %d rows (%v), want the kept one and the suite's finished one", len(got), err)
 	}
 	if err := RunJobs(context.Background(), &progress, out, jobs[:1], RunOptions{Procs: 1}); err == nil {
 		t.Error("without -rows the run whose command fails ran and succeeded")
