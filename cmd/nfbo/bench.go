@@ -43,7 +43,8 @@ alone: what the flow adds), prior (random samples from
 the flow's prior, decoded) and ga (a genetic algorithm on SELFIES symbols).
 
 While it runs, bench keeps OUT/progress.txt (runs done, running, left, the
-estimated time left) and a partial report OUT/report.md up to date; the full
+estimated time left) up to date, and rewrites a partial report OUT/report.md
+each time a run finishes; the full
 report with plots is "nfbo report OUT". With -rows FILE it also keeps FILE, a
 runs.tsv, holding the row of every finished run beside the rows it held: the
 figures outlive the run directories ("nfbo report FILE" reads them back), and
