@@ -108,6 +108,10 @@ type LatentSettings struct {
 // after every iteration, choosing among decoded candidates and GA children.
 type TokenSettings struct {
 	Offspring int // children of the best molecules added to each anchor's candidates
+	// Library, if positive, adds this many molecules drawn at random from Problem.Library (a file of molecules
+	// the user could buy or make) to each anchor's candidates: new scaffolds for the GP to screen, which neither
+	// the GA's children of the best molecules nor the flow's moves around them reach. A lever, not a default.
+	Library int `json:",omitempty"`
 	// NoFlow (with Offspring) proposes no latent candidates: the GP picks among the GA children alone, and the
 	// flow is neither encoded, decoded nor fine-tuned. An ablation: what the flow adds.
 	NoFlow bool `json:",omitempty"`
@@ -289,6 +293,8 @@ func (c Config) resolved(d int) (Config, error) {
 		return c, fmt.Errorf("bo: config: TACS.Tau = %v < 0", c.TACS.Tau)
 	case c.Offspring < 0:
 		return c, fmt.Errorf("bo: config: Offspring = %d < 0", c.Offspring)
+	case c.Library < 0:
+		return c, fmt.Errorf("bo: config: Library = %d < 0", c.Library)
 	case c.CandidateTarget < 0:
 		return c, fmt.Errorf("bo: config: CandidateTarget = %d < 0", c.CandidateTarget)
 	case c.CrossoverRings && !c.GraphCrossover:

@@ -66,6 +66,9 @@ type Problem struct {
 	// Features, if not nil, gives the screened variant's surrogate its inputs in place of TokenFeatures; the
 	// surrogate's kernel should suit them (TokenSettings.Exact.Kernel: gp.Tanimoto for count fingerprints).
 	Features Featurizer
+	// Library holds the token ids of molecules TokenSettings.Library draws from, one row of the run's sequence
+	// length T each (canonical, padded with Stop); required when Library > 0.
+	Library []int
 	// Rules, if not nil, decide which molecules may be proposed (chem/rules: what a chemist would make): a
 	// candidate that breaks them is dropped before Thompson sampling and never paid for.
 	Rules Rules
@@ -102,6 +105,8 @@ type Progress struct {
 	// GA offspring: how much of the batch the flow proposed. -1 with the reference variant or without
 	// offspring, where every pick is the flow's.
 	FromFlow int
+	// FromLibrary is, with TokenSettings.Library, how many of New were drawn from Problem.Library.
+	FromLibrary int
 	// Filtered counts the new valid candidates dropped because they break Problem.Rules.
 	Filtered int
 	// Variants counts the new valid candidates dropped as variants of paid molecules (TokenSettings.SkipVariants).
@@ -356,7 +361,8 @@ type batch struct {
 	Candidates int      // ScreenTokens: latent candidates decoded and examined (C for each anchor the batch reached)
 	Spare      int      // ScreenTokens: latent candidates decoded ahead for an anchor that never examined them
 	Novel      int      // ScreenTokens: of those, distinct valid molecules new to the data
-	FromFlow   int      // ScreenTokens: of the picks, decoded latent candidates (the rest are GA offspring); -1 unknown
+	FromFlow   int      // ScreenTokens: of the picks, decoded latent candidates (the rest are GA offspring or library molecules); -1 unknown
+	FromLib    int      // ScreenTokens: of the picks, molecules drawn from Problem.Library
 	Filtered   int      // new valid candidates dropped by Problem.Rules
 	Variants   int      // new valid candidates dropped as variants of paid molecules (SkipVariants)
 	Tokens     []int    // B×T canonical sequences of the new molecules
@@ -596,7 +602,7 @@ func (o *Optimizer) record(b *batch, paid int, fitRank float64) error {
 	return o.rec.Record(Progress{
 		Iteration: o.st.Iter, Calls: r.Calls, Budget: o.cfg.Budget, Proposed: b.Proposed, New: fresh,
 		Duplicate: b.Duplicate, Invalid: b.Invalid, Unpaid: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES,
-		TRLength: o.st.TR.Length, FitRank: fitRank, Weight: weight, FromFlow: b.FromFlow, Filtered: b.Filtered, Variants: b.Variants, Times: o.times,
+		TRLength: o.st.TR.Length, FitRank: fitRank, Weight: weight, FromFlow: b.FromFlow, FromLibrary: b.FromLib, Filtered: b.Filtered, Variants: b.Variants, Times: o.times,
 		Decoded: b.Candidates, Novel: b.Novel, Spare: b.Spare,
 	})
 }

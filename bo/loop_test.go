@@ -461,3 +461,51 @@ func TestNoFlowNeverTouchesFlow(t *testing.T) {
 		t.Error("NoFlow without offspring was accepted")
 	}
 }
+
+// TestLibraryCandidates: with TokenSettings.Library the GP also screens molecules drawn from Problem.Library; the
+// ones it picks are counted apart (Progress.FromLibrary) and are library molecules, and a Library without one
+// is refused.
+func TestLibraryCandidates(t *testing.T) {
+	cfg := toyConfig("")
+	toScreened(&cfg, 10)
+	cfg.NoFlow, cfg.Library = true, 30
+	lib := toyInitial(rand.New(rand.NewPCG(7, 7)), 40, toyT, toyV)
+	inLib := map[string]bool{}
+	for _, s := range lib.SMILES {
+		inLib[s] = true
+	}
+	sc := &toyScorer{}
+	rec := &recorder{}
+	init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
+	prob := Problem{Flow: unusableFlow{&toyFlow{t: toyT, v: toyV}}, Codec: toyCodec{}, Objective: memObjective{sc},
+		Initial: init, Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}, Library: lib.Tokens}
+	o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := o.Run(context.Background())
+	if err != nil || res.Status != StatusBudgetSpent || sc.calls != cfg.Budget {
+		t.Fatalf("status %v, %d calls, err %v; want the budget spent", res.Status, sc.calls, err)
+	}
+	fromLib := 0
+	for _, p := range rec.log {
+		fromLib += p.FromLibrary
+	}
+	_, _, smiles := o.Data()
+	paidLib := 0
+	for _, s := range smiles[len(init.Y):] {
+		if inLib[s] {
+			paidLib++
+		}
+	}
+	if fromLib == 0 || fromLib > paidLib {
+		t.Errorf("%d picks counted from the library, %d library molecules paid: want 0 < counted ≤ paid", fromLib, paidLib)
+	}
+	for _, bad := range [][]int{nil, lib.Tokens[:toyT+1]} {
+		p := prob
+		p.Library = bad
+		if _, err := NewOptimizer(cfg, p, rand.NewPCG(1, 1), nil); err == nil {
+			t.Errorf("Library = %d with %d library token ids was accepted", cfg.Library, len(bad))
+		}
+	}
+}

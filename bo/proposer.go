@@ -43,6 +43,10 @@ func (o *Optimizer) choose() (Surrogate, error) {
 	if cfg.Offspring > 0 && len(prob.Alphabet) == 0 {
 		return nil, errors.New("bo: offspring need a mutation alphabet (Problem.Alphabet)")
 	}
+	if cfg.Library > 0 && (len(prob.Library) == 0 || len(prob.Library)%o.t != 0) {
+		return nil, fmt.Errorf("bo: Library = %d needs Problem.Library, rows of T = %d token ids (got %d ids)",
+			cfg.Library, o.t, len(prob.Library))
+	}
 	o.prop = &tokenProposer{o: o, s: cfg.TokenSettings}
 	d, fw := TokenFeatureLen(prob.Vocab), 0
 	if prob.Features != nil {

@@ -104,10 +104,10 @@ func (p *tokenProposer) fit(ctx context.Context) error {
 	return nil
 }
 
-// proposeScreened draws C latent candidates per anchor in
-// its box, decodes all of them, keeps the distinct valid molecules new to the data and to the batch, adds
-// Offspring children of the best molecules, and picks min(q, left) of them per anchor by Thompson sampling of
-// the token surrogate.
+// proposeScreened draws C latent candidates per anchor in its box, decodes them, keeps the distinct valid
+// molecules new to the data and to the batch, adds Offspring children of the best molecules and Library
+// molecules drawn from Problem.Library, and picks min(q, left) of them per anchor by Thompson sampling of the
+// token surrogate.
 func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []float64) (*batch, error) {
 	o, s := p.o, p.s
 	cfg, t, d := o.cfg, o.t, o.d
@@ -239,6 +239,13 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 			breeder.Child(child, parents, o.rng)
 			add(child)
 		}
+		fromLib := len(poolKey) // the pool's entries from here on are library molecules
+		if lib := o.prob.Library; s.Library > 0 {
+			for range s.Library {
+				r := o.rng.IntN(len(lib) / t)
+				add(lib[r*t : (r+1)*t])
+			}
+		}
 		o.times.Candidates += time.Since(start)
 		m := len(poolKey)
 		if m == 0 {
@@ -251,6 +258,9 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 		for _, i := range pick {
 			if i < fromFlow && b.FromFlow >= 0 {
 				b.FromFlow++
+			}
+			if i >= fromLib {
+				b.FromLib++
 			}
 			remember(inBatch, poolKey[i], poolID[i])
 			if varKey != nil {

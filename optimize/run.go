@@ -5,6 +5,7 @@
 package optimize
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,6 +48,9 @@ func (e *ArgError) Unwrap() error { return e.Err }
 
 func argErrorf(format string, args ...any) error { return &ArgError{fmt.Errorf(format, args...)} }
 
+// DefaultLibraryDraw is how many molecules of -library a trust region's candidates get unless -library-draw says.
+const DefaultLibraryDraw = 100
+
 // Args are the settings of a run: the flags of "nfbo optimize" and "nfbo ask" (args.json keeps them).
 type Args struct {
 	Task, Init, Preset, Model, Out string
@@ -80,6 +84,11 @@ type Args struct {
 	// DistinctScores, when set, draws anchors and GA parents one per distinct score, or not
 	// (bo.Config.DistinctScores); nil keeps the preset's.
 	DistinctScores *bool `json:",omitempty"`
+	// Library is a file of molecules (as -init reads them; their scores, if any, are not used) from which the
+	// screened variant draws LibraryDraw a trust region into the candidates the GP screens
+	// (bo.TokenSettings.Library); "" means none.
+	Library     string `json:",omitempty"`
+	LibraryDraw int    `json:",omitempty"`
 	// SkipVariants drops variants of paid molecules once the objective scores them alike (bo.TokenSettings.SkipVariants).
 	SkipVariants bool `json:",omitempty"`
 	// Features names the screened surrogate's inputs (bo.SurrogateInputs): "tokens" for token counts, "morgan"
@@ -165,6 +174,8 @@ func (a Args) Check() error {
 		return argErrorf("-anchor-temp must be positive, 0 (the rule's) or -1 (greedy)")
 	case a.TRNovelty != "" && parseBand(a.TRNovelty) == nil:
 		return argErrorf("-tr-novelty %q: want SHRINK,GROW, two stale fractions with 0 ≤ SHRINK < GROW ≤ 1, e.g. 0.4,0.6", a.TRNovelty)
+	case a.LibraryDraw < 0:
+		return argErrorf("-library-draw must not be negative")
 	case a.Offspring < -1 || a.FineTuneEvery < -1 || a.TRInit < 0:
 		return argErrorf("-offspring and -finetune-every must be -1 or more, and -tr-init not negative")
 	case seqflow.CheckBackend(a.Backend) != nil:
@@ -252,6 +263,14 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 		cfg.Offspring = a.Offspring
 	case a.Offspring == -1:
 		cfg.Offspring = 0
+	}
+	switch {
+	case a.Library != "" && cfg.Screen != bo.ScreenTokens:
+		return cfg, errors.New("-library needs -variant screened")
+	case a.Library != "":
+		cfg.Library = cmp.Or(a.LibraryDraw, DefaultLibraryDraw)
+	case a.LibraryDraw != 0:
+		return cfg, errors.New("-library-draw needs -library FILE")
 	}
 	switch {
 	case a.CandidateTarget > 0 && cfg.Screen != bo.ScreenTokens:
@@ -484,7 +503,10 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 		line += fmt.Sprintf(" fp %.2f", g.Weight) // the surrogate's weight on the fingerprints
 	}
 	if g.FromFlow >= 0 {
-		line += fmt.Sprintf(" flow %d ga %d", g.FromFlow, g.New-g.FromFlow)
+		line += fmt.Sprintf(" flow %d ga %d", g.FromFlow, g.New-g.FromFlow-g.FromLibrary)
+	}
+	if g.FromLibrary > 0 {
+		line += fmt.Sprintf(" lib %d", g.FromLibrary)
 	}
 	if g.Filtered > 0 {
 		line += fmt.Sprintf(" filtered %d", g.Filtered)

@@ -42,8 +42,9 @@ type runState struct {
 	ck        *model.Checkpoint
 	voc       *vocab.Vocab
 	mols      []initMol
-	t         int  // the run's sequence length
-	hasScores bool // the init file has the task's scores: the initial molecules cost nothing
+	t         int   // the run's sequence length
+	hasScores bool  // the init file has the task's scores: the initial molecules cost nothing
+	library   []int // -library's molecules, rows of t token ids (bo.Problem.Library)
 
 	// plan
 	paidInit, total int
@@ -116,6 +117,11 @@ func (r *runState) loadInputs(ctx context.Context) error {
 	r.hasScores = hasScores
 	if r.mols, r.t, err = canonicalInit(r.s.Stderr, a.Init, rows, r.voc, r.ck.Params.Config.MaxT); err != nil {
 		return err
+	}
+	if a.Library != "" {
+		if r.library, err = readLibrary(r.s.Stderr, a.Library, r.voc, r.ck.Params.Config.MaxT, r.t); err != nil {
+			return err
+		}
 	}
 	if a.ask != nil {
 		a.ask.names = initialNames(r.mols) // the names go with the molecules into the ledger
@@ -328,7 +334,7 @@ func (r *runState) runOptimiser(ctx context.Context) error {
 		r.warnf("warning: the flow of model %s %s", a.Model, msg)
 	}
 	opt, err := bo.NewOptimizer(r.cfg, bo.Problem{Flow: r.flow, Codec: r.codec, Objective: newBudgetObjective(r.budget, r.initCalls, r.info, initScores(r.mols, r.hasScores)),
-		Initial: init, Vocab: r.voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(r.voc), Rules: r.ruler,
+		Initial: init, Vocab: r.voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(r.voc), Rules: r.ruler, Library: r.library,
 		Features: surrogateFeatures(surrogateInputs(r.cfg, a), r.t, r.voc.Len(), vocab.Stop)},
 		rand.NewPCG(a.Seed, 0x6e66626f), rec)
 	if err != nil {
@@ -396,6 +402,9 @@ func (r *runState) printHeader() error {
 			mut = "graph"
 		}
 		kids = fmt.Sprintf(": %s crossover, %s mutation", cross, mut)
+	}
+	if cfg.Library > 0 {
+		kids += fmt.Sprintf("; +%d molecules of %s's %d", cfg.Library, a.Library, len(r.library)/r.t)
 	}
 	fmt.Fprintf(r.s.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
 		"preset %s, variant %s: %d anchors × %d queries from %d candidates each%s (+%d offspring%s), %s sampler, TACS %v, "+
