@@ -108,9 +108,11 @@ type LatentSettings struct {
 // after every iteration, choosing among decoded candidates and GA children.
 type TokenSettings struct {
 	Offspring int // children of the best molecules added to each anchor's candidates
-	// Library, if positive, adds this many molecules drawn at random from Problem.Library (a file of molecules
-	// the user could buy or make) to each anchor's candidates: new scaffolds for the GP to screen, which neither
-	// the GA's children of the best molecules nor the flow's moves around them reach. A lever, not a default.
+	// Library, if positive, adds to each anchor's candidates this many molecules of Problem.Library (a file of
+	// molecules the user could buy or make): of LibrarySample×Library drawn at random each iteration, those most
+	// similar to one of the best molecules (a different one per anchor). Scaffolds for the GP to screen that
+	// neither the GA's children of the best molecules nor the flow's moves around them reach. A lever, not a
+	// default.
 	Library int `json:",omitempty"`
 	// NoFlow (with Offspring) proposes no latent candidates: the GP picks among the GA children alone, and the
 	// flow is neither encoded, decoded nor fine-tuned. An ablation: what the flow adds.

@@ -140,6 +140,14 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 			breeder.Mutator = o.prob.Codec.(Mutator)
 		}
 	}
+	var near [][]int // near[a]: rows of libTok nearest the a-th best molecule, for anchor a
+	var libTok []int
+	if s.Library > 0 {
+		var err error
+		if libTok, near, err = p.libraryNeighbours(o.parentSet(n), s.Library); err != nil {
+			return nil, err
+		}
+	}
 	b := &batch{Proposed: n * q, FromFlow: -1}
 	var ahead *lookahead // with a CandidateTarget, the anchors' chunks decoded as they are read
 	if c > 0 && s.CandidateTarget > 0 {
@@ -240,10 +248,9 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 			add(child)
 		}
 		fromLib := len(poolKey) // the pool's entries from here on are library molecules
-		if lib := o.prob.Library; s.Library > 0 {
-			for range s.Library {
-				r := o.rng.IntN(len(lib) / t)
-				add(lib[r*t : (r+1)*t])
+		if near != nil {
+			for _, r := range near[a%len(near)] {
+				add(libTok[r*t : (r+1)*t])
 			}
 		}
 		o.times.Candidates += time.Since(start)
@@ -463,4 +470,84 @@ func fracRanks(v []float64) []float64 {
 		i = j
 	}
 	return r
+}
+
+// LibrarySample is how many library molecules per library candidate an iteration draws to find the neighbours of
+// the best molecules among (TokenSettings.Library): a random draw of the library, so that the cost does not grow
+// with its size, and new neighbours come each iteration.
+const LibrarySample = 50
+
+// libraryNeighbours draws LibrarySample×k molecules of Problem.Library, keeps the valid ones not yet paid for, and
+// returns their canonical tokens and, for each of the molecules best (data indices), the k of them most similar to
+// it: Tanimoto similarity Σmin/Σmax on the surrogate's inputs (Morgan and token counts, non-negative).
+func (p *tokenProposer) libraryNeighbours(best []int, k int) ([]int, [][]int, error) {
+	o, t := p.o, p.o.t
+	lib := o.prob.Library
+	rows := len(lib) / t
+	canon := make([]int, t)
+	var tok []int
+	var keys []string
+	drawn := make(map[string]struct{})
+	for range LibrarySample * k {
+		r := o.rng.IntN(rows)
+		key, ok := o.prob.Codec.Canonical(canon, lib[r*t:(r+1)*t])
+		if !ok || holds(o.seen, key) || holds(drawn, key) {
+			continue
+		}
+		drawn[key] = struct{}{}
+		tok = append(tok, canon...)
+		keys = append(keys, key)
+	}
+	if len(keys) == 0 || len(best) == 0 {
+		return nil, nil, nil
+	}
+	x, err := o.features(tok, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	bestKeys := make([]string, len(best))
+	for i, j := range best {
+		bestKeys[i] = o.st.SMILES[j]
+	}
+	ref, err := o.features(o.gather(best), bestKeys)
+	if err != nil {
+		return nil, nil, err
+	}
+	w := len(x) / len(keys)
+	sim := make([]float64, len(keys))
+	order := make([]int, len(keys))
+	near := make([][]int, len(best))
+	for i := range best {
+		for j := range keys {
+			sim[j] = countTanimoto(ref[i*w:(i+1)*w], x[j*w:(j+1)*w])
+			order[j] = j
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmpDesc(sim[a], sim[b]) })
+		near[i] = slices.Clone(order[:min(k, len(order))])
+	}
+	return tok, near, nil
+}
+
+// countTanimoto is Σmin(a, b)/Σmax(a, b) of two non-negative count vectors; 0 when both are zero.
+func countTanimoto(a, b []float64) float64 {
+	var lo, hi float64
+	for i, v := range a {
+		lo += min(v, b[i])
+		hi += max(v, b[i])
+	}
+	if hi == 0 {
+		return 0
+	}
+	return lo / hi
+}
+
+// cmpDesc orders larger values first.
+func cmpDesc(a, b float64) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
 }

@@ -561,3 +561,19 @@ func runToBudget(t *testing.T, cfg Config, prob Problem) *Optimizer {
 	}
 	return o
 }
+
+func TestCountTanimoto(t *testing.T) {
+	for _, tc := range []struct {
+		a, b []float64
+		want float64
+	}{
+		{[]float64{1, 2, 0}, []float64{2, 1, 1}, 2.0 / 5},
+		{[]float64{3, 0}, []float64{3, 0}, 1},
+		{[]float64{1, 0}, []float64{0, 1}, 0},
+		{[]float64{0, 0}, []float64{0, 0}, 0},
+	} {
+		if got := countTanimoto(tc.a, tc.b); got != tc.want {
+			t.Errorf("countTanimoto(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

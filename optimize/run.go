@@ -84,9 +84,9 @@ type Args struct {
 	// DistinctScores, when set, draws anchors and GA parents one per distinct score, or not
 	// (bo.Config.DistinctScores); nil keeps the preset's.
 	DistinctScores *bool `json:",omitempty"`
-	// Library is a file of molecules (as -init reads them; their scores, if any, are not used) from which the
-	// screened variant draws LibraryDraw a trust region into the candidates the GP screens
-	// (bo.TokenSettings.Library); "" means none.
+	// Library is a file of molecules (as -init reads them; their scores, if any, are not used) of which the
+	// screened variant adds LibraryDraw a trust region, those most similar to one of the best molecules, to the
+	// candidates the GP screens (bo.TokenSettings.Library); "" means none.
 	Library     string `json:",omitempty"`
 	LibraryDraw int    `json:",omitempty"`
 	// SkipVariants drops variants of paid molecules once the objective scores them alike (bo.TokenSettings.SkipVariants).
