@@ -114,6 +114,10 @@ type TokenSettings struct {
 	// neither the GA's children of the best molecules nor the flow's moves around them reach. A lever, not a
 	// default.
 	Library int `json:",omitempty"`
+	// LibraryPicks (with Library) reserves this many of each anchor's picks for library molecules, chosen by
+	// Thompson sampling among them, where the GP, which rates the GA's near copies of the best molecules higher,
+	// would pick none: a share of the calls spent on other scaffolds. A lever, not a default.
+	LibraryPicks int `json:",omitempty"`
 	// NoFlow (with Offspring) proposes no latent candidates: the GP picks among the GA children alone, and the
 	// flow is neither encoded, decoded nor fine-tuned. An ablation: what the flow adds.
 	NoFlow bool `json:",omitempty"`
@@ -295,8 +299,10 @@ func (c Config) resolved(d int) (Config, error) {
 		return c, fmt.Errorf("bo: config: TACS.Tau = %v < 0", c.TACS.Tau)
 	case c.Offspring < 0:
 		return c, fmt.Errorf("bo: config: Offspring = %d < 0", c.Offspring)
-	case c.Library < 0:
-		return c, fmt.Errorf("bo: config: Library = %d < 0", c.Library)
+	case c.Library < 0 || c.LibraryPicks < 0:
+		return c, fmt.Errorf("bo: config: Library = %d or LibraryPicks = %d < 0", c.Library, c.LibraryPicks)
+	case c.LibraryPicks > 0 && c.Library == 0:
+		return c, fmt.Errorf("bo: config: LibraryPicks needs Library")
 	case c.CandidateTarget < 0:
 		return c, fmt.Errorf("bo: config: CandidateTarget = %d < 0", c.CandidateTarget)
 	case c.CrossoverRings && !c.GraphCrossover:

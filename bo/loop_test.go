@@ -509,3 +509,33 @@ func TestLibraryCandidates(t *testing.T) {
 		}
 	}
 }
+
+// TestLibraryPicks: with LibraryPicks every anchor's picks hold that many library molecules, whatever the GP
+// prefers.
+func TestLibraryPicks(t *testing.T) {
+	cfg := toyConfig("")
+	toScreened(&cfg, 10)
+	cfg.NoFlow, cfg.Library, cfg.LibraryPicks = true, 20, 2
+	lib := toyInitial(rand.New(rand.NewPCG(7, 7)), 300, toyT, toyV)
+	rec := &recorder{}
+	init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
+	prob := Problem{Flow: unusableFlow{&toyFlow{t: toyT, v: toyV}}, Codec: toyCodec{}, Objective: memObjective{&toyScorer{}},
+		Initial: init, Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}, Library: lib.Tokens}
+	o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rec.log {
+		if want := cfg.Anchors * cfg.LibraryPicks; p.New == cfg.Anchors*cfg.Queries && p.FromLibrary < want {
+			t.Errorf("iteration %d: %d of %d picks from the library, want at least %d", p.Iteration, p.FromLibrary, p.New, want)
+		}
+	}
+	bad := cfg
+	bad.Library = 0
+	if _, err := NewOptimizer(bad, prob, rand.NewPCG(1, 1), nil); err == nil {
+		t.Error("LibraryPicks without Library was accepted")
+	}
+}

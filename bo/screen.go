@@ -262,6 +262,11 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 		if err != nil {
 			return nil, fmt.Errorf("bo: anchor %d: %w", a, err)
 		}
+		if s.LibraryPicks > 0 && m > fromLib {
+			if pick, err = p.reserveLibrary(ctx, pick, fromLib, poolTok, poolKey, b); err != nil {
+				return nil, fmt.Errorf("bo: anchor %d: %w", a, err)
+			}
+		}
 		for _, i := range pick {
 			if i < fromFlow && b.FromFlow >= 0 {
 				b.FromFlow++
@@ -550,4 +555,46 @@ func cmpDesc(a, b float64) int {
 		return 1
 	}
 	return 0
+}
+
+// reserveLibrary makes at least TokenSettings.LibraryPicks of an anchor's picks library molecules (the pool's
+// entries from fromLib on): when Thompson sampling over the whole pool chose fewer, the rest are chosen by
+// Thompson sampling among the library molecules alone and replace picks of other candidates.
+func (p *tokenProposer) reserveLibrary(ctx context.Context, pick []int, fromLib int, poolTok []int, poolKey []string, b *batch) ([]int, error) {
+	o, t := p.o, p.o.t
+	want := min(p.s.LibraryPicks, len(pick), len(poolKey)-fromLib)
+	have := 0
+	picked := make(map[int]bool, len(pick))
+	for _, i := range pick {
+		picked[i] = true
+		if i >= fromLib {
+			have++
+		}
+	}
+	if have >= want {
+		return pick, nil
+	}
+	sub, err := o.thompsonPicks(ctx, min(want, len(poolKey)-fromLib), poolTok[fromLib*t:], poolKey[fromLib:], b)
+	if err != nil {
+		return nil, err
+	}
+	last := len(pick) - 1 // replaced from the end: Thompson's picks come in no order of merit
+	for _, j := range sub {
+		if have == want {
+			break
+		}
+		if picked[fromLib+j] {
+			continue
+		}
+		for last >= 0 && pick[last] >= fromLib {
+			last--
+		}
+		if last < 0 {
+			break
+		}
+		pick[last] = fromLib + j
+		last--
+		have++
+	}
+	return pick, nil
 }

@@ -89,6 +89,8 @@ type Args struct {
 	// candidates the GP screens (bo.TokenSettings.Library); "" means none.
 	Library     string `json:",omitempty"`
 	LibraryDraw int    `json:",omitempty"`
+	// LibraryPicks reserves this many of each trust region's picks for -library's molecules (bo.TokenSettings.LibraryPicks).
+	LibraryPicks int `json:",omitempty"`
 	// SkipVariants drops variants of paid molecules once the objective scores them alike (bo.TokenSettings.SkipVariants).
 	SkipVariants bool `json:",omitempty"`
 	// Features names the screened surrogate's inputs (bo.SurrogateInputs): "tokens" for token counts, "morgan"
@@ -174,8 +176,8 @@ func (a Args) Check() error {
 		return argErrorf("-anchor-temp must be positive, 0 (the rule's) or -1 (greedy)")
 	case a.TRNovelty != "" && parseBand(a.TRNovelty) == nil:
 		return argErrorf("-tr-novelty %q: want SHRINK,GROW, two stale fractions with 0 ≤ SHRINK < GROW ≤ 1, e.g. 0.4,0.6", a.TRNovelty)
-	case a.LibraryDraw < 0:
-		return argErrorf("-library-draw must not be negative")
+	case a.LibraryDraw < 0 || a.LibraryPicks < 0:
+		return argErrorf("-library-draw and -library-picks must not be negative")
 	case a.Offspring < -1 || a.FineTuneEvery < -1 || a.TRInit < 0:
 		return argErrorf("-offspring and -finetune-every must be -1 or more, and -tr-init not negative")
 	case seqflow.CheckBackend(a.Backend) != nil:
@@ -268,9 +270,9 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 	case a.Library != "" && cfg.Screen != bo.ScreenTokens:
 		return cfg, errors.New("-library needs -variant screened")
 	case a.Library != "":
-		cfg.Library = cmp.Or(a.LibraryDraw, DefaultLibraryDraw)
-	case a.LibraryDraw != 0:
-		return cfg, errors.New("-library-draw needs -library FILE")
+		cfg.Library, cfg.LibraryPicks = cmp.Or(a.LibraryDraw, DefaultLibraryDraw), a.LibraryPicks
+	case a.LibraryDraw != 0 || a.LibraryPicks != 0:
+		return cfg, errors.New("-library-draw and -library-picks need -library FILE")
 	}
 	switch {
 	case a.CandidateTarget > 0 && cfg.Screen != bo.ScreenTokens:

@@ -169,6 +169,8 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 		"for the GP to screen beside the flow's and the GA's: scaffolds their moves do not reach")
 	fs.IntVar(&a.LibraryDraw, "library-draw", 0, "molecules of -library drawn into each trust region's candidates; 0 means "+
 		strconv.Itoa(optimize.DefaultLibraryDraw))
+	fs.IntVar(&a.LibraryPicks, "library-picks", 0, "of each trust region's picks, at least `N` are -library's molecules (Thompson sampling among them); "+
+		"0 lets them compete with the other candidates")
 	fs.IntVar(&a.FineTuneEvery, "finetune-every", 0, "fine-tune the flow every `N` new calls; 0 means the preset's (10 for guacamol-500), -1 never")
 	fs.Float64Var(&a.TRInit, "tr-init", 0, "initial trust-region length; 0 means 0.8, the reference's")
 	fs.StringVar(&a.TRNovelty, "tr-novelty", "", "the trust region's novelty rule, `SHRINK,GROW`: the box shrinks when fewer than SHRINK of the "+
