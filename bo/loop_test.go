@@ -1,6 +1,7 @@
 package bo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -516,7 +517,17 @@ func TestLibraryPicks(t *testing.T) {
 	cfg := toyConfig("")
 	toScreened(&cfg, 10)
 	cfg.NoFlow, cfg.Library, cfg.LibraryPicks = true, 20, 2
-	lib := toyInitial(rand.New(rand.NewPCG(7, 7)), 300, toyT, toyV)
+	// A library of the worst of many random molecules, which the GP would not pick beside the best ones' children.
+	all := toyInitial(rand.New(rand.NewPCG(7, 7)), 1000, toyT, toyV)
+	order := make([]int, len(all.Y))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(all.Y[a], all.Y[b]) })
+	var lib Initial
+	for _, i := range order[:300] {
+		lib.Tokens = append(lib.Tokens, all.Tokens[i*toyT:(i+1)*toyT]...)
+	}
 	rec := &recorder{}
 	init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
 	prob := Problem{Flow: unusableFlow{&toyFlow{t: toyT, v: toyV}}, Codec: toyCodec{}, Objective: memObjective{&toyScorer{}},
