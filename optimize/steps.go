@@ -118,7 +118,7 @@ func (r *runState) loadInputs(ctx context.Context) error {
 	if r.mols, r.t, err = canonicalInit(r.s.Stderr, a.Init, rows, r.voc, r.ck.Params.Config.MaxT); err != nil {
 		return err
 	}
-	if a.Library != "" {
+	if a.Library != "" && a.Method == "nfbo" { // the baselines propose as published
 		if r.library, err = readLibrary(r.s.Stderr, a.Library, r.voc, r.ck.Params.Config.MaxT, r.t); err != nil {
 			return err
 		}
