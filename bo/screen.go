@@ -105,9 +105,9 @@ func (p *tokenProposer) fit(ctx context.Context) error {
 }
 
 // proposeScreened draws C latent candidates per anchor in its box, decodes them, keeps the distinct valid
-// molecules new to the data and to the batch, adds Offspring children of the best molecules and Library
-// molecules drawn from Problem.Library, and picks min(q, left) of them per anchor by Thompson sampling of the
-// token surrogate.
+// molecules new to the data and to the batch, adds Offspring children of the best molecules and the Library
+// molecules of Problem.Library nearest one of them, and picks min(q, left) of them per anchor by Thompson
+// sampling of the token surrogate (LibraryPicks of them among the library's).
 func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []float64) (*batch, error) {
 	o, s := p.o, p.s
 	cfg, t, d := o.cfg, o.t, o.d
@@ -484,7 +484,7 @@ const LibrarySample = 50
 
 // libraryNeighbours draws LibrarySample×k molecules of Problem.Library, keeps the valid ones not yet paid for, and
 // returns their canonical tokens and, for each of the molecules best (data indices), the k of them most similar to
-// it: Tanimoto similarity Σmin/Σmax on the surrogate's inputs (Morgan and token counts, non-negative).
+// it by minMaxSimilarity on the surrogate's inputs (Morgan and token counts, non-negative).
 func (p *tokenProposer) libraryNeighbours(best []int, k int) ([]int, [][]int, error) {
 	o, t := p.o, p.o.t
 	lib := o.prob.Library
@@ -524,7 +524,7 @@ func (p *tokenProposer) libraryNeighbours(best []int, k int) ([]int, [][]int, er
 	near := make([][]int, len(best))
 	for i := range best {
 		for j := range keys {
-			sim[j] = countTanimoto(ref[i*w:(i+1)*w], x[j*w:(j+1)*w])
+			sim[j] = minMaxSimilarity(ref[i*w:(i+1)*w], x[j*w:(j+1)*w])
 			order[j] = j
 		}
 		slices.SortStableFunc(order, func(a, b int) int { return cmpDesc(sim[a], sim[b]) })
@@ -533,8 +533,9 @@ func (p *tokenProposer) libraryNeighbours(best []int, k int) ([]int, [][]int, er
 	return tok, near, nil
 }
 
-// countTanimoto is Σmin(a, b)/Σmax(a, b) of two non-negative count vectors; 0 when both are zero.
-func countTanimoto(a, b []float64) float64 {
+// minMaxSimilarity is Σmin(a, b)/Σmax(a, b) of two non-negative count vectors (RDKit's Tanimoto similarity of
+// count fingerprints; the GP's Tanimoto kernel is the dot-product form); 0 when both are zero.
+func minMaxSimilarity(a, b []float64) float64 {
 	var lo, hi float64
 	for i, v := range a {
 		lo += min(v, b[i])

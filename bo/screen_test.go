@@ -562,7 +562,7 @@ func runToBudget(t *testing.T, cfg Config, prob Problem) *Optimizer {
 	return o
 }
 
-func TestCountTanimoto(t *testing.T) {
+func TestMinMaxSimilarity(t *testing.T) {
 	for _, tc := range []struct {
 		a, b []float64
 		want float64
@@ -572,8 +572,8 @@ func TestCountTanimoto(t *testing.T) {
 		{[]float64{1, 0}, []float64{0, 1}, 0},
 		{[]float64{0, 0}, []float64{0, 0}, 0},
 	} {
-		if got := countTanimoto(tc.a, tc.b); got != tc.want {
-			t.Errorf("countTanimoto(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		if got := minMaxSimilarity(tc.a, tc.b); got != tc.want {
+			t.Errorf("minMaxSimilarity(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
 	}
 }
