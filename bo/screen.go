@@ -1,6 +1,7 @@
 package bo
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -527,7 +528,7 @@ func (p *tokenProposer) libraryNeighbours(best []int, k int) ([]int, [][]int, er
 			sim[j] = minMaxSimilarity(ref[i*w:(i+1)*w], x[j*w:(j+1)*w])
 			order[j] = j
 		}
-		slices.SortStableFunc(order, func(a, b int) int { return cmpDesc(sim[a], sim[b]) })
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sim[b], sim[a]) }) // most similar first
 		near[i] = slices.Clone(order[:min(k, len(order))])
 	}
 	return tok, near, nil
@@ -545,17 +546,6 @@ func minMaxSimilarity(a, b []float64) float64 {
 		return 0
 	}
 	return lo / hi
-}
-
-// cmpDesc orders larger values first.
-func cmpDesc(a, b float64) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
-	}
-	return 0
 }
 
 // reserveLibrary makes at least TokenSettings.LibraryPicks of an anchor's picks library molecules (the pool's
