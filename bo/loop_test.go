@@ -528,18 +528,10 @@ func TestLibraryPicks(t *testing.T) {
 	for _, i := range order[:300] {
 		lib.Tokens = append(lib.Tokens, all.Tokens[i*toyT:(i+1)*toyT]...)
 	}
-	rec := &recorder{}
 	init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
 	prob := Problem{Flow: unusableFlow{&toyFlow{t: toyT, v: toyV}}, Codec: toyCodec{}, Objective: memObjective{&toyScorer{}},
 		Initial: init, Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}, Library: lib.Tokens}
-	o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := o.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range rec.log {
+	for _, p := range runRecorded(t, cfg, prob).log {
 		if want := cfg.Anchors * cfg.LibraryPicks; p.New == cfg.Anchors*cfg.Queries && p.FromLibrary < want {
 			t.Errorf("iteration %d: %d of %d picks from the library, want at least %d", p.Iteration, p.FromLibrary, p.New, want)
 		}
@@ -549,4 +541,18 @@ func TestLibraryPicks(t *testing.T) {
 	if _, err := NewOptimizer(bad, prob, rand.NewPCG(1, 1), nil); err == nil {
 		t.Error("LibraryPicks without Library was accepted")
 	}
+}
+
+// runRecorded runs an optimiser of cfg on prob (seed 1) to its end and returns what it recorded.
+func runRecorded(t *testing.T, cfg Config, prob Problem) *recorder {
+	t.Helper()
+	rec := &recorder{}
+	o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return rec
 }

@@ -448,15 +448,7 @@ func TestScreenedInputsWeight(t *testing.T) {
 		if in == InputsMorganTokens {
 			prob.Features = &countsThenTokens{keyCounts{keys: map[string]bool{}}}
 		}
-		rec := &recorder{}
-		o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := o.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range rec.log {
+		for _, p := range runRecorded(t, cfg, prob).log {
 			if ok := p.Weight > 0 && p.Weight < 1; (in == InputsMorganTokens) != ok || in == InputsTokens && !math.IsNaN(p.Weight) {
 				t.Errorf("inputs %s, iteration %d: weight %v", in, p.Iteration, p.Weight)
 			}
