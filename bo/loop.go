@@ -354,20 +354,20 @@ func (o *Optimizer) fitInitial(ctx context.Context) error {
 // called, so that a resumed run evaluates exactly this batch (replayed from the evaluation log) even if the flow
 // or the surrogate were not bit-reproducible.
 type batch struct {
-	Iter       int
-	Proposed   int      // N·q proposals before filtering
-	Duplicate  int      // valid proposals dropped as already seen
-	Invalid    int      // proposals that are not valid molecules
-	Candidates int      // ScreenTokens: latent candidates decoded and examined (C for each anchor the batch reached)
-	Spare      int      // ScreenTokens: latent candidates decoded ahead for an anchor that never examined them
-	Novel      int      // ScreenTokens: of those, distinct valid molecules new to the data
-	FromFlow   int      // ScreenTokens: of the picks, decoded latent candidates (the rest are GA offspring or library molecules); -1 unknown
-	FromLib    int      // ScreenTokens: of the picks, molecules drawn from Problem.Library
-	Filtered   int      // new valid candidates dropped by Problem.Rules
-	Variants   int      // new valid candidates dropped as variants of paid molecules (SkipVariants)
-	Tokens     []int    // B×T canonical sequences of the new molecules
-	SMILES     []string // B molecule keys
-	RNG        []byte   // random state after proposing (RunDir only)
+	Iter        int
+	Proposed    int      // N·q proposals before filtering
+	Duplicate   int      // valid proposals dropped as already seen
+	Invalid     int      // proposals that are not valid molecules
+	Candidates  int      // ScreenTokens: latent candidates decoded and examined (C for each anchor the batch reached)
+	Spare       int      // ScreenTokens: latent candidates decoded ahead for an anchor that never examined them
+	Novel       int      // ScreenTokens: of those, distinct valid molecules new to the data
+	FromFlow    int      // ScreenTokens: of the picks, decoded latent candidates (the rest are GA offspring or library molecules); -1 unknown
+	FromLibrary int      // ScreenTokens: of the picks, molecules drawn from Problem.Library
+	Filtered    int      // new valid candidates dropped by Problem.Rules
+	Variants    int      // new valid candidates dropped as variants of paid molecules (SkipVariants)
+	Tokens      []int    // B×T canonical sequences of the new molecules
+	SMILES      []string // B molecule keys
+	RNG         []byte   // random state after proposing (RunDir only)
 }
 
 // iterate is one iteration of Algorithm 1: propose a batch, then evaluate it and update the state.
@@ -602,7 +602,7 @@ func (o *Optimizer) record(b *batch, paid int, fitRank float64) error {
 	return o.rec.Record(Progress{
 		Iteration: o.st.Iter, Calls: r.Calls, Budget: o.cfg.Budget, Proposed: b.Proposed, New: fresh,
 		Duplicate: b.Duplicate, Invalid: b.Invalid, Unpaid: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES,
-		TRLength: o.st.TR.Length, FitRank: fitRank, Weight: weight, FromFlow: b.FromFlow, FromLibrary: b.FromLib, Filtered: b.Filtered, Variants: b.Variants, Times: o.times,
+		TRLength: o.st.TR.Length, FitRank: fitRank, Weight: weight, FromFlow: b.FromFlow, FromLibrary: b.FromLibrary, Filtered: b.Filtered, Variants: b.Variants, Times: o.times,
 		Decoded: b.Candidates, Novel: b.Novel, Spare: b.Spare,
 	})
 }

@@ -273,7 +273,7 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 				b.FromFlow++
 			}
 			if i >= fromLib {
-				b.FromLib++
+				b.FromLibrary++
 			}
 			remember(inBatch, poolKey[i], poolID[i])
 			if varKey != nil {

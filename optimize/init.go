@@ -333,16 +333,7 @@ func ReadMolecules(path, task string, count int, voc *vocab.Vocab, maxT int, war
 // cannot spell, repeats and molecules of t symbols or more are left out, counted in one message on warn rather
 // than a line each: a library holds hundreds of thousands.
 func readLibrary(warn io.Writer, path string, voc *vocab.Vocab, maxT, t int) ([]int, error) {
-	in, closeIn, err := openMaybeGzip(path)
-	if err != nil {
-		return nil, fmt.Errorf("optimize: -library: %w", err)
-	}
-	defer closeIn()
-	data, err := io.ReadAll(in)
-	if err != nil {
-		return nil, fmt.Errorf("optimize: -library: read %s: %w", path, err)
-	}
-	rows, _, err := parseInit(path, data, "", math.MaxInt)
+	rows, _, err := readMoleculeFile("-library", path, "", math.MaxInt)
 	if err != nil {
 		return nil, err
 	}

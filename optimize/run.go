@@ -612,14 +612,19 @@ func printResults(ctx context.Context, w io.Writer, canon objective.Canonicalize
 // with a smiles/smile column (and the task's scores when it has a column named like the task), or one SMILES per
 // line. See parseInit.
 func readInit(path, task string, count int) (rows []initRow, hasScores bool, err error) {
-	r, closeInit, err := openMaybeGzip(path)
+	return readMoleculeFile("-init", path, task, count)
+}
+
+// readMoleculeFile is readInit for the file a flag (named in its errors) gives: -init, or -library.
+func readMoleculeFile(flag, path, task string, count int) (rows []initRow, hasScores bool, err error) {
+	r, closeFile, err := openMaybeGzip(path)
 	if err != nil {
-		return nil, false, fmt.Errorf("optimize: -init: %w", err)
+		return nil, false, fmt.Errorf("optimize: %s: %w", flag, err)
 	}
-	defer closeInit()
+	defer closeFile()
 	b, err := io.ReadAll(r)
 	if err != nil {
-		return nil, false, fmt.Errorf("optimize: -init: read %s: %w", path, err)
+		return nil, false, fmt.Errorf("optimize: %s: read %s: %w", flag, path, err)
 	}
 	return parseInit(path, b, task, count)
 }

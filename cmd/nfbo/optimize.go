@@ -165,7 +165,7 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.IntVar(&a.Offspring, "offspring", 0, "screened variant: GA children of the best molecules added to each trust region's candidates; "+
 		"0 means the variant's default, -1 none")
 	fs.StringVar(&a.Library, "library", "", "screened variant: a `file` of molecules (as -init reads them), of which each trust region's "+
-		"candidates get the -library-draw most similar to one of the best molecules (among 50 times as many drawn at random each iteration) "+
+		"candidates get the -library-draw most similar to one of the best molecules (among "+strconv.Itoa(bo.LibrarySample)+" times as many drawn at random each iteration) "+
 		"for the GP to screen beside the flow's and the GA's: scaffolds their moves do not reach")
 	fs.IntVar(&a.LibraryDraw, "library-draw", 0, "molecules of -library drawn into each trust region's candidates; 0 means "+
 		strconv.Itoa(optimize.DefaultLibraryDraw))
