@@ -162,6 +162,10 @@ type Preset struct {
 
 // ScreenedPreset is a preset's own settings for the screened variant (Preset.Screened).
 type ScreenedPreset struct {
+	// PaidInitial is how many of the preset's initial molecules the screened variant pays for when they come
+	// without scores (pmo's random ZINC molecules): the first PaidInitial, the calls they spare going to the
+	// optimiser (Preset.PaidBudget). 0 keeps InitialPoints.
+	PaidInitial     int
 	Queries         int             // Config.Queries
 	NoveltyBand     NoveltyBand     // Config.NoveltyBand
 	CandidateTarget int             // TokenSettings.CandidateTarget
@@ -227,6 +231,22 @@ func (p Preset) VariantConfig(variant string) (Config, error) {
 		c.GraphMutation = true
 	}
 	return c, nil
+}
+
+// PaidInitial returns how many initial molecules a run of NF-BO's named variant pays for when they come without
+// scores: the screened variant's own count (ScreenedPreset.PaidInitial), else InitialPoints.
+func (p Preset) PaidInitial(variant string) int {
+	if variant == "screened" && p.Screened.PaidInitial > 0 {
+		return p.Screened.PaidInitial
+	}
+	return p.InitialPoints
+}
+
+// PaidBudget returns the optimiser's calls in a run of NF-BO's named variant that pays for its initial molecules
+// (PaidInitial of them): Config.Budget and the calls its initial set spares of InitialPoints, so that every
+// variant pays the preset's calls in all (pmo: PMO's 10,000).
+func (p Preset) PaidBudget(variant string) int {
+	return p.Config.Budget + p.InitialPoints - p.PaidInitial(variant)
 }
 
 // PresetByName returns the preset called name.

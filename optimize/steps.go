@@ -1,6 +1,7 @@
 package optimize
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,11 +72,7 @@ type runState struct {
 // scores, the budget against them, the optimiser's settings, and the objective's task names (loadInputs, plan,
 // openEngines); then, under the lock, the run directory's state (openRun).
 func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
-	r := &runState{s: s, a: a, preset: preset, start: time.Now(), count: a.InitCount,
-		warnf: func(format string, args ...any) { fmt.Fprintf(s.Stderr, "nfbo optimize: "+format+"\n", args...) }}
-	if r.count == 0 {
-		r.count = preset.InitialPoints
-	}
+	r := newRunState(s, a, preset)
 	defer func() {
 		for i := len(r.closers) - 1; i >= 0; i-- {
 			r.closers[i]()
@@ -97,6 +94,12 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 	return r.runOptimiser(ctx)
 }
 
+// newRunState returns the state of a run of a under preset before its first step.
+func newRunState(s Streams, a Args, preset bo.Preset) *runState {
+	return &runState{s: s, a: a, preset: preset, start: time.Now(), count: cmp.Or(a.InitCount, preset.InitialPoints),
+		warnf: func(format string, args ...any) { fmt.Fprintf(s.Stderr, "nfbo optimize: "+format+"\n", args...) }}
+}
+
 // loadInputs reads the model and the initial molecules (standardised, canonicalised with the model's vocabulary).
 func (r *runState) loadInputs(ctx context.Context) error {
 	a := r.a
@@ -110,6 +113,9 @@ func (r *runState) loadInputs(ctx context.Context) error {
 	rows, hasScores, err := readInit(a.Init, a.Task, r.count)
 	if err != nil {
 		return err
+	}
+	if r.presetPaysFewer(hasScores) {
+		rows = rows[:min(len(rows), r.preset.PaidInitial(a.Variant))]
 	}
 	if rows, err = standardizeInit(ctx, a.Python, a.Init, rows, r.s.Stderr); err != nil {
 		return err
@@ -127,6 +133,14 @@ func (r *runState) loadInputs(ctx context.Context) error {
 		a.ask.names = initialNames(r.mols) // the names go with the molecules into the ledger
 	}
 	return nil
+}
+
+// presetPaysFewer says whether NF-BO's variant pays for fewer initial molecules than the preset's count, by the
+// preset's choice (bo.ScreenedPreset.PaidInitial): they have no scores in the init file and -init-count is not
+// given.
+func (r *runState) presetPaysFewer(hasScores bool) bool {
+	a := r.a
+	return !hasScores && a.InitCount == 0 && a.Method == "nfbo" && r.preset.PaidInitial(a.Variant) < r.preset.InitialPoints
 }
 
 // initialNames returns the names the initial file gives its molecules mols, by the optimiser's key.
@@ -151,6 +165,9 @@ func (r *runState) plan(context.Context) error {
 	r.total = a.Budget
 	if r.total == 0 {
 		r.total = r.paidInit + r.preset.Config.Budget
+		if r.presetPaysFewer(r.hasScores) {
+			r.total = r.paidInit + r.preset.PaidBudget(a.Variant)
+		}
 	}
 	if r.total <= r.paidInit {
 		return argErrorf("-budget %d leaves no call for the optimiser: the %d initial molecules of %s have no %s scores, "+

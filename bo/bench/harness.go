@@ -29,8 +29,10 @@ type SuiteSpec struct {
 	Setting string // "INITIAL+BUDGET"
 	Initial int
 	Budget  int // calls after the initial data
-	// paidInit: the initial molecules are scored through the objective and
-	// count toward optimize's -budget (PMO's accounting).
+	// PaidInit: the initial molecules are scored through the objective and
+	// count toward optimize's -budget (PMO's accounting), Initial+Budget
+	// calls in all, of which a method may spend fewer on initial molecules
+	// (the preset's choice; bo.ScreenedPreset.PaidInitial).
 	PaidInit bool
 	Preset   string
 	// init returns the initial-data file for a task, writing it under dir
@@ -195,10 +197,18 @@ type Job struct {
 func runArgv(self string, s SuiteSpec, method, task, init, modelDir, dir string, seed, workers int, extra string, variants Variants) []string {
 	// guacamol7's valt starts from two added molecules (see valtInit).
 	valt := task == "valt" && s.Name == "guacamol7"
-	argv := []string{self, "optimize", "-task", task, "-init", init, "-init-count", strconv.Itoa(s.Initial + 2*btoi(valt)),
-		"-budget", strconv.Itoa(s.Budget + s.Initial*btoi(s.PaidInit)), "-preset", s.Preset, "-model", modelDir, "-out", dir,
-		"-seed", strconv.Itoa(seed), "-workers", strconv.Itoa(workers),
-		"-rules", "none"} // the suites' published settings: every valid molecule may be proposed
+	argv := []string{self, "optimize", "-task", task, "-init", init}
+	if s.PaidInit {
+		// The calls in all are the setting's, and how many of them go to the initial molecules is the
+		// method's choice (bo.ScreenedPreset.PaidInitial): the run is filed under the suite's setting whatever
+		// it chose, and the report says what it chose.
+		argv = append(argv, "-budget", strconv.Itoa(s.Initial+s.Budget), "-setting", s.Setting)
+	} else {
+		argv = append(argv, "-init-count", strconv.Itoa(s.Initial+2*btoi(valt)), "-budget", strconv.Itoa(s.Budget))
+	}
+	argv = append(argv, "-preset", s.Preset, "-model", modelDir, "-out", dir, "-seed", strconv.Itoa(seed),
+		"-workers", strconv.Itoa(workers),
+		"-rules", "none") // the suites' published settings: every valid molecule may be proposed
 	switch method {
 	case "nfbo-no-tacs":
 		argv = append(argv, "-no-tacs")

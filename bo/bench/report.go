@@ -374,6 +374,8 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 		sums := map[string]*[6]float64{}
 		sumTasks := map[string]int{}
 		added := map[string]int{} // task -> initial molecules, where they differ from the setting's
+		// method -> the initial molecules it paid for, where fewer than the setting's (their calls its own)
+		paidFewer := map[string]map[int]bool{}
 		aucTop10 := map[[2]string]aucCell{}
 		tasks, methods := map[string]bool{}, map[string]bool{}
 		for k := range groups {
@@ -397,8 +399,14 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 					case !r.Info.Finished:
 						unfinished++
 					}
-					if r.Info.Initial > 0 && r.Info.Initial != settingInitial(setting) {
-						added[task] = r.Info.Initial
+					switch n := r.Info.Initial; {
+					case n > 0 && n < settingInitial(setting) && r.Info.InitialCalls > 0:
+						if paidFewer[method] == nil {
+							paidFewer[method] = map[int]bool{}
+						}
+						paidFewer[method][n] = true
+					case n > 0 && n != settingInitial(setting):
+						added[task] = n
 					}
 					f := r.Figures()
 					for i := 0; i < 3; i++ {
@@ -451,6 +459,14 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 		for _, task := range slices.Sorted(maps.Keys(added)) {
 			fmt.Fprintf(&b, "\n%s starts from %d initial molecules, not %d: its initial set holds added molecules "+
 				"(the suite's description says which).\n", task, added[task], settingInitial(setting))
+		}
+		for _, method := range slices.Sorted(maps.Keys(paidFewer)) {
+			var ns []string
+			for _, n := range slices.Sorted(maps.Keys(paidFewer[method])) {
+				ns = append(ns, strconv.Itoa(n))
+			}
+			fmt.Fprintf(&b, "\n%s pays for %s initial molecules, not %d: the same calls in all, the rest its own.\n",
+				method, strings.Join(ns, " or "), settingInitial(setting))
 		}
 		b.WriteString("\nSum over tasks (mean over seeds per task, then summed; tasks with an unfinished run or one without a log are left out):\n\n")
 		b.WriteString("| method | tasks | Top-1 | Top-10 | Top-100 | AUC Top-1 | AUC Top-10 | AUC Top-100 |\n|---|---|---|---|---|---|---|---|\n")
@@ -608,23 +624,29 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // WriteRunsTSV writes one tab-separated row per run, after a header: setting, task, method, seed, calls, budget,
-// finished, Top-1/10/100, AUC Top-1/10/100 (full float64 precision), seconds and the nfbo version.
+// finished, Top-1/10/100, AUC Top-1/10/100 (full float64 precision), seconds, the nfbo version, the initial
+// molecules and the calls that scored them (0 when their scores came with the data).
 func WriteRunsTSV(w io.Writer, runs []Run) error {
 	var b strings.Builder
 	b.WriteString(runsTSVHeader + "\n")
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range runs {
 		f, i := r.Figures(), r.Info
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%d\t%d\t%d\t%t\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\n", i.Setting, taskLabel(i), i.Method, i.Seed,
-			f.Calls, f.Budget, i.Finished, g(f.Top[0]), g(f.Top[1]), g(f.Top[2]), g(f.AUC[0]), g(f.AUC[1]), g(f.AUC[2]), i.Seconds,
-			strings.ReplaceAll(i.Version, "\t", " "))
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%d\t%d\t%d\t%t\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%d\t%d\n", i.Setting, taskLabel(i), i.Method,
+			i.Seed, f.Calls, f.Budget, i.Finished, g(f.Top[0]), g(f.Top[1]), g(f.Top[2]), g(f.AUC[0]), g(f.AUC[1]), g(f.AUC[2]),
+			i.Seconds, strings.ReplaceAll(i.Version, "\t", " "), i.Initial, i.InitialCalls)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// runsTSVHeader is the first line of a runs.tsv (WriteRunsTSV, ReadRunsTSV).
-const runsTSVHeader = "setting\ttask\tmethod\tseed\tcalls\tbudget\tfinished\ttop1\ttop10\ttop100\tauc_top1\tauc_top10\tauc_top100\tseconds\tversion"
+// runsTSVHeader is the first line of a runs.tsv (WriteRunsTSV, ReadRunsTSV); formerTSVHeader is that of the
+// files written before the initial counts had columns, which ReadRunsTSV reads too (their runs' counts unknown,
+// 0).
+const (
+	formerTSVHeader = "setting\ttask\tmethod\tseed\tcalls\tbudget\tfinished\ttop1\ttop10\ttop100\tauc_top1\tauc_top10\tauc_top100\tseconds\tversion"
+	runsTSVHeader   = formerTSVHeader + "\tinitial\tinitial_calls"
+)
 
 // ReadRunsTSV reads the rows of a runs.tsv as WriteRunsTSV writes them (path names the file in errors): runs
 // with their figures and no log, so that runs made elsewhere, or kept as rows after their directories were
@@ -636,10 +658,11 @@ func ReadRunsTSV(path string, r io.Reader) ([]Run, error) {
 		return nil, fmt.Errorf("bench: %s: %w", path, err)
 	}
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-	if len(lines) == 0 || strings.TrimSuffix(lines[0], "\r") != runsTSVHeader {
+	header := strings.TrimSuffix(lines[0], "\r")
+	if header != runsTSVHeader && header != formerTSVHeader {
 		return nil, fmt.Errorf("bench: %s:1: not a runs.tsv: want the header %q", path, runsTSVHeader)
 	}
-	cols := strings.Split(runsTSVHeader, "\t")
+	cols := strings.Split(header, "\t")
 	var runs []Run
 	for n, line := range lines[1:] {
 		at := fmt.Sprintf("%s:%d", path, n+2)
@@ -672,6 +695,9 @@ func ReadRunsTSV(path string, r io.Reader) ([]Run, error) {
 		}
 		info := rundir.Info{Setting: f[0], Method: f[2], Seed: whole(3), Budget: fig.Budget, Finished: finished,
 			Seconds: num(13), Version: f[14], Calls: fig.Calls}
+		if len(cols) > 15 {
+			info.Initial, info.InitialCalls = whole(15), whole(16)
+		}
 		info.Task, info.Objective, info.Minimize = parseTaskLabel(f[1])
 		if bad != nil {
 			return nil, bad

@@ -98,7 +98,7 @@ func TestReportFromLogs(t *testing.T) {
 	}
 	rows := strings.Split(strings.TrimSpace(tsv.String()), "\n")
 	if len(rows) != len(all)+1 || !strings.HasPrefix(rows[0], "setting\ttask\tmethod\tseed") ||
-		len(strings.Split(rows[1], "\t")) != 15 || !strings.HasSuffix(rows[1], "\tv1 (commit abc)") {
+		len(strings.Split(rows[1], "\t")) != 17 || !strings.Contains(rows[1], "\tv1 (commit abc)\t") {
 		t.Errorf("runs.tsv:\n%s", tsv.String())
 	}
 	files, err := WritePlots(filepath.Join(dir, "img"), runs)
@@ -339,6 +339,52 @@ func TestRunsTSVRoundTrip(t *testing.T) {
 	}
 	if _, err := ReadRunsTSV("x.csv", strings.NewReader("a,b\n")); err == nil || !strings.Contains(err.Error(), "x.csv:1: not a runs.tsv") {
 		t.Errorf("not a runs.tsv: %v", err)
+	}
+}
+
+// TestReportPaidFewer: a run that paid for fewer initial molecules than its setting's (the calls in all the
+// same) is reported under the setting with a note naming its method and count, from its directory and from its
+// row; rows of the former format, without the counts, still read.
+func TestReportPaidFewer(t *testing.T) {
+	dir := t.TempDir()
+	scores := []float64{0.1, 0.3, 0.2}
+	writeRun(t, filepath.Join(dir, "qed", "nfbo", "seed1"), rundir.Info{Setting: "1000+9000", Task: "qed", Method: "nfbo",
+		Seed: 1, Budget: 10000, Initial: 200, InitialCalls: 200, Finished: true}, scores)
+	writeRun(t, filepath.Join(dir, "qed", "ga", "seed1"), rundir.Info{Setting: "1000+9000", Task: "qed", Method: "ga",
+		Seed: 1, Budget: 10000, Initial: 1000, InitialCalls: 1000, Finished: true}, scores)
+	suite, err := LoadSuite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tsv bytes.Buffer
+	if err := WriteRunsTSV(&tsv, suite.Runs); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadRunsTSV("runs.tsv", bytes.NewReader(tsv.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, runs := range map[string][]Run{"logs": suite.Runs, "rows": rows} {
+		var md bytes.Buffer
+		if err := WriteMarkdown(&md, runs); err != nil {
+			t.Fatal(err)
+		}
+		out := md.String()
+		if want := "nfbo pays for 200 initial molecules, not 1000"; !strings.Contains(out, want) {
+			t.Errorf("from the %s: report lacks %q:\n%s", name, want, out)
+		}
+		if strings.Contains(out, "ga pays") || strings.Contains(out, "added molecules") {
+			t.Errorf("from the %s: a note on the GA's 1,000:\n%s", name, out)
+		}
+	}
+	var former []string
+	for _, line := range strings.Split(strings.TrimSuffix(tsv.String(), "\n"), "\n") {
+		f := strings.Split(line, "\t")
+		former = append(former, strings.Join(f[:15], "\t"))
+	}
+	old, err := ReadRunsTSV("former.tsv", strings.NewReader(strings.Join(former, "\n")+"\n"))
+	if err != nil || len(old) != 2 || old[0].Info.Initial != 0 || old[0].Info.Method != rows[0].Info.Method {
+		t.Errorf("a runs.tsv of the former format: %d rows, %v", len(old), err)
 	}
 }
 
