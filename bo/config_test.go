@@ -115,3 +115,26 @@ func TestSurrogateInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestPresetPaidInitial: PMO's 10,000 calls stay 10,000 whichever variant runs; the screened variant pays for 200
+// of its 1,000 initial molecules (BENCHMARKS.md, "A paid initial set of 200"), the reference for all of them; the
+// other presets' initial sets are the same for both.
+func TestPresetPaidInitial(t *testing.T) {
+	for _, c := range []struct {
+		preset, variant string
+		initial, budget int
+	}{
+		{"pmo", "screened", 200, 9800},
+		{"pmo", "reference", 1000, 9000},
+		{"guacamol-500", "screened", 100, 500},
+		{"guacamol-10k", "screened", 10000, 10000},
+	} {
+		p, err := PresetByName(c.preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, b := p.PaidInitial(c.variant), p.PaidBudget(c.variant); n != c.initial || b != c.budget || n+b != p.InitialPoints+p.Config.Budget {
+			t.Errorf("%s, %s: pays for %d initial molecules and %d calls of its own; want %d and %d", c.preset, c.variant, n, b, c.initial, c.budget)
+		}
+	}
+}

@@ -35,7 +35,9 @@ Suites:
                  the 100 GuacaMol initial molecules scored by the objective
                  (100 initial + 500 calls)
   pmo20          the 20 RDKit-only PMO tasks, 1,000 initial ZINC molecules
-                 (scored through the objective) + 9,000 calls
+                 (scored through the objective) + 9,000 calls: 10,000 calls,
+                 of which each method's preset chooses how many go to
+                 initial molecules (the default NF-BO: 200 of the 1,000)
 
 Methods: nfbo (default settings), nfbo-reference (the official code's rules:
 -variant reference), nfbo-no-tacs, nfbo-no-flow (the GP screens GA children

@@ -40,7 +40,9 @@ data/guacamol/guacamol_train_data_first_100.csv has med1, adip, ...), those
 scores are used as they are and cost nothing. Otherwise the initial molecules
 are scored through the objective first and, as in PMO, count as calls: they
 are the first lines of the evaluation log and come out of -budget (so the
-pmo preset's default, 1,000 initial + 9,000 calls, is -budget 10000).
+pmo preset's default, 1,000 initial + 9,000 calls, is -budget 10000; there
+NF-BO's screened variant pays for the first 200 of the 1,000 and makes the
+other 800 calls itself, which measured better at PMO's budget).
 -init-count N takes the first N rows (default: the preset's, 100 for
 guacamol-500). Molecules that cannot be tokenised with the model's
 vocabulary are skipped with a message naming the file and line. The run's
@@ -138,7 +140,7 @@ Top-10 (PMO) of the evaluation log are printed.`,
 func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.StringVar(&a.Task, "task", "", "task name or alias (see \"nfbo tasks\"); passed through to -objective-cmd (required)")
 	fs.StringVar(&a.Init, "init", "", "initial molecules: a CSV `file` with a smiles (or smile) column, or one SMILES per line (required)")
-	fs.IntVar(&a.InitCount, "init-count", 0, "use the first `N` initial molecules; 0 means the preset's count")
+	fs.IntVar(&a.InitCount, "init-count", 0, "use the first `N` initial molecules; 0 means the preset's count (pmo: 1,000, of which NF-BO's screened variant pays for 200 when they have no scores)")
 	fs.IntVar(&a.Budget, "budget", 0, "objective calls (distinct new molecules); 0 means the preset's")
 	fs.StringVar(&a.Preset, "preset", "guacamol-500", "optimiser setting: guacamol-500, guacamol-10k or pmo")
 	fs.StringVar(&a.Model, "model", "", "model directory or checkpoint `file` (required)")
