@@ -3,7 +3,6 @@ package modelcheck
 import (
 	"bytes"
 	"context"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,8 +10,7 @@ import (
 	"testing"
 
 	"github.com/nfbo/nfbo/bo/flowstats"
-	"github.com/nfbo/nfbo/chem/vocab"
-	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/optimize"
 )
 
@@ -21,22 +19,6 @@ const guacamol100 = "../data/guacamol/guacamol_train_data_first_100.csv"
 
 // writeTinyModel writes a small random SeqFlow over the shipped vocabulary into dir: untrained, but a flow all
 // the same (exact round trip, fine-tunable), so that every check runs in seconds.
-func writeTinyModel(t *testing.T, dir string) {
-	t.Helper()
-	voc, err := vocab.Named("guacamol+zinc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := model.Config{V: voc.Len(), F: 8, T: 64, MaxT: 288, Blocks: 1, LSTMLayers: 1, H: 16, Couplings: 2, U: 16,
-		CouplingDepth: 1, Transform: model.NLSq, Dropout: 0.2, Noise: 0.1, SimCoef: 1}
-	p, err := model.NewParams(cfg, rand.New(rand.NewPCG(1, 2)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := model.SaveCheckpoint(filepath.Join(dir, model.CheckpointName), &model.Checkpoint{Params: p, Vocab: voc.Tokens()}); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // streams returns Streams writing to two buffers.
 func streams() (optimize.Streams, *bytes.Buffer, *bytes.Buffer) {
@@ -47,7 +29,7 @@ func streams() (optimize.Streams, *bytes.Buffer, *bytes.Buffer) {
 // Flowstats on a tiny random model prints every table, with the anchors the best by the task column.
 func TestFlowstats(t *testing.T) {
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	s, out, errb := streams()
 	err := Flowstats(context.Background(), s, FlowstatsSettings{Model: dir, Data: guacamol100, N: 40, Anchors: guacamol100,
 		Task: "adip", Top: 3, T: 60, NLLT: []int{40, 60}, Samples: 50, Backend: "go", Seed: 1,
@@ -80,7 +62,7 @@ func TestFlowstats(t *testing.T) {
 // Fitcheck writes one row per training-set size, and needs the task's column.
 func TestFitcheck(t *testing.T) {
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	s, out, errb := streams()
 	if err := Fitcheck(context.Background(), s, FitcheckSettings{Data: guacamol100, Task: "adip", Model: dir, Train: []int{10, 30}, Test: 20, Seed: 1}); err != nil {
 		t.Fatalf("%v\n%s", err, errb)
@@ -104,7 +86,7 @@ func TestFitcheck(t *testing.T) {
 // cannot be encoded, reporting each with its file and line.
 func TestRecon(t *testing.T) {
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	in := filepath.Join(dir, "mols.smi")
 	if err := os.WriteFile(in, []byte("CCO\n\n[C][C][N]\nc1ccccc1\n[Xx][C]\nC1CC\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -3,13 +3,10 @@ package optimize
 import (
 	"context"
 	"io"
-	"math/rand/v2"
-	"path/filepath"
 	"testing"
 
 	"github.com/nfbo/nfbo/bo"
-	"github.com/nfbo/nfbo/chem/vocab"
-	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/model/modeltest"
 )
 
 // guacamol100 holds 100 molecules with GuacaMol scores (adip among them) and none for other tasks.
@@ -21,19 +18,7 @@ const guacamol100 = "../data/guacamol/guacamol_train_data_first_100.csv"
 // with scores keep the preset's count and budget.
 func TestPaidInitial(t *testing.T) {
 	dir := t.TempDir()
-	voc, err := vocab.Named("guacamol+zinc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := model.Config{V: voc.Len(), F: 8, T: 64, MaxT: 288, Blocks: 1, LSTMLayers: 1, H: 8, Couplings: 2, U: 8,
-		CouplingDepth: 1, Transform: model.NLSq, Dropout: 0.2, Noise: 0.1, SimCoef: 1}
-	p, err := model.NewParams(cfg, rand.New(rand.NewPCG(1, 2)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := model.SaveCheckpoint(filepath.Join(dir, model.CheckpointName), &model.Checkpoint{Params: p, Vocab: voc.Tokens()}); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.WriteShippedVocabModel(t, dir)
 	preset := bo.Preset{Name: "test", InitialPoints: 20, Config: bo.Config{Budget: 30, Anchors: 2, Queries: 2, TrainEvery: 10},
 		Screened: bo.ScreenedPreset{PaidInitial: 8}}
 	for _, tc := range []struct {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestAskCappedBatchPartlyTold(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	// 6 initial molecules, then batches of up to 10 (a pick that is a paid molecule under another key is not asked
 	// for again): the last optimiser batch is capped at what the budget leaves.
 	flags := []string{"-task", "demo", "-init", guacamol100, "-init-count", "6", "-budget", "20", "-anchors", "2",

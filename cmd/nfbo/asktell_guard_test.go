@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestAskOutputNeverARunFile(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	run := filepath.Join(dir, "run")
 	batch := askBatch(t, "-run", run, "-task", "demo", "-init", guacamol100, "-init-count", "6", "-budget", "16",
 		"-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir)
@@ -73,7 +74,7 @@ func TestAskOutputNeverARunFile(t *testing.T) {
 func TestAskRepeatsFirstCommand(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	run := filepath.Join(dir, "run")
 	flags := []string{"-task", "demo", "-init", guacamol100, "-init-count", "6", "-budget", "16",
 		"-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir}
@@ -109,7 +110,7 @@ func TestAskRepeatsFirstCommand(t *testing.T) {
 func TestAskN(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	run := filepath.Join(dir, "run")
 	first := askBatch(t, "-run", run, "-n", "3", "-task", "demo", "-init", guacamol100, "-init-count", "6",
 		"-budget", "16", "-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir)
@@ -149,7 +150,7 @@ func TestAskN(t *testing.T) {
 func TestTellRefusesAmbiguous(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	run := filepath.Join(dir, "run")
 	askBatch(t, "-run", run, "-task", "demo", "-init", guacamol100, "-init-count", "6", "-budget", "16",
 		"-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir)

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nfbo/nfbo/model/modeltest"
 )
 
 // TestAskTellKill9 kills "nfbo tell" and "nfbo serve" with SIGKILL at random moments while they write told
@@ -28,7 +30,7 @@ func TestAskTellKill9(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	rng := rand.New(rand.NewPCG(3, 4))
 	flags := []string{"-task", "demo", "-init", guacamol100, "-init-count", "60", "-budget", "70", "-model", dir,
 		"-anchors", "1", "-queries", "5"}

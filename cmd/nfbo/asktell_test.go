@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -66,7 +67,7 @@ func tell(t *testing.T, run, file string) string {
 func TestAskTellRoundTrip(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	run := filepath.Join(dir, "run")
 	flags := []string{"-task", "demo", "-init", guacamol100, "-init-count", "6", "-budget", "26", "-anchors", "1",
 		"-queries", "5", "-candidates", "100", "-model", dir}
@@ -171,7 +172,7 @@ func TestAskTellRoundTrip(t *testing.T) {
 func TestTellConcurrent(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	run := filepath.Join(dir, "run")
 	batch := askBatch(t, "-run", run, "-task", "demo", "-init", guacamol100, "-init-count", "40", "-budget", "60",
 		"-model", dir, "-anchors", "1", "-queries", "5")
@@ -217,7 +218,7 @@ func TestTellConcurrent(t *testing.T) {
 func TestOptimizeThenAsk(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	script := filepath.Join(dir, "closing.py")
 	os.WriteFile(script, []byte(`import json, sys
 for n, line in enumerate(sys.stdin):

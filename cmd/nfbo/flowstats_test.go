@@ -4,13 +4,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nfbo/nfbo/model/modeltest"
 )
 
 // TestFlowstatsCmd checks the flags around modelcheck.Flowstats (whose test checks the tables): bad flags are
 // usage errors, and a run reaches the model and the data.
 func TestFlowstatsCmd(t *testing.T) {
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	for _, args := range [][]string{
 		{"-model", dir},
 		{"-model", dir, "-data", guacamol100, "-task", "adip"},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/rules"
+	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestOptimizeInitSDFAndSalts(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	sdfRun := filepath.Join(dir, "sdf")
 	stdout, stderr, err := runCmd(t, newOptimizeCmd(), "", "-task", "demo", "-objective-cmd", lengthOracle(t, dir),
 		"-init", "testdata/salts.sdf", "-budget", "6", "-anchors", "1", "-queries", "3", "-candidates", "100", "-model", dir,
@@ -66,7 +67,7 @@ func TestOptimizeInitSDFAndSalts(t *testing.T) {
 func TestAskCarriesNames(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	run := filepath.Join(dir, "run")
 	stdout, stderr, err := runCmd(t, newAskCmd(), "", "-run", run, "-task", "potency", "-init", "testdata/salts.sdf",
 		"-budget", "10", "-anchors", "1", "-queries", "3", "-candidates", "100", "-model", dir, "-rules", "none")
@@ -89,7 +90,7 @@ func TestAskCarriesNames(t *testing.T) {
 func TestAskSDFDefaultRules(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	run := filepath.Join(dir, "run")
 	ask := func(args ...string) [][]string {
 		t.Helper()

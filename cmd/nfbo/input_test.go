@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/model/modeltest"
 )
 
 // countingOracle writes an external objective that scores a SMILES as its length / 10 and appends every molecule
@@ -139,7 +140,7 @@ func writeInitFiles(t *testing.T, dir string, n int) (smi, nanCSV, nonASCII stri
 // made: each refused case leaves the counting objective uncalled and no run directory behind.
 func TestOptimizePreflight(t *testing.T) {
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	oracle, calls := countingOracle(t, dir)
 	smi, nanCSV, nonASCII := writeInitFiles(t, dir, 25)
 	for _, tc := range []struct {
@@ -194,7 +195,7 @@ func TestOptimizePreflight(t *testing.T) {
 // initial molecules actually used (25, not the preset's 100).
 func TestOptimizeResumeChecks(t *testing.T) {
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	oracle, calls := countingOracle(t, dir)
 	smi, _, _ := writeInitFiles(t, dir, 25)
 	out := filepath.Join(dir, "run")
@@ -292,7 +293,7 @@ func TestOptimizeResumeChecks(t *testing.T) {
 // Ctrl-C after the initial molecules are paid reports them in the count, and run.json records them.
 func TestOptimizeInterruptCountsInitialCalls(t *testing.T) {
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	oracle, calls := countingOracle(t, dir)
 	smi, _, _ := writeInitFiles(t, dir, 20)
 	out := filepath.Join(dir, "run")

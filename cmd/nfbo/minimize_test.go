@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -16,7 +17,7 @@ import (
 // of −score, and a resume without -minimize is refused.
 func TestOptimizeMinimize(t *testing.T) {
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	out := filepath.Join(dir, "run")
 	flags := []string{"-task", "demo", "-objective-cmd", lengthOracle(t, dir), "-init", guacamol100, "-init-count", "20",
 		"-budget", "40", "-candidates", "200", "-model", dir, "-rules", "none", "-out", out}

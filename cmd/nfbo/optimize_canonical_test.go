@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/model/modeltest"
 )
 
 // TestOptimizeCanonicalSMILES runs the GA through "nfbo optimize" with RDKit on qed (initial molecules paid, so
@@ -16,7 +17,7 @@ import (
 func TestOptimizeCanonicalSMILES(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	pool, err := objective.NewRDKit(objective.RDKitOptions{})
 	if err != nil {
 		t.Fatal(err)

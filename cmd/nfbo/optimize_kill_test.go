@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -28,7 +29,7 @@ func TestOptimizeKill9(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	oracle := lengthOracle(t, dir)
 	const budget = 100 // 20 initial molecules scored through the log + 80 new ones
 	args := func(out string) []string {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/model/modeltest"
 )
 
 // TestOptimizeCmdBrokenObjective runs optimize, as a user would, against
@@ -42,7 +43,7 @@ func TestOptimizeCmdBrokenObjective(t *testing.T) {
 `, nil, 2 * objective.DefaultMaxErrorStreak, "licence expired"},
 	}
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	fixed := lengthOracle(t, dir)
 	python := strings.Fields(fixed)[0]
 	const budget = 150

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,29 +14,11 @@ import (
 	"github.com/nfbo/nfbo/bo/bench"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/rundir"
 )
 
 const guacamol100 = "../../data/guacamol/guacamol_train_data_first_100.csv"
-
-// writeTinyModel writes a small random SeqFlow over the shipped vocabulary into dir: untrained, but a flow all
-// the same (exact round trip, fine-tunable), so the optimiser's plumbing can be tested in seconds.
-func writeTinyModel(t testing.TB, dir string) {
-	t.Helper()
-	voc, err := vocab.Named("guacamol+zinc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := model.Config{V: voc.Len(), F: 8, T: 64, MaxT: 288, Blocks: 1, LSTMLayers: 1, H: 16, Couplings: 2, U: 16,
-		CouplingDepth: 1, Transform: model.NLSq, Dropout: 0.2, Noise: 0.1, SimCoef: 1}
-	p, err := model.NewParams(cfg, rand.New(rand.NewPCG(1, 2)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := model.SaveCheckpoint(filepath.Join(dir, model.CheckpointName), &model.Checkpoint{Params: p, Vocab: voc.Tokens()}); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // lengthOracle writes the protocol's example objective (score = len(SMILES)/10) and returns its command line.
 func lengthOracle(t testing.TB, dir string) string {
@@ -55,7 +36,7 @@ func lengthOracle(t testing.TB, dir string) string {
 
 func TestOptimizeCmdObjectiveCmd(t *testing.T) {
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	out := filepath.Join(dir, "run")
 	stdout, stderr, err := runCmd(t, newOptimizeCmd(), "", "-task", "demo", "-objective-cmd", lengthOracle(t, dir),
 		"-init", guacamol100, "-init-count", "20", "-budget", "30", "-candidates", "200", "-model", dir, "-out", out)
@@ -105,7 +86,7 @@ func readLogSMILES(t *testing.T, path string) ([]string, []float64) {
 func TestOptimizeCmdRDKit(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	for _, tc := range []struct {
 		task   string
 		budget int
@@ -162,7 +143,7 @@ func TestOptimizeCmdRDKit(t *testing.T) {
 
 func TestOptimizeCmdInitErrors(t *testing.T) {
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	bad := filepath.Join(dir, "bad.csv")
 	os.WriteFile(bad, []byte("name,score\nx,1\n"), 0o644)
 	badScore := filepath.Join(dir, "badscore.csv")
@@ -187,7 +168,7 @@ func TestOptimizeCmdInitErrors(t *testing.T) {
 // a finished baseline replays from its cache and pays for nothing more.
 func TestOptimizeCmdBaselines(t *testing.T) {
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	oracle := lengthOracle(t, dir)
 	for _, method := range []string{"ga", "prior"} {
 		t.Run(method, func(t *testing.T) {
@@ -245,7 +226,7 @@ func TestRunDirLock(t *testing.T) {
 // one of them; optimize says so before it pays for anything.
 func TestOptimizeCmdMergedEmbeddings(t *testing.T) {
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	path := filepath.Join(dir, model.CheckpointName)
 	ck, err := model.LoadCheckpoint(path)
 	if err != nil {
@@ -284,7 +265,7 @@ func TestOptimizeCmdBackendCUDAWithoutGPU(t *testing.T) {
 		t.Skip("NFBO_GPU=1: a GPU is there")
 	}
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	out := filepath.Join(dir, "run")
 	start := time.Now()
 	_, _, err := runCmd(t, newOptimizeCmd(), "", "-task", "demo", "-objective-cmd", "false", "-backend", "cuda",
@@ -328,7 +309,7 @@ for line in sys.stdin:
 // request of the optimiser's third batch must find the first two batches counted.
 func TestRunJSONKeptCurrent(t *testing.T) {
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("no python3 on PATH")
@@ -378,7 +359,7 @@ func TestRunJSONKeptCurrent(t *testing.T) {
 // message. -library needs the screened variant, and -library-draw needs -library.
 func TestOptimizeCmdLibrary(t *testing.T) {
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	out := filepath.Join(dir, "run")
 	stdout, stderr, err := runCmd(t, newOptimizeCmd(), "", "-task", "demo", "-objective-cmd", lengthOracle(t, dir),
 		"-init", guacamol100, "-init-count", "20", "-budget", "50", "-no-flow", "-library", guacamol100,

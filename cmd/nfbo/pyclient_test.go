@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -23,7 +24,7 @@ const pyClientTests = "../../clients/python/test_nfbo_client.py"
 func TestPythonClient(t *testing.T) {
 	needRDKit(t) // the servers canonicalise with RDKit; the client itself needs only the standard library
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	run := filepath.Join(dir, "run")
 	base, stderr := startServe(t, "-run", run, "-task", "demo", "-init", guacamol100, "-init-count", "40",
 		"-budget", "50", "-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nfbo/nfbo/model/modeltest"
 )
 
 // sizeOracle is exampleOracle that also appends the number of molecules of each score request, one a line, to
@@ -84,7 +86,7 @@ func TestRequestSize(t *testing.T) {
 			t.Skip("runs the optimiser")
 		}
 		dir := t.TempDir()
-		writeTinyModel(t, dir)
+		modeltest.WriteShippedVocabModel(t, dir)
 		oracle, sizes := sizeOracleCmd(t, dir)
 		out := filepath.Join(dir, "run")
 		_, stderr, err := runCmd(t, newOptimizeCmd(), "", "-task", "demo", "-objective-cmd", oracle, "-request-size", "1",

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -40,7 +41,7 @@ func failingRun(t *testing.T, budget int) (run string, flags []string) {
 	t.Helper()
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	script := filepath.Join(dir, "failing.py")
 	if err := os.WriteFile(script, []byte(failingOracle), 0o644); err != nil {
 		t.Fatal(err)

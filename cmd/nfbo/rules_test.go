@@ -9,6 +9,7 @@ import (
 
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/rules"
+	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestOptimizeRules(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	strict := filepath.Join(dir, "strict.json")
 	if err := os.WriteFile(strict, []byte(`{"closed_shell": true, "charges": {"elements": []}, "max_ring_size": 6,
 		"forbidden_smarts": ["[#7][#8]"], "catalogs": ["PAINS", "BRENK"]}`), 0o644); err != nil {

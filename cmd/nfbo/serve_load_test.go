@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nfbo/nfbo/labserve"
+	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestServeConcurrentClients(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	run := filepath.Join(dir, "run")
 	const budget = 60
 	// 33 initial molecules, then batches of 10: the third optimiser batch is capped at 7.
@@ -105,7 +106,7 @@ func TestServeConcurrentClients(t *testing.T) {
 func TestServeAskN(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	base, stderr := startServe(t, "-run", filepath.Join(dir, "run"), "-task", "demo", "-init", guacamol100, "-init-count", "6",
 		"-budget", "16", "-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir)
 	var a, b, all labserve.AskReply

@@ -20,6 +20,7 @@ import (
 
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/labserve"
+	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -102,7 +103,7 @@ func call(t *testing.T, method, url, body string, v any) int {
 func TestServe(t *testing.T) {
 	needRDKit(t)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	run := filepath.Join(dir, "run")
 	base, stderr := startServe(t, "-run", run, "-task", "demo", "-init", guacamol100, "-init-count", "40",
 		"-budget", "50", "-anchors", "1", "-queries", "5", "-candidates", "100", "-model", dir)
@@ -222,7 +223,7 @@ func TestServeQueue(t *testing.T) {
 	needPython(t)
 	url := startNATS(t, "")
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	startWorkerCmd(t, url, lengthOracle(t, dir))
 
 	run := filepath.Join(dir, "run")
@@ -268,7 +269,7 @@ func TestServeQueueRestart(t *testing.T) {
 	needPython(t)
 	url := startNATS(t, "")
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	receipts := filepath.Join(dir, "receipts")
 	slow := strings.Replace(exampleOracle, "for line in sys.stdin:", "import time\nfor line in sys.stdin:", 1)
 	slow = strings.Replace(slow, "            else:\n", "            else:\n                time.sleep(0.2)\n                open("+

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/nfbo/nfbo/chem/objective/queue"
+	"github.com/nfbo/nfbo/model/modeltest"
 )
 
 // needPython skips the test when python3 is not on PATH, and fails it instead under CI=true (DEVELOPERS.md).
@@ -98,7 +99,7 @@ func TestOptimizeQueue(t *testing.T) {
 	url := startNATS(t, token)
 	t.Setenv(queue.EnvToken, token)
 	dir := t.TempDir()
-	writeTinyModel(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
 	oracle := lengthOracle(t, dir)
 
 	ctx, cancel := context.WithCancel(context.Background())

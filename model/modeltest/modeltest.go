@@ -9,8 +9,10 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 
+	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/model"
 )
 
@@ -137,4 +139,24 @@ func PriorSequences(t testing.TB, f *model.Flow, B int, seed uint64) (x []int, z
 		t.Fatal(err)
 	}
 	return x, z
+}
+
+// WriteShippedVocabModel writes into dir a small random SeqFlow over the shipped vocabulary ("guacamol+zinc"),
+// as model.LoadModelDir reads it: untrained, but a flow all the same (exact round trip, fine-tunable), so that
+// the commands' tests run on real molecules in seconds.
+func WriteShippedVocabModel(t testing.TB, dir string) {
+	t.Helper()
+	voc, err := vocab.Named("guacamol+zinc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := model.Config{V: voc.Len(), F: 8, T: 64, MaxT: 288, Blocks: 1, LSTMLayers: 1, H: 16, Couplings: 2, U: 16,
+		CouplingDepth: 1, Transform: model.NLSq, Dropout: 0.2, Noise: 0.1, SimCoef: 1}
+	p, err := model.NewParams(cfg, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := model.SaveCheckpoint(filepath.Join(dir, model.CheckpointName), &model.Checkpoint{Params: p, Vocab: voc.Tokens()}); err != nil {
+		t.Fatal(err)
+	}
 }
