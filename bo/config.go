@@ -185,8 +185,8 @@ type ScreenedPreset struct {
 // raised AUC Top-10 on the pmo20 tasks measured; at guacamol-500 they keep the scores (3 seeds on guacamol7 and
 // user2) at a fifth of the decoding, and the fingerprints and the graph GA's operators raise them (BENCHMARKS.md,
 // "The pmo preset's screened settings", "One set of screened settings for guacamol-500 and pmo", "A surrogate on
-// fingerprints", "GA children crossed as molecular graphs", "GA children mutated as molecular graphs" and "A
-// paid initial set of 200").
+// fingerprints", "GA children crossed as molecular graphs", "GA children mutated as molecular graphs" and "200
+// paid initial molecules").
 func Presets() []Preset {
 	tacs := TACSConfig{Tau: 400}
 	lean := ScreenedPreset{NoveltyBand: NoveltyBand{Shrink: 0.4, Grow: 0.6}, CandidateTarget: 100, DistinctScores: true,

@@ -117,7 +117,7 @@ func TestSurrogateInputs(t *testing.T) {
 }
 
 // TestPresetPaidInitial: PMO's 10,000 calls stay 10,000 whichever variant runs; the screened variant pays for 200
-// of its 1,000 initial molecules (BENCHMARKS.md, "A paid initial set of 200"), the reference for all of them; the
+// of its 1,000 initial molecules (BENCHMARKS.md, "200 paid initial molecules"), the reference for all of them; the
 // other presets' initial sets are the same for both.
 func TestPresetPaidInitial(t *testing.T) {
 	for _, c := range []struct {

@@ -45,6 +45,7 @@ type runState struct {
 	mols      []initMol
 	t         int   // the run's sequence length
 	hasScores bool  // the init file has the task's scores: the initial molecules cost nothing
+	paysFewer bool  // NF-BO pays for fewer initial molecules than the preset's count, by the preset's choice
 	library   []int // -library's molecules, rows of t token ids (bo.Problem.Library)
 
 	// plan
@@ -114,7 +115,7 @@ func (r *runState) loadInputs(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if r.presetPaysFewer(hasScores) {
+	if r.paysFewer = r.presetPaysFewer(hasScores); r.paysFewer {
 		rows = rows[:min(len(rows), r.preset.PaidInitial(a.Variant))]
 	}
 	if rows, err = standardizeInit(ctx, a.Python, a.Init, rows, r.s.Stderr); err != nil {
@@ -136,11 +137,21 @@ func (r *runState) loadInputs(ctx context.Context) error {
 }
 
 // presetPaysFewer says whether NF-BO's variant pays for fewer initial molecules than the preset's count, by the
-// preset's choice (bo.ScreenedPreset.PaidInitial): they have no scores in the init file and -init-count is not
-// given.
+// preset's choice (bo.ScreenedPreset.PaidInitial): they have no scores in the init file, -init-count is not given,
+// and a resumed run began so (one begun by an nfbo whose preset paid for them all goes on as it began, as its
+// configuration does: startedConfig).
 func (r *runState) presetPaysFewer(hasScores bool) bool {
 	a := r.a
-	return !hasScores && a.InitCount == 0 && a.Method == "nfbo" && r.preset.PaidInitial(a.Variant) < r.preset.InitialPoints
+	n := r.preset.PaidInitial(a.Variant)
+	if hasScores || a.InitCount != 0 || a.Method != "nfbo" || n >= r.preset.InitialPoints {
+		return false
+	}
+	if a.Resume {
+		if info, err := rundir.ReadInfo(a.Out); err == nil && info.Initial > n {
+			return false
+		}
+	}
+	return true
 }
 
 // initialNames returns the names the initial file gives its molecules mols, by the optimiser's key.
@@ -165,7 +176,7 @@ func (r *runState) plan(context.Context) error {
 	r.total = a.Budget
 	if r.total == 0 {
 		r.total = r.paidInit + r.preset.Config.Budget
-		if r.presetPaysFewer(r.hasScores) {
+		if r.paysFewer {
 			r.total = r.paidInit + r.preset.PaidBudget(a.Variant)
 		}
 	}

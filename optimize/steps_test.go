@@ -3,10 +3,12 @@ package optimize
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/model/modeltest"
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // guacamol100 holds 100 molecules with GuacaMol scores (adip among them) and none for other tasks.
@@ -35,10 +37,21 @@ func TestPaidInitial(t *testing.T) {
 		{"-init-count", "demo", "nfbo", "screened", 12, 0, 12, 42},
 		{"-budget", "demo", "nfbo", "screened", 0, 40, 8, 40},
 		{"scores in the file", "adip", "nfbo", "screened", 0, 0, 20, 30},
+		// A run begun by an nfbo whose preset paid for all 20 goes on as it began; one begun with 8 too.
+		{"resumed, begun with the preset's count", "demo", "nfbo", "screened", 0, 0, 20, 50},
+		{"resumed, begun with its own", "demo", "nfbo", "screened", 0, 0, 8, 50},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := Args{Task: tc.task, Method: tc.method, Variant: tc.variant, InitCount: tc.initCount, Budget: tc.budget,
 				Init: guacamol100, Model: dir, Rules: "none", AnchorRule: "minmax", Sampler: "exact", Update: "once"}
+			if strings.HasPrefix(tc.name, "resumed") {
+				a.Resume, a.Out = true, t.TempDir()
+				begun := rundir.Info{Setting: "20+30", Task: "demo", Method: "nfbo", Budget: 50, Initial: tc.wantMols,
+					InitialCalls: tc.wantMols, Calls: tc.wantMols}
+				if err := rundir.WriteInfo(a.Out, begun); err != nil {
+					t.Fatal(err)
+				}
+			}
 			r := newRunState(Streams{Stdout: io.Discard, Stderr: io.Discard}, a, preset)
 			for _, step := range []func(context.Context) error{r.loadInputs, r.plan} {
 				if err := step(context.Background()); err != nil {
