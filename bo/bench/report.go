@@ -695,7 +695,7 @@ func ReadRunsTSV(path string, r io.Reader) ([]Run, error) {
 		}
 		info := rundir.Info{Setting: f[0], Method: f[2], Seed: whole(3), Budget: fig.Budget, Finished: finished,
 			Seconds: num(13), Version: f[14], Calls: fig.Calls}
-		if len(cols) > 15 {
+		if header == runsTSVHeader {
 			info.Initial, info.InitialCalls = whole(15), whole(16)
 		}
 		info.Task, info.Objective, info.Minimize = parseTaskLabel(f[1])
