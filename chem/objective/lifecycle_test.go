@@ -5,8 +5,6 @@ package objective
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -16,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nfbo/nfbo/internal/proctest"
 )
 
 // jobScript is an objective program that starts a job of its own, as a docking script starts the docking
@@ -70,37 +70,6 @@ func jobPIDs(t *testing.T, path string) []int {
 	return nil
 }
 
-// processGone reports whether process pid has ended: it does not exist, or it is a zombie (an orphan not yet
-// reaped by init is dead all the same).
-func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err == nil {
-		// pid (comm) state ...: the state follows the last ')'.
-		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
-			return b[i+2] == 'Z'
-		}
-		return false
-	}
-	if _, err := os.Stat("/proc/self/stat"); err == nil {
-		return true // /proc works and has no such process
-	}
-	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
-}
-
-// checkGone fails the test for each of pids that has not ended within wait.
-func checkGone(t *testing.T, pids []int, wait time.Duration, what string) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for _, pid := range pids {
-		for !processGone(pid) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if !processGone(pid) {
-			t.Errorf("%s: process %d still runs %v later", what, pid, wait)
-		}
-	}
-}
-
 // A worker killed for hanging past the timeout, and one stopped by Close, take the processes they started with
 // them: a docking script's docking job must not run on, unpaid, after its worker is gone.
 func TestKillTakesWorkersChildren(t *testing.T) {
@@ -115,7 +84,7 @@ func TestKillTakesWorkersChildren(t *testing.T) {
 		if err := <-done; err == nil {
 			t.Fatal("a worker that never answers was not reported")
 		}
-		checkGone(t, pids, 2*time.Second, "after the timeout")
+		proctest.CheckGone(t, pids, 2*time.Second, "after the timeout")
 	})
 	t.Run("close", func(t *testing.T) {
 		pool, pidFile := jobPool(t, PoolOptions{})
@@ -124,7 +93,7 @@ func TestKillTakesWorkersChildren(t *testing.T) {
 		}
 		pids := jobPIDs(t, pidFile)
 		pool.Close()
-		checkGone(t, pids, 2*time.Second, "after Close")
+		proctest.CheckGone(t, pids, 2*time.Second, "after Close")
 	})
 }
 
@@ -170,5 +139,5 @@ func TestWorkersDieWithParent(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	<-exited
-	checkGone(t, pids, 3*time.Second, "after kill -9 of the parent")
+	proctest.CheckGone(t, pids, 3*time.Second, "after kill -9 of the parent")
 }

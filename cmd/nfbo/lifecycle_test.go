@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nfbo/nfbo/internal/proctest"
 )
 
 // buildNfbo builds the nfbo binary into dir and returns its path.
@@ -72,37 +73,6 @@ func startedObjective(t *testing.T, path string, exited <-chan error) []int {
 	}
 }
 
-// processGone reports whether process pid has ended: it does not exist, or it is a zombie (an orphan not yet
-// reaped by init is dead all the same).
-func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err == nil {
-		// pid (comm) state ...: the state follows the last ')'.
-		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
-			return b[i+2] == 'Z'
-		}
-		return false
-	}
-	if _, err := os.Stat("/proc/self/stat"); err == nil {
-		return true // /proc works and has no such process
-	}
-	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
-}
-
-// checkGone fails the test for each of pids that has not ended within wait.
-func checkGone(t *testing.T, pids []int, wait time.Duration, what string) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for _, pid := range pids {
-		for !processGone(pid) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if !processGone(pid) {
-			t.Errorf("%s: objective process %d still runs %v later", what, pid, wait)
-		}
-	}
-}
-
 // TestObjectiveDiesWithNfbo kills "nfbo score" with SIGKILL while its objective program (a script that started
 // a job of its own, as a docking script does) works on a request. Both must end with nfbo: an orphan would finish
 // a request whose answer nobody reads, and burn what the user pays for while the resumed run asks again.
@@ -127,7 +97,7 @@ func TestObjectiveDiesWithNfbo(t *testing.T) {
 	pids := startedObjective(t, pidFile, exited)
 	cmd.Process.Signal(syscall.SIGKILL)
 	<-exited
-	checkGone(t, pids, 3*time.Second, "after kill -9 of nfbo")
+	proctest.CheckGone(t, pids, 3*time.Second, "after kill -9 of nfbo")
 }
 
 // lineBuffer collects what a process writes, for reading while it runs.
@@ -227,7 +197,7 @@ func TestSecondSignalStops(t *testing.T) {
 			if !strings.Contains(stderr.String(), "stopping at once") {
 				t.Errorf("stderr does not say that nfbo stops at once:\n%s", stderr.String())
 			}
-			checkGone(t, pids, 3*time.Second, "after the second signal")
+			proctest.CheckGone(t, pids, 3*time.Second, "after the second signal")
 		})
 	}
 }
