@@ -110,21 +110,16 @@ func (d *Device) launch(kernel string, g cuda.Grid, args ...any) {
 	d.run(func() error { return d.b.launch(kernel, g, args...) })
 }
 
-// at returns the device address of b's view, panicking with the method and argument names when b holds fewer
-// than n elements or is not a buffer of a GPU Device.
-func at(fn, name string, b step.Buf, n int) cuda.Ptr {
-	if b.Len() < n {
-		panic(fmt.Sprintf("gpustep: Device.%s: %s has %d elements, want at least %d", fn, name, b.Len(), n))
-	}
-	p, ok := b.Mem().(cuda.Ptr)
-	if !ok {
-		panic(fmt.Sprintf("gpustep: Device.%s: %s is not a GPU buffer (%T)", fn, name, b.Mem()))
-	}
-	return p + cuda.Ptr(4*b.Off())
+// view is a step.Buf or step.IntBuf: both hold 4-byte elements.
+type view interface {
+	Len() int
+	Mem() any
+	Off() int
 }
 
-// atInt is at for an IntBuf.
-func atInt(fn, name string, b step.IntBuf, n int) cuda.Ptr {
+// at returns the device address of b's view, panicking with the method and argument names when b holds fewer
+// than n elements or is not a buffer of a GPU Device.
+func at[B view](fn, name string, b B, n int) cuda.Ptr {
 	if b.Len() < n {
 		panic(fmt.Sprintf("gpustep: Device.%s: %s has %d elements, want at least %d", fn, name, b.Len(), n))
 	}
@@ -184,7 +179,7 @@ func (d *Device) Free(b step.Buf) { d.free("Free", at("Free", "b", b, 0)-cuda.Pt
 
 // FreeInt releases b's whole allocation.
 func (d *Device) FreeInt(b step.IntBuf) {
-	d.free("FreeInt", atInt("FreeInt", "b", b, 0)-cuda.Ptr(4*b.Off()))
+	d.free("FreeInt", at("FreeInt", "b", b, 0)-cuda.Ptr(4*b.Off()))
 }
 
 // Upload copies src into dst.
@@ -195,7 +190,7 @@ func (d *Device) Upload(dst step.Buf, src []float32) {
 
 // UploadInt copies src into dst.
 func (d *Device) UploadInt(dst step.IntBuf, src []int32) {
-	p := atInt("UploadInt", "dst", dst, len(src))
+	p := at("UploadInt", "dst", dst, len(src))
 	d.run(func() error { return d.b.uploadInt32(p, src) })
 }
 
@@ -287,7 +282,7 @@ func (d *Device) CopyCols(dst step.Buf, dstW, dstOff int, src step.Buf, srcW, sr
 // indices must be within the table, which the GPU does not check.
 func (d *Device) GatherRows(dst, table step.Buf, idx step.IntBuf, n, k, w int) {
 	d.launch("gather_rows", cuda.GridFor(n*w, threads), at("GatherRows", "dst", dst, n*w), at("GatherRows", "table", table, 0),
-		atInt("GatherRows", "idx", idx, n*k), n, k, w)
+		at("GatherRows", "idx", idx, n*k), n, k, w)
 }
 
 // ScatterAddRows adds row r of src (n×w) to each row idx[k·r .. k·r+k) of dst, skipping −1: a block per row of
@@ -299,7 +294,7 @@ func (d *Device) ScatterAddRows(dst, src step.Buf, idx step.IntBuf, n, k, w int)
 	rows := dst.Len() / w
 	g := cuda.Grid{Blocks: rows, Threads: min(scatterThreads, (w+31)/32*32)}
 	d.launch("scatter_add_rows", g, at("ScatterAddRows", "dst", dst, rows*w), at("ScatterAddRows", "src", src, n*w),
-		atInt("ScatterAddRows", "idx", idx, n*k), n, k, w)
+		at("ScatterAddRows", "idx", idx, n*k), n, k, w)
 }
 
 // LSTMCellForward is one step of an LSTM layer for B sequences (lstm_cell_step).
