@@ -1,6 +1,7 @@
-// Package proctest holds what the tests of child processes share: whether a process has ended, and a check that
-// the processes an objective started are gone once nfbo or its worker is (an orphan would go on working, unpaid,
-// after nobody reads its answer).
+//go:build unix
+
+// Package proctest holds what the tests of child processes share: a check that the processes an objective started
+// are gone once nfbo or its worker is (an orphan would go on working, unpaid, after nobody reads its answer).
 package proctest
 
 import (
@@ -13,9 +14,9 @@ import (
 	"time"
 )
 
-// Gone reports whether process pid has ended: it does not exist, or it is a zombie (an orphan not yet reaped by
+// gone reports whether process pid has ended: it does not exist, or it is a zombie (an orphan not yet reaped by
 // init is dead all the same).
-func Gone(pid int) bool {
+func gone(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err == nil {
 		// pid (comm) state ...: the state follows the last ')'.
@@ -36,10 +37,10 @@ func CheckGone(t testing.TB, pids []int, wait time.Duration, what string) {
 	t.Helper()
 	deadline := time.Now().Add(wait)
 	for _, pid := range pids {
-		for !Gone(pid) && time.Now().Before(deadline) {
+		for !gone(pid) && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if !Gone(pid) {
+		if !gone(pid) {
 			t.Errorf("%s: process %d still runs %v later", what, pid, wait)
 		}
 	}
