@@ -9,8 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -18,56 +16,19 @@ import (
 	"github.com/nfbo/nfbo/internal/proctest"
 )
 
-// jobScript is an objective program that starts a job of its own, as a docking script starts the docking
-// binary: it writes its process id and the job's (a sleep) to the file named by its argument, one a line, and
-// waits for the job; it never answers, and closing its stdin does not end it.
-const jobScript = `sleep 600 &
-echo $$ >> "$1"
-echo $! >> "$1"
-wait
-`
-
-// jobPool returns a pool of one worker running jobScript, which records its process ids in the returned file.
+// jobPool returns a pool of one worker running proctest.JobScript, which records its process ids in the returned
+// file.
 func jobPool(t *testing.T, opts PoolOptions) (*Pool, string) {
 	t.Helper()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pids")
 	opts.Stderr = io.Discard
-	pool, err := NewCommand([]string{"sh", "-c", jobScript, "job", pidFile}, opts)
+	pool, err := NewCommand([]string{"sh", "-c", proctest.JobScript, "job", pidFile}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pool.Close() })
 	return pool, pidFile
-}
-
-// jobPIDs waits until jobScript has written both its process ids to path and returns them; they are killed when
-// the test ends, so that a failing test leaves no orphans behind.
-func jobPIDs(t *testing.T, path string) []int {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		b, _ := os.ReadFile(path)
-		f := strings.Fields(string(b))
-		if len(f) != 2 || !strings.HasSuffix(string(b), "\n") {
-			continue
-		}
-		pids := make([]int, 2)
-		for i, s := range f {
-			pid, err := strconv.Atoi(s)
-			if err != nil {
-				t.Fatalf("%s: %q", path, b)
-			}
-			pids[i] = pid
-		}
-		t.Cleanup(func() {
-			for _, pid := range pids {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		})
-		return pids
-	}
-	t.Fatal("the objective program did not start within 30s")
-	return nil
 }
 
 // A worker killed for hanging past the timeout, and one stopped by Close, take the processes they started with
@@ -80,7 +41,7 @@ func TestKillTakesWorkersChildren(t *testing.T) {
 			_, err := pool.ScoreTask(context.Background(), "t", []string{"C"})
 			done <- err
 		}()
-		pids := jobPIDs(t, pidFile)
+		pids := proctest.StartedJob(t, pidFile, nil)
 		if err := <-done; err == nil {
 			t.Fatal("a worker that never answers was not reported")
 		}
@@ -91,7 +52,7 @@ func TestKillTakesWorkersChildren(t *testing.T) {
 		if err := pool.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		pids := jobPIDs(t, pidFile)
+		pids := proctest.StartedJob(t, pidFile, nil)
 		pool.Close()
 		proctest.CheckGone(t, pids, 2*time.Second, "after Close")
 	})
@@ -100,14 +61,15 @@ func TestKillTakesWorkersChildren(t *testing.T) {
 // orphanDirEnv names the directory of TestWorkersDieWithParent's helper process.
 const orphanDirEnv = "NFBO_OBJECTIVE_ORPHAN_DIR"
 
-// TestWorkersDieWithParentHelper is the parent of TestWorkersDieWithParent: it starts jobScript as a worker,
-// sends it a request and waits for ever.
+// TestWorkersDieWithParentHelper is the parent of TestWorkersDieWithParent: it starts proctest.JobScript as a
+// worker, sends it a request and waits for ever.
 func TestWorkersDieWithParentHelper(t *testing.T) {
 	dir := os.Getenv(orphanDirEnv)
 	if dir == "" {
 		t.Skip("helper process of TestWorkersDieWithParent")
 	}
-	pool, err := NewCommand([]string{"sh", "-c", jobScript, "job", filepath.Join(dir, "pids")}, PoolOptions{Timeout: -1, Stderr: io.Discard})
+	job := []string{"sh", "-c", proctest.JobScript, "job", filepath.Join(dir, "pids")}
+	pool, err := NewCommand(job, PoolOptions{Timeout: -1, Stderr: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +93,7 @@ func TestWorkersDieWithParent(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	pids := jobPIDs(t, filepath.Join(dir, "pids"))
+	pids := proctest.StartedJob(t, filepath.Join(dir, "pids"), nil)
 	select {
 	case err := <-exited:
 		t.Fatalf("the helper ended before it was killed: %v\n%s", err, out)

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,49 +29,6 @@ func buildNfbo(t *testing.T, dir string) string {
 	return bin
 }
 
-// dockScript is an objective program that stands for a docking script: it writes its own process id and that
-// of the job it starts (a sleep, standing for the docking binary) to the file named by its argument, one a line,
-// then waits for the job and never answers.
-const dockScript = `sleep 600 &
-echo $$ >> "$1"
-echo $! >> "$1"
-wait
-`
-
-// startedObjective waits until the dock script has written both process ids to path and returns them; they are
-// killed when the test ends, so that a failing test leaves no orphans behind.
-func startedObjective(t *testing.T, path string, exited <-chan error) []int {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		b, _ := os.ReadFile(path)
-		if f := strings.Fields(string(b)); len(f) == 2 && strings.HasSuffix(string(b), "\n") {
-			pids := make([]int, 2)
-			for i, s := range f {
-				pid, err := strconv.Atoi(s)
-				if err != nil {
-					t.Fatalf("%s: %q", path, b)
-				}
-				pids[i] = pid
-			}
-			t.Cleanup(func() {
-				for _, pid := range pids {
-					syscall.Kill(pid, syscall.SIGKILL)
-				}
-			})
-			return pids
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("nfbo exited before the objective started: %v", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the objective program did not start within 30s")
-		}
-	}
-}
-
 // TestObjectiveDiesWithNfbo kills "nfbo score" with SIGKILL while its objective program (a script that started
 // a job of its own, as a docking script does) works on a request. Both must end with nfbo: an orphan would finish
 // a request whose answer nobody reads, and burn what the user pays for while the resumed run asks again.
@@ -83,7 +39,7 @@ func TestObjectiveDiesWithNfbo(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildNfbo(t, dir)
 	script := filepath.Join(dir, "dock.sh")
-	if err := os.WriteFile(script, []byte(dockScript), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(proctest.JobScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	pidFile := filepath.Join(dir, "pids")
@@ -94,7 +50,7 @@ func TestObjectiveDiesWithNfbo(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	pids := startedObjective(t, pidFile, exited)
+	pids := proctest.StartedJob(t, pidFile, exited)
 	cmd.Process.Signal(syscall.SIGKILL)
 	<-exited
 	proctest.CheckGone(t, pids, 3*time.Second, "after kill -9 of nfbo")
@@ -134,7 +90,7 @@ func TestSecondSignalStops(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildNfbo(t, dir)
 	script := filepath.Join(dir, "dock.sh")
-	if err := os.WriteFile(script, []byte(dockScript), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(proctest.JobScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for i, tc := range []struct {
@@ -167,7 +123,7 @@ func TestSecondSignalStops(t *testing.T) {
 				<-read
 				exited <- cmd.Wait()
 			}()
-			pids := startedObjective(t, pidFile, exited)
+			pids := proctest.StartedJob(t, pidFile, exited)
 
 			cmd.Process.Signal(tc.sig)
 			for deadline := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), "interrupt again"); {

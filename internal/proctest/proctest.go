@@ -1,7 +1,8 @@
 //go:build unix
 
-// Package proctest holds what the tests of child processes share: a check that the processes an objective started
-// are gone once nfbo or its worker is (an orphan would go on working, unpaid, after nobody reads its answer).
+// Package proctest holds what the tests of child processes share: an objective program that starts a job of its
+// own, and a check that such processes are gone once nfbo or its worker is (an orphan would go on working, unpaid,
+// after nobody reads its answer).
 package proctest
 
 import (
@@ -9,10 +10,56 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
+
+// JobScript is a shell objective program that stands for a docking script: it starts a job of its own (a sleep,
+// standing for the docking binary), writes its process id and the job's to the file named by its first argument,
+// one a line, then waits for the job; it never answers, and closing its stdin does not end it.
+const JobScript = `sleep 600 &
+echo $$ >> "$1"
+echo $! >> "$1"
+wait
+`
+
+// StartedJob waits up to 30 s until JobScript has written both process ids to path and returns them (the
+// script's, then its job's); they are killed when the test ends, so that a failing test leaves no orphans. A
+// value on exited (nil: none is watched) means that the program meant to start the script has ended first.
+func StartedJob(t testing.TB, path string, exited <-chan error) []int {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(path)
+		if f := strings.Fields(string(b)); len(f) == 2 && strings.HasSuffix(string(b), "\n") {
+			pids := make([]int, 2)
+			for i, s := range f {
+				pid, err := strconv.Atoi(s)
+				if err != nil {
+					t.Fatalf("%s: %q", path, b)
+				}
+				pids[i] = pid
+			}
+			t.Cleanup(func() {
+				for _, pid := range pids {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			return pids
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("exited before the objective program started: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the objective program did not start within 30s")
+		}
+	}
+}
 
 // gone reports whether process pid has ended: it does not exist, or it is a zombie (an orphan not yet reaped by
 // init is dead all the same).
