@@ -1,19 +1,20 @@
+//go:build unix
+
 package bo
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nfbo/nfbo/internal/proctest"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -59,28 +60,14 @@ func TestKill9(t *testing.T) {
 	for attempt := 0; attempt < 400 && !done; attempt++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9Helper$", "-test.count=1")
 		cmd.Env = append(os.Environ(), kill9Env+"="+dir)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+		killed, err := proctest.RunOrKill(cmd, time.After(time.Duration(10+rng.IntN(150))*time.Millisecond))
+		if err != nil {
+			t.Fatalf("leg %d: %v", attempt, err)
 		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Fatalf("leg %d failed: %v", attempt, err)
-			}
+		if killed {
+			kills++
+		} else {
 			done = true
-		case <-time.After(time.Duration(10+rng.IntN(150)) * time.Millisecond):
-			cmd.Process.Signal(syscall.SIGKILL)
-			err := <-exited
-			var ee *exec.ExitError
-			if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled() {
-				kills++
-			} else if err != nil {
-				t.Fatalf("leg %d: %v", attempt, err)
-			} else {
-				done = true
-			}
 		}
 	}
 	if !done {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package objective
 
 import (
@@ -11,10 +13,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nfbo/nfbo/internal/proctest"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -113,34 +115,17 @@ func testBudgetKill9(t *testing.T, workers int) {
 			"NFBO_TEST_RECV="+recv, "NFBO_TEST_TAG="+strconv.Itoa(leg), "NFBO_TEST_DELAY=100ms")
 		out := &bytes.Buffer{} // one writer for both: exec calls it from one goroutine at a time
 		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
 		var timer <-chan time.Time
 		if leg < maxKills {
 			timer = time.After(time.Duration(50+rng.IntN(300)) * time.Millisecond)
 		}
-		finished := false
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Fatalf("leg %d: %v\n%s", leg, err, out.String())
-			}
-			finished = true
-		case <-timer:
-			cmd.Process.Signal(syscall.SIGKILL)
-			err := <-exited
-			var ee *exec.ExitError
-			switch {
-			case errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled():
-				kills++
-			case err != nil:
-				t.Fatalf("leg %d: %v\n%s", leg, err, out.String())
-			default:
-				finished = true
-			}
+		killed, err := proctest.RunOrKill(cmd, timer)
+		if err != nil {
+			t.Fatalf("leg %d: %v\n%s", leg, err, out.String())
+		}
+		finished := !killed
+		if killed {
+			kills++
 		}
 		recs, _, _, err := rundir.ReadLog(logPath)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -26,10 +26,7 @@ func TestAskTellKill9(t *testing.T) {
 	}
 	needRDKit(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "nfbo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildNfbo(t, dir)
 	modeltest.WriteShippedVocabModel(t, dir)
 	rng := rand.New(rand.NewPCG(3, 4))
 	flags := []string{"-task", "demo", "-init", guacamol100, "-init-count", "60", "-budget", "70", "-model", dir,

@@ -19,16 +19,6 @@ import (
 	"github.com/nfbo/nfbo/internal/proctest"
 )
 
-// buildNfbo builds the nfbo binary into dir and returns its path.
-func buildNfbo(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "nfbo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestObjectiveDiesWithNfbo kills "nfbo score" with SIGKILL while its objective program (a script that started
 // a job of its own, as a docking script does) works on a request. Both must end with nfbo: an orphan would finish
 // a request whose answer nobody reads, and burn what the user pays for while the resumed run asks again.

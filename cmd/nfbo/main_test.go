@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -182,4 +184,14 @@ func TestStartProfile(t *testing.T) {
 	}
 	startProfile("")()
 	startProfile(t.TempDir() + "/missing/dir/cpu.pprof")()
+}
+
+// buildNfbo builds the nfbo binary into dir and returns its path.
+func buildNfbo(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "nfbo")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }

@@ -1,17 +1,18 @@
+//go:build unix
+
 package main
 
 import (
 	"bytes"
-	"errors"
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nfbo/nfbo/internal/proctest"
 	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/rundir"
 )
@@ -25,10 +26,7 @@ func TestOptimizeKill9(t *testing.T) {
 		t.Skip("builds the binary and starts many processes")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "nfbo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildNfbo(t, dir)
 	modeltest.WriteShippedVocabModel(t, dir)
 	oracle := lengthOracle(t, dir)
 	const budget = 100 // 20 initial molecules scored through the log + 80 new ones
@@ -60,29 +58,14 @@ func TestOptimizeKill9(t *testing.T) {
 		cmd := exec.Command(bin, a...)
 		stderr := &bytes.Buffer{} // read only after Wait
 		cmd.Stderr = stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+		killed, err := proctest.RunOrKill(cmd, killAfter(leg < maxKills, time.Duration((0.05+0.6*rng.Float64())*float64(full))))
+		if err != nil {
+			t.Fatalf("leg %d: %v\n%s", leg, err, stderr.String())
 		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Fatalf("leg %d: %v\n%s", leg, err, stderr.String())
-			}
+		if killed {
+			kills++
+		} else {
 			done = true
-		case <-killAfter(leg < maxKills, time.Duration((0.05+0.6*rng.Float64())*float64(full))):
-			cmd.Process.Signal(syscall.SIGKILL)
-			err := <-exited
-			var ee *exec.ExitError
-			switch {
-			case errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled():
-				kills++
-			case err != nil:
-				t.Fatalf("leg %d: %v\n%s", leg, err, stderr.String())
-			default:
-				done = true
-			}
 		}
 	}
 	if !done {

@@ -1,8 +1,8 @@
 //go:build unix
 
 // Package proctest holds what the tests of child processes share: an objective program that starts a job of its
-// own, and a check that such processes are gone once nfbo or its worker is (an orphan would go on working, unpaid,
-// after nobody reads its answer).
+// own, a check that such processes are gone once nfbo or its worker is (an orphan would go on working, unpaid,
+// after nobody reads its answer), and a run killed with SIGKILL at a chosen moment.
 package proctest
 
 import (
@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -90,5 +91,30 @@ func CheckGone(t testing.TB, pids []int, wait time.Duration, what string) {
 		if !gone(pid) {
 			t.Errorf("%s: process %d still runs %v later", what, pid, wait)
 		}
+	}
+}
+
+// RunOrKill starts cmd and waits until it exits, or until kill fires (a nil channel never does) and SIGKILL ends
+// it: the legs of the tests that kill a run at random moments and resume it. killed says that the signal ended
+// it; err is the command's own failure (it did not start, or exited with a status other than 0), nil when it
+// finished or was killed. A command that finished on its own as the signal was sent counts as finished.
+func RunOrKill(cmd *exec.Cmd, kill <-chan time.Time) (killed bool, err error) {
+	if err := cmd.Start(); err != nil {
+		return false, err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		return false, err
+	case <-kill:
+		cmd.Process.Signal(syscall.SIGKILL)
+		err := <-exited
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				return true, nil
+			}
+		}
+		return false, err
 	}
 }
