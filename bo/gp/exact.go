@@ -664,19 +664,9 @@ func (e *Exact) Sample(ctx context.Context, dst, x []float64, nSamples int, obse
 			return &NotPDError{What: "exact GP candidate covariance", N: c, Jitter: add}
 		}
 	}
-	for i := range c {
-		clear(cov[i*c+i+1 : (i+1)*c])
-	}
-	z := make([]float64, c*nSamples)
-	for i := range z {
-		z[i] = rng.NormFloat64()
-	}
-	trmmLeft(false, cov, c, z, nSamples)
-	for k := range nSamples {
-		row := dst[k*c : (k+1)*c]
-		for i := range c {
-			row[i] = e.yMu + e.ySd*(mean[i]+z[i*nSamples+k])
-		}
+	drawJoint(dst, cov, mean, make([]float64, c*nSamples), nSamples, rng)
+	for i, v := range dst {
+		dst[i] = e.yMu + e.ySd*v
 	}
 	return nil
 }

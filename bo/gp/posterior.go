@@ -201,21 +201,7 @@ func (s *SVGP) SampleExact(ctx context.Context, dst, x []float64, nSamples int, 
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("gp: exact sample: %w", err)
 	}
-	for i := range c {
-		clear(cov[i*c+i+1 : (i+1)*c])
-	}
-	// E (C×S) standard normal, F = L·E.
-	e := grow(&p.e, c*nSamples)
-	for i := range e {
-		e[i] = rng.NormFloat64()
-	}
-	trmmLeft(false, cov, c, e, nSamples)
-	for k := range nSamples {
-		row := dst[k*c : (k+1)*c]
-		for i := range c {
-			row[i] = mean[i] + e[i*nSamples+k]
-		}
-	}
+	drawJoint(dst, cov, mean, grow(&p.e, c*nSamples), nSamples, rng)
 	return nil
 }
 

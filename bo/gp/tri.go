@@ -2,6 +2,7 @@ package gp
 
 import (
 	"context"
+	"math/rand/v2"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -169,4 +170,26 @@ func mulLT(l []float64, n int, b []float64, k int, tmp []float64) {
 func gemmABt(c []float64, alpha float64, a []float64, r, k int, b []float64, n int, beta float64, tmp []float64) {
 	transposeTo(tmp, b, n, k)
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, alpha, gen(a, r, k), gen(tmp, k, n), beta, gen(c, r, n))
+}
+
+// drawJoint writes S = nSamples joint draws of mean + L·E into dst (S×C, row k sample k): L the lower triangle of
+// chol (C×C, c = len(mean), its strictly upper part cleared here) and E (C×S, in e, which it overwrites) standard
+// normal, drawn from rng row by row. The samplers of both models share it, so that one seed gives one sequence
+// of draws.
+func drawJoint(dst, chol, mean, e []float64, nSamples int, rng *rand.Rand) {
+	c := len(mean)
+	for i := range c {
+		clear(chol[i*c+i+1 : (i+1)*c])
+	}
+	e = e[:c*nSamples]
+	for i := range e {
+		e[i] = rng.NormFloat64()
+	}
+	trmmLeft(false, chol, c, e, nSamples)
+	for k := range nSamples {
+		row := dst[k*c : (k+1)*c]
+		for i := range c {
+			row[i] = mean[i] + e[i*nSamples+k]
+		}
+	}
 }
