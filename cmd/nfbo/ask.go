@@ -48,10 +48,11 @@ files (the evaluation log, the ledger, ...): such an -o is refused.
 Asking again before the batch is told gives the same molecules with the same
 ids (those already told are left out), so a client that lost an answer can
 ask again. -n N hands out at most N molecules of the batch, those handed out
-before first: a lab with room for N syntheses takes the batch N at a time. Once every molecule of the batch is told, the next ask fine-tunes
-the flow, refits the surrogate and proposes the next batch; when the budget
-is spent it writes only the header and says so. A run can switch between
-ask/tell and "nfbo optimize -resume" with the same flags.
+before first: a lab with room for N syntheses takes the batch N at a time.
+Once every molecule of the batch is told, the next ask fine-tunes the flow,
+refits the surrogate and proposes the next batch; when the budget is spent
+it writes only the header and says so. A run can switch between ask/tell and
+"nfbo optimize -resume" with the same flags.
 
 ids are m1, m2, ... in the order molecules are first handed out; the ledger
 of them is DIR/asked.jsonl.`,

@@ -58,8 +58,10 @@ and pmo presets decode until 100 candidates a trust region are new, keep
 parents one per distinct score, and the pmo preset buys 100 molecules an
 iteration (10 × 10): better at PMO's budget, the same scores at a fifth of the
 decoding at guacamol-500's (BENCHMARKS.md); -candidate-target -1 -tr-novelty
-0.8,0.95 -distinct-scores=false (and at pmo -queries 100) restore the paper's. -backend chooses who encodes and decodes: ONNX Runtime
-(batched, several times faster; library $NFBO_ORT_LIB or
+0.8,0.95 -distinct-scores=false (and at pmo -queries 100) restore the paper's.
+
+-backend chooses who encodes and decodes: ONNX Runtime (batched, several
+times faster; library $NFBO_ORT_LIB or
 third_party/onnxruntime/lib/libonnxruntime.so.1), pure Go, or cuda (GPU 0,
 fine-tuning there too; nfbo gpu says whether the machine can).
 
