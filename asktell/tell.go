@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -629,15 +628,9 @@ func (t *Told) setScore(s string) error {
 	if t.Error != "" {
 		return fmt.Errorf("id %s: both a score (%s) and an error (%q)", t.ID, strings.Clone(s), t.Error)
 	}
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := objective.ParseScore(s)
 	if err != nil {
-		return fmt.Errorf("id %s: score %q is not a number", t.ID, strings.Clone(s))
-	}
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return fmt.Errorf("id %s: score %q is not a finite number", t.ID, strings.Clone(s))
-	}
-	if !isDecimal(s) {
-		return fmt.Errorf("id %s: score %q is not a decimal number (hexadecimal and other forms are refused)", t.ID, strings.Clone(s))
+		return fmt.Errorf("id %s: score %w", t.ID, err)
 	}
 	t.Score = v
 	return nil
@@ -811,40 +804,4 @@ func (c ledgerCanon) Canonicalize(_ context.Context, smiles []string, _ bool) ([
 		out[i].SMILES = k
 	}
 	return out, nil
-}
-
-// isDecimal reports whether s is a decimal number as a spreadsheet or a program writes one: an optional sign,
-// digits with an optional fraction, and an optional exponent. strconv.ParseFloat also reads hexadecimal floats
-// ("0x1p-2" is 0.25) and underscores, which nobody means in a score.
-func isDecimal(s string) bool {
-	i, n := 0, len(s)
-	if i < n && (s[i] == '+' || s[i] == '-') {
-		i++
-	}
-	digits := 0
-	for ; i < n && '0' <= s[i] && s[i] <= '9'; i++ {
-		digits++
-	}
-	if i < n && s[i] == '.' {
-		for i++; i < n && '0' <= s[i] && s[i] <= '9'; i++ {
-			digits++
-		}
-	}
-	if digits == 0 {
-		return false
-	}
-	if i < n && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < n && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		exp := 0
-		for ; i < n && '0' <= s[i] && s[i] <= '9'; i++ {
-			exp++
-		}
-		if exp == 0 {
-			return false
-		}
-	}
-	return i == n
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/nfbo/nfbo/chem/molseq"
@@ -62,9 +61,8 @@ func readInitSDF(path string, data []byte, task string, count int) (rows []initR
 				return nil, false, fmt.Errorf("optimize: %s:%d: record %q has no <%s> item, but %d others have one: give every "+
 					"record a score, or none", path, r.Line, r.Name, task, scored)
 			}
-			if row.score, err = strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil || math.IsNaN(row.score) || math.IsInf(row.score, 0) {
-				return nil, false, fmt.Errorf("optimize: %s:%d: record %q: <%s> %s is not a finite number", path, r.Line, r.Name,
-					task, smiles.Quote(v))
+			if row.score, err = objective.ParseScore(strings.TrimSpace(v)); err != nil {
+				return nil, false, fmt.Errorf("optimize: %s:%d: record %q: <%s> %w", path, r.Line, r.Name, task, err)
 			}
 		}
 		rows = append(rows, row)
@@ -197,12 +195,12 @@ func readInitCSV(path, text, task string, count int) (rows []initRow, hasScores 
 		}
 		if scoreCol >= 0 {
 			v := strings.TrimSpace(rec[scoreCol])
-			if row.score, err = strconv.ParseFloat(v, 64); err != nil {
-				return nil, false, fmt.Errorf("optimize: %s:%d: column %d (%s): %w", path, line, scoreCol+1, header[scoreCol], err)
+			if v == "" {
+				return nil, false, fmt.Errorf("optimize: %s:%d: column %d (%s): no score: give every molecule a score, or "+
+					"drop the column to have the objective score them", path, line, scoreCol+1, header[scoreCol])
 			}
-			if math.IsNaN(row.score) || math.IsInf(row.score, 0) {
-				return nil, false, fmt.Errorf("optimize: %s:%d: column %d (%s): the score %s is not a finite number",
-					path, line, scoreCol+1, header[scoreCol], smiles.Quote(v))
+			if row.score, err = objective.ParseScore(v); err != nil {
+				return nil, false, fmt.Errorf("optimize: %s:%d: column %d (%s): the score %w", path, line, scoreCol+1, header[scoreCol], err)
 			}
 		}
 		rows = append(rows, row)

@@ -143,6 +143,12 @@ func TestOptimizePreflight(t *testing.T) {
 	modeltest.WriteShippedVocabModel(t, dir)
 	oracle, calls := countingOracle(t, dir)
 	smi, nanCSV, nonASCII := writeInitFiles(t, dir, 25)
+	emptyCSV, hexCSV := filepath.Join(dir, "empty.csv"), filepath.Join(dir, "hex.csv")
+	for path, score := range map[string]string{emptyCSV: "", hexCSV: "0x1p-2"} {
+		if err := os.WriteFile(path, []byte("smiles,adip\nCCO,0.5\nCCN,"+score+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -157,6 +163,10 @@ func TestOptimizePreflight(t *testing.T) {
 			"bo: config: Queries = 300 > Candidates = 200 per anchor"},
 		{"NaN score", []string{"-task", "adip", "-init", nanCSV, "-init-count", "20", "-budget", "30"},
 			"nan.csv:4: column 6 (adip): the score \"NaN\" is not a finite number"},
+		{"empty score", []string{"-task", "adip", "-init", emptyCSV, "-budget", "30"},
+			"empty.csv:3: column 2 (adip): no score: give every molecule a score, or drop the column"},
+		{"hexadecimal score", []string{"-task", "adip", "-init", hexCSV, "-budget", "30"},
+			"hex.csv:3: column 2 (adip): the score \"0x1p-2\" is not a decimal number"},
 		{"non-ASCII SMILES", []string{"-init", nonASCII, "-budget", "30"},
 			"latin1.smi:3: smiles: invalid UTF-8 byte 0xe9 at byte offset 2 of \"CC\\xe9N\""},
 		{"-restart without -resume", []string{"-init", smi, "-budget", "30", "-restart"}, "-restart goes with -resume"},
