@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +16,7 @@ import (
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/engine/train"
+	"github.com/nfbo/nfbo/internal/textfile"
 	"github.com/nfbo/nfbo/model"
 	"github.com/nfbo/nfbo/optimize"
 )
@@ -79,7 +80,7 @@ func Recon(ctx context.Context, s optimize.Streams, set ReconSettings) (ReconCou
 			return c, err
 		}
 	}
-	fh, err := os.Open(set.File)
+	fh, err := textfile.Open(set.File)
 	if err != nil {
 		return c, err
 	}
@@ -171,9 +172,14 @@ func reconstruct(ctx context.Context, flow *seqflow.Flow, voc *vocab.Vocab, batc
 
 // fineTune fine-tunes flow for set.Epochs epochs on the molecules of set.FineTune, reporting on s.Stderr.
 func fineTune(ctx context.Context, s optimize.Streams, flow *seqflow.Flow, voc *vocab.Vocab, set ReconSettings, T int) error {
-	data, err := os.ReadFile(set.FineTune)
+	f, err := textfile.Open(set.FineTune)
 	if err != nil {
 		return fmt.Errorf("recon: -finetune: %w", err)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("recon: -finetune: %s: %w", set.FineTune, err)
 	}
 	var tokens []int
 	n := 0

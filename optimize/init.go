@@ -2,14 +2,12 @@ package optimize
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/nfbo/nfbo/chem/molseq"
@@ -271,24 +269,6 @@ func canonicalInit(warn io.Writer, path string, rows []initRow, voc *vocab.Vocab
 		return nil, 0, fmt.Errorf("optimize: %s: none of the %d initial molecules can be tokenised", path, len(rows))
 	}
 	return mols, longest + 1, nil
-}
-
-// openMaybeGzip opens path for reading, through gzip when its name ends in
-// ".gz"; the returned func closes it.
-func openMaybeGzip(path string) (io.Reader, func(), error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !strings.HasSuffix(path, ".gz") {
-		return fh, func() { fh.Close() }, nil
-	}
-	gz, err := gzip.NewReader(fh)
-	if err != nil {
-		fh.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return gz, func() { gz.Close(); fh.Close() }, nil
 }
 
 // isSpace reports whether c is ASCII white space.

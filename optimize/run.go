@@ -28,6 +28,7 @@ import (
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/engine/train"
+	"github.com/nfbo/nfbo/internal/textfile"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -617,11 +618,11 @@ func readInit(path, task string, count int) (rows []initRow, hasScores bool, err
 
 // readMoleculeFile is readInit for the file a flag (named in its errors) gives: -init, or -library.
 func readMoleculeFile(flag, path, task string, count int) (rows []initRow, hasScores bool, err error) {
-	r, closeFile, err := openMaybeGzip(path)
+	r, err := textfile.Open(path)
 	if err != nil {
 		return nil, false, fmt.Errorf("optimize: %s: %w", flag, err)
 	}
-	defer closeFile()
+	defer r.Close()
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, false, fmt.Errorf("optimize: %s: read %s: %w", flag, path, err)

@@ -2,15 +2,13 @@ package pretrain
 
 import (
 	"bufio"
-	"compress/gzip"
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/nfbo/nfbo/chem/selfies"
 	"github.com/nfbo/nfbo/chem/smiles"
+	"github.com/nfbo/nfbo/internal/textfile"
 )
 
 // Molecule is one usable line of a data file.
@@ -36,20 +34,11 @@ func tokenLists(mols []Molecule) [][]string {
 // gzip when the name ends in .gz. A line that cannot be used (an invalid SMILES or SELFIES) is passed to skip
 // as "FILE:LINE: reason" and left out; blank lines are skipped silently.
 func Read(ctx context.Context, name string, skip func(line string)) ([]Molecule, error) {
-	fh, err := os.Open(name)
+	r, err := textfile.Open(name)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("pretrain: %w", err)
 	}
-	defer fh.Close()
-	var r io.Reader = fh
-	if strings.HasSuffix(name, ".gz") {
-		gz, err := gzip.NewReader(fh)
-		if err != nil {
-			return nil, fmt.Errorf("pretrain: %s: %w", name, err)
-		}
-		defer gz.Close()
-		r = gz
-	}
+	defer r.Close()
 	var mols []Molecule
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -18,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nfbo/nfbo/internal/textfile"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -452,20 +452,11 @@ func valtInit(dir, first100, scores10k string) (string, error) {
 }
 
 func readCSV(path string) ([][]string, error) {
-	f, err := os.Open(path)
+	r, err := textfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		gz, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		defer gz.Close()
-		r = gz
-	}
+	defer r.Close()
 	recs, err := csv.NewReader(r).ReadAll()
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)

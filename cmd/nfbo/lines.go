@@ -5,7 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/nfbo/nfbo/internal/textfile"
 )
 
 // lineFunc converts one input line; an error is reported with the line's
@@ -50,7 +51,7 @@ func mapLines(ctx context.Context, cmd *Command, files []string, f lineFunc) err
 		}
 	}
 	for _, name := range files {
-		fh, err := os.Open(name)
+		fh, err := textfile.Open(name)
 		if err != nil {
 			return err
 		}

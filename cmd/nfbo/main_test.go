@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -87,6 +88,22 @@ func TestSelfiesEncodeDecodeLines(t *testing.T) {
 	out, errs, code = run(t, "[C][C][O]\n[C][=C][C][=C][C][=C][Ring1][=Branch1]\n", "selfies", "decode")
 	if code != 0 || out != "CCO\nC1=CC=CC=C1\n" {
 		t.Fatalf("decode: exit %d, output %q, stderr %q", code, out, errs)
+	}
+}
+
+// Files named *.gz are read through gzip by every command that reads molecules, here selfies encode.
+func TestSelfiesEncodeGzip(t *testing.T) {
+	var b bytes.Buffer
+	z := gzip.NewWriter(&b)
+	z.Write([]byte("CCO\nc1ccccc1\n"))
+	z.Close()
+	path := filepath.Join(t.TempDir(), "m.smi.gz")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := run(t, "", "selfies", "encode", path)
+	if code != 0 || out != "[C][C][O]\n[C][=C][C][=C][C][=C][Ring1][=Branch1]\n" {
+		t.Fatalf("exit %d, output %q, stderr %q", code, out, errs)
 	}
 }
 

@@ -7,11 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/internal/textfile"
 )
 
 // newScoreCmd returns "nfbo score", which scores SMILES read line by line (objective.ScoreLines).
@@ -128,7 +128,7 @@ func scoreFiles(ctx context.Context, cmd *Command, score objective.TasksFunc, ta
 		}
 	}
 	for _, name := range files {
-		f, err := os.Open(name)
+		f, err := textfile.Open(name)
 		if err != nil {
 			return failed, err
 		}
