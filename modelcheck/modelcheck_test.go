@@ -88,11 +88,11 @@ func TestRecon(t *testing.T) {
 	dir := t.TempDir()
 	modeltest.WriteShippedVocabModel(t, dir)
 	in := filepath.Join(dir, "mols.smi")
-	if err := os.WriteFile(in, []byte("CCO\n\n[C][C][N]\nc1ccccc1\n[Xx][C]\nC1CC\n"), 0o644); err != nil {
+	if err := os.WriteFile(in, []byte("CCO ethanol\n\n[C][C][N]\nc1ccccc1\tbenzene\n[Xx][C]\nC1CC\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ft := filepath.Join(dir, "ft.smi")
-	if err := os.WriteFile(ft, []byte("CCO\nCCN\nc1ccccc1O\n"), 0o644); err != nil {
+	if err := os.WriteFile(ft, []byte("CCO\nCCN ZINC1\nc1ccccc1O\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s, out, errb := streams()

@@ -106,7 +106,7 @@ func Recon(ctx context.Context, s optimize.Streams, set ReconSettings) (ReconCou
 			return c, err
 		}
 		line++
-		text := strings.TrimSpace(sc.Text())
+		text, _ := smiles.FirstField(sc.Text())
 		if text == "" {
 			continue
 		}
@@ -184,7 +184,7 @@ func fineTune(ctx context.Context, s optimize.Streams, flow *seqflow.Flow, voc *
 	var tokens []int
 	n := 0
 	for i, line := range strings.Split(string(data), "\n") {
-		text := strings.TrimSpace(line)
+		text, _ := smiles.FirstField(line)
 		if text == "" {
 			continue
 		}

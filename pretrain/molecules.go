@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/nfbo/nfbo/chem/selfies"
 	"github.com/nfbo/nfbo/chem/smiles"
@@ -30,7 +29,8 @@ func tokenLists(mols []Molecule) [][]string {
 	return out
 }
 
-// Read reads the molecules of the file name, one per line, SMILES or SELFIES (selfies.LooksLike), through
+// Read reads the molecules of the file name, one per line, SMILES or SELFIES (selfies.LooksLike) in the line's
+// first field (smiles.FirstField: a name or an id may follow, as in .smi files and ZINC's downloads), through
 // gzip when the name ends in .gz. A line that cannot be used (an invalid SMILES or SELFIES) is passed to skip
 // as "FILE:LINE: reason" and left out; blank lines are skipped silently.
 func Read(ctx context.Context, name string, skip func(line string)) ([]Molecule, error) {
@@ -50,7 +50,7 @@ func Read(ctx context.Context, name string, skip func(line string)) ([]Molecule,
 			}
 		}
 		line++
-		text := strings.TrimSpace(sc.Text())
+		text, _ := smiles.FirstField(sc.Text())
 		if text == "" {
 			continue
 		}

@@ -311,4 +311,13 @@ func TestRead(t *testing.T) {
 	if _, err := Read(context.Background(), filepath.Join(dir, "none.smi.gz"), nil); err == nil {
 		t.Error("a missing file: no error")
 	}
+	// A name or an id after the molecule, as in .smi files and ZINC's downloads, is not part of it.
+	named := filepath.Join(dir, "named.smi")
+	if err := os.WriteFile(named, []byte("CCO ZINC000000000001\n[C][C][N]\tamine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mols, err = Read(context.Background(), named, func(line string) { t.Errorf("skipped %s", line) })
+	if err != nil || len(mols) != 2 || mols[0].SELFIES != "[C][C][O]" || mols[1].SELFIES != "[C][C][N]" {
+		t.Errorf("named lines read as %+v, %v", mols, err)
+	}
 }

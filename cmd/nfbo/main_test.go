@@ -89,6 +89,15 @@ func TestSelfiesEncodeDecodeLines(t *testing.T) {
 	if code != 0 || out != "CCO\nC1=CC=CC=C1\n" {
 		t.Fatalf("decode: exit %d, output %q, stderr %q", code, out, errs)
 	}
+	// A name after the molecule, as in .smi files, follows the converted molecule.
+	out, errs, code = run(t, "CCO ethanol\n  c1ccccc1\tbenzene 2\n", "selfies", "encode")
+	if code != 0 || out != "[C][C][O] ethanol\n[C][=C][C][=C][C][=C][Ring1][=Branch1]\tbenzene 2\n" {
+		t.Fatalf("encode with names: exit %d, output %q, stderr %q", code, out, errs)
+	}
+	out, errs, code = run(t, "[C][C][O] ethanol\n", "selfies", "decode")
+	if code != 0 || out != "CCO ethanol\n" {
+		t.Fatalf("decode with names: exit %d, output %q, stderr %q", code, out, errs)
+	}
 }
 
 // Files named *.gz are read through gzip by every command that reads molecules, here selfies encode.

@@ -114,7 +114,8 @@ const pretrainHelp = `Pretrain trains a SeqFlow from scratch (or resumes one) on
 FILE and writes the model to DIR/` + model.CheckpointName + `.
 
 FILE has one molecule per line, SMILES or SELFIES (a line made only of
-bracketed symbols is SELFIES); a name ending in .gz is read through gzip.
+bracketed symbols is SELFIES), in the line's first field (a name or an id
+may follow, as in .smi files); a name ending in .gz is read through gzip.
 SMILES are converted with the selfies 2.0.0 encoder. Lines that cannot be
 used (invalid SMILES, a token outside the vocabulary, too long for -seq-len)
 are reported on standard error as FILE:LINE: reason and skipped.

@@ -22,10 +22,11 @@ decodes it back, then prints the fraction reconstructed token for token and
 lists every molecule that was not.
 
 FILE has one molecule per line, SMILES or SELFIES (-format auto takes a line
-made only of bracketed symbols for SELFIES); blank lines are skipped. SMILES
-are converted with the selfies 2.0.0 encoder. DIR is a model directory
-holding ` + model.CheckpointName + `
-(or the checkpoint file itself); its vocabulary and sequence length T apply.
+made only of bracketed symbols for SELFIES), in the line's first field (a
+name or an id may follow); blank lines are skipped. SMILES are converted
+with the selfies 2.0.0 encoder. DIR is a model directory holding
+` + model.CheckpointName + ` (or the checkpoint file itself); its vocabulary
+and sequence length T apply.
 
 -backend chooses who runs the flow: go (pure Go), ort (ONNX Runtime, an
 error if its library cannot be loaded), auto (ONNX Runtime when its
