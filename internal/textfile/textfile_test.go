@@ -18,10 +18,7 @@ func TestOpen(t *testing.T) {
 	if err := os.WriteFile(plain, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var b bytes.Buffer
-	z := gzip.NewWriter(&b)
-	z.Write([]byte(text))
-	z.Close()
+	b := bytes.NewBuffer(gzipped(text))
 	packed := filepath.Join(dir, "m.smi.gz")
 	if err := os.WriteFile(packed, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -37,6 +34,22 @@ func TestOpen(t *testing.T) {
 		}
 		if err := r.Close(); err != nil {
 			t.Errorf("%s: close: %v", name, err)
+		}
+	}
+
+	for name, data := range map[string][]byte{"bom.smi": []byte("\ufeff" + text), "bom.smi.gz": gzipped("\ufeff" + text)} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || string(got) != text {
+			t.Errorf("%s: read %q, %v; want %q without the byte order mark", name, got, err, text)
 		}
 	}
 
@@ -62,4 +75,12 @@ func TestOpen(t *testing.T) {
 	if _, err := io.ReadAll(r); err == nil {
 		t.Error("a truncated stream read without an error")
 	}
+}
+
+func gzipped(text string) []byte {
+	var b bytes.Buffer
+	z := gzip.NewWriter(&b)
+	z.Write([]byte(text))
+	z.Close()
+	return b.Bytes()
 }
