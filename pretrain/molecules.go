@@ -32,7 +32,8 @@ func tokenLists(mols []Molecule) [][]string {
 // Read reads the molecules of the file name, one per line, SMILES or SELFIES (selfies.LooksLike) in the line's
 // first field (smiles.FirstField: a name or an id may follow, as in .smi files and ZINC's downloads), through
 // gzip when the name ends in .gz. A line that cannot be used (an invalid SMILES or SELFIES) is passed to skip
-// as "FILE:LINE: reason" and left out; blank lines are skipped silently.
+// as "FILE:LINE: reason" and left out; blank lines are skipped silently. A file with no usable molecule is an
+// error.
 func Read(ctx context.Context, name string, skip func(line string)) ([]Molecule, error) {
 	r, err := textfile.Open(name)
 	if err != nil {
@@ -42,7 +43,7 @@ func Read(ctx context.Context, name string, skip func(line string)) ([]Molecule,
 	var mols []Molecule
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
-	line := 0
+	line, skipped := 0, 0
 	for sc.Scan() {
 		if line%1024 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -57,12 +58,14 @@ func Read(ctx context.Context, name string, skip func(line string)) ([]Molecule,
 		sf := text
 		if !selfies.LooksLike(text) {
 			if sf, err = selfies.Encode(text); err != nil {
+				skipped++
 				skip(fmt.Sprintf("%s:%d: SMILES %s: %v", name, line, smiles.Quote(text), err))
 				continue
 			}
 		}
 		tokens, err := selfies.Split(sf)
 		if err != nil {
+			skipped++
 			skip(fmt.Sprintf("%s:%d: SELFIES %s: %v", name, line, smiles.Quote(sf), err))
 			continue
 		}
@@ -70,6 +73,9 @@ func Read(ctx context.Context, name string, skip func(line string)) ([]Molecule,
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("pretrain: read %s: %w", name, err)
+	}
+	if len(mols) == 0 {
+		return nil, fmt.Errorf("pretrain: %s: no molecules (%d lines, %d of them not blank and not usable)", name, line, skipped)
 	}
 	return mols, nil
 }

@@ -311,6 +311,14 @@ func TestRead(t *testing.T) {
 	if _, err := Read(context.Background(), filepath.Join(dir, "none.smi.gz"), nil); err == nil {
 		t.Error("a missing file: no error")
 	}
+	empty := filepath.Join(dir, "empty.smi")
+	if err := os.WriteFile(empty, []byte("\nnot a molecule (\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(context.Background(), empty, func(string) {}); err == nil || !strings.Contains(err.Error(),
+		empty+": no molecules (2 lines, 1 of them not blank and not usable)") {
+		t.Errorf("a file without molecules: %v", err)
+	}
 	// A name or an id after the molecule, as in .smi files and ZINC's downloads, is not part of it.
 	named := filepath.Join(dir, "named.smi")
 	if err := os.WriteFile(named, []byte("CCO ZINC000000000001\n[C][C][N]\tamine\n"), 0o644); err != nil {
