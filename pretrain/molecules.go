@@ -74,8 +74,11 @@ func Read(ctx context.Context, name string, skip func(line string)) ([]Molecule,
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("pretrain: read %s: %w", name, err)
 	}
-	if len(mols) == 0 {
-		return nil, fmt.Errorf("pretrain: %s: no molecules (%d lines, %d of them not blank and not usable)", name, line, skipped)
+	switch {
+	case line == 0:
+		return nil, fmt.Errorf("pretrain: %s: the file is empty", name)
+	case len(mols) == 0:
+		return nil, fmt.Errorf("pretrain: %s: no molecule in its %d lines (%d could not be read)", name, line, skipped)
 	}
 	return mols, nil
 }

@@ -316,7 +316,7 @@ func TestRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := Read(context.Background(), empty, func(string) {}); err == nil || !strings.Contains(err.Error(),
-		empty+": no molecules (2 lines, 1 of them not blank and not usable)") {
+		empty+": no molecule in its 2 lines (1 could not be read)") {
 		t.Errorf("a file without molecules: %v", err)
 	}
 	// A name or an id after the molecule, as in .smi files and ZINC's downloads, is not part of it.
