@@ -113,4 +113,14 @@ func TestRecon(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errb)
 		}
 	}
+
+	empty := filepath.Join(dir, "empty.smi")
+	if err := os.WriteFile(empty, []byte("\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _, _ = streams()
+	if _, err := Recon(context.Background(), s, ReconSettings{Model: dir, File: empty, Format: "auto", Backend: "go", Batch: 2}); err == nil ||
+		err.Error() != "recon: "+empty+": no molecules" {
+		t.Errorf("a file without molecules: %v", err)
+	}
 }

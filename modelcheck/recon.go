@@ -130,6 +130,9 @@ func Recon(ctx context.Context, s optimize.Streams, set ReconSettings) (ReconCou
 	if err := flush(); err != nil {
 		return c, err
 	}
+	if c.Total == 0 && c.Bad == 0 {
+		return c, fmt.Errorf("recon: %s: no molecules", set.File)
+	}
 	frac := 0.0
 	if c.Total > 0 {
 		frac = float64(c.OK) / float64(c.Total)
