@@ -145,10 +145,12 @@ func standardizeInit(ctx context.Context, python, path string, rows []initRow, w
 	return kept, nil
 }
 
-// readInitCSV reads a CSV init file (header first). The SMILES column is "smiles" or "smile" (any case); the
-// scores come from a column named like the task, if there is one.
-func readInitCSV(path, text, task string, count int) (rows []initRow, hasScores bool, err error) {
+// readInitCSV reads a CSV init file (header first), its fields separated by comma (',', or '\t' for a
+// tab-separated file). The SMILES column is "smiles" or "smile" (any case); the scores come from a column named
+// like the task, if there is one.
+func readInitCSV(path, text, task string, count int, comma rune) (rows []initRow, hasScores bool, err error) {
 	r := csv.NewReader(strings.NewReader(text))
+	r.Comma = comma
 	r.FieldsPerRecord = -1
 	header, err := r.Read()
 	if err != nil {
@@ -219,6 +221,21 @@ func trimSpace(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// tsvHeader reports whether line, an init file's first line, is the header of a tab-separated table: tabs
+// between its fields, one of which names the SMILES column. A SMILES file whose lines hold a name after a tab
+// has no such header, and a spreadsheet's table exported with tabs (DataWarrior's, say) keeps its scores.
+func tsvHeader(line string) bool {
+	if !strings.Contains(line, "\t") {
+		return false
+	}
+	for _, h := range strings.Split(line, "\t") {
+		if h = strings.TrimSpace(h); strings.EqualFold(h, "smiles") || strings.EqualFold(h, "smile") {
+			return true
+		}
+	}
+	return false
 }
 
 // canonicalInit canonicalises the initial molecules with NF-BO's SELFIES round trip and returns them with the run's

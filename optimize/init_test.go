@@ -18,6 +18,7 @@ func FuzzParseInit(f *testing.F) {
 	f.Add([]byte("smile,adip\n\"C,C\",NaN\n"), "adip", 5)
 	f.Add([]byte("name,smiles,adip\nx,CC\u00a0O,1\n"), "adip", 5)
 	f.Add([]byte("CC\xe9N\n"), "qed", 3)
+	f.Add([]byte("ID\tSmiles\tadip\nm1\tCCO\t0.5\n"), "adip", 5)
 	f.Fuzz(func(t *testing.T, data []byte, task string, count int) {
 		count = 1 + (count&0xffff)%50
 		rows, hasScores, err := parseInit("fuzz.csv", data, task, count)
@@ -62,5 +63,23 @@ func TestReadInitGzip(t *testing.T) {
 	}
 	if !hasScores || len(rows) != 5 {
 		t.Fatalf("guacamol 10k csv.gz: hasScores %v, %d rows", hasScores, len(rows))
+	}
+}
+
+// A tab-separated table with a header naming the SMILES column (a spreadsheet's or DataWarrior's export) keeps
+// its scores and names; a SMILES file with a name after a tab is still a SMILES file.
+func TestParseInitTabs(t *testing.T) {
+	rows, hasScores, err := parseInit("t.tsv", []byte("ID\tSmiles\tadip\nm1\tCCO\t0.5\nm2\tc1ccccc1\t0.25\n"), "adip", 10)
+	if err != nil || !hasScores || len(rows) != 2 || rows[1].smiles != "c1ccccc1" || rows[1].score != 0.25 || rows[1].name != "m2" ||
+		rows[1].line != 3 {
+		t.Errorf("tab-separated table: %+v, scores %v, %v", rows, hasScores, err)
+	}
+	rows, hasScores, err = parseInit("t.smi", []byte("CCO\tethanol\nCCN\tethylamine\n"), "adip", 10)
+	if err != nil || hasScores || len(rows) != 2 || rows[0].smiles != "CCO" || rows[0].name != "ethanol" {
+		t.Errorf("SMILES with names after tabs: %+v, scores %v, %v", rows, hasScores, err)
+	}
+	if _, _, err = parseInit("t.tsv", []byte("smiles\tadip\nCCO\t\n"), "adip", 10); err == nil ||
+		err.Error() != "optimize: t.tsv:2: column 2 (adip): no score: give every molecule a score, or drop the column to have the objective score them" {
+		t.Errorf("an empty score in a tab-separated table: %v", err)
 	}
 }

@@ -640,7 +640,10 @@ func parseInit(path string, data []byte, task string, count int) (rows []initRow
 	text := strings.TrimPrefix(string(data), "\ufeff") // the byte order mark some editors write
 	first, _, _ := strings.Cut(text, "\n")
 	if strings.Contains(first, ",") {
-		return readInitCSV(path, text, task, count)
+		return readInitCSV(path, text, task, count, ',')
+	}
+	if tsvHeader(first) {
+		return readInitCSV(path, text, task, count, '\t')
 	}
 	for i, line := range strings.Split(text, "\n") {
 		if len(rows) == count {

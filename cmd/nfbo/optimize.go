@@ -34,17 +34,19 @@ in -model, starting from the molecules of -init, until -budget objective
 calls (distinct new molecules) are spent.
 
 -init is either a CSV file with a header that has a "smiles" or "smile"
-column, or a file with one SMILES per line (first whitespace-separated
-field). When the CSV also has a column named like the task (GuacaMol's
+column (or such a table separated by tabs), an SDF, or a file with one
+SMILES per line (first whitespace-separated field; a name may follow); a
+name ending in .gz is read through gzip. When the table also has a column
+named like the task (GuacaMol's
 data/guacamol/guacamol_train_data_first_100.csv has med1, adip, ...), those
-scores are used as they are and cost nothing. Otherwise the initial molecules
-are scored through the objective first and, as in PMO, count as calls: they
-are the first lines of the evaluation log and come out of -budget (so the
-pmo preset's default, 1,000 initial + 9,000 calls, is -budget 10000; there
-NF-BO's screened variant pays for the first 200 of the 1,000 and makes the
-other 800 calls itself, which measured better at PMO's budget).
--init-count N takes the first N rows (default: the preset's, 100 for
-guacamol-500). Molecules that cannot be tokenised with the model's
+scores are used as they are and cost nothing. Otherwise the initial
+molecules are scored through the objective first and, as in PMO, count as
+calls: they are the first lines of the evaluation log and come out of
+-budget (so the pmo preset's default, 1,000 initial + 9,000 calls, is
+-budget 10000; there NF-BO's screened variant pays for the first 200 of the
+1,000 and makes the other 800 calls itself, which measured better at PMO's
+budget). -init-count N takes the first N rows (default: the preset's, 100
+for guacamol-500). Molecules that cannot be tokenised with the model's
 vocabulary are skipped with a message naming the file and line. The run's
 sequence length T is 1 + the longest initial SELFIES (at most the model's
 max_seq_len).
@@ -141,7 +143,7 @@ Top-10 (PMO) of the evaluation log are printed.`,
 // optimize, ask and serve share them.
 func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.StringVar(&a.Task, "task", "", "task name or alias (see \"nfbo tasks\"); passed through to -objective-cmd (required)")
-	fs.StringVar(&a.Init, "init", "", "initial molecules: a CSV `file` with a smiles (or smile) column, or one SMILES per line (required)")
+	fs.StringVar(&a.Init, "init", "", "initial molecules: a CSV (or tab-separated) `file` with a smiles (or smile) column, an SDF, or one SMILES per line (required)")
 	fs.IntVar(&a.InitCount, "init-count", 0, "use the first `N` initial molecules; 0 means the preset's count (pmo: 1,000, of which NF-BO's screened variant pays for 200 when they have no scores)")
 	fs.IntVar(&a.Budget, "budget", 0, "objective calls (distinct new molecules); 0 means the preset's")
 	fs.StringVar(&a.Preset, "preset", "guacamol-500", "optimiser setting: guacamol-500, guacamol-10k or pmo")
