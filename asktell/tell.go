@@ -77,7 +77,7 @@ const peekBytes = 64 << 10
 
 // Parse reads a tell file named name (for errors): either CSV with a header that has an "id" and a "score"
 // column (case-insensitive; an "error" column may say why a score is missing; other columns, such as ask's
-// "smiles", are ignored), or JSON lines, one object {"id": "m1", "score": 0.5} (or "error": "...") per line.
+// "smiles", are ignored; fields separated by tabs when the header has tabs and no comma), or JSON lines, one object {"id": "m1", "score": 0.5} (or "error": "...") per line.
 // Blank lines are skipped. A score must be a finite number, or empty with an error; an id may appear twice
 // only with the same answer. The first bad row is a *RowError.
 //
@@ -97,7 +97,7 @@ func Parse(name string, r io.Reader) ([]Told, error) {
 	if firstByte(br) == '{' {
 		err = parseJSONLines(name, br, &rows)
 	} else {
-		err = parseCSV(name, br, &rows)
+		err = parseCSV(name, br, &rows, separator(br))
 	}
 	if src.err != nil && src.err != io.EOF {
 		// src reads ahead of the rows parsed: a bad row before a long line is the first problem, but any row
@@ -151,6 +151,18 @@ func firstByte(br *bufio.Reader) byte {
 		}
 	}
 	return 0
+}
+
+// separator returns the field separator of a tell table: a tab when its header line holds tabs and no comma,
+// as a spreadsheet's tab-delimited export does, a comma otherwise. It looks at the header line within the first
+// br.Size() bytes, without reading past them.
+func separator(br *bufio.Reader) rune {
+	b, _ := br.Peek(br.Size())
+	header, _, _ := bytes.Cut(b, []byte("\n"))
+	if bytes.IndexByte(header, '\t') >= 0 && bytes.IndexByte(header, ',') < 0 {
+		return '\t'
+	}
+	return ','
 }
 
 // errTooLarge is tellReader's error for a file over MaxTellBytes.
@@ -302,8 +314,9 @@ func answer(r Told) string {
 	return "score " + strconv.FormatFloat(r.Score, 'g', -1, 64)
 }
 
-func parseCSV(name string, r io.Reader, rows *rowList) error {
+func parseCSV(name string, r io.Reader, rows *rowList, comma rune) error {
 	cr := csv.NewReader(r)
+	cr.Comma = comma
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	header, err := cr.Read()

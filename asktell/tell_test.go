@@ -23,6 +23,7 @@ func TestParse(t *testing.T) {
 		"csv-crlf":     "id,score\r\nm1,0.5\r\nm2,-300\r\nm3,1\r\n",
 		"jsonl":        "{\"id\":\"m1\",\"score\":0.5}\n{\"id\":\"m2\",\"score\":-300}\n\n{\"id\":\"m3\",\"score\":\"1\"}\n",
 		"csv-repeated": "id,score\nm1,0.5\nm2,-300\nm1,0.5\nm3,1\n",
+		"tsv":          "\ufeffid\tsmiles\tscore\tnote\nm1\tCCO\t0.5\ta, b\nm2\tCC\t-300\t\nm3\tC\t1\t\n",
 	}
 	for name, text := range good {
 		rows, err := Parse(name, strings.NewReader(text))
