@@ -344,6 +344,10 @@ func parseCSV(name string, r io.Reader, rows *rowList, comma rune) error {
 	}
 	width := len(header)
 	if idCol < 0 || scoreCol < 0 {
+		if len(header) == 1 && strings.Contains(header[0], ";") {
+			return &RowError{name, 1, fmt.Errorf("header %q: fields separated by semicolons (a spreadsheet's CSV in some "+
+				"locales): save the file with commas between fields and points in numbers, or with tabs", header[0])}
+		}
 		return &RowError{name, 1, fmt.Errorf("header %q: want an id and a score column (CSV), or JSON lines", strings.Join(header, ","))}
 	}
 	for {

@@ -72,6 +72,10 @@ func TestParse(t *testing.T) {
 	if _, err := Parse("f", strings.NewReader("id,score\n")); err == nil {
 		t.Errorf("a file without rows was accepted")
 	}
+	if _, err := Parse("f", strings.NewReader("id;smiles;score\nm1;CCO;0,5\n")); err == nil ||
+		!strings.Contains(err.Error(), "fields separated by semicolons") {
+		t.Errorf("a table separated by semicolons: %v", err)
+	}
 }
 
 // blanks reads n bytes of blank lines, 1,000 spaces each.

@@ -227,10 +227,15 @@ func trimSpace(s string) string {
 // between its fields, one of which names the SMILES column. A SMILES file whose lines hold a name after a tab
 // has no such header, and a spreadsheet's table exported with tabs (DataWarrior's, say) keeps its scores.
 func tsvHeader(line string) bool {
-	if !strings.Contains(line, "\t") {
+	return strings.Contains(line, "\t") && smilesHeader(strings.Split(line, "\t"))
+}
+
+// smilesHeader reports whether a table's header has more than one field, one of which names the SMILES column.
+func smilesHeader(fields []string) bool {
+	if len(fields) < 2 {
 		return false
 	}
-	for _, h := range strings.Split(line, "\t") {
+	for _, h := range fields {
 		if h = strings.TrimSpace(h); strings.EqualFold(h, "smiles") || strings.EqualFold(h, "smile") {
 			return true
 		}

@@ -3,6 +3,7 @@ package optimize
 import (
 	"bytes"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/nfbo/nfbo/chem/smiles"
@@ -77,6 +78,10 @@ func TestParseInitTabs(t *testing.T) {
 	rows, hasScores, err = parseInit("t.smi", []byte("CCO\tethanol\nCCN\tethylamine\n"), "adip", 10)
 	if err != nil || hasScores || len(rows) != 2 || rows[0].smiles != "CCO" || rows[0].name != "ethanol" {
 		t.Errorf("SMILES with names after tabs: %+v, scores %v, %v", rows, hasScores, err)
+	}
+	if _, _, err = parseInit("t.csv", []byte("Name;SMILES;adip\nx;CCO;0,5\n"), "adip", 10); err == nil ||
+		!strings.HasPrefix(err.Error(), "optimize: t.csv:1: fields separated by semicolons") {
+		t.Errorf("a table separated by semicolons: %v", err)
 	}
 	if _, _, err = parseInit("t.tsv", []byte("smiles\tadip\nCCO\t\n"), "adip", 10); err == nil ||
 		err.Error() != "optimize: t.tsv:2: column 2 (adip): no score: give every molecule a score, or drop the column to have the objective score them" {

@@ -645,6 +645,10 @@ func parseInit(path string, data []byte, task string, count int) (rows []initRow
 	if tsvHeader(first) {
 		return readInitCSV(path, text, task, count, '\t')
 	}
+	if smilesHeader(strings.Split(first, ";")) {
+		return nil, false, fmt.Errorf("optimize: %s:1: fields separated by semicolons (a spreadsheet's CSV in some "+
+			"locales): save the file with commas between fields and points in numbers, or with tabs", path)
+	}
 	for i, line := range strings.Split(text, "\n") {
 		if len(rows) == count {
 			break
