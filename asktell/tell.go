@@ -77,9 +77,10 @@ const peekBytes = 64 << 10
 
 // Parse reads a tell file named name (for errors): either CSV with a header that has an "id" and a "score"
 // column (case-insensitive; an "error" column may say why a score is missing; other columns, such as ask's
-// "smiles", are ignored; fields separated by tabs when the header has tabs and no comma), or JSON lines, one object {"id": "m1", "score": 0.5} (or "error": "...") per line.
-// Blank lines are skipped. A score must be a finite number, or empty with an error; an id may appear twice
-// only with the same answer. The first bad row is a *RowError.
+// "smiles", are ignored; fields separated by tabs when the header has tabs and no comma), or JSON lines, one
+// object {"id": "m1", "score": 0.5} (or "error": "...") per line. Blank lines are skipped. A score must be a
+// finite number, or empty with an error; an id may appear twice only with the same answer. The first bad row is
+// a *RowError.
 //
 // Parse reads r as a stream and stops at the first problem, so a file of up to MaxTellBytes costs memory for
 // its rows only (see MaxTellRows). A file is JSON lines when its first byte that is not blank (within the first
@@ -345,8 +346,7 @@ func parseCSV(name string, r io.Reader, rows *rowList, comma rune) error {
 	width := len(header)
 	if idCol < 0 || scoreCol < 0 {
 		if len(header) == 1 && strings.Contains(header[0], ";") {
-			return &RowError{name, 1, fmt.Errorf("header %q: fields separated by semicolons (a spreadsheet's CSV in some "+
-				"locales): save the file with commas between fields and points in numbers, or with tabs", header[0])}
+			return &RowError{name, 1, fmt.Errorf("header %q: %w", header[0], objective.ErrSemicolons)}
 		}
 		return &RowError{name, 1, fmt.Errorf("header %q: want an id and a score column (CSV), or JSON lines", strings.Join(header, ","))}
 	}

@@ -646,8 +646,7 @@ func parseInit(path string, data []byte, task string, count int) (rows []initRow
 		return readInitCSV(path, text, task, count, '\t')
 	}
 	if smilesHeader(strings.Split(first, ";")) {
-		return nil, false, fmt.Errorf("optimize: %s:1: fields separated by semicolons (a spreadsheet's CSV in some "+
-			"locales): save the file with commas between fields and points in numbers, or with tabs", path)
+		return nil, false, fmt.Errorf("optimize: %s:1: %w", path, objective.ErrSemicolons)
 	}
 	for i, line := range strings.Split(text, "\n") {
 		if len(rows) == count {

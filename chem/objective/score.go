@@ -8,6 +8,12 @@ import (
 	"strings"
 )
 
+// ErrSemicolons says that a table a person saved has its fields separated by semicolons, as a spreadsheet's CSV
+// does in locales that write decimal commas: the readers of tells and initial files refuse it with this error
+// rather than guess where the numbers' commas are.
+var ErrSemicolons = errors.New("fields separated by semicolons (a spreadsheet's CSV in some locales): save the " +
+	"file with commas between fields and points in numbers, or with tabs")
+
 // ParseScore reads a score that a person, a spreadsheet or a program wrote in a file (a tell, an initial file's
 // score column or SDF data item): a finite decimal number, an optional sign, digits with an optional fraction and
 // an optional exponent. strconv.ParseFloat also reads hexadecimal floats ("0x1p-2" is 0.25), underscores,
