@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/nfbo/nfbo/bo/gp"
 )
 
 // proposer is the seam between the two variants, chosen once by NewOptimizer from Config.Screen: what the
@@ -117,5 +119,5 @@ func (o *Optimizer) fitRank(ctx context.Context, tokens []int, smiles []string, 
 	}
 	mean := make([]float64, len(scores))
 	p.Predict(mean, x)
-	return Spearman(mean, scores), nil
+	return gp.Spearman(mean, scores), nil
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 )
@@ -425,57 +424,6 @@ func (o *Optimizer) selectAllowed(ctx context.Context, dst []int, samples []floa
 			return picks, len(dropped), nil
 		}
 	}
-}
-
-// Spearman returns the rank correlation of a and b (average ranks for ties), or NaN when either is constant.
-func Spearman(a, b []float64) float64 {
-	ra, rb := fracRanks(a), fracRanks(b)
-	n := float64(len(a))
-	var ma, mb float64
-	for i := range ra {
-		ma += ra[i]
-		mb += rb[i]
-	}
-	ma /= n
-	mb /= n
-	var sab, saa, sbb float64
-	for i := range ra {
-		sab += (ra[i] - ma) * (rb[i] - mb)
-		saa += (ra[i] - ma) * (ra[i] - ma)
-		sbb += (rb[i] - mb) * (rb[i] - mb)
-	}
-	if saa == 0 || sbb == 0 {
-		return math.NaN()
-	}
-	return sab / math.Sqrt(saa*sbb)
-}
-
-func fracRanks(v []float64) []float64 {
-	idx := make([]int, len(v))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(i, j int) int {
-		switch {
-		case v[i] < v[j]:
-			return -1
-		case v[i] > v[j]:
-			return 1
-		}
-		return 0
-	})
-	r := make([]float64, len(v))
-	for i := 0; i < len(idx); {
-		j := i
-		for j < len(idx) && v[idx[j]] == v[idx[i]] {
-			j++
-		}
-		for k := i; k < j; k++ {
-			r[idx[k]] = float64(i+j-1) / 2
-		}
-		i = j
-	}
-	return r
 }
 
 // LibrarySample is how many library molecules per library candidate an iteration draws to find the neighbours of

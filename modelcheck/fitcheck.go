@@ -146,7 +146,7 @@ func (d *fitData) row(ctx context.Context, w io.Writer, idx, testIdx []int, seed
 			return fmt.Errorf("fitcheck: fit: %w", err)
 		}
 		e.Predict(mean, vari, rows(in.x, in.width, testIdx), false)
-		rho[j], secs[j] = bo.Spearman(mean, yTest), time.Since(start).Seconds()
+		rho[j], secs[j] = gp.Spearman(mean, yTest), time.Since(start).Seconds()
 	}
 	start := time.Now()
 	xs := rows(d.lat, d.latW, idx)
@@ -157,7 +157,7 @@ func (d *fitData) row(ctx context.Context, w io.Writer, idx, testIdx []int, seed
 	if err := s.Predict(mean, vari, rows(d.lat, d.latW, testIdx), false); err != nil {
 		return fmt.Errorf("fitcheck: svgp predict: %w", err)
 	}
-	rho[3], secs[3] = bo.Spearman(mean, yTest), time.Since(start).Seconds()
+	rho[3], secs[3] = gp.Spearman(mean, yTest), time.Since(start).Seconds()
 	_, err := fmt.Fprintf(w, "| %d | %.3f | %.3f | %.3f | %.3f | %.1f / %.1f / %.1f / %.1f |\n", len(idx), rho[0], rho[1], rho[2], rho[3],
 		secs[0], secs[1], secs[2], secs[3])
 	return err

@@ -248,7 +248,7 @@ func testExactImprovesWithData(t *testing.T, kind Kernel) {
 		}
 		mean, vari := make([]float64, len(yt)), make([]float64, len(yt))
 		e.Predict(mean, vari, xt, false)
-		rho := spearman(mean, yt)
+		rho := Spearman(mean, yt)
 		t.Logf("n=%d: held-out Spearman %.3f, hyper %v", n, rho, fmtHyper(e))
 		if rho < prev-0.02 {
 			t.Errorf("n=%d: Spearman %.3f fell from %.3f", n, rho, prev)
@@ -263,31 +263,6 @@ func testExactImprovesWithData(t *testing.T, kind Kernel) {
 func fmtHyper(e *Exact) []float64 {
 	l, s, n := e.Hyper()
 	return []float64{l / e.med, s, n}
-}
-
-func spearman(a, b []float64) float64 {
-	return stat.Correlation(ranks(a), ranks(b), nil)
-}
-
-func ranks(v []float64) []float64 {
-	idx := make([]int, len(v))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(i, j int) int {
-		switch {
-		case v[i] < v[j]:
-			return -1
-		case v[i] > v[j]:
-			return 1
-		}
-		return 0
-	})
-	r := make([]float64, len(v))
-	for k, i := range idx {
-		r[i] = float64(k)
-	}
-	return r
 }
 
 // TestExactMarshalRoundTrip: a restored model samples bit-identically.
