@@ -1,34 +1,18 @@
 package gp
 
 import (
-	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // Spearman returns the rank correlation of a and b (average ranks for ties), or NaN when either is constant: how
 // well a surrogate's posterior mean orders scores it was not fitted on (the optimiser's FitRank, nfbo fitcheck).
 func Spearman(a, b []float64) float64 {
-	ra, rb := fracRanks(a), fracRanks(b)
-	n := float64(len(a))
-	var ma, mb float64
-	for i := range ra {
-		ma += ra[i]
-		mb += rb[i]
-	}
-	ma /= n
-	mb /= n
-	var sab, saa, sbb float64
-	for i := range ra {
-		sab += (ra[i] - ma) * (rb[i] - mb)
-		saa += (ra[i] - ma) * (ra[i] - ma)
-		sbb += (rb[i] - mb) * (rb[i] - mb)
-	}
-	if saa == 0 || sbb == 0 {
-		return math.NaN()
-	}
-	return sab / math.Sqrt(saa*sbb)
+	return stat.Correlation(fracRanks(a), fracRanks(b), nil) // 0/0, NaN, when either is constant
 }
 
+// fracRanks returns the 0-based rank of each element of v, ties sharing the mean of their ranks.
 func fracRanks(v []float64) []float64 {
 	idx := make([]int, len(v))
 	for i := range idx {
