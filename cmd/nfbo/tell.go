@@ -27,10 +27,10 @@ synced before tell reports it.
 
 FILE is CSV with a header that has an "id" and a "score" column (ask's CSV
 with a score column added will do: other columns are ignored; a spreadsheet's
-tab-delimited export too), or JSON lines such as {"id": "m12", "score":
-0.73}. A molecule that could not be scored
-(a failed synthesis) may have an empty score and an "error" saying why: it is
-paid for with score 0 and the reason, as an objective's error is.
+tab-delimited export too), or JSON lines such as
+{"id": "m12", "score": 0.73}. A molecule that could not be scored (a failed
+synthesis) may have an empty score and an "error" saying why: it is paid for
+with score 0 and the reason, as an objective's error is.
 
 Partial batches, late results and rows sent again are fine: a molecule told
 before with the same answer is counted once. Every row is checked before any
