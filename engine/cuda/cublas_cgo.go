@@ -104,6 +104,11 @@ func (b *BLAS) Close() error {
 // column-major, so it computes Cᵀ = op(B)ᵀ·op(A)ᵀ on the same memory: the operands swap, m and n swap, and
 // nothing is copied.
 func (b *BLAS) Gemm(tA, tB bool, alpha float32, A Ptr, ar, ac int, B Ptr, br, bc int, beta float32, Cm Ptr) error {
+	return b.d.do(func() error { return b.gemm(tA, tB, alpha, A, ar, ac, B, br, bc, beta, Cm) })
+}
+
+// gemm is Gemm on the device goroutine; cuBLAS queues the product on the default stream and returns.
+func (b *BLAS) gemm(tA, tB bool, alpha float32, A Ptr, ar, ac int, B Ptr, br, bc int, beta float32, Cm Ptr) error {
 	m, k := ar, ac
 	if tA {
 		m, k = ac, ar
@@ -121,8 +126,6 @@ func (b *BLAS) Gemm(tA, tB bool, alpha float32, A Ptr, ar, ac int, B Ptr, br, bc
 		}
 		return 0
 	}
-	return b.d.do(func() error {
-		return b.check("cublasSgemm_v2", C.nfbo_cublasSgemm(b.sgemm, b.h, op(tB), op(tA), C.int(n), C.int(m), C.int(k),
-			C.float(alpha), C.ulonglong(B), C.int(bc), C.ulonglong(A), C.int(ac), C.float(beta), C.ulonglong(Cm), C.int(n)))
-	})
+	return b.check("cublasSgemm_v2", C.nfbo_cublasSgemm(b.sgemm, b.h, op(tB), op(tA), C.int(n), C.int(m), C.int(k),
+		C.float(alpha), C.ulonglong(B), C.int(bc), C.ulonglong(A), C.int(ac), C.float(beta), C.ulonglong(Cm), C.int(n)))
 }

@@ -25,6 +25,8 @@ type backend interface {
 	copy(dst, src cuda.Ptr, n int) error
 	gemm(tA, tB bool, alpha float32, a cuda.Ptr, ar, ac int, b cuda.Ptr, br, bc int, beta float32, c cuda.Ptr) error
 	launch(kernel string, g cuda.Grid, args ...any) error
+	// do runs f, every call inside it made from the thread that owns the GPU (one crossing).
+	do(f func() error) error
 	close() error
 }
 
@@ -33,7 +35,8 @@ var kernelNames = []string{
 	"add_n", "mul_n", "relu_grad", "col_sums", "copy_cols", "gather_rows", "scatter_add_rows", "bias_act",
 	"lstm_cell_step", "lstm_cell_bwd", "nlsq_fwd", "nlsq_bwd", "affine_fwd_rows", "affine_bwd_rows",
 	"normalize_rows", "normalize_rows_grad", "similarity", "similarity_grad", "gauss_nll", "scale_rows",
-	"sum_squares_part", "sum_part", "adam_update",
+	"sum_squares_part", "sum_part_add", "adam_update", "adam_clipped",
+	"batch_layout", "draw_negatives", "draw_noise", "draw_dropout", "sum_loss",
 }
 
 // Launch shapes. threads is the block size of the element-wise kernels; rowThreads that of the kernels with a
@@ -50,15 +53,38 @@ const (
 	normPerThread = 8
 )
 
+// Counts are what a Device has asked of the GPU: bytes copied each way, the calls that made the host wait for
+// the GPU (downloads: a step's one read of its sums), the work queued on the GPU (kernels, cuBLAS products,
+// fills and device-to-device copies) and the allocations. They are counted where the Device calls its backend,
+// so the emulator's counts are the GPU's; their differences over a step are the step's cost
+// (BENCHMARKS.md "GPU training step: what a step asks of the host").
+type Counts struct {
+	H2D, D2H                int64 // bytes
+	Syncs, Launches, Allocs int64
+}
+
+// Sub returns c − o, field by field: the counts between two readings.
+func (c Counts) Sub(o Counts) Counts {
+	return Counts{H2D: c.H2D - o.H2D, D2H: c.D2H - o.D2H, Syncs: c.Syncs - o.Syncs, Launches: c.Launches - o.Launches,
+		Allocs: c.Allocs - o.Allocs}
+}
+
+// String formats c as the counting test and nfbo pretrain -profile print it.
+func (c Counts) String() string {
+	return fmt.Sprintf("h2d=%d d2h=%d syncs=%d launches=%d allocs=%d", c.H2D, c.D2H, c.Syncs, c.Launches, c.Allocs)
+}
+
 // Device is the training step's Device on a GPU (see the package doc). Its methods must be called from one
 // goroutine at a time, as engine/step does.
 type Device struct {
-	b    backend
-	info cuda.DeviceInfo
-	err  error
-	live map[cuda.Ptr]bool // allocations not yet freed, freed by Close
-	part cuda.Ptr          // the norm's normBlocks partial sums, then the total (float64)
-	norm []float64
+	b      backend
+	info   cuda.DeviceInfo
+	err    error
+	live   map[cuda.Ptr]bool // allocations not yet freed, freed by Close
+	part   cuda.Ptr          // the norm's normBlocks partial sums (float64)
+	normAc step.Acc          // Norm's accumulator
+	norm   []float64
+	counts Counts
 }
 
 var _ step.Device = (*Device)(nil)
@@ -71,8 +97,17 @@ func newDevice(b backend, info cuda.DeviceInfo) (*Device, error) {
 		return nil, errors.Join(fmt.Errorf("gpustep: %w", err), b.close())
 	}
 	d.part = p
+	d.normAc = d.AllocAcc(1)
 	return d, nil
 }
+
+// Do runs f, whose calls of the Device reach the GPU from the thread that owns it without a goroutine hop each:
+// engine/train submits a training step so. The Device's methods must not be called from another goroutine
+// meanwhile.
+func (d *Device) Do(f func() error) error { return d.b.do(f) }
+
+// Counts returns what the Device has asked of the GPU since it was opened.
+func (d *Device) Counts() Counts { return d.counts }
 
 // Info describes the GPU.
 func (d *Device) Info() cuda.DeviceInfo { return d.info }
@@ -107,6 +142,7 @@ func (d *Device) launch(kernel string, g cuda.Grid, args ...any) {
 	if g.Blocks == 0 {
 		return
 	}
+	d.counts.Launches++
 	d.run(func() error { return d.b.launch(kernel, g, args...) })
 }
 
@@ -147,11 +183,13 @@ func (d *Device) alloc(n int) cuda.Ptr {
 		return 0
 	}
 	p, err := d.b.alloc(4 * max(1, n))
+	d.counts.Allocs++
 	if err != nil {
 		d.fail(fmt.Errorf("allocating %d bytes: %w", 4*max(1, n), err))
 		return 0
 	}
 	d.live[p] = true
+	d.counts.Launches++
 	d.run(func() error { return d.b.zero(p, max(1, n)) })
 	return p
 }
@@ -185,18 +223,22 @@ func (d *Device) FreeInt(b step.IntBuf) {
 // Upload copies src into dst.
 func (d *Device) Upload(dst step.Buf, src []float32) {
 	p := at("Upload", "dst", dst, len(src))
+	d.counts.H2D += 4 * int64(len(src))
 	d.run(func() error { return d.b.upload(p, src) })
 }
 
 // UploadInt copies src into dst.
 func (d *Device) UploadInt(dst step.IntBuf, src []int32) {
 	p := at("UploadInt", "dst", dst, len(src))
+	d.counts.H2D += 4 * int64(len(src))
 	d.run(func() error { return d.b.uploadInt32(p, src) })
 }
 
 // Download copies src into dst and returns the Device's error, if any call has failed.
 func (d *Device) Download(dst []float32, src step.Buf) error {
 	p := at("Download", "src", src, len(dst))
+	d.counts.D2H += 4 * int64(len(dst))
+	d.counts.Syncs++
 	d.run(func() error { return d.b.download(dst, p) })
 	return d.err
 }
@@ -204,6 +246,7 @@ func (d *Device) Download(dst []float32, src step.Buf) error {
 // Zero sets dst to zeros.
 func (d *Device) Zero(dst step.Buf) {
 	p := at("Zero", "dst", dst, dst.Len())
+	d.counts.Launches++
 	d.run(func() error { return d.b.zero(p, dst.Len()) })
 }
 
@@ -213,6 +256,7 @@ func (d *Device) Copy(dst, src step.Buf) {
 		panic(fmt.Sprintf("gpustep: Device.Copy: %d elements into %d", src.Len(), dst.Len()))
 	}
 	q, p := at("Copy", "dst", dst, dst.Len()), at("Copy", "src", src, src.Len())
+	d.counts.Launches++
 	d.run(func() error { return d.b.copy(q, p, dst.Len()) })
 }
 
@@ -226,11 +270,13 @@ func (d *Device) Gemm(tA, tB bool, alpha float32, a step.Buf, ar, ac int, b step
 	switch {
 	case m == 0 || n == 0:
 	case k == 0 && beta == 0:
+		d.counts.Launches++
 		d.run(func() error { return d.b.zero(pc, m*n) })
 	case k == 0 && beta != 1:
 		panic(fmt.Sprintf("gpustep: Device.Gemm: inner dimension 0 with beta %g", beta))
 	case k == 0:
 	default:
+		d.counts.Launches++
 		d.run(func() error { return d.b.gemm(tA, tB, alpha, pa, ar, ac, pb, br, bc, beta, pc) })
 	}
 }
@@ -272,6 +318,7 @@ func (d *Device) CopyCols(dst step.Buf, dstW, dstOff int, src step.Buf, srcW, sr
 	q := at("CopyCols", "dst", dst, (n-1)*dstW+dstOff+w)
 	p := at("CopyCols", "src", src, (n-1)*srcW+srcOff+w)
 	if !acc && dstW == w && srcW == w {
+		d.counts.Launches++
 		d.run(func() error { return d.b.copy(q, p, n*w) })
 		return
 	}
@@ -382,23 +429,105 @@ func normGrid(n int) int {
 	return max(1, min(normBlocks, (n+normThreads*normPerThread-1)/(normThreads*normPerThread)))
 }
 
-// Norm returns the L2 norm of x's first n elements: float64 partial sums per block, then their sum
-// (sum_squares_part, sum_part), downloaded.
+// Norm returns the L2 norm of x's first n elements (SumSquares into a scratch accumulator, read back): a wait.
 func (d *Device) Norm(x step.Buf, n int) (float64, error) {
-	p := at("Norm", "x", x, n)
-	g := normGrid(n)
-	d.launch("sum_squares_part", cuda.Grid{Blocks: g, Threads: normThreads}, d.part, p, int64(n))
-	total := d.part + 8*normBlocks
-	d.launch("sum_part", cuda.Grid{Blocks: 1, Threads: normThreads}, total, d.part, g)
-	d.run(func() error { return d.b.downloadFloat64(d.norm, total) })
-	if d.err != nil {
-		return 0, d.err
+	d.ZeroAcc(d.normAc)
+	d.SumSquares(d.normAc, 0, x, n)
+	if err := d.ReadAcc(d.norm, d.normAc); err != nil {
+		return 0, err
 	}
 	return math.Sqrt(d.norm[0]), nil
+}
+
+// acc returns the device address of accumulator slot of a, panicking unless a is a GPU Device's with room for
+// k slots from slot.
+func acc(fn string, a step.Acc, slot, k int) cuda.Ptr {
+	p, ok := a.Mem().(cuda.Ptr)
+	if !ok || slot < 0 || slot+k > a.Len() {
+		panic(fmt.Sprintf("gpustep: Device.%s: slots [%d, %d) of %d accumulators (%T)", fn, slot, slot+k, a.Len(), a.Mem()))
+	}
+	return p + cuda.Ptr(8*slot)
+}
+
+// AllocAcc returns n float64 accumulators, zero.
+func (d *Device) AllocAcc(n int) step.Acc { return step.NewAcc(d.alloc(2*n), n) }
+
+// FreeAcc releases a.
+func (d *Device) FreeAcc(a step.Acc) { d.free("FreeAcc", acc("FreeAcc", a, 0, 0)) }
+
+// ZeroAcc zeroes a.
+func (d *Device) ZeroAcc(a step.Acc) {
+	p := acc("ZeroAcc", a, 0, a.Len())
+	d.counts.Launches++
+	d.run(func() error { return d.b.zero(p, 2*a.Len()) })
+}
+
+// ReadAcc copies a into dst once every earlier call is done: the wait of a step.
+func (d *Device) ReadAcc(dst []float64, a step.Acc) error {
+	p := acc("ReadAcc", a, 0, len(dst))
+	d.counts.D2H += 8 * int64(len(dst))
+	d.counts.Syncs++
+	d.run(func() error { return d.b.downloadFloat64(dst, p) })
+	return d.err
+}
+
+// SumLoss adds the loss's sums to a[slot..slot+4) (sum_loss: one block, a fixed order).
+func (d *Device) SumLoss(a step.Acc, slot int, nll, sim, wt step.Buf, n int, simCoef float64) {
+	d.launch("sum_loss", cuda.Grid{Blocks: 1, Threads: normThreads}, acc("SumLoss", a, slot, 4), 0, at("SumLoss", "nll", nll, n),
+		at("SumLoss", "sim", sim, n), at("SumLoss", "wt", wt, n), n, simCoef)
+}
+
+// SumSquares adds Σ x_i² to a[slot]: float64 partial sums per block, then their sum (sum_squares_part,
+// sum_part_add), the blocks a function of n alone, so the sum's bits are.
+func (d *Device) SumSquares(a step.Acc, slot int, x step.Buf, n int) {
+	p := at("SumSquares", "x", x, n)
+	g := normGrid(n)
+	d.launch("sum_squares_part", cuda.Grid{Blocks: g, Threads: normThreads}, d.part, p, int64(n))
+	d.launch("sum_part_add", cuda.Grid{Blocks: 1, Threads: normThreads}, acc("SumSquares", a, slot, 1), d.part, g)
+}
+
+// Layout writes the batch's weights and positional codes from its lengths (batch_layout).
+func (d *Device) Layout(wt, negWt, simC step.Buf, pos step.IntBuf, pos0 step.Buf, lens step.IntBuf, B, T, maxT, real int, simCoef float32) {
+	const fn = "Layout"
+	N := T * B
+	d.launch("batch_layout", cuda.GridFor(max(N, B*2*maxT), threads), at(fn, "wt", wt, N), at(fn, "negWt", negWt, N), at(fn, "simC", simC, N),
+		at(fn, "pos", pos, 2*(T-1)*B), at(fn, "pos0", pos0, B*2*maxT), at(fn, "lens", lens, B), B, T, maxT, real, simCoef)
+}
+
+// seed is a key as the kernels take it: one long, its low word first.
+func seed(k kernels.PhiloxKey) int64 { return int64(uint64(k[0]) | uint64(k[1])<<32) }
+
+// DrawNegatives draws the negative tokens (draw_negatives).
+func (d *Device) DrawNegatives(neg, tok step.IntBuf, wt step.Buf, n, V int, key kernels.PhiloxKey) {
+	const fn = "DrawNegatives"
+	d.launch("draw_negatives", cuda.GridFor(n, threads), at(fn, "neg", neg, n), at(fn, "tok", tok, n), at(fn, "wt", wt, n), n, V, seed(key))
+}
+
+// DrawNoise draws the rejection-sampled noise, a thread per row (draw_noise).
+func (d *Device) DrawNoise(eps step.Buf, tok step.IntBuf, wt, en step.Buf, n, F, V int, sigma float64, rounds int, key kernels.PhiloxKey, a step.Acc, slot int) {
+	const fn = "DrawNoise"
+	d.launch("draw_noise", cuda.GridFor(n, rowThreads), at(fn, "eps", eps, n*F), at(fn, "tok", tok, n), at(fn, "wt", wt, n), at(fn, "en", en, V*F),
+		n, F, V, sigma, rounds, seed(key), acc(fn, a, slot, 1), 0)
+}
+
+// DrawDropout draws an inverted-dropout mask, a thread per four entries (draw_dropout).
+func (d *Device) DrawDropout(mask step.Buf, n int, p float64, key kernels.PhiloxKey, stream int) {
+	d.launch("draw_dropout", cuda.GridFor((n+3)/4, threads), at("DrawDropout", "mask", mask, n), int64(n), p, step.DropoutScale(p), seed(key), stream)
 }
 
 // Adam applies one Adam update with the coefficients c (adam_update, the scale passed by value).
 func (d *Device) Adam(p, g, m, v step.Buf, n int, c kernels.AdamCoeffs) {
 	d.launch("adam_update", cuda.GridFor(n, threads), at("Adam", "p", p, n), at("Adam", "g", g, n), at("Adam", "m", m, n), at("Adam", "v", v, n),
 		int64(n), c.Scale, c.Beta1, c.Beta2, c.StepSize, c.BC2Sqrt, c.Eps)
+}
+
+// AdamClipped applies Adam with the clipping scale computed on the GPU from a's squared norm, and nothing when a's
+// loss or norm is not finite (adam_clipped).
+func (d *Device) AdamClipped(p, g, m, v step.Buf, n int, c kernels.AdamCoeffs, clip float64, a step.Acc, lossSlot, sqSlot int) {
+	ap := acc("AdamClipped", a, 0, a.Len())
+	if lossSlot < 0 || lossSlot >= a.Len() || sqSlot < 0 || sqSlot >= a.Len() {
+		panic(fmt.Sprintf("gpustep: Device.AdamClipped: slots %d and %d of %d accumulators", lossSlot, sqSlot, a.Len()))
+	}
+	d.launch("adam_clipped", cuda.GridFor(n, threads), at("AdamClipped", "p", p, n), at("AdamClipped", "g", g, n), at("AdamClipped", "m", m, n),
+		at("AdamClipped", "v", v, n), int64(n), ap, lossSlot, sqSlot, clip, c.Beta1, c.Beta2, c.StepSize, c.BC2Sqrt, c.Eps)
 }

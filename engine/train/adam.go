@@ -69,7 +69,12 @@ const normBlock = 1 << 14
 // GradNorm returns the global L2 norm of grads: the float64 sums of squares
 // of blocks of normBlock entries of each tensor, computed on every core,
 // added in tensor and block order.
-func GradNorm(grads [][]float32) float64 {
+func GradNorm(grads [][]float32) float64 { return math.Sqrt(gradSumSquares(grads)) }
+
+// gradSumSquares returns the sum of squares GradNorm takes the root of:
+// float64 sums of blocks of normBlock entries, on every core, added in
+// order.
+func gradSumSquares(grads [][]float32) float64 {
 	var blocks [][]float32
 	for _, g := range grads {
 		for lo := 0; lo < len(g); lo += normBlock {
@@ -86,7 +91,7 @@ func GradNorm(grads [][]float32) float64 {
 	for _, v := range sums {
 		s += v
 	}
-	return math.Sqrt(s)
+	return s
 }
 
 // sumSquares returns Σ x_i² in float64, over four interleaved accumulators

@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/nfbo/nfbo/engine/step"
 	"github.com/nfbo/nfbo/kernels"
@@ -243,9 +244,81 @@ func (CPU) GaussNLLGrad(dy, y, s step.Buf, n, w int) {
 	})
 }
 
-// Norm is GradNorm of one tensor.
-func (CPU) Norm(x step.Buf, n int) (float64, error) {
-	return GradNorm([][]float32{f32("Norm", "x", x, n)}), nil
+// acc returns the accumulators of a.
+func acc(a step.Acc) []float64 { return a.Mem().([]float64) }
+
+// AllocAcc returns n zero accumulators.
+func (CPU) AllocAcc(n int) step.Acc { return step.NewAcc(make([]float64, n), n) }
+
+// FreeAcc does nothing.
+func (CPU) FreeAcc(step.Acc) {}
+
+// ZeroAcc zeroes a.
+func (CPU) ZeroAcc(a step.Acc) { clear(acc(a)) }
+
+// ReadAcc copies a into dst.
+func (CPU) ReadAcc(dst []float64, a step.Acc) error {
+	copy(dst, acc(a))
+	return nil
+}
+
+// SumLoss adds step.LossSums to a[slot..slot+4).
+func (CPU) SumLoss(a step.Acc, slot int, nll, sim, wt step.Buf, n int, simCoef float64) {
+	l, ns, ss, rows := step.LossSums(f32("SumLoss", "nll", nll, n), f32("SumLoss", "sim", sim, n), f32("SumLoss", "wt", wt, n), simCoef)
+	s := acc(a)[slot : slot+4]
+	s[0] += l
+	s[1] += ns
+	s[2] += ss
+	s[3] += rows
+}
+
+// SumSquares adds GradNorm's sum of squares of x to a[slot].
+func (CPU) SumSquares(a step.Acc, slot int, x step.Buf, n int) {
+	acc(a)[slot] += gradSumSquares([][]float32{f32("SumSquares", "x", x, n)})
+}
+
+// Layout is step.LayoutTo.
+func (CPU) Layout(wt, negWt, simC step.Buf, pos step.IntBuf, pos0 step.Buf, lens step.IntBuf, B, T, maxT, real int, simCoef float32) {
+	const fn = "Layout"
+	N := T * B
+	step.LayoutTo(f32(fn, "wt", wt, N), f32(fn, "negWt", negWt, N), f32(fn, "simC", simC, N), i32(fn, "pos", pos, 2*(T-1)*B),
+		f32(fn, "pos0", pos0, B*2*maxT), i32(fn, "lens", lens, B), T, maxT, real, simCoef)
+}
+
+// DrawNegatives is step.NegativesTo.
+func (CPU) DrawNegatives(neg, tok step.IntBuf, wt step.Buf, n, V int, key kernels.PhiloxKey) {
+	step.NegativesTo(i32("DrawNegatives", "neg", neg, n), i32("DrawNegatives", "tok", tok, n), f32("DrawNegatives", "wt", wt, n), V, key)
+}
+
+// DrawNoise is step.NoiseTo, the rows split over the cores.
+func (CPU) DrawNoise(eps step.Buf, tok step.IntBuf, wt, en step.Buf, n, F, V int, sigma float64, rounds int, key kernels.PhiloxKey, a step.Acc, slot int) {
+	const fn = "DrawNoise"
+	e, tk, w, em := f32(fn, "eps", eps, n*F), i32(fn, "tok", tok, n), f32(fn, "wt", wt, n), f32(fn, "en", en, V*F)
+	var mu sync.Mutex
+	var rejected int
+	parallelRows(n, V*F, func(lo, hi int) {
+		k := step.NoiseRows(e, tk, w, em, F, sigma, rounds, key, lo, hi)
+		mu.Lock()
+		rejected += k
+		mu.Unlock()
+	})
+	acc(a)[slot] += float64(rejected)
+}
+
+// DrawDropout is step.DropoutTo.
+func (CPU) DrawDropout(mask step.Buf, n int, p float64, key kernels.PhiloxKey, stream int) {
+	step.DropoutTo(f32("DrawDropout", "mask", mask, n), p, key, stream)
+}
+
+// AdamClipped is Adam with the clipping scale of the accumulated norm, and
+// nothing when the loss or the norm is not finite.
+func (c CPU) AdamClipped(p, g, m, v step.Buf, n int, co kernels.AdamCoeffs, clip float64, a step.Acc, lossSlot, sqSlot int) {
+	s := acc(a)
+	if !step.Finite(s[lossSlot], s[sqSlot]) {
+		return
+	}
+	co.Scale = step.ClipScale(s[sqSlot], clip)
+	c.Adam(p, g, m, v, n, co)
 }
 
 // Adam is kernels.AdamUpdate, the entries split over the cores.

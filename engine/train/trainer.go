@@ -122,6 +122,7 @@ type Trainer struct {
 	trainG map[int]*flowGraph
 	evalG  map[int]*flowGraph
 	steps  map[int]*step.Step // per batch size, with Options.Device
+	res    resident           // with Options.Device
 
 	// Position in the pretraining data: epoch e visits the training set in
 	// the order rand.New(rand.NewPCG(shuffleSeed, e)).Perm(n).
@@ -166,8 +167,13 @@ func (tr *Trainer) configureAdam() {
 	}
 }
 
-// Params returns the parameters being trained (shared, not a copy).
-func (tr *Trainer) Params() *model.Params { return tr.p }
+// Params returns the parameters being trained (shared, not a copy),
+// brought up to date first with the steps taken on Options.Device (a failed
+// download comes back from Sync and from the next step).
+func (tr *Trainer) Params() *model.Params {
+	tr.syncHost()
+	return tr.p
+}
 
 // Adam returns the optimiser, e.g. to inspect its step count.
 func (tr *Trainer) Adam() *Adam { return tr.adam }
@@ -332,6 +338,9 @@ func (tr *Trainer) Evaluate(ctx context.Context, seqs [][]int) (EvalStats, error
 	if err := checkSeqs(tr.p.Config, seqs); err != nil {
 		return EvalStats{}, err
 	}
+	if err := tr.syncHost(); err != nil {
+		return EvalStats{}, err
+	}
 	B := tr.opts.EvalBatch
 	g, err := tr.graph(B, kindEval)
 	if err != nil {
@@ -367,6 +376,9 @@ func (tr *Trainer) Evaluate(ctx context.Context, seqs [][]int) (EvalStats, error
 // density, for comparison with model's pure-Go LogProb.
 func (tr *Trainer) LogDensity(ctx context.Context, seqs [][]int) ([]float64, error) {
 	if err := checkSeqs(tr.p.Config, seqs); err != nil {
+		return nil, err
+	}
+	if err := tr.syncHost(); err != nil {
 		return nil, err
 	}
 	B := tr.opts.EvalBatch
@@ -474,7 +486,8 @@ type PretrainConfig struct {
 // UnmarshalState resumes exactly where the checkpointed one stopped. It
 // stops early when cfg.Plateau says the validation curve is flat, and
 // returns ctx's error if cancelled (the last checkpoint stays valid).
-func (tr *Trainer) Pretrain(ctx context.Context, train [][]int, cfg PretrainConfig) error {
+func (tr *Trainer) Pretrain(ctx context.Context, train [][]int, cfg PretrainConfig) (err error) {
+	defer func() { err = errors.Join(err, tr.syncHost()) }()
 	if len(train) == 0 {
 		return errors.New("train: empty training set")
 	}
@@ -603,7 +616,7 @@ func (tr *Trainer) drawLengths(seqs [][]int) []int {
 // before and out after. It does not move the pretraining data position. The
 // result averages Loss, NLL and Sim over the epoch's sequences, sums
 // Rejected and Seqs, and gives the last step's GradNorm.
-func (tr *Trainer) FineTune(ctx context.Context, p *model.Params, seqs [][]int) (StepStats, error) {
+func (tr *Trainer) FineTune(ctx context.Context, p *model.Params, seqs [][]int) (_ StepStats, errOut error) {
 	if p.Config != tr.p.Config {
 		return StepStats{}, fmt.Errorf("train: fine-tune params config %+v differs from the trainer's %+v", p.Config, tr.p.Config)
 	}
@@ -611,9 +624,18 @@ func (tr *Trainer) FineTune(ctx context.Context, p *model.Params, seqs [][]int) 
 		return StepStats{}, fmt.Errorf("fine-tune set: %w", err)
 	}
 	if p != tr.p {
+		if err := tr.syncHost(); err != nil { // the moments
+			return StepStats{}, err
+		}
 		copyParams(tr.p, p)
+		tr.hostChanged()
 		defer copyParams(p, tr.p)
 	}
+	defer func() {
+		if err := tr.syncHost(); err != nil && errOut == nil {
+			errOut = err
+		}
+	}()
 	B := tr.opts.FineTuneBatch
 	perm := tr.rng.Perm(len(seqs))
 	var total StepStats
@@ -647,13 +669,6 @@ func (tr *Trainer) FineTune(ctx context.Context, p *model.Params, seqs [][]int) 
 	return total, nil
 }
 
-func copyParams(dst, src *model.Params) {
-	d, s := dst.Tensors(), src.Tensors()
-	for i := range d {
-		copy(d[i].Data, s[i].Data)
-	}
-}
-
 // stateMagic starts an encoded trainer state.
 const stateMagic = "NFBOTRAIN1"
 
@@ -664,6 +679,9 @@ const stateMagic = "NFBOTRAIN1"
 // Adam state (see Adam.MarshalBinary), each preceded by its length (uint32).
 // It is the optimiser-state section of a model checkpoint.
 func (tr *Trainer) MarshalState() ([]byte, error) {
+	if err := tr.syncHost(); err != nil {
+		return nil, err
+	}
 	rs, err := tr.src.MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("train: random state: %w", err)
@@ -723,5 +741,7 @@ func (tr *Trainer) UnmarshalState(data []byte) error {
 	adam.Frozen = tr.adam.Frozen // the options', not the state's
 	tr.adam = adam
 	tr.step, tr.epoch, tr.cursor, tr.shuffleSeed = pos[0], pos[1], pos[2], seed
+	tr.res.ahead = false // the restored state replaces the device's
+	tr.hostChanged()
 	return nil
 }

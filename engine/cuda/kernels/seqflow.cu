@@ -64,21 +64,6 @@ extern "C" __global__ void nlsq_fwd(float* out, const float* o, const float* w, 
 	out[(long)r * (half + 1) + half] = (float)ld;
 }
 
-// adam_step applies one Adam update to n parameters p with the arithmetic of engine/train's Adam.Step (in
-// double, the moments stored in float): gradients g scaled by *clip (the clipping factor, computed on the
-// device so the host never waits), moments m and v, stepSize = lr / (1 − β1^t) and bc2Sqrt = √(1 − β2^t).
-extern "C" __global__ void adam_step(float* p, const float* g, float* m, float* v, const float* clip, long n,
-	double stepSize, double bc2Sqrt, double b1, double b2, double eps) {
-	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
-	if (i >= n) return;
-	double gi = (double)g[i] * (double)clip[0];
-	float mi = (float)(b1 * (double)m[i] + (1 - b1) * gi);
-	float vi = (float)(b2 * (double)v[i] + (1 - b2) * gi * gi);
-	m[i] = mi;
-	v[i] = vi;
-	p[i] = (float)((double)p[i] - stepSize * (double)mi / (sqrt((double)vi) / bc2Sqrt + eps));
-}
-
 // lstm_cell_bwd is one step of lstmSeq.backward for B sequences: act [B, 4H] the activated gates of the step,
 // tc [B, H] its tanh(c), cprev [B, H] the cell state before it, dout [B, H] the loss gradient of its output h;
 // dh and dc [B, H] carry the gradients from the later steps in and (dc) the one for the earlier step out.

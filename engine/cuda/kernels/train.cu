@@ -304,21 +304,19 @@ extern "C" __global__ void sum_squares_part(double* part, const float* x, long n
 	if (threadIdx.x == 0) part[blockIdx.x] = t;
 }
 
-// sum_part is the second stage: one block of NFBO_NORM_THREADS threads writes out[0] = Σ part[0..m).
-extern "C" __global__ void sum_part(double* out, const double* part, int m) {
+// sum_part_add is the second stage: one block of NFBO_NORM_THREADS threads adds Σ part[0..m) to out[0], a step's
+// accumulator (engine/step.AccSq).
+extern "C" __global__ void sum_part_add(double* out, const double* part, int m) {
 	double s = 0;
 	for (int i = threadIdx.x; i < m; i += NFBO_NORM_THREADS) s += part[i];
 	double t = nfbo_block_sum(s);
-	if (threadIdx.x == 0) out[0] = t;
+	if (threadIdx.x == 0) out[0] += t;
 }
 
-// adam_update applies one Adam update to n parameters p with gradients g and moments m, v, as kernels.AdamUpdate
-// (kernels.AdamCoeffs: scale, β1, β2, stepSize, √(1 − β2^t), ε): in double on float storage, the moments rounded
-// to float before the update, no FMA, so each entry is the CPU's bits.
-extern "C" __global__ void adam_update(float* p, const float* g, float* m, float* v, long n, double scale,
+// nfbo_adam is entry i's Adam update with gradient scale `scale`: in double on float storage, the moments rounded
+// to float before the update, no FMA, so each entry is the CPU's bits (kernels.AdamUpdate).
+__device__ __forceinline__ void nfbo_adam(long i, float* p, const float* g, float* m, float* v, double scale,
 	double b1, double b2, double stepSize, double bc2Sqrt, double eps) {
-	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
-	if (i >= n) return;
 	double gi = __dmul_rn((double)g[i], scale);
 	float mi = (float)__dadd_rn(__dmul_rn(b1, (double)m[i]), __dmul_rn(1 - b1, gi));
 	float vi = (float)__dadd_rn(__dmul_rn(b2, (double)v[i]), __dmul_rn(__dmul_rn(1 - b2, gi), gi));
@@ -326,4 +324,28 @@ extern "C" __global__ void adam_update(float* p, const float* g, float* m, float
 	v[i] = vi;
 	double denom = __dadd_rn(sqrt((double)vi) / bc2Sqrt, eps);
 	p[i] = (float)__dadd_rn((double)p[i], -(__dmul_rn(stepSize, (double)mi) / denom));
+}
+
+// adam_update applies one Adam update to n parameters p with gradients g and moments m, v, as kernels.AdamUpdate
+// (kernels.AdamCoeffs: scale, β1, β2, stepSize, √(1 − β2^t), ε).
+extern "C" __global__ void adam_update(float* p, const float* g, float* m, float* v, long n, double scale,
+	double b1, double b2, double stepSize, double bc2Sqrt, double eps) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) nfbo_adam(i, p, g, m, v, scale, b1, b2, stepSize, bc2Sqrt, eps);
+}
+
+// adam_clipped is adam_update with the scale of engine/step.ClipScale computed from the squared norm
+// acc[sqSlot] and clip, and no update unless acc[lossSlot] and acc[sqSlot] are finite (engine/step.Finite): the
+// clipping and the guard where the sums are, so the host need not read them before the update.
+extern "C" __global__ void adam_clipped(float* p, const float* g, float* m, float* v, long n, const double* acc,
+	int lossSlot, int sqSlot, double clip, double b1, double b2, double stepSize, double bc2Sqrt, double eps) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	double loss = acc[lossSlot], sq = acc[sqSlot];
+	if (i >= n || !isfinite(loss) || !isfinite(sq)) return;
+	double scale = 1;
+	if (clip > 0) {
+		double c = clip / (sqrt(sq) + 1e-6);
+		if (c < 1) scale = c;
+	}
+	nfbo_adam(i, p, g, m, v, scale, b1, b2, stepSize, bc2Sqrt, eps);
 }

@@ -1,0 +1,178 @@
+package step
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/nfbo/nfbo/kernels"
+	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/model/modeltest"
+)
+
+// randomInputs returns Train's inputs for B sequences of which real carry
+// loss, with random tokens and padded lengths.
+func randomInputs(cfg model.Config, B, real int, rng *rand.Rand) *Inputs {
+	in := &Inputs{Tok: make([]int32, cfg.T*B), Lens: make([]int32, B), Real: real, Key: kernels.KeyOf(rng.Uint64())}
+	for r := range in.Tok {
+		in.Tok[r] = int32(rng.IntN(cfg.V))
+	}
+	for b := range in.Lens {
+		in.Lens[b] = int32(2 + rng.IntN(cfg.T-1))
+	}
+	return in
+}
+
+// The draws do what their doc comments say: weights 1/real on the real
+// rows within their lengths; negatives only there, never the row's token,
+// spread over the vocabulary; accepted noise decodes to the row's token
+// and has the scale σ; dropout keeps a share 1−p at 1/(1−p); the same key
+// gives the same draws.
+func TestDrawsMeanWhatTheySay(t *testing.T) {
+	cfg := model.Small(30, 40)
+	cfg.Noise = 0.3
+	rng := rand.New(rand.NewPCG(1, 2))
+	const B, real = 64, 50
+	in := randomInputs(cfg, B, real, rng)
+	p := modeltest.FarParams(t, cfg, 3)
+	b, rejected, err := in.Batch(cfg, p.Embed.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	en := make([]float32, cfg.V*cfg.F)
+	kernels.NormalizeRowsTo(en, p.Embed.Data, cfg.V, cfg.F)
+	var negs, weighted, accepted int
+	var ss float64
+	seen := map[int32]bool{}
+	for r, w := range b.Wt {
+		t0, b0 := r/B, r%B
+		want := float32(0)
+		if b0 < real && t0 < int(in.Lens[b0]) {
+			want = float32(1.0 / real)
+		}
+		if w != want {
+			t.Fatalf("row %d: weight %g, want %g", r, w, want)
+		}
+		if w == 0 {
+			if b.Neg[r] != -1 {
+				t.Fatalf("row %d of no weight has negative %d", r, b.Neg[r])
+			}
+			continue
+		}
+		weighted++
+		if j := b.Neg[r]; j >= 0 {
+			negs++
+			seen[j] = true
+			if j == b.Tok[r] {
+				t.Fatalf("row %d: negative is its own token", r)
+			}
+		}
+		e := b.Eps[r*cfg.F : (r+1)*cfg.F]
+		if NearestRow(en, int(b.Tok[r]), e) == int(b.Tok[r]) {
+			accepted++
+			for _, v := range e {
+				ss += float64(v) * float64(v)
+			}
+		}
+	}
+	if accepted+rejected != weighted || len(seen) < cfg.V-1 || negs < weighted*9/10 {
+		t.Errorf("%d weighted rows: %d accepted, %d rejected, %d negatives over %d tokens", weighted, accepted, rejected, negs, len(seen))
+	}
+	if sd := math.Sqrt(ss / float64(accepted*cfg.F)); math.Abs(sd-cfg.Noise) > 0.05*cfg.Noise {
+		t.Errorf("noise sd %g, want about %g", sd, cfg.Noise)
+	}
+	var kept int
+	for _, m := range b.CtxMask[0] {
+		switch m {
+		case DropoutScale(cfg.Dropout):
+			kept++
+		case 0:
+		default:
+			t.Fatalf("mask entry %g", m)
+		}
+	}
+	if share := float64(kept) / float64(len(b.CtxMask[0])); math.Abs(share-(1-cfg.Dropout)) > 0.01 {
+		t.Errorf("dropout keeps %.3f, want %.3f", share, 1-cfg.Dropout)
+	}
+	again, _, _ := in.Batch(cfg, p.Embed.Data)
+	for i := range b.Eps {
+		if again.Eps[i] != b.Eps[i] {
+			t.Fatal("the same key drew other noise")
+		}
+	}
+}
+
+// Train is Run on the batch its inputs draw (Inputs.Batch) followed by
+// Adam with the clipping scale from the norm: on the float64 reference
+// device the results and the updated weights agree to 1e-9, and a step
+// whose loss is not finite leaves the weights and moments as they were.
+func TestTrainIsRunOnItsDraws(t *testing.T) {
+	cfg := tinyConfig(model.NLSq)
+	p := modeltest.FarParams(t, cfg, 5)
+	const B = 3
+	in := randomInputs(cfg, B, 2, rand.New(rand.NewPCG(8, 9)))
+	c := kernels.AdamCoeffs{Beta1: 0.9, Beta2: 0.999, StepSize: 1e-2, BC2Sqrt: 0.05, Eps: 1e-8}
+	const clip = 0.5
+	b, rejected, err := in.Batch(cfg, p.Embed.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran, err := New(ref{}, cfg, B, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran.SetParams(p)
+	want, err := ran.Run(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := c
+	cr.Scale = ClipScale(want.GradNorm*want.GradNorm, clip)
+	if cr.Scale == 1 {
+		t.Fatalf("gradient norm %g: clipping at %g does not bite", want.GradNorm, clip)
+	}
+	ran.Apply(cr)
+	trained, err := New(ref{}, cfg, B, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trained.SetParams(p)
+	got, err := trained.Train(in, c, clip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Rejected = rejected
+	for _, v := range [][3]float64{{got.Loss, want.Loss}, {got.NLL, want.NLL}, {got.Sim, want.Sim}, {got.GradNorm, want.GradNorm}} {
+		if math.Abs(v[0]-v[1]) > 1e-9*math.Abs(v[1]) {
+			t.Errorf("Train %+v, Run %+v", got, want)
+			break
+		}
+	}
+	if got.Rejected != want.Rejected {
+		t.Errorf("rejected %d, want %d", got.Rejected, want.Rejected)
+	}
+	gp, wp := mem(trained.params), mem(ran.params)
+	for i := range gp {
+		if math.Abs(gp[i]-wp[i]) > 1e-9*(1+math.Abs(wp[i])) {
+			t.Fatalf("weight %d: Train %g, Run+Apply %g", i, gp[i], wp[i])
+		}
+	}
+
+	// A non-finite loss: an embedding of NaN.
+	bad := p.Clone()
+	bad.Embed.Data[int(in.Tok[0])*cfg.F] = float32(math.NaN())
+	trained.SetParams(bad)
+	before := append([]float64(nil), mem(trained.params)...)
+	res, err := trained.Train(in, c, clip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Finite(res.Loss, res.GradNorm*res.GradNorm) {
+		t.Fatalf("loss %g, norm %g with a NaN embedding", res.Loss, res.GradNorm)
+	}
+	for i, v := range mem(trained.params) {
+		if v != before[i] && !(math.IsNaN(v) && math.IsNaN(before[i])) {
+			t.Fatalf("weight %d changed by a non-finite step", i)
+		}
+	}
+}
