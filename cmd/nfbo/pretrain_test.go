@@ -160,4 +160,7 @@ func TestPretrainDeviceCUDAWithoutGPU(t *testing.T) {
 	if _, stderr, code := run(t, "", "pretrain", "-device", "tpu", "-data", data, "-out", out); code != 2 || !strings.Contains(stderr, `-device "tpu"`) {
 		t.Errorf("-device tpu: exit %d\n%s", code, stderr)
 	}
+	if _, stderr, code := run(t, "", "pretrain", "-profile", "-data", data, "-out", out); code != 2 || !strings.Contains(stderr, "-profile needs -device cuda") {
+		t.Errorf("-profile on the CPU: exit %d\n%s", code, stderr)
+	}
 }

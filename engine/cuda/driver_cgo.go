@@ -314,6 +314,9 @@ func (t *Thread) Zero(dst Ptr, n int) error { return t.d.zero(dst, n) }
 // Copy is Device.Copy on the device goroutine.
 func (t *Thread) Copy(dst, src Ptr, n int) error { return t.d.copy(dst, src, n) }
 
+// Synchronize is Device.Synchronize on the device goroutine.
+func (t *Thread) Synchronize() error { return t.d.synchronize() }
+
 // Launch is Kernel.Launch on the device goroutine.
 func (t *Thread) Launch(k *Kernel, g Grid, args ...any) error { return k.launch(g, args) }
 
@@ -459,14 +462,14 @@ func (k *Kernel) launch(g Grid, args []any) error {
 }
 
 // Synchronize waits for every call queued on the device.
-func (d *Device) Synchronize() error {
-	return d.do(func() error {
-		err := d.check("cuCtxSynchronize", C.nfbo_void(d.fn.ctxSync))
-		if err == nil {
-			d.stagingUsed = 0
-		}
-		return err
-	})
+func (d *Device) Synchronize() error { return d.do(d.synchronize) }
+
+func (d *Device) synchronize() error {
+	err := d.check("cuCtxSynchronize", C.nfbo_void(d.fn.ctxSync))
+	if err == nil {
+		d.stagingUsed = 0
+	}
+	return err
 }
 
 // loadAll loads image and looks up each entry, then unloads it.

@@ -133,6 +133,13 @@ func (c *cudaBackend) launch(kernel string, g cuda.Grid, args ...any) error {
 	return k.Launch(g, args...)
 }
 
+func (c *cudaBackend) sync() error {
+	if c.th != nil {
+		return c.th.Synchronize()
+	}
+	return c.dev.Synchronize()
+}
+
 func (c *cudaBackend) close() error {
 	err := c.blas.Close()
 	if e := c.dev.Close(); err == nil {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"time"
 
 	"github.com/nfbo/nfbo/engine/cuda"
 	"github.com/nfbo/nfbo/engine/step"
@@ -27,6 +29,8 @@ type backend interface {
 	launch(kernel string, g cuda.Grid, args ...any) error
 	// do runs f, every call inside it made from the thread that owns the GPU (one crossing).
 	do(f func() error) error
+	// sync waits for every call queued (the profile's phases).
+	sync() error
 	close() error
 }
 
@@ -85,6 +89,22 @@ type Device struct {
 	normAc step.Acc          // Norm's accumulator
 	norm   []float64
 	counts Counts
+	prof   profile
+}
+
+// profile is the time the GPU spends in each phase of a step, measured by waiting at each phase's end: slower
+// than a step without it, so only with SetProfile (nfbo pretrain -profile).
+type profile struct {
+	on     bool
+	mark   time.Time
+	phases []Phase
+}
+
+// Phase is the GPU time of one phase of the training step, summed over the steps since SetProfile.
+type Phase struct {
+	Name  string
+	Time  time.Duration
+	Count int
 }
 
 var _ step.Device = (*Device)(nil)
@@ -105,6 +125,34 @@ func newDevice(b backend, info cuda.DeviceInfo) (*Device, error) {
 // engine/train submits a training step so. The Device's methods must not be called from another goroutine
 // meanwhile.
 func (d *Device) Do(f func() error) error { return d.b.do(f) }
+
+// SetProfile turns the per-phase timing of Phase on or off and clears what it has summed. Its waits are not
+// counted in Counts.
+func (d *Device) SetProfile(on bool) { d.prof = profile{on: on, mark: time.Now()} }
+
+// Phase ends the step's phase name (engine/step calls it; "" starts a step): with SetProfile on it waits for the
+// GPU and adds the time since the last mark to the phase, otherwise it does nothing.
+func (d *Device) Phase(name string) {
+	p := &d.prof
+	if !p.on {
+		return
+	}
+	d.run(d.b.sync)
+	now := time.Now()
+	if name != "" {
+		i := slices.IndexFunc(p.phases, func(ph Phase) bool { return ph.Name == name })
+		if i < 0 {
+			p.phases = append(p.phases, Phase{Name: name})
+			i = len(p.phases) - 1
+		}
+		p.phases[i].Time += now.Sub(p.mark)
+		p.phases[i].Count++
+	}
+	p.mark = now
+}
+
+// Phases returns the phases' times summed since SetProfile, in the order the step ran them.
+func (d *Device) Phases() []Phase { return slices.Clone(d.prof.phases) }
 
 // Counts returns what the Device has asked of the GPU since it was opened.
 func (d *Device) Counts() Counts { return d.counts }

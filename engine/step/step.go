@@ -475,6 +475,11 @@ func (s *Step) Train(in *Inputs, c kernels.AdamCoeffs, clip float64) (Result, er
 		return Result{}, err
 	}
 	d, N, F, V := s.dev, s.N, cfg.F, cfg.V
+	phase := func(string) {}
+	if p, ok := d.(phaser); ok {
+		phase = p.Phase
+	}
+	phase("")
 	d.UploadInt(s.tok, in.Tok)
 	d.UploadInt(s.lens, in.Lens)
 	d.ZeroAcc(s.acc)
@@ -494,13 +499,47 @@ func (s *Step) Train(in *Inputs, c kernels.AdamCoeffs, clip float64) (Result, er
 			d.DrawDropout(blk.ctxMask, N*cfg.H, cfg.Dropout, in.Key, cfg.Blocks*(L-1)+k)
 		}
 	}
+	phase("inputs")
 	s.forward()
+	phase("forward")
 	s.backward()
+	phase("backward")
 	d.SumLoss(s.acc, AccLoss, s.nll, s.sim, s.wt, N, cfg.SimCoef)
 	d.SumSquares(s.acc, AccSq, s.grads, s.total)
 	lo := s.trainedFrom()
 	d.AdamClipped(s.params.Slice(lo, s.total), s.grads.Slice(lo, s.total), s.m.Slice(lo, s.total), s.v.Slice(lo, s.total),
 		s.total-lo, c, clip, s.acc, AccLoss, AccSq)
+	res, err := s.read()
+	phase("update")
+	return res, err
+}
+
+// phaser is a Device that times the phases of a step (engine/gpustep.Device's profile): Phase(name) ends phase
+// name, "" starts a step.
+type phaser interface {
+	Phase(name string)
+}
+
+// Eval computes the loss of in without dropout and without touching the
+// gradients or the weights: a validation batch, its noise and negatives
+// drawn on the device under in.Key as Train draws them. It waits once, to
+// read the sums back.
+func (s *Step) Eval(in *Inputs) (Result, error) {
+	cfg := s.cfg
+	if err := in.check(cfg.T, s.B, cfg.V); err != nil {
+		return Result{}, err
+	}
+	d, N, F, V := s.dev, s.N, cfg.F, cfg.V
+	d.UploadInt(s.tok, in.Tok)
+	d.UploadInt(s.lens, in.Lens)
+	d.ZeroAcc(s.acc)
+	d.Layout(s.wt, s.negWt, s.simC, s.pos, s.pos0, s.lens, s.B, cfg.T, cfg.MaxT, in.Real, float32(cfg.SimCoef))
+	d.NormalizeRows(s.en, s.embed, V, F)
+	d.DrawNegatives(s.neg, s.tok, s.wt, N, V, in.Key)
+	d.DrawNoise(s.eps, s.tok, s.wt, s.en, N, F, V, cfg.Noise, NoiseRounds, in.Key, s.acc, AccRejected)
+	s.dropout = false
+	s.forward()
+	d.SumLoss(s.acc, AccLoss, s.nll, s.sim, s.wt, N, cfg.SimCoef)
 	return s.read()
 }
 

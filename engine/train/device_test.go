@@ -409,3 +409,59 @@ func BenchmarkDeviceStep(b *testing.B) {
 		})
 	}
 }
+
+// Evaluate with Options.Device runs on the device: without noise (whose
+// draws differ from the graph's) its NLL per token is the graph's to
+// float32 rounding, it leaves the training random stream where it was, and
+// it reads the host's weights after steps taken on the device.
+func TestEvaluateOnDevice(t *testing.T) {
+	cfg := modeltest.ParityConfig(model.NLSq)
+	cfg.Noise = 0
+	start := modeltest.FarParams(t, cfg, 41)
+	data := randomSeqs(cfg, 9, rand.New(rand.NewPCG(42, 43)))
+	var es [2]EvalStats
+	for i, dev := range []step.Device{nil, CPU{}} {
+		tr, err := NewTrainer(start.Clone(), rand.NewPCG(44, 45), Options{Batch: 3, EvalBatch: 4, Device: dev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if es[i], err = tr.Evaluate(context.Background(), data); err != nil {
+			t.Fatal(err)
+		}
+		before := tr.rng.Uint64()
+		tr2, _ := NewTrainer(start.Clone(), rand.NewPCG(44, 45), Options{Batch: 3, EvalBatch: 4, Device: dev})
+		if tr2.rng.Uint64() != before {
+			t.Errorf("device %v: Evaluate moved the training random stream", dev)
+		}
+	}
+	if e := relErr(es[1].NLL, es[0].NLL); !(e <= 1e-5) || es[1].Seqs != es[0].Seqs {
+		t.Errorf("device NLL %.8g over %d, graph %.8g over %d (rel %.2g)", es[1].NLL, es[1].Seqs, es[0].NLL, es[0].Seqs, e)
+	}
+
+	// After device steps, the evaluation sees the trained weights: the
+	// graph evaluating the synced Params agrees.
+	tr, err := NewTrainer(start.Clone(), rand.NewPCG(44, 45), Options{Batch: 3, EvalBatch: 4, Device: CPU{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := tr.Step(context.Background(), data[:3]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := tr.Evaluate(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewTrainer(tr.Params().Clone(), rand.NewPCG(1, 1), Options{EvalBatch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := g.Evaluate(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := relErr(got.NLL, want.NLL); !(e <= 1e-5) || relErr(got.NLL, es[0].NLL) < 1e-4 {
+		t.Errorf("after 3 steps: device NLL %.8g, graph on the synced weights %.8g, before the steps %.8g", got.NLL, want.NLL, es[0].NLL)
+	}
+}

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -72,10 +73,10 @@ func (tr *Trainer) deviceStep(B int) (*step.Step, error) {
 // deviceInputs returns the host's part of a device step on seqs padded to
 // lens (nil: T) in a batch of B: the tokens t-major (the rows of the B −
 // len(seqs) padding sequences repeat the first), the lengths, and the key
-// of the step's draws, taken from the trainer's random stream.
-func (tr *Trainer) deviceInputs(seqs [][]int, lens []int, B int) *step.Inputs {
+// of its draws.
+func (tr *Trainer) deviceInputs(seqs [][]int, lens []int, B int, key kernels.PhiloxKey) *step.Inputs {
 	T := tr.p.Config.T
-	in := &step.Inputs{Tok: make([]int32, T*B), Lens: make([]int32, B), Real: len(seqs), Key: kernels.KeyOf(tr.rng.Uint64())}
+	in := &step.Inputs{Tok: make([]int32, T*B), Lens: make([]int32, B), Real: len(seqs), Key: key}
 	for b := range B {
 		s, l := seqs[0], T
 		if b < len(seqs) {
@@ -106,7 +107,7 @@ func (tr *Trainer) trainStepDevice(seqs [][]int, lens []int, B int) (StepStats, 
 		return StepStats{}, err
 	}
 	cfg := tr.p.Config
-	in := tr.deviceInputs(seqs, lens, B)
+	in := tr.deviceInputs(seqs, lens, B, kernels.KeyOf(tr.rng.Uint64()))
 	tr.res.ahead = true
 	coef := tr.adam.next(0) // its scale is the device's to compute
 	var res step.Result
@@ -129,6 +130,50 @@ func (tr *Trainer) trainStepDevice(seqs [][]int, lens []int, B int) (StepStats, 
 		return st, fmt.Errorf("%w: loss %g, gradient norm %g", ErrNonFinite, st.Loss, st.GradNorm)
 	}
 	return st, nil
+}
+
+// evaluateDevice is Evaluate on Options.Device: each batch's noise and
+// negatives drawn there under a key fixed by valSeed and the batch's place,
+// dropout off, the sums read back; the weights stay where they are.
+func (tr *Trainer) evaluateDevice(ctx context.Context, seqs [][]int) (EvalStats, error) {
+	B := tr.opts.EvalBatch
+	s, err := tr.deviceStep(B)
+	if err != nil {
+		return EvalStats{}, err
+	}
+	if err := tr.syncDevice(); err != nil {
+		return EvalStats{}, err
+	}
+	var es EvalStats
+	for i := 0; i < len(seqs); i += B {
+		if err := ctx.Err(); err != nil {
+			return EvalStats{}, err
+		}
+		part := seqs[i:min(i+B, len(seqs))]
+		in := tr.deviceInputs(part, nil, B, kernels.KeyOf(valSeed+uint64(i)))
+		var res step.Result
+		eval := func() (err error) {
+			res, err = s.Eval(in)
+			return err
+		}
+		if sub, ok := tr.opts.Device.(submitter); ok {
+			err = sub.Do(eval)
+		} else {
+			err = eval()
+		}
+		if err != nil {
+			return EvalStats{}, fmt.Errorf("train: device validation (B=%d): %w", B, err)
+		}
+		es.NLL += res.NLL * float64(len(part))
+		es.Sim += res.Sim * float64(len(part))
+		es.Seqs += len(part)
+	}
+	if es.Seqs > 0 {
+		es.NLL /= float64(es.Seqs)
+		es.Sim /= float64(es.Seqs)
+	}
+	es.EmbedCos, _, _ = ClosestEmbeddings(tr.p)
+	return es, nil
 }
 
 // syncDevice uploads the host's weights and moments when they changed

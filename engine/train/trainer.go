@@ -211,7 +211,10 @@ func (tr *Trainer) Prepare(ctx context.Context, B int) error {
 		if _, err := tr.deviceStep(B); err != nil {
 			return err
 		}
-	} else if _, err := tr.graph(B, kindTrain); err != nil {
+		_, err := tr.deviceStep(tr.opts.EvalBatch)
+		return err
+	}
+	if _, err := tr.graph(B, kindTrain); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -338,8 +341,11 @@ func (tr *Trainer) Evaluate(ctx context.Context, seqs [][]int) (EvalStats, error
 	if err := checkSeqs(tr.p.Config, seqs); err != nil {
 		return EvalStats{}, err
 	}
-	if err := tr.syncHost(); err != nil {
+	if err := tr.syncHost(); err != nil { // the embeddings' cosine reads them
 		return EvalStats{}, err
+	}
+	if tr.opts.Device != nil {
+		return tr.evaluateDevice(ctx, seqs)
 	}
 	B := tr.opts.EvalBatch
 	g, err := tr.graph(B, kindEval)
