@@ -360,9 +360,10 @@ func TestTrainerDeviceResident(t *testing.T) {
 // backward, Adam) of the small preset (V = 185, B = 32, T = 70 or
 // NFBO_BENCH_T) through the fused gorgonia graph (engine=graph, the
 // default) with one through engine/step on the CPU Device
-// (engine=step/device=cpu, Options.Device), which includes uploading the
-// weights and Adam's moments before each step and downloading them after;
-// sync-ms is that traffic alone, timed once after the loop.
+// (engine=step/device=cpu, Options.Device), whose weights and moments stay
+// on the device between steps; sync-ms is what reading them back and
+// uploading them again once costs (a validation's or checkpoint's), timed
+// after the loop.
 func BenchmarkDeviceStep(b *testing.B) {
 	T := benchT()
 	cfg, err := model.Preset("small", 185, T)
