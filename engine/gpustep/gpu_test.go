@@ -508,7 +508,7 @@ func TestGPUDraws(t *testing.T) {
 	}
 	embed := randn(rng, V*F, 1)
 	key := kernels.KeyOf(rng.Uint64())
-	nll, sim, g := randn(rng, N, 3), randn(rng, N, 1), randn(rng, 4099, 0.3)
+	nll, sim, g, p0 := randn(rng, N, 3), randn(rng, N, 1), randn(rng, 4099, 0.3), randn(rng, 4099, 1)
 	type outs struct {
 		wt, negWt, simC, pos0, eps, mask, p []float32
 		pos, neg                            []int32
@@ -528,12 +528,12 @@ func TestGPUDraws(t *testing.T) {
 		d.Layout(wt, negWt, simC, pos, pos0, lb, B, cfg.T, cfg.MaxT, real, 0.7)
 		d.NormalizeRows(en, bf(embed), V, F)
 		d.DrawNegatives(neg, tb, wt, N, V, key)
-		d.DrawNoise(eps, tb, wt, en, N, F, V, 0.35, step.NoiseRounds, key, acc, step.AccRejected)
+		d.DrawNoise(eps, tb, wt, en, N, F, V, 0.6, 3, key, acc, step.AccRejected) // some rows rejected 3 times
 		d.DrawDropout(mask, N*cfg.H+3, 0.2, key, 3)
 		d.SumLoss(acc, step.AccLoss, bf(nll), bf(sim), wt, N, 0.7)
 		gb := bf(g)
 		d.SumSquares(acc, step.AccSq, gb, len(g))
-		p, m, v := bf(randn(rng, len(g), 1)), d.Alloc(len(g)), d.Alloc(len(g))
+		p, m, v := bf(p0), d.Alloc(len(g)), d.Alloc(len(g))
 		coef := kernels.AdamCoeffs{Beta1: 0.9, Beta2: 0.999, StepSize: 1e-3, BC2Sqrt: 0.03, Eps: 1e-8}
 		d.AdamClipped(p, gb, m, v, len(g), coef, 0.5, acc, step.AccLoss, step.AccSq)
 		o[i] = outs{wt: make([]float32, N), negWt: make([]float32, N), simC: make([]float32, N), pos0: make([]float32, B*cfg.P()),
@@ -582,6 +582,9 @@ func TestGPUDraws(t *testing.T) {
 		if relErr(v, o[1].acc[k]) > 1e-12 && v != o[1].acc[k] {
 			t.Errorf("accumulator %d: GPU %.17g, reference %.17g", k, v, o[1].acc[k])
 		}
+	}
+	if o[0].acc[step.AccRejected] == 0 {
+		t.Error("no row was rejected: the test does not reach the rejection's last draw")
 	}
 	t.Logf("rejected rows %g of %d; accumulators %v", o[0].acc[step.AccRejected], N, o[0].acc)
 }
