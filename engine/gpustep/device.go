@@ -36,7 +36,7 @@ type backend interface {
 
 // kernelNames are the kernels the Device launches; Open checks that the compiled sources define each one.
 var kernelNames = []string{
-	"add_n", "mul_n", "relu_grad", "col_sums", "copy_cols", "gather_rows", "scatter_add_rows", "bias_act",
+	"add_n", "mul_n", "relu_grad", "col_sums_part", "col_sums_fin", "copy_cols", "gather_rows", "scatter_add_rows", "bias_act",
 	"lstm_cell_step", "lstm_cell_bwd", "nlsq_fwd", "nlsq_bwd", "affine_fwd_rows", "affine_bwd_rows",
 	"normalize_rows", "normalize_rows_grad", "similarity", "similarity_grad", "gauss_nll", "scale_rows",
 	"sum_squares_part", "sum_part_add", "adam_update", "adam_clipped",
@@ -50,6 +50,10 @@ const (
 	rowThreads = 128
 	// scatterThreads is scatter_add_rows's largest block (NFBO_SCATTER_THREADS in train.cu).
 	scatterThreads = 256
+	// colSumRows and colSumLanes are col_sums_part's rows per chunk and row lanes per block
+	// (NFBO_COLSUM_ROWS, NFBO_COLSUM_LANES in train.cu).
+	colSumRows  = 256
+	colSumLanes = 8
 	// normThreads is the norm's block size (NFBO_NORM_THREADS in train.cu); normBlocks its most blocks, and
 	// normPerThread the entries each thread sums at least before a block is added.
 	normThreads   = 256
@@ -81,15 +85,16 @@ func (c Counts) String() string {
 // Device is the training step's Device on a GPU (see the package doc). Its methods must be called from one
 // goroutine at a time, as engine/step does.
 type Device struct {
-	b      backend
-	info   cuda.DeviceInfo
-	err    error
-	live   map[cuda.Ptr]bool // allocations not yet freed, freed by Close
-	part   cuda.Ptr          // the norm's normBlocks partial sums (float64)
-	normAc step.Acc          // Norm's accumulator
-	norm   []float64
-	counts Counts
-	prof   profile
+	b       backend
+	info    cuda.DeviceInfo
+	err     error
+	live    map[cuda.Ptr]bool // allocations not yet freed, freed by Close
+	part    cuda.Ptr          // the norm's normBlocks partial sums (float64)
+	normAc  step.Acc          // Norm's accumulator
+	colPart step.Buf          // ColSums's partial sums, grown as needed
+	norm    []float64
+	counts  Counts
+	prof    profile
 }
 
 // profile is the time the GPU spends in each phase of a step, measured by waiting at each phase's end: slower
@@ -153,6 +158,15 @@ func (d *Device) Phase(name string) {
 
 // Phases returns the phases' times summed since SetProfile, in the order the step ran them.
 func (d *Device) Phases() []Phase { return slices.Clone(d.prof.phases) }
+
+// ownBuffers returns the number of live buffers the Device allocated for itself (Norm's accumulator, ColSums's
+// scratch), which it frees on Close.
+func (d *Device) ownBuffers() int {
+	if d.colPart.Len() > 0 {
+		return 2
+	}
+	return 1
+}
 
 // Counts returns what the Device has asked of the GPU since it was opened.
 func (d *Device) Counts() Counts { return d.counts }
@@ -349,9 +363,24 @@ func (d *Device) ReLUGrad(dd, h step.Buf, n int) {
 	d.launch("relu_grad", cuda.GridFor(n, threads), at("ReLUGrad", "d", dd, n), at("ReLUGrad", "h", h, n), int64(n))
 }
 
-// ColSums sets dst [w] to the column sums of x (n×w).
+// ColSums sets dst [w] to the column sums of x (n×w): partial sums of chunks of colSumRows rows by blocks of 32
+// columns (col_sums_part), then the chunks' sums in order (col_sums_fin), in the Device's scratch, grown the
+// first time a shape needs more.
 func (d *Device) ColSums(dst, x step.Buf, n, w int) {
-	d.launch("col_sums", cuda.GridFor(w, rowThreads), at("ColSums", "dst", dst, w), at("ColSums", "x", x, n*w), n, w)
+	pd, px := at("ColSums", "dst", dst, w), at("ColSums", "x", x, n*w)
+	if w == 0 {
+		return
+	}
+	chunks := max(1, (n+colSumRows-1)/colSumRows)
+	if need := chunks * w; need > d.colPart.Len() {
+		if d.colPart.Len() > 0 {
+			d.Free(d.colPart)
+		}
+		d.colPart = d.Alloc(need)
+	}
+	part := at("ColSums", "scratch", d.colPart, chunks*w)
+	d.launch("col_sums_part", cuda.Grid{Blocks: chunks * ((w + 31) / 32), Threads: 32 * colSumLanes}, part, px, n, w)
+	d.launch("col_sums_fin", cuda.GridFor(w, rowThreads), pd, part, chunks, w)
 }
 
 // CopyCols copies (or, with acc, adds) columns [srcOff, srcOff+w) of n rows of src to columns [dstOff, dstOff+w)
@@ -381,13 +410,14 @@ func (d *Device) GatherRows(dst, table step.Buf, idx step.IntBuf, n, k, w int) {
 }
 
 // ScatterAddRows adds row r of src (n×w) to each row idx[k·r .. k·r+k) of dst, skipping −1: a block per row of
-// dst (scatter_add_rows), deterministic. An index past dst's rows is skipped, where the CPU panics.
+// dst (scatter_add_rows), deterministic, a narrow row's adds split over groups of the block's threads. An index
+// past dst's rows is skipped, where the CPU panics.
 func (d *Device) ScatterAddRows(dst, src step.Buf, idx step.IntBuf, n, k, w int) {
 	if w <= 0 {
 		return
 	}
 	rows := dst.Len() / w
-	g := cuda.Grid{Blocks: rows, Threads: min(scatterThreads, (w+31)/32*32)}
+	g := cuda.Grid{Blocks: rows, Threads: scatterThreads}
 	d.launch("scatter_add_rows", g, at("ScatterAddRows", "dst", dst, rows*w), at("ScatterAddRows", "src", src, n*w),
 		at("ScatterAddRows", "idx", idx, n*k), n, k, w)
 }

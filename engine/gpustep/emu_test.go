@@ -366,16 +366,39 @@ var refs = map[string]func(e *emu, name string, g cuda.Grid, a args){
 			}
 		}
 	},
-	"col_sums": func(e *emu, name string, g cuda.Grid, a args) {
+	"col_sums_part": func(e *emu, name string, g cuda.Grid, a args) {
 		n, w := a.i(2), a.i(3)
-		cover(name, g, w)
-		D, X := e.f32(a.p(0), w), e.f32(a.p(1), n*w)
-		for j := range w {
-			var s float64
-			for r := range n {
-				s += float64(X[r*w+j])
+		tiles, chunks := (w+31)/32, max(1, (n+255)/256)
+		if g.Threads != 256 || g.Blocks != tiles*chunks {
+			panic(fmt.Sprintf("emu: %s: %d blocks of %d threads, want %d of 256", name, g.Blocks, g.Threads, tiles*chunks))
+		}
+		P, X := e.f32(a.p(0), chunks*w), e.f32(a.p(1), n*w)
+		for c := range chunks {
+			for j := range w {
+				var lanes [8]float32
+				for l := range 8 {
+					for r := c*256 + l; r < min((c+1)*256, n); r += 8 {
+						lanes[l] += X[r*w+j]
+					}
+				}
+				t := lanes[0]
+				for _, v := range lanes[1:] {
+					t += v
+				}
+				P[c*w+j] = t
 			}
-			D[j] = float32(s)
+		}
+	},
+	"col_sums_fin": func(e *emu, name string, g cuda.Grid, a args) {
+		chunks, w := a.i(2), a.i(3)
+		cover(name, g, w)
+		D, P := e.f32(a.p(0), w), e.f32(a.p(1), chunks*w)
+		for j := range w {
+			s := P[j]
+			for c := 1; c < chunks; c++ {
+				s += P[c*w+j]
+			}
+			D[j] = s
 		}
 	},
 	"copy_cols": func(e *emu, name string, g cuda.Grid, a args) {

@@ -7,8 +7,9 @@
 //
 // Products and sums that the CPU rounds step by step are written with the _rn intrinsics where the compiler
 // would otherwise fuse them into one FMA: the CPU's Go and assembly loops never fuse, and these kernels then
-// give its bits (element-wise passes, column sums, scatters, Adam) or differ only where the CPU uses its float32
-// exp, tanh and sigmoid.
+// give its bits (element-wise passes, scatters, Adam) or differ only where the CPU uses its float32 exp, tanh and
+// sigmoid, or where a sum is split to use the machine (the column sums: a fixed order of their own, the same
+// bits on every run).
 //
 // Indices are long where n·w can pass 2³¹ for the presets' batches; a launch covers n elements with blocks of
 // 256 threads unless a kernel says otherwise.
@@ -32,13 +33,40 @@ extern "C" __global__ void relu_grad(float* d, const float* h, long n) {
 	if (i < n && h[i] == 0.0f) d[i] = 0.0f;
 }
 
-// col_sums sets dst [w] to the column sums of x [n, w], one thread per column summing in row order as
-// engine/train's colSums does, so the sums are the CPU's bits (and the same on every run).
-extern "C" __global__ void col_sums(float* dst, const float* x, int n, int w) {
+// NFBO_COLSUM_ROWS is the rows of one chunk of col_sums_part; NFBO_COLSUM_LANES the row lanes of its blocks.
+#define NFBO_COLSUM_ROWS 256
+#define NFBO_COLSUM_LANES 8
+
+// col_sums_part is the first stage of the column sums of x [n, w] (a bias gradient): block b covers the 32
+// columns of tile b mod ceil(w/32) and the NFBO_COLSUM_ROWS rows of chunk b / ceil(w/32); its 32·NFBO_COLSUM_LANES
+// threads are lanes of 32 consecutive columns (a warp reads 32 consecutive floats of a row), lane l summing the
+// chunk's rows l, l + NFBO_COLSUM_LANES, … in order; the lanes are then added in order, so part[chunk·w + j] has
+// the same bits on every run. Thousands of blocks instead of one thread per column walking every row.
+extern "C" __global__ void col_sums_part(float* part, const float* x, int n, int w) {
+	__shared__ float lanes[NFBO_COLSUM_LANES][33];
+	int tiles = (w + 31) / 32;
+	int tile = blockIdx.x % tiles, chunk = blockIdx.x / tiles;
+	int c = threadIdx.x % 32, lane = threadIdx.x / 32;
+	int j = tile * 32 + c;
+	int r1 = min((chunk + 1) * NFBO_COLSUM_ROWS, n);
+	float s = 0.0f;
+	if (j < w)
+		for (int r = chunk * NFBO_COLSUM_ROWS + lane; r < r1; r += NFBO_COLSUM_LANES) s = __fadd_rn(s, x[(long)r * w + j]);
+	lanes[lane][c] = s;
+	__syncthreads();
+	if (lane == 0 && j < w) {
+		float t = lanes[0][c];
+		for (int l = 1; l < NFBO_COLSUM_LANES; l++) t = __fadd_rn(t, lanes[l][c]);
+		part[(long)chunk * w + j] = t;
+	}
+}
+
+// col_sums_fin is the second stage: dst[j] = Σ part[c·w + j] over the chunks c in order, one thread per column.
+extern "C" __global__ void col_sums_fin(float* dst, const float* part, int chunks, int w) {
 	int j = blockIdx.x * blockDim.x + threadIdx.x;
 	if (j >= w) return;
-	float s = 0.0f;
-	for (int r = 0; r < n; r++) s = __fadd_rn(s, x[(long)r * w + j]);
+	float s = part[j];
+	for (int c = 1; c < chunks; c++) s = __fadd_rn(s, part[(long)c * w + j]);
 	dst[j] = s;
 }
 
@@ -80,26 +108,45 @@ extern "C" __global__ void gather_rows(float* dst, const float* table, const int
 
 // scatter_add_rows adds row r of src [n, w] to each row idx[k·r .. k·r+k) of dst (rows of w), skipping −1:
 // gather_rows's gradient. It is deterministic without atomics: block b owns row b of dst (launch one block per
-// row of dst, at most NFBO_SCATTER_THREADS threads) and walks the n·k indices in order, staged a chunk at a time
-// in shared memory; each thread adds the matching source rows to its columns in index order, which is the order
-// engine/train's scatterAddRows adds them in, so each entry is the CPU's bits. Every block reads every index:
-// n·k reads per row of dst, cheap next to the adds for the step's tables (V or 2·MaxT rows).
+// row of dst, NFBO_SCATTER_THREADS threads) and walks the n·k indices in order, staged a chunk at a time in
+// shared memory. A row at least as wide as the block adds the matching source rows to its columns in index
+// order, as engine/train's scatterAddRows does, so each entry is the CPU's bits. A narrower row (the embeddings',
+// w = F) splits the block into G groups of w (rounded up to a warp) threads: group g adds the matches at chunk
+// positions ≡ g (mod G) in order, and the groups' sums are added to the row in group order at the end, so a
+// token that fills thousands of rows (the stop token) takes 1/G of the serial adds, in a fixed order.
 extern "C" __global__ void scatter_add_rows(float* dst, const float* src, const int* idx, int n, int k, int w) {
 	__shared__ int chunk[NFBO_SCATTER_THREADS];
+	__shared__ float part[NFBO_SCATTER_THREADS];
 	int row = blockIdx.x;
 	long m = (long)n * k;
 	float* d = dst + (long)row * w;
+	int wp = w >= (int)blockDim.x ? (int)blockDim.x : (w + 31) / 32 * 32;
+	int G = blockDim.x / wp, g = threadIdx.x / wp, c = threadIdx.x % wp;
+	float s = 0.0f;
 	for (long base = 0; base < m; base += blockDim.x) {
 		long e = base + threadIdx.x;
 		chunk[threadIdx.x] = e < m ? idx[e] : -1;
 		__syncthreads();
 		int cnt = (int)min((long)blockDim.x, m - base);
-		for (int q = 0; q < cnt; q++) {
-			if (chunk[q] != row) continue;
-			const float* s = src + ((base + q) / k) * w;
-			for (int j = threadIdx.x; j < w; j += blockDim.x) d[j] = __fadd_rn(d[j], s[j]);
+		if (G == 1) {
+			for (int q = 0; q < cnt; q++) {
+				if (chunk[q] != row) continue;
+				const float* sr = src + ((base + q) / k) * w;
+				for (int j = threadIdx.x; j < w; j += blockDim.x) d[j] = __fadd_rn(d[j], sr[j]);
+			}
+		} else if (g < G && c < w) {
+			for (int q = g; q < cnt; q += G)
+				if (chunk[q] == row) s = __fadd_rn(s, src[((base + q) / k) * w + c]);
 		}
 		__syncthreads();
+	}
+	if (G == 1) return;
+	part[threadIdx.x] = s;
+	__syncthreads();
+	if (g == 0 && c < w) {
+		float t = part[c];
+		for (int h = 1; h < G; h++) t = __fadd_rn(t, part[h * wp + c]);
+		d[c] = __fadd_rn(d[c], t);
 	}
 }
 
