@@ -51,6 +51,7 @@ func newPretrainCmd() *Command {
 	f.Int64Var(&s.DecayStart, "decay-start", -1, "the step at which -decay-steps begins (default: this run's first step)")
 	f.StringVar(&s.InitEmbed, "init-embed", "", "start from the token embeddings of the model in `DIR` (same vocabulary)")
 	device := f.String("device", "cpu", "where the training steps run: cpu, or cuda (GPU 0)")
+	tf32 := f.Bool("tf32", false, "with -device cuda: products on TF32 tensor cores (faster, 10-bit mantissas; off: full float32)")
 	profile := f.Bool("profile", false, "with -device cuda: print what each step asks of the GPU and its phases' GPU time at every progress line")
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if len(args) != 0 {
@@ -65,6 +66,9 @@ func newPretrainCmd() *Command {
 		if *profile && *device != "cuda" {
 			return Usagef(cmd, "pretrain: -profile needs -device cuda")
 		}
+		if *tf32 && *device != "cuda" {
+			return Usagef(cmd, "pretrain: -tf32 needs -device cuda")
+		}
 		pr := pretrainPrinter{cmd: cmd, logEvery: *logEvery}
 		if *device == "cuda" {
 			// Before anything is read or written: without a GPU the run stops here.
@@ -77,6 +81,12 @@ func newPretrainCmd() *Command {
 			fmt.Fprintf(cmd.Stderr, "pretrain: training steps on GPU %d: %s (compute capability %d.%d, %.1f GiB)\n",
 				info.Ordinal, info.Name, info.Major, info.Minor, float64(info.TotalMem)/(1<<30))
 			s.Device = g
+			if *tf32 {
+				if err := g.SetTF32(true); err != nil {
+					return fmt.Errorf("pretrain: -tf32: %w", err)
+				}
+				fmt.Fprintln(cmd.Stderr, "pretrain: products on TF32 tensor cores")
+			}
 			if *profile {
 				g.SetProfile(true)
 				pr.gpu = g

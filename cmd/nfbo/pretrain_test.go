@@ -163,4 +163,7 @@ func TestPretrainDeviceCUDAWithoutGPU(t *testing.T) {
 	if _, stderr, code := run(t, "", "pretrain", "-profile", "-data", data, "-out", out); code != 2 || !strings.Contains(stderr, "-profile needs -device cuda") {
 		t.Errorf("-profile on the CPU: exit %d\n%s", code, stderr)
 	}
+	if _, stderr, code := run(t, "", "pretrain", "-tf32", "-data", data, "-out", out); code != 2 || !strings.Contains(stderr, "-tf32 needs -device cuda") {
+		t.Errorf("-tf32 on the CPU: exit %d\n%s", code, stderr)
+	}
 }

@@ -35,8 +35,12 @@ import (
 var cublasSonames = []string{"libcublas.so.13", "libcublas.so.12"}
 
 // cublasMathPedantic is CUBLAS_PEDANTIC_MATH: no TF32 or other reduced-precision shortcuts, for the parity
-// with the CPU that exact reconstruction needs.
-const cublasMathPedantic = 2
+// with the CPU that exact reconstruction needs; cublasMathTF32 is CUBLAS_TF32_TENSOR_OP_MATH, float32 products on
+// the tensor cores with 10-bit mantissas (SetTF32, an option measured for accuracy, off by default).
+const (
+	cublasMathPedantic = 2
+	cublasMathTF32     = 3
+)
 
 // BLAS is a cuBLAS handle bound to a Device's context, in pedantic (full float32) math.
 type BLAS struct {
@@ -92,6 +96,15 @@ func (b *BLAS) check(call string, s C.cublasStatus_t) error {
 		return nil
 	}
 	return fmt.Errorf("cuda: %s: %s (%d)", call, C.GoString(C.nfbo_cublasGetStatusString(b.statusString, s)), int(s))
+}
+
+// SetTF32 lets the products use TF32 tensor cores (on) or keeps them in full float32 (off, the default).
+func (b *BLAS) SetTF32(on bool) error {
+	mode := C.int(cublasMathPedantic)
+	if on {
+		mode = cublasMathTF32
+	}
+	return b.d.do(func() error { return b.check("cublasSetMathMode", C.nfbo_cublasSetMathMode(b.mathMode, b.h, mode)) })
 }
 
 // Close destroys the handle.

@@ -133,6 +133,8 @@ func (c *cudaBackend) launch(kernel string, g cuda.Grid, args ...any) error {
 	return k.Launch(g, args...)
 }
 
+func (c *cudaBackend) setTF32(on bool) error { return c.blas.SetTF32(on) }
+
 func (c *cudaBackend) sync() error {
 	if c.th != nil {
 		return c.th.Synchronize()

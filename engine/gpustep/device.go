@@ -31,6 +31,8 @@ type backend interface {
 	do(f func() error) error
 	// sync waits for every call queued (the profile's phases).
 	sync() error
+	// setTF32 switches the products between full float32 and TF32 tensor cores.
+	setTF32(on bool) error
 	close() error
 }
 
@@ -130,6 +132,16 @@ func newDevice(b backend, info cuda.DeviceInfo) (*Device, error) {
 // engine/train submits a training step so. The Device's methods must not be called from another goroutine
 // meanwhile.
 func (d *Device) Do(f func() error) error { return d.b.do(f) }
+
+// SetTF32 lets cuBLAS's products use TF32 tensor cores (on) or keeps them in full float32 (off, the default:
+// the CPU's parity and exact reconstruction need it). TF32 is an option measured for accuracy
+// (TestGPUStepTF32, nfbo pretrain -tf32).
+func (d *Device) SetTF32(on bool) error {
+	if err := d.b.setTF32(on); err != nil {
+		return fmt.Errorf("gpustep: %w", err)
+	}
+	return nil
+}
 
 // SetProfile turns the per-phase timing of Phase on or off and clears what it has summed. Its waits are not
 // counted in Counts.

@@ -209,6 +209,7 @@ func (e *emu) copy(dst, src cuda.Ptr, n int) error {
 func (e *emu) close() error            { e.closed = true; return nil }
 func (e *emu) do(f func() error) error { return f() }
 func (e *emu) sync() error             { return e.failed }
+func (e *emu) setTF32(bool) error      { return nil }
 
 // gemm is the row-major product in float64.
 func (e *emu) gemm(tA, tB bool, alpha float32, a cuda.Ptr, ar, ac int, b cuda.Ptr, br, bc int, beta float32, c cuda.Ptr) error {
