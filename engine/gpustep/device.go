@@ -452,6 +452,18 @@ func (d *Device) LSTMCellBackward(dg, dc, act, tc, cPrev, dout, dh step.Buf, B, 
 		at(fn, "tc", tc, B*H), at(fn, "cPrev", cPrev, B*H), at(fn, "dout", dout, B*H), at(fn, "dh", dh, B*H), at(fn, "dc", dc, B*H), B, H)
 }
 
+// LSTMForward runs the layer's recurrence step by step: a cuBLAS product and lstm_cell_step per step
+// (step.RecurrenceForward).
+func (d *Device) LSTMForward(act, bias step.Buf, biasRows int, whh, c0, c, tc, out step.Buf, S, B, H int) {
+	step.RecurrenceForward(d, act, bias, biasRows, whh, c0, c, tc, out, S, B, H)
+}
+
+// LSTMBackward runs the recurrence's gradient step by step: lstm_cell_bwd and a cuBLAS product per step
+// (step.RecurrenceBackward).
+func (d *Device) LSTMBackward(dG, dh, dc, act, tc, c, c0, whh, dOut step.Buf, S, B, H int) {
+	step.RecurrenceBackward(d, dG, dh, dc, act, tc, c, c0, whh, dOut, S, B, H)
+}
+
 // NLSqForward transforms w (n×half) with the NLSq parameters o [n, half, 5] (nlsq_fwd, a thread per row).
 func (d *Device) NLSqForward(out, o, w step.Buf, n, half int) {
 	const fn = "NLSqForward"

@@ -169,6 +169,23 @@ type Device interface {
 	// from the later steps, by the one for the earlier step.
 	LSTMCellBackward(dg, dc, act, tc, cPrev, dout, dh Buf, B, H int)
 
+	// LSTMForward runs an LSTM layer's recurrence over S steps for B
+	// sequences (RecurrenceForward: at each step the recurrent product
+	// h·Whh added to act's rows, then LSTMCellForward): act [S·B, 4H] holds
+	// each row's input product and receives its activations; bias is
+	// [biasRows, 4H], biasRows 1 or S·B (a row per step and sequence);
+	// whh [H, 4H]; out [(S+1)·B, H] holds h0 in its first B rows and
+	// receives h_1..h_S; c0 [B, H]; c and tc [S·B, H] receive the cell
+	// states and their tanh. A Device may run the whole recurrence its own
+	// way (the CPU: each core the recurrence of its sequences, Whh packed
+	// once).
+	LSTMForward(act, bias Buf, biasRows int, whh, c0, c, tc, out Buf, S, B, H int)
+	// LSTMBackward runs its gradient backwards over the S steps
+	// (RecurrenceBackward): from the outputs' gradient dOut [S·B, H] it
+	// writes the gate gradients dG [S·B, 4H] and leaves dL/dh0 and dL/dc0
+	// in dh and dc [B, H], which are zero on entry.
+	LSTMBackward(dG, dh, dc, act, tc, c, c0, whh, dOut Buf, S, B, H int)
+
 	// NLSqForward transforms w (n×half) with the raw parameters o
 	// [n, half, 5] (parameter fastest) and writes out (n×(half+1)): u, then
 	// the row's Σ log du/dw. AffineForward does the same for the affine
@@ -244,4 +261,42 @@ func GemmShape(tA, tB bool, ar, ac, br, bc int) (m, n, k int, ok bool) {
 		n, kb = br, bc
 	}
 	return m, n, k, k == kb
+}
+
+// RecurrenceForward is Device.LSTMForward in terms of the Device's Gemm and
+// LSTMCellForward, step by step: what a Device without a recurrence of its
+// own runs.
+func RecurrenceForward(d Device, act, bias Buf, biasRows int, whh, c0, c, tc, out Buf, S, B, H int) {
+	if biasRows != 1 && biasRows != S*B {
+		panic(fmt.Sprintf("step: LSTMForward: %d bias rows for %d steps of %d sequences", biasRows, S, B))
+	}
+	H4 := 4 * H
+	for st := range S {
+		a := act.Rows(st, st+1, B*H4)
+		d.Gemm(false, false, 1, out.Rows(st, st+1, B*H), B, H, whh, H, H4, 1, a)
+		cPrev := c0
+		if st > 0 {
+			cPrev = c.Rows(st-1, st, B*H)
+		}
+		bias, rows := bias, 1
+		if biasRows > 1 {
+			bias, rows = bias.Rows(st, st+1, B*H4), B
+		}
+		d.LSTMCellForward(a, bias, rows, cPrev, c.Rows(st, st+1, B*H), tc.Rows(st, st+1, B*H), out.Rows(st+1, st+2, B*H), B, H)
+	}
+}
+
+// RecurrenceBackward is Device.LSTMBackward in terms of the Device's Gemm
+// and LSTMCellBackward, step by step.
+func RecurrenceBackward(d Device, dG, dh, dc, act, tc, c, c0, whh, dOut Buf, S, B, H int) {
+	H4 := 4 * H
+	for st := S - 1; st >= 0; st-- {
+		cPrev := c0
+		if st > 0 {
+			cPrev = c.Rows(st-1, st, B*H)
+		}
+		dg := dG.Rows(st, st+1, B*H4)
+		d.LSTMCellBackward(dg, dc, act.Rows(st, st+1, B*H4), tc.Rows(st, st+1, B*H), cPrev, dOut.Rows(st, st+1, B*H), dh, B, H)
+		d.Gemm(false, true, 1, dg, B, H4, whh, H, H4, 0, dh)
+	}
 }

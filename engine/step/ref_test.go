@@ -433,3 +433,11 @@ func (ref) Adam(p, g, m, v Buf, n int, c kernels.AdamCoeffs) {
 		P[i] -= c.StepSize * M[i] / (math.Sqrt(V[i])/c.BC2Sqrt + c.Eps)
 	}
 }
+
+func (r ref) LSTMForward(act, bias Buf, biasRows int, whh, c0, c, tc, out Buf, S, B, H int) {
+	RecurrenceForward(r, act, bias, biasRows, whh, c0, c, tc, out, S, B, H)
+}
+
+func (r ref) LSTMBackward(dG, dh, dc, act, tc, c, c0, whh, dOut Buf, S, B, H int) {
+	RecurrenceBackward(r, dG, dh, dc, act, tc, c, c0, whh, dOut, S, B, H)
+}

@@ -695,22 +695,9 @@ func (s *Step) lstmForward(blk *block, y Buf) {
 			// row, in that order of addition.
 			d.GatherRows(ly.bias, ly.wpos, s.pos, S*B, 2, H4)
 			d.BiasAct(ly.bias, ly.bsum, S*B, H4, false)
-			biasRows = B
+			biasRows = S * B // a row per step and sequence
 		}
-		for st := range S {
-			hPrev := ly.out.Rows(st, st+1, B*H)
-			act := ly.act.Rows(st, st+1, B*H4)
-			d.Gemm(false, false, 1, hPrev, B, H, ly.whh, H, H4, 1, act)
-			cPrev := ly.c0
-			if st > 0 {
-				cPrev = ly.c.Rows(st-1, st, B*H)
-			}
-			bias := ly.bias
-			if biasRows > 1 {
-				bias = ly.bias.Rows(st, st+1, B*H4)
-			}
-			d.LSTMCellForward(act, bias, biasRows, cPrev, ly.c.Rows(st, st+1, B*H), ly.tc.Rows(st, st+1, B*H), ly.out.Rows(st+1, st+2, B*H), B, H)
-		}
+		d.LSTMForward(ly.act, ly.bias, biasRows, ly.whh, ly.c0, ly.c, ly.tc, ly.out, S, B, H)
 		x = ly.out.Slice(B*H, (S+1)*B*H)
 		if l < len(blk.lstm)-1 && s.dropout {
 			d.Mul(ly.xNext, x, ly.mask, S*B*H)
@@ -839,16 +826,7 @@ func (s *Step) lstmBackward(blk *block) {
 		ly := &blk.lstm[l]
 		d.Zero(s.dhs)
 		d.Zero(s.dcs)
-		for st := S - 1; st >= 0; st-- {
-			cPrev := ly.c0
-			if st > 0 {
-				cPrev = ly.c.Rows(st-1, st, B*H)
-			}
-			dg := s.dG.Rows(st, st+1, B*H4)
-			dout := dOut.Slice((lead+st*B)*H, (lead+(st+1)*B)*H)
-			d.LSTMCellBackward(dg, s.dcs, ly.act.Rows(st, st+1, B*H4), ly.tc.Rows(st, st+1, B*H), cPrev, dout, s.dhs, B, H)
-			d.Gemm(false, true, 1, dg, B, H4, ly.whh, H, H4, 0, s.dhs)
-		}
+		d.LSTMBackward(s.dG, s.dhs, s.dcs, ly.act, ly.tc, ly.c, ly.c0, ly.whh, dOut.Slice(lead*H, (lead+S*B)*H), S, B, H)
 		if lead > 0 {
 			d.Add(s.dhs, s.dhs, dOut.Slice(0, B*H), B*H)
 		}

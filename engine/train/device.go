@@ -154,6 +154,81 @@ func (CPU) LSTMCellForward(act, bias step.Buf, biasRows int, cPrev, c, tc, h ste
 	})
 }
 
+// LSTMForward runs the layer's recurrence as the fused LSTM op does: each
+// core runs the whole recurrence of its own sequences (no step waits for
+// another core), the recurrent products on Whh packed once
+// (kernels.MulPackedTo) where the packed micro-kernel has assembly, the
+// cells kernels.LSTMCellForward32.
+func (CPU) LSTMForward(act, bias step.Buf, biasRows int, whh, c0, c, tc, out step.Buf, S, B, H int) {
+	const fn = "LSTMForward"
+	if biasRows != 1 && biasRows != S*B {
+		panic(fmt.Sprintf("train: CPU.LSTMForward: %d bias rows for %d steps of %d sequences", biasRows, S, B))
+	}
+	H4 := 4 * H
+	a, bi, w := f32(fn, "act", act, S*B*H4), f32(fn, "bias", bias, biasRows*H4), f32(fn, "whh", whh, H*H4)
+	c0s, cs, ts, o := f32(fn, "c0", c0, B*H), f32(fn, "c", c, S*B*H), f32(fn, "tc", tc, S*B*H), f32(fn, "out", out, (S+1)*B*H)
+	var pk *kernels.Packed
+	if kernels.PackedAccelerated() {
+		pk = new(kernels.Packed)
+		pk.Pack(w, H4, H, H4, false)
+	}
+	perRow := biasRows > 1
+	parallelRows(B, S*H, func(b0, b1 int) {
+		for s := range S {
+			r0, r1 := s*B+b0, s*B+b1
+			hPrev, g := o[r0*H:r1*H], a[r0*H4:r1*H4] // out's rows s·B.. are h before step s
+			if pk != nil {
+				kernels.MulPackedTo(g, H4, hPrev, H, b1-b0, pk, true)
+			} else {
+				gemmBlock(false, false, b1-b0, H4, H, 1, hPrev, H, w, H4, 1, g, H4)
+			}
+			cPrev := c0s[b0*H : b1*H]
+			if s > 0 {
+				cPrev = cs[(r0-B)*H : (r1-B)*H]
+			}
+			bb := bi
+			if perRow {
+				bb = bi[r0*H4 : r1*H4]
+			}
+			kernels.LSTMCellForward32(g, cs[r0*H:r1*H], ts[r0*H:r1*H], o[(B+r0)*H:(B+r1)*H], cPrev, bb, b1-b0, H, perRow)
+		}
+	})
+}
+
+// LSTMBackward runs the recurrence's gradient as the fused LSTM op does:
+// each core its own sequences backwards, kernels.LSTMCellGrad32 per row
+// and the products on Whhᵀ packed once.
+func (CPU) LSTMBackward(dG, dh, dc, act, tc, c, c0, whh, dOut step.Buf, S, B, H int) {
+	const fn = "LSTMBackward"
+	H4 := 4 * H
+	g, dhs, dcs, a := f32(fn, "dG", dG, S*B*H4), f32(fn, "dh", dh, B*H), f32(fn, "dc", dc, B*H), f32(fn, "act", act, S*B*H4)
+	ts, cs, c0s, w, do := f32(fn, "tc", tc, S*B*H), f32(fn, "c", c, S*B*H), f32(fn, "c0", c0, B*H), f32(fn, "whh", whh, H*H4), f32(fn, "dOut", dOut, S*B*H)
+	var pk *kernels.Packed
+	if kernels.PackedAccelerated() {
+		pk = new(kernels.Packed)
+		pk.Pack(w, H4, H4, H, true)
+	}
+	parallelRows(B, S*H, func(b0, b1 int) {
+		for s := S - 1; s >= 0; s-- {
+			for b := b0; b < b1; b++ {
+				r, q := (s*B+b)*H, s*B+b
+				cp := c0s[b*H : (b+1)*H]
+				if s > 0 {
+					cp = cs[r-B*H : r-B*H+H]
+				}
+				kernels.LSTMCellGrad32(g[q*H4:(q+1)*H4], dcs[b*H:(b+1)*H], a[q*H4:(q+1)*H4], ts[r:r+H], cp, do[r:r+H], dhs[b*H:(b+1)*H])
+			}
+			// dh for step s−1 (for s = 0, dL/dh0): dG_s·Whhᵀ.
+			dGs := g[(s*B+b0)*H4 : (s*B+b1)*H4]
+			if pk != nil {
+				kernels.MulPackedTo(dhs[b0*H:b1*H], H, dGs, H4, b1-b0, pk, false)
+			} else {
+				gemmBlock(false, true, b1-b0, H, H4, 1, dGs, H4, w, H4, 0, dhs[b0*H:b1*H], H)
+			}
+		}
+	})
+}
+
 // LSTMCellBackward is kernels.LSTMCellGrad32 on every row, rows split over
 // the cores.
 func (CPU) LSTMCellBackward(dg, dc, act, tc, cPrev, dout, dh step.Buf, B, H int) {

@@ -220,11 +220,11 @@ type skewed struct {
 	which string
 }
 
-// LSTMCellBackward scales the gate gradients by 1.001.
-func (d skewed) LSTMCellBackward(dg, dc, act, tc, cPrev, dout, dh step.Buf, B, H int) {
-	d.CPU.LSTMCellBackward(dg, dc, act, tc, cPrev, dout, dh, B, H)
+// LSTMBackward scales the gate gradients by 1.001.
+func (d skewed) LSTMBackward(dG, dh, dc, act, tc, c, c0, whh, dOut step.Buf, S, B, H int) {
+	d.CPU.LSTMBackward(dG, dh, dc, act, tc, c, c0, whh, dOut, S, B, H)
 	if d.which == "lstm" {
-		g := all(dg)[:4*B*H]
+		g := all(dG)[:S*B*4*H]
 		for i := range g {
 			g[i] *= 1.001
 		}
