@@ -474,19 +474,13 @@ func (s *Step) Train(in *Inputs, c kernels.AdamCoeffs, clip float64) (Result, er
 	if err := in.check(cfg.T, s.B, cfg.V); err != nil {
 		return Result{}, err
 	}
-	d, N, F, V := s.dev, s.N, cfg.F, cfg.V
+	d, N := s.dev, s.N
 	phase := func(string) {}
 	if p, ok := d.(phaser); ok {
 		phase = p.Phase
 	}
 	phase("")
-	d.UploadInt(s.tok, in.Tok)
-	d.UploadInt(s.lens, in.Lens)
-	d.ZeroAcc(s.acc)
-	d.Layout(s.wt, s.negWt, s.simC, s.pos, s.pos0, s.lens, s.B, cfg.T, cfg.MaxT, in.Real, float32(cfg.SimCoef))
-	d.NormalizeRows(s.en, s.embed, V, F)
-	d.DrawNegatives(s.neg, s.tok, s.wt, N, V, in.Key)
-	d.DrawNoise(s.eps, s.tok, s.wt, s.en, N, F, V, cfg.Noise, NoiseRounds, in.Key, s.acc, AccRejected)
+	s.drawInputs(in)
 	s.dropout = cfg.Dropout > 0
 	if s.dropout {
 		s.allocMasks()
@@ -529,7 +523,18 @@ func (s *Step) Eval(in *Inputs) (Result, error) {
 	if err := in.check(cfg.T, s.B, cfg.V); err != nil {
 		return Result{}, err
 	}
-	d, N, F, V := s.dev, s.N, cfg.F, cfg.V
+	s.drawInputs(in)
+	s.dropout = false
+	s.forward()
+	s.dev.SumLoss(s.acc, AccLoss, s.nll, s.sim, s.wt, s.N, cfg.SimCoef)
+	return s.read()
+}
+
+// drawInputs uploads in's tokens and lengths, zeroes the accumulators and
+// draws the batch's layout, negatives and noise on the device (the
+// embeddings normalised first: the noise is checked against them).
+func (s *Step) drawInputs(in *Inputs) {
+	d, cfg, N, F, V := s.dev, s.cfg, s.N, s.cfg.F, s.cfg.V
 	d.UploadInt(s.tok, in.Tok)
 	d.UploadInt(s.lens, in.Lens)
 	d.ZeroAcc(s.acc)
@@ -537,10 +542,6 @@ func (s *Step) Eval(in *Inputs) (Result, error) {
 	d.NormalizeRows(s.en, s.embed, V, F)
 	d.DrawNegatives(s.neg, s.tok, s.wt, N, V, in.Key)
 	d.DrawNoise(s.eps, s.tok, s.wt, s.en, N, F, V, cfg.Noise, NoiseRounds, in.Key, s.acc, AccRejected)
-	s.dropout = false
-	s.forward()
-	d.SumLoss(s.acc, AccLoss, s.nll, s.sim, s.wt, N, cfg.SimCoef)
-	return s.read()
 }
 
 // trainedFrom returns the first entry of the flat buffers that Adam

@@ -111,15 +111,10 @@ func (tr *Trainer) trainStepDevice(seqs [][]int, lens []int, B int) (StepStats, 
 	tr.res.ahead = true
 	coef := tr.adam.next(0) // its scale is the device's to compute
 	var res step.Result
-	train := func() (err error) {
+	err = tr.onDevice(func() (err error) {
 		res, err = s.Train(in, coef, tr.adam.ClipNorm)
 		return err
-	}
-	if sub, ok := tr.opts.Device.(submitter); ok {
-		err = sub.Do(train)
-	} else {
-		err = train()
-	}
+	})
 	if err != nil {
 		tr.adam.step--
 		return StepStats{}, fmt.Errorf("train: device step (B=%d, T=%d): %w", B, cfg.T, err)
@@ -152,28 +147,26 @@ func (tr *Trainer) evaluateDevice(ctx context.Context, seqs [][]int) (EvalStats,
 		part := seqs[i:min(i+B, len(seqs))]
 		in := tr.deviceInputs(part, nil, B, kernels.KeyOf(valSeed+uint64(i)))
 		var res step.Result
-		eval := func() (err error) {
+		err := tr.onDevice(func() (err error) {
 			res, err = s.Eval(in)
 			return err
-		}
-		if sub, ok := tr.opts.Device.(submitter); ok {
-			err = sub.Do(eval)
-		} else {
-			err = eval()
-		}
+		})
 		if err != nil {
 			return EvalStats{}, fmt.Errorf("train: device validation (B=%d): %w", B, err)
 		}
-		es.NLL += res.NLL * float64(len(part))
-		es.Sim += res.Sim * float64(len(part))
-		es.Seqs += len(part)
+		es.add(res.NLL, res.Sim, len(part))
 	}
-	if es.Seqs > 0 {
-		es.NLL /= float64(es.Seqs)
-		es.Sim /= float64(es.Seqs)
-	}
-	es.EmbedCos, _, _ = ClosestEmbeddings(tr.p)
+	es.finish(tr.p)
 	return es, nil
+}
+
+// onDevice runs f, a step's calls of Options.Device, in one crossing where
+// the Device takes them so (a GPU), else as it is.
+func (tr *Trainer) onDevice(f func() error) error {
+	if sub, ok := tr.opts.Device.(submitter); ok {
+		return sub.Do(f)
+	}
+	return f()
 }
 
 // syncDevice uploads the host's weights and moments when they changed

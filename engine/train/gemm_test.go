@@ -50,25 +50,7 @@ func checkGemmParts[T float32 | float64](t *testing.T, m, k, n int, tA, tB bool,
 	// entry's dot product (and the sum of its terms' magnitudes, the error
 	// bound's scale) runs over two contiguous rows; computed once for both
 	// alphas.
-	opA, opBT := make([]float64, m*k), make([]float64, n*k)
-	for i := range m {
-		for l := range k {
-			if tA {
-				opA[i*k+l] = float64(a[l*ac+i])
-			} else {
-				opA[i*k+l] = float64(a[i*ac+l])
-			}
-		}
-	}
-	for j := range n {
-		for l := range k {
-			if tB {
-				opBT[j*k+l] = float64(b[j*bc+l])
-			} else {
-				opBT[j*k+l] = float64(b[l*bc+j])
-			}
-		}
-	}
+	opA, opBT := rowsOf(a, m, k, ac, tA), rowsOf(b, n, k, bc, !tB)
 	dot, abs := make([]float64, m*n), make([]float64, m*n)
 	for i := range m {
 		x := opA[i*k : (i+1)*k]
@@ -86,6 +68,22 @@ func checkGemmParts[T float32 | float64](t *testing.T, m, k, n int, tA, tB bool,
 	for _, alpha := range []T{0.5, 1} { // 1: the packed micro-kernel's case (packedProducts)
 		checkGemmPartsAlpha(t, m, k, n, tA, tB, alpha, beta, eps, a, b, c0, dot, abs)
 	}
+}
+
+// rowsOf returns, in float64, the rows×k matrix stored in x (ld columns) as
+// it is (row i at x[i·ld:]) or, with trans, as the transpose of what x holds.
+func rowsOf[T float32 | float64](x []T, rows, k, ld int, trans bool) []float64 {
+	out := make([]float64, rows*k)
+	for i := range rows {
+		for l := range k {
+			if trans {
+				out[i*k+l] = float64(x[l*ld+i])
+			} else {
+				out[i*k+l] = float64(x[i*ld+l])
+			}
+		}
+	}
+	return out
 }
 
 func checkGemmPartsAlpha[T float32 | float64](t *testing.T, m, k, n int, tA, tB bool, alpha, beta T, eps float64, a, b, c0 []T, dot, abs []float64) {

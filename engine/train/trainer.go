@@ -364,16 +364,27 @@ func (tr *Trainer) Evaluate(ctx context.Context, seqs [][]int) (EvalStats, error
 			return EvalStats{}, err
 		}
 		st := tr.stats(g, in)
-		es.NLL += st.NLL * float64(len(part))
-		es.Sim += st.Sim * float64(len(part))
-		es.Seqs += len(part)
+		es.add(st.NLL, st.Sim, len(part))
 	}
+	es.finish(tr.p)
+	return es, nil
+}
+
+// add adds a batch of n sequences whose means per token are nll and sim.
+func (es *EvalStats) add(nll, sim float64, n int) {
+	es.NLL += nll * float64(n)
+	es.Sim += sim * float64(n)
+	es.Seqs += n
+}
+
+// finish turns the sums into means over the sequences and measures p's
+// closest embeddings.
+func (es *EvalStats) finish(p *model.Params) {
 	if es.Seqs > 0 {
 		es.NLL /= float64(es.Seqs)
 		es.Sim /= float64(es.Seqs)
 	}
-	es.EmbedCos, _, _ = ClosestEmbeddings(tr.p)
-	return es, nil
+	es.EmbedCos, _, _ = ClosestEmbeddings(p)
 }
 
 // LogDensity returns log p(v) of each sequence of seqs, v the normalised
