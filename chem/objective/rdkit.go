@@ -10,8 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
-	"strings"
+
+	"github.com/nfbo/nfbo/internal/suggest"
 )
 
 // workerSource is the RDKit worker, embedded so that the nfbo binary works
@@ -164,17 +166,19 @@ func (pl *Pool) single(ctx context.Context, req *request) (*response, error) {
 
 // UnknownTaskError is CheckTasks' answer for a task the RDKit worker does not have.
 type UnknownTaskError struct {
-	Task  string
-	Known []string // the worker's task names
+	Task    string
+	Known   []string // the worker's task names
+	Aliases []string // and their other names
 }
 
-// Error names the task and lists the known ones.
+// Error names the task, the known name nearest to it when one is near, and the command that lists them all
+// (the whole list, 43 names, is too long for a message).
 func (e *UnknownTaskError) Error() string {
-	q := make([]string, len(e.Known))
-	for i, k := range e.Known {
-		q[i] = strconv.Quote(k)
+	msg := fmt.Sprintf("unknown task %q", e.Task)
+	if near := suggest.Closest(e.Task, append(slices.Clip(e.Known), e.Aliases...)); near != "" {
+		msg += fmt.Sprintf("; did you mean %q?", near)
 	}
-	return fmt.Sprintf("unknown task %q; run \"nfbo tasks\" for the list (%s)", e.Task, strings.Join(q, ", "))
+	return msg + fmt.Sprintf(" (\"nfbo tasks\" lists the %d tasks)", len(e.Known))
 }
 
 // CheckTasks returns an *UnknownTaskError for the first of tasks that the worker knows neither by name nor by
@@ -185,17 +189,18 @@ func (pl *Pool) CheckTasks(ctx context.Context, tasks []string) error {
 		return err
 	}
 	known := map[string]bool{}
-	var names []string
+	var names, aliases []string
 	for _, t := range infos {
 		known[t.Name] = true
 		for _, a := range t.Aliases {
 			known[a] = true
 		}
 		names = append(names, t.Name)
+		aliases = append(aliases, t.Aliases...)
 	}
 	for _, task := range tasks {
 		if !known[task] {
-			return &UnknownTaskError{Task: task, Known: names}
+			return &UnknownTaskError{Task: task, Known: names, Aliases: aliases}
 		}
 	}
 	return nil

@@ -156,6 +156,7 @@ func TestOptimizePreflight(t *testing.T) {
 	}{
 		{"budget below the initial molecules", []string{"-init", guacamol100, "-budget", "80"},
 			"-budget 80 leaves no call for the optimiser: the 100 initial molecules of " + guacamol100 + " have no demo scores"},
+		{"budget read as new calls", []string{"-init", guacamol100, "-budget", "40"}, "give -budget 140 for 40 new calls"},
 		{"budget equal to the initial molecules", []string{"-init", smi, "-budget", "25"}, "-budget 25 leaves no call"},
 		{"more anchors than initial points", []string{"-init", smi, "-init-count", "2", "-budget", "30"},
 			"bo: config: 5 anchors but only 2 initial points"},
@@ -190,7 +191,7 @@ func TestOptimizePreflight(t *testing.T) {
 		needRDKit(t)
 		out := filepath.Join(dir, "run-unknown-task")
 		_, _, err := runCmd(t, newOptimizeCmd(), "", "-task", "qde", "-init", smi, "-budget", "30", "-model", dir, "-out", out)
-		if err == nil || !strings.Contains(err.Error(), `unknown task "qde"`) {
+		if err == nil || !strings.Contains(err.Error(), `unknown task "qde"; did you mean "qed"? ("nfbo tasks" lists the`) {
 			t.Fatalf("error %v, want unknown task", err)
 		}
 		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
@@ -211,8 +212,14 @@ func TestOptimizeResumeChecks(t *testing.T) {
 	out := filepath.Join(dir, "run")
 	args := []string{"-task", "demo", "-objective-cmd", oracle, "-init", smi, "-budget", "35", "-candidates", "200",
 		"-model", dir, "-out", out, "-seed", "2"}
-	if _, stderr, err := runCmd(t, newOptimizeCmd(), "", args...); err != nil {
+	_, stderr, err := runCmd(t, newOptimizeCmd(), "", args...)
+	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
+	}
+	// 10 new calls are one batch of 50: the run is warned about, with the budget that gives three.
+	if want := "-budget 35 leaves 10 new calls after the 25 initial molecules it pays for: 1 batch(es) of 50 " +
+		"(5 trust regions x 10), 1 round(s) of feedback; give -budget 175 or more for 3 rounds"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 	paid := len(calls())
 	if paid != 35 {

@@ -67,6 +67,33 @@ func TestUnknownCommandExits2(t *testing.T) {
 	}
 }
 
+// What a newcomer types first: --version and -version print the version; a mistyped command or flag gets a
+// short message with the name meant and a pointer to the help, not the whole flag list.
+func TestNewcomerMistakes(t *testing.T) {
+	for _, flag := range []string{"--version", "-version"} {
+		out, errs, code := run(t, "", flag)
+		if code != 0 || !strings.HasPrefix(out, "nfbo ") || errs != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", flag, code, out, errs)
+		}
+	}
+	_, errs, code := run(t, "", "optimize", "-budgte", "40")
+	if code != 2 || !strings.Contains(errs, "flag provided but not defined: -budgte; did you mean -budget?") ||
+		!strings.Contains(errs, `"nfbo help optimize" lists the flags`) {
+		t.Errorf("wrong flag: exit %d, stderr %q", code, errs)
+	}
+	if n := strings.Count(errs, "\n"); n > 2 {
+		t.Errorf("wrong flag: %d lines of stderr, want at most 3:\n%s", n+1, errs)
+	}
+	_, errs, code = run(t, "", "optimze")
+	if code != 2 || !strings.Contains(errs, `unknown command "optimze"; did you mean "optimize"?`) || strings.Count(errs, "\n") > 2 {
+		t.Errorf("wrong command: exit %d, stderr %q", code, errs)
+	}
+	out, errs, code := run(t, "", "optimize", "-h")
+	if code != 0 || !strings.Contains(errs, "-budget int") {
+		t.Errorf("-h: exit %d, stdout %q, stderr lacks the flag list: %q", code, out, errs)
+	}
+}
+
 func TestHelp(t *testing.T) {
 	out, _, code := run(t, "", "help", "selfies", "encode")
 	if code != 0 || !strings.Contains(out, "usage: nfbo selfies encode") {

@@ -31,7 +31,14 @@ func newOptimizeCmd() *Command {
 		Short:     "find molecules with high scores by NF-BO",
 		Long: `Optimize runs NF-BO: Bayesian optimisation in the latent space of the SeqFlow
 in -model, starting from the molecules of -init, until -budget objective
-calls (distinct new molecules) are spent.
+calls are spent.
+
+-budget counts every objective call, each a distinct molecule, the initial
+molecules' scoring included when -init has no scores for the task: with
+100 unscored initial molecules, -budget 600 is 100 calls to score them and
+500 calls the optimiser makes, in batches of (trust regions x proposals,
+50 at guacamol-500). A run with fewer than three batches is warned about:
+the optimiser learns only from the batches before.
 
 -init is either a CSV file with a header that has a "smiles" or "smile"
 column (or such a table separated by tabs), an SDF, or a file with one
@@ -145,7 +152,7 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.StringVar(&a.Task, "task", "", "task name or alias (see \"nfbo tasks\"); passed through to -objective-cmd (required)")
 	fs.StringVar(&a.Init, "init", "", "initial molecules: a CSV (or tab-separated) `file` with a smiles (or smile) column, an SDF, or one SMILES per line (required)")
 	fs.IntVar(&a.InitCount, "init-count", 0, "use the first `N` initial molecules; 0 means the preset's count (pmo: 1,000, of which NF-BO's screened variant pays for 200 when they have no scores)")
-	fs.IntVar(&a.Budget, "budget", 0, "objective calls (distinct new molecules); 0 means the preset's")
+	fs.IntVar(&a.Budget, "budget", 0, "objective calls in all (distinct molecules), the scoring of initial molecules without scores included; 0 means the preset's (guacamol-500: 100 initial + 500 new)")
 	fs.StringVar(&a.Preset, "preset", "guacamol-500", "optimiser setting: guacamol-500, guacamol-10k or pmo")
 	fs.StringVar(&a.Model, "model", "", "model directory or checkpoint `file` (required)")
 	fs.Uint64Var(&a.Seed, "seed", 1, "random seed; a run is reproducible given seed, data, model and flags")
