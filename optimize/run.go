@@ -75,6 +75,9 @@ type Args struct {
 	Timeout    time.Duration
 	// Rules names the chemistry rules (chem/rules.Load: "default", "none" or a JSON file); "" means default.
 	Rules string `json:",omitempty"`
+	// ScoreColumn names the column (or SDF data item) of -init that holds the initial scores; "" means the
+	// column named like the task.
+	ScoreColumn string `json:",omitempty"`
 	// Minimize makes lower scores better (a docking energy): the optimiser maximises −score.
 	Minimize bool `json:",omitempty"`
 	// NoFlow is the ablation without the flow: the GP screens GA children alone (bo.TokenSettings.NoFlow).

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nfbo/nfbo/bo"
@@ -111,9 +112,18 @@ func (r *runState) loadInputs(ctx context.Context) error {
 	if r.voc, err = vocab.New(r.ck.Vocab); err != nil {
 		return fmt.Errorf("optimize: vocabulary of %s: %w", a.Model, err)
 	}
-	rows, hasScores, err := readInit(a.Init, a.Task, r.count)
+	column := a.ScoreColumn
+	if column == "" {
+		column = a.Task
+	}
+	rows, hasScores, err := readInit(a.Init, column, r.count)
 	if err != nil {
 		return err
+	}
+	if !hasScores {
+		if err := r.checkScoreColumn(); err != nil {
+			return err
+		}
 	}
 	if r.paysFewer = r.presetPaysFewer(hasScores); r.paysFewer {
 		rows = rows[:min(len(rows), r.preset.PaidInitial(a.Variant))]
@@ -217,6 +227,22 @@ func (r *runState) plan(context.Context) error {
 			return argErrorf("%v (from the %d initial molecules of %s; lower -anchors, or give more molecules)",
 				err, len(r.mols), a.Init)
 		}
+	}
+	return nil
+}
+
+// checkScoreColumn refuses a -score-column that -init lacks, and warns when -init has columns besides its
+// molecules' (one may hold scores under another name than the task's): its molecules are about to be paid for.
+func (r *runState) checkScoreColumn() error {
+	a := r.a
+	others := initColumns(a.Init)
+	if a.ScoreColumn != "" {
+		return argErrorf("-score-column %s: %s has no column (or SDF data item on every record) of that name; its columns: %s",
+			a.ScoreColumn, a.Init, strings.Join(others, ", "))
+	}
+	if len(others) > 0 && !a.Resume {
+		r.warnf("warning: %s has no column named %s, so its molecules are scored by the objective and count as calls; "+
+			"its other columns (%s) are not read as scores: give -score-column NAME to use one", a.Init, a.Task, strings.Join(others, ", "))
 	}
 	return nil
 }

@@ -88,6 +88,10 @@ func TestNewcomerMistakes(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, `unknown command "optimze"; did you mean "optimize"?`) || strings.Count(errs, "\n") > 2 {
 		t.Errorf("wrong command: exit %d, stderr %q", code, errs)
 	}
+	_, errs, code = run(t, "", "report", "runs/nonexist")
+	if want := "report: runs/nonexist does not exist (want a run directory, a suite directory or a runs.tsv)"; code != 1 || !strings.Contains(errs, want) {
+		t.Errorf("report of a missing directory: exit %d, stderr %q, want %q", code, errs, want)
+	}
 	out, errs, code := run(t, "", "optimize", "-h")
 	if code != 0 || !strings.Contains(errs, "-budget int") {
 		t.Errorf("-h: exit %d, stdout %q, stderr lacks the flag list: %q", code, out, errs)

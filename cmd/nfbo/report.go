@@ -68,6 +68,13 @@ like an unfinished run, left out of the sums.`,
 		if len(args) == 0 {
 			return Usagef(cmd, "report: want a suite directory or runs.tsv files")
 		}
+		for _, a := range args {
+			if _, err := os.Stat(a); errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("report: %s does not exist (want a run directory, a suite directory or a runs.tsv)", a)
+			} else if err != nil {
+				return fmt.Errorf("report: %w", err)
+			}
+		}
 		dir := strings.Join(args, ", ")
 		if *out == "" {
 			if fi, err := os.Stat(args[0]); len(args) > 1 || err != nil || !fi.IsDir() {
