@@ -516,6 +516,13 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 	}
 	if g.Filtered > 0 {
 		line += fmt.Sprintf(" filtered %d", g.Filtered)
+		if g.FilteredBy != nil {
+			line += fmt.Sprintf(": alerts %d, unseen environments %d", g.FilteredBy["alerts"], g.FilteredBy["unseen environments"])
+			if n := g.FilteredBy[""]; n > 0 {
+				line += fmt.Sprintf(", other %d", n)
+			}
+			line += ";"
+		}
 	}
 	if g.Variants > 0 {
 		line += fmt.Sprintf(" variants %d", g.Variants)

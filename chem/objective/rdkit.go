@@ -1,6 +1,7 @@
 package objective
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	_ "embed"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/nfbo/nfbo/data"
 	"github.com/nfbo/nfbo/internal/suggest"
 )
 
@@ -66,6 +68,10 @@ func NewRDKit(opts RDKitOptions) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
+	rulesData, err := rulesDataDir()
+	if err != nil {
+		return nil, err
+	}
 	maxLen := opts.MaxSMILESLen
 	switch {
 	case maxLen == 0:
@@ -76,7 +82,7 @@ func NewRDKit(opts RDKitOptions) (*Pool, error) {
 	po := opts.PoolOptions
 	// -I: isolated mode, so PYTHONPATH and the user's site-packages cannot
 	// shadow Debian's RDKit or numpy. -u: unbuffered stderr.
-	po.command = []string{python, "-I", "-u", script, "--max-smiles-len", strconv.Itoa(maxLen)}
+	po.command = []string{python, "-I", "-u", script, "--max-smiles-len", strconv.Itoa(maxLen), "--rules-data", rulesData}
 	po.name = "RDKit worker (" + python + ")"
 	po.handshake = true
 	return newPool(po), nil
@@ -85,11 +91,54 @@ func NewRDKit(opts RDKitOptions) (*Pool, error) {
 // workerScript writes the embedded worker to the user's cache directory
 // (or the temporary directory) under a name derived from its content, so
 // that binaries of different versions never share a file, and returns its
-// path. The file is written to a temporary name and renamed, so a
-// concurrent nfbo never runs a half-written worker.
+// path.
 func workerScript() (string, error) {
 	sum := sha256.Sum256(workerSource)
-	name := "nfbo-rdkit-worker-" + hex.EncodeToString(sum[:8]) + ".py"
+	dir, err := cacheDir()
+	if err != nil {
+		return "", fmt.Errorf("objective: writing the RDKit worker: %w", err)
+	}
+	path := filepath.Join(dir, "nfbo-rdkit-worker-"+hex.EncodeToString(sum[:8])+".py")
+	if err := writeCached(path, workerSource); err != nil {
+		return "", fmt.Errorf("objective: writing the RDKit worker: %w", err)
+	}
+	return path, nil
+}
+
+// rulesDataDir writes the default chemistry rules' generated data (package data's rules files: the alerts and
+// the atom environments seen in real molecules) to a directory of the cache named by their content, for the
+// worker's --rules-data, and returns its path.
+func rulesDataDir() (string, error) {
+	files := []string{"alerts.tsv", "environments.txt.gz"}
+	h := sha256.New()
+	contents := make([][]byte, len(files))
+	for i, name := range files {
+		b, err := data.Rules(name)
+		if err != nil {
+			return "", fmt.Errorf("objective: %w", err)
+		}
+		contents[i] = b
+		fmt.Fprintf(h, "%s %d\n", name, len(b))
+		h.Write(b)
+	}
+	base, err := cacheDir()
+	if err != nil {
+		return "", fmt.Errorf("objective: writing the rules data: %w", err)
+	}
+	dir := filepath.Join(base, "nfbo-rules-"+hex.EncodeToString(h.Sum(nil)[:8]))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("objective: writing the rules data: %w", err)
+	}
+	for i, name := range files {
+		if err := writeCached(filepath.Join(dir, name), contents[i]); err != nil {
+			return "", fmt.Errorf("objective: writing the rules data: %w", err)
+		}
+	}
+	return dir, nil
+}
+
+// cacheDir is nfbo's directory in the user's cache directory, or the temporary directory.
+func cacheDir() (string, error) {
 	dir, err := os.UserCacheDir()
 	if err == nil {
 		dir = filepath.Join(dir, "nfbo")
@@ -98,25 +147,30 @@ func workerScript() (string, error) {
 	if err != nil {
 		dir = os.TempDir()
 	}
-	path := filepath.Join(dir, name)
-	if b, err := os.ReadFile(path); err == nil && string(b) == string(workerSource) {
-		return path, nil
+	return dir, nil
+}
+
+// writeCached makes path hold content unless it does already. The file is written to a temporary name and
+// renamed, so a concurrent nfbo never reads a half-written file.
+func writeCached(path string, content []byte) error {
+	if b, err := os.ReadFile(path); err == nil && bytes.Equal(b, content) {
+		return nil
 	}
-	f, err := os.CreateTemp(dir, name+".tmp*")
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
-		return "", fmt.Errorf("objective: writing the RDKit worker: %w", err)
+		return err
 	}
-	_, werr := f.Write(workerSource)
+	_, werr := f.Write(content)
 	cerr := f.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(f.Name())
-		return "", fmt.Errorf("objective: writing the RDKit worker: %w", err)
+		return err
 	}
 	if err := os.Rename(f.Name(), path); err != nil {
 		os.Remove(f.Name())
-		return "", fmt.Errorf("objective: writing the RDKit worker: %w", err)
+		return err
 	}
-	return path, nil
+	return nil
 }
 
 // Version describes the worker's software.
