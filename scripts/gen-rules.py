@@ -108,10 +108,14 @@ def main():
     al = alerts()
     print("%d alerts (%s), RDKit %s" % (len(al), ", ".join(CATALOGUES), rdBase.rdkitVersion), flush=True)
     totals = {}
-    for name, path in SETS:
+    # NFBO_GEN_REVERSE=1 counts the blocks from the last: a second process so started shares the work with the
+    # first (a block both count is written twice, alike).
+    reverse = os.environ.get("NFBO_GEN_REVERSE") == "1"
+    for name, path in (SETS[::-1] if reverse else SETS):
         smiles = read_set(path)
         t = {"n": 0, "unparsed": 0, "hits": [0] * len(al), "env": {}}
-        for lo in range(0, len(smiles), BLOCK):
+        starts = range(0, len(smiles), BLOCK)
+        for lo in (starts[::-1] if reverse else starts):
             f = os.path.join(work, "%s-%06d.json" % (name, lo))
             if os.path.exists(f):
                 with open(f) as fh:
