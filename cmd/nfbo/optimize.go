@@ -111,7 +111,7 @@ and not paid again, but the run differs from an uninterrupted one.
 
 With -queue URL the molecules are scored elsewhere: each is published to the
 NATS JetStream server at URL, and "nfbo worker -queue URL -task NAME"
-processes, on any machines, score them (README, "Many machines"). Every
+processes, on any machines, score them (docs/USAGE.md, "Many machines"). Every
 result is still on disk before the next is taken. A crash or kill -9 of this
 process costs nothing: the workers go on, and -resume collects the scores
 that arrived meanwhile instead of asking again; Ctrl-C stops at once, for
@@ -228,8 +228,9 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.BoolVar(&a.Minimize, "minimize", false, "lower scores are better (a docking energy, the sa task): the optimiser maximises −score, "+
 		"the log keeps the objective's scores, and reports rank by −score")
 	fs.StringVar(&a.Rules, "rules", rules.DefaultName, "chemistry rules every proposed molecule keeps (never paid for otherwise): "+
-		"default (closed-shell, formal charges only on N and O with net charge within ±1, MW 150-650, no PAINS alert), "+
-		"none, or a JSON `file` (see README, \"Chemistry rules\"); NF-BO's variants apply them, -method ga and prior do not")
+		"default (closed-shell, formal charges only on N and O with net charge within ±1, MW 150-650, no PAINS alert, no alert "+
+		"rare in real molecules (data/rules/alerts.tsv), no atom environment unseen in ZINC250k and GuacaMol 10k), "+
+		"none, or a JSON `file` (see docs/USAGE.md, \"Chemistry rules\"); NF-BO's variants apply them, -method ga and prior do not")
 }
 
 // requestSizeUsage is the help of -request-size, one of the run flags.
