@@ -16,7 +16,7 @@
 //	  "forbidden_smarts": ["[N+](=O)[O-]"],                  no pattern may match
 //	  "catalogs": ["PAINS", "BRENK"],                        RDKit's alert catalogues (PAINS, BRENK, NIH, ZINC)
 //	  "alerts": true,                                        no alert of the generated list (below)
-//	  "allow_alerts": ["BRENK:Oxygen-nitrogen_single_bond"], alerts of that list not applied
+//	  "allow_alerts": ["NIH:anhydride"],                     alerts of that list not applied
 //	  "seen_environments": true,                             every atom environment seen in real molecules
 //	  "max_sa": 6                                            synthetic accessibility ceiling, 1-10 (0: none)
 //	}

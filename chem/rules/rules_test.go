@@ -103,7 +103,7 @@ func TestGeneratedAlerts(t *testing.T) {
 	if !r.Alerts || !r.SeenEnvironments {
 		t.Errorf("default rules without the generated checks: %+v", r)
 	}
-	r.AllowAlerts = []string{"NIH:peroxide"}
+	r.AllowAlerts = []string{"NIH:anhydride"}
 	if err := r.Validate(); err != nil {
 		t.Errorf("allowing a default alert: %v", err)
 	}
