@@ -98,6 +98,33 @@ func TestNewcomerMistakes(t *testing.T) {
 	}
 }
 
+// The help and the README say what is true: the pure-Go decoder is the default and the faster, the screened GP
+// reads fingerprints and token counts, and the example objective's length is its own.
+func TestHelpAndREADMEFacts(t *testing.T) {
+	out, _, code := run(t, "", "help", "optimize")
+	if code != 0 || strings.Contains(out, "several\ntimes faster") || strings.Contains(out, "several times faster") ||
+		!strings.Contains(out, "auto (the default) is pure Go") || !strings.Contains(out, "an exact GP on Morgan fingerprints and token counts") {
+		t.Errorf("help optimize: the backend or the screened GP's inputs misdescribed:\n%s", out)
+	}
+	example, err := os.ReadFile("../../examples/objectives/user_objectives.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%d lines of Python", bytes.Count(example, []byte("\n")))
+	for _, doc := range []string{"../../README.md", "../../docs/USAGE.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("%s does not say the example objective is %s", doc, want)
+		}
+		if bytes.Contains(b, []byte("It prints one line per iteration")) {
+			t.Errorf("%s says status prints a line per iteration", doc)
+		}
+	}
+}
+
 func TestHelp(t *testing.T) {
 	out, _, code := run(t, "", "help", "selfies", "encode")
 	if code != 0 || !strings.Contains(out, "usage: nfbo selfies encode") {
