@@ -259,7 +259,10 @@ func TestAskTellFinishedInOneLine(t *testing.T) {
 	flags := []string{"-run", run, "-task", "demo", "-init", guacamol100, "-init-count", "6", "-budget", "11", "-anchors", "1",
 		"-queries", "5", "-candidates", "100", "-model", dir}
 	tell(t, run, tellFile(t, dir, "first.csv", askBatch(t, flags...)))
-	tell(t, run, tellFile(t, dir, "second.csv", askBatch(t, "-run", run)))
+	_, stderr, err := runCmd(t, newTellCmd(), "", "-run", run, tellFile(t, dir, "second.csv", askBatch(t, "-run", run)))
+	if err != nil || !strings.Contains(stderr, "nfbo tell: the run in "+run+" is finished: all 11 calls of its budget are paid") {
+		t.Errorf("the last tell: %v\nstderr %q", err, stderr)
+	}
 	if out, _, err := runCmd(t, newStatusCmd(), "", "-run", run, "-best", "0"); err != nil ||
 		!strings.Contains(out, "11 calls paid of 11; finished\n") {
 		t.Errorf("status after the last tell: %q, %v", out, err)
