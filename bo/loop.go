@@ -81,6 +81,12 @@ type Rules interface {
 	Check(ctx context.Context, why, smiles []string) error
 }
 
+// RuleKinds, when Problem.Rules implement it, name the kind of rule a verdict of Check breaks (e.g. "alerts",
+// "unseen environments"; "" for any other), so that the progress counts the filtered candidates by kind.
+type RuleKinds interface {
+	Kind(why string) string
+}
+
 // Progress is reported to the Recorder after every iteration.
 type Progress struct {
 	Iteration  int     // iterations completed
@@ -109,6 +115,9 @@ type Progress struct {
 	FromLibrary int
 	// Filtered counts the new valid candidates dropped because they break Problem.Rules.
 	Filtered int
+	// FilteredBy counts Filtered by the kind of rule broken, when Problem.Rules implement RuleKinds ("" for the
+	// rest); nil otherwise.
+	FilteredBy map[string]int
 	// Variants counts the new valid candidates dropped as variants of paid molecules (TokenSettings.SkipVariants).
 	Variants int
 	// Decoded is, with ScreenTokens, how many latent candidates were decoded and examined, and Novel how many of
@@ -182,6 +191,7 @@ type Optimizer struct {
 	ident   func(key string) string // the Codec's Identity in the screened variant, else nil
 	vars    *variants               // with TokenSettings.SkipVariants, the paid molecules' variant keys
 	allowed map[string]bool         // Problem.Rules' verdicts so far, by molecule
+	why     map[string]string       // the rule each disallowed molecule breaks, when Problem.Rules name kinds
 	times   Phases                  // of the current iteration
 	t, f, d int
 }
@@ -355,19 +365,20 @@ func (o *Optimizer) fitInitial(ctx context.Context) error {
 // or the surrogate were not bit-reproducible.
 type batch struct {
 	Iter        int
-	Proposed    int      // N·q proposals before filtering
-	Duplicate   int      // valid proposals dropped as already seen
-	Invalid     int      // proposals that are not valid molecules
-	Candidates  int      // ScreenTokens: latent candidates decoded and examined (C for each anchor the batch reached)
-	Spare       int      // ScreenTokens: latent candidates decoded ahead for an anchor that never examined them
-	Novel       int      // ScreenTokens: of those, distinct valid molecules new to the data
-	FromFlow    int      // ScreenTokens: of the picks, decoded latent candidates (the rest are GA offspring or library molecules); -1 unknown
-	FromLibrary int      // ScreenTokens: of the picks, molecules drawn from Problem.Library
-	Filtered    int      // new valid candidates dropped by Problem.Rules
-	Variants    int      // new valid candidates dropped as variants of paid molecules (SkipVariants)
-	Tokens      []int    // B×T canonical sequences of the new molecules
-	SMILES      []string // B molecule keys
-	RNG         []byte   // random state after proposing (RunDir only)
+	Proposed    int            // N·q proposals before filtering
+	Duplicate   int            // valid proposals dropped as already seen
+	Invalid     int            // proposals that are not valid molecules
+	Candidates  int            // ScreenTokens: latent candidates decoded and examined (C for each anchor the batch reached)
+	Spare       int            // ScreenTokens: latent candidates decoded ahead for an anchor that never examined them
+	Novel       int            // ScreenTokens: of those, distinct valid molecules new to the data
+	FromFlow    int            // ScreenTokens: of the picks, decoded latent candidates (the rest are GA offspring or library molecules); -1 unknown
+	FromLibrary int            // ScreenTokens: of the picks, molecules drawn from Problem.Library
+	Filtered    int            // new valid candidates dropped by Problem.Rules
+	FilteredBy  map[string]int // Filtered by kind of rule (RuleKinds)
+	Variants    int            // new valid candidates dropped as variants of paid molecules (SkipVariants)
+	Tokens      []int          // B×T canonical sequences of the new molecules
+	SMILES      []string       // B molecule keys
+	RNG         []byte         // random state after proposing (RunDir only)
 }
 
 // iterate is one iteration of Algorithm 1: propose a batch, then evaluate it and update the state.
@@ -535,7 +546,7 @@ func (o *Optimizer) filter(decoded []int) *batch {
 			continue
 		}
 		if !o.isAllowed(s) {
-			b.Filtered++
+			b.filtered(o, s)
 			continue
 		}
 		inBatch[s] = struct{}{}
@@ -602,7 +613,7 @@ func (o *Optimizer) record(b *batch, paid int, fitRank float64) error {
 	return o.rec.Record(Progress{
 		Iteration: o.st.Iter, Calls: r.Calls, Budget: o.cfg.Budget, Proposed: b.Proposed, New: fresh,
 		Duplicate: b.Duplicate, Invalid: b.Invalid, Unpaid: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES,
-		TRLength: o.st.TR.Length, FitRank: fitRank, Weight: weight, FromFlow: b.FromFlow, FromLibrary: b.FromLibrary, Filtered: b.Filtered, Variants: b.Variants, Times: o.times,
+		TRLength: o.st.TR.Length, FitRank: fitRank, Weight: weight, FromFlow: b.FromFlow, FromLibrary: b.FromLibrary, Filtered: b.Filtered, FilteredBy: b.FilteredBy, Variants: b.Variants, Times: o.times,
 		Decoded: b.Candidates, Novel: b.Novel, Spare: b.Spare,
 	})
 }
@@ -641,10 +652,29 @@ func (o *Optimizer) judge(ctx context.Context, keys []string) error {
 	if err := o.prob.Rules.Check(ctx, why, ask); err != nil {
 		return fmt.Errorf("bo: chemistry rules: %w", err)
 	}
+	_, kinds := o.prob.Rules.(RuleKinds)
 	for i, k := range ask {
 		o.allowed[k] = why[i] == ""
+		if why[i] != "" && kinds {
+			if o.why == nil {
+				o.why = make(map[string]string)
+			}
+			o.why[k] = why[i]
+		}
 	}
 	return nil
+}
+
+// filtered counts the disallowed molecule key in b.Filtered, and by the kind of rule it breaks when the rules
+// name kinds.
+func (b *batch) filtered(o *Optimizer, key string) {
+	b.Filtered++
+	if k, ok := o.prob.Rules.(RuleKinds); ok {
+		if b.FilteredBy == nil {
+			b.FilteredBy = make(map[string]int)
+		}
+		b.FilteredBy[k.Kind(o.why[key])]++
+	}
 }
 
 // judged reports whether the rules have judged the molecule (always true without rules).

@@ -556,3 +556,66 @@ func runRecorded(t *testing.T, cfg Config, prob Problem) *recorder {
 	}
 	return rec
 }
+
+// kindRules forbid molecules with token 3 (kind "three") or token 5 (kind "five") and name the kinds.
+type kindRules struct{}
+
+func (kindRules) Check(_ context.Context, why, smiles []string) error {
+	for i, s := range smiles {
+		switch {
+		case strings.Contains("."+s, ".3."):
+			why[i] = "token 3"
+		case strings.Contains("."+s, ".5."):
+			why[i] = "token 5"
+		default:
+			why[i] = ""
+		}
+	}
+	return nil
+}
+
+func (kindRules) Kind(why string) string {
+	return map[string]string{"token 3": "three", "token 5": "five"}[why]
+}
+
+// TestRulesFilteredByKind: rules that name kinds (RuleKinds) have the filtered candidates counted by kind, the
+// counts summing to Filtered each iteration, in both variants.
+func TestRulesFilteredByKind(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+	}{
+		{"reference", func(*Config) {}},
+		{"screened", func(c *Config) { toScreened(c, 10) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := toyConfig("")
+			tc.mod(&cfg)
+			rec := &recorder{}
+			init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
+			prob := Problem{Flow: &toyFlow{t: toyT, v: toyV}, Codec: toyCodec{}, Objective: memObjective{&toyScorer{}}, Initial: init,
+				Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}, Rules: kindRules{}}
+			o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := o.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			total := map[string]int{}
+			for _, p := range rec.log {
+				sum := 0
+				for k, n := range p.FilteredBy {
+					sum += n
+					total[k] += n
+				}
+				if sum != p.Filtered {
+					t.Errorf("iteration %d: filtered %d, by kind %v", p.Iteration, p.Filtered, p.FilteredBy)
+				}
+			}
+			if total["three"] == 0 || total["five"] == 0 || total[""] != 0 {
+				t.Errorf("filtered by kind over the run: %v, want both kinds and no other", total)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -357,7 +358,9 @@ func (o *Optimizer) thompsonPicks(ctx context.Context, k int, poolTok []int, poo
 		return pick, nil
 	}
 	pick, dropped, err := o.selectAllowed(ctx, pick, samples, poolKey)
-	b.Filtered += dropped
+	for _, i := range dropped {
+		b.filtered(o, poolKey[i])
+	}
 	return pick, err
 }
 
@@ -366,8 +369,8 @@ func (o *Optimizer) thompsonPicks(ctx context.Context, k int, poolTok []int, poo
 // best candidates first, in a few batches, not about the whole pool: a joint sample restricted to the allowed
 // candidates is a joint sample of them, so this picks what filtering the pool first would, at the cost of
 // judging tens of molecules instead of thousands. It returns the picks (fewer than len(dst) when too few
-// candidates are allowed) and how many candidates it found disallowed.
-func (o *Optimizer) selectAllowed(ctx context.Context, dst []int, samples []float64, keys []string) ([]int, int, error) {
+// candidates are allowed) and the candidates it found disallowed, in increasing order.
+func (o *Optimizer) selectAllowed(ctx context.Context, dst []int, samples []float64, keys []string) ([]int, []int, error) {
 	m, q := len(keys), len(dst)
 	order := make([][]int, q) // each sample's candidates, best first
 	for k := range q {
@@ -396,7 +399,7 @@ func (o *Optimizer) selectAllowed(ctx context.Context, dst []int, samples []floa
 			}
 		}
 		if err := o.judge(ctx, ask); err != nil {
-			return nil, 0, err
+			return nil, nil, err
 		}
 		taken := make([]bool, m)
 		picks := dst[:0]
@@ -421,7 +424,8 @@ func (o *Optimizer) selectAllowed(ctx context.Context, dst []int, samples []floa
 			break // no allowed candidate left for this sample, nor for the later ones
 		}
 		if complete || depth == m {
-			return picks, len(dropped), nil
+			out := slices.Sorted(maps.Keys(dropped))
+			return picks, out, nil
 		}
 	}
 }

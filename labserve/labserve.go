@@ -160,7 +160,7 @@ type Best struct {
 // NewStatusReply returns st as a StatusReply; empty lists are [] rather than null.
 func NewStatusReply(st rundir.Status) StatusReply {
 	rep := StatusReply{Task: st.Info.Task, Method: st.Info.Method, Seed: st.Info.Seed, Budget: st.Info.Budget, Calls: st.Calls,
-		Finished: st.Info.Finished, Awaiting: []Asked{}, Best: []Best{}}
+		Finished: st.Finished(), Awaiting: []Asked{}, Best: []Best{}}
 	for _, m := range st.Awaiting {
 		rep.Awaiting = append(rep.Awaiting, Asked{ID: m.ID, SMILES: DisplaySMILES(m), Name: m.Name})
 	}

@@ -1,6 +1,7 @@
 package optimize
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -15,6 +16,7 @@ import (
 	"github.com/nfbo/nfbo/chem/sdf"
 	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
+	"github.com/nfbo/nfbo/internal/textfile"
 )
 
 // initRow is one molecule of an init file.
@@ -209,6 +211,37 @@ func readInitCSV(path, text, task string, count int, comma rune) (rows []initRow
 		return nil, false, fmt.Errorf("optimize: %s: no molecules", path)
 	}
 	return rows, scoreCol >= 0, nil
+}
+
+// initColumns returns the columns of a CSV or tab-separated init file's header other than its SMILES, name and
+// id columns and SELFIES (those that may hold scores), or nil for another file or one that cannot be read.
+func initColumns(path string) []string {
+	r, err := textfile.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	line, _ := bufio.NewReader(r).ReadString('\n')
+	line = strings.TrimRight(strings.TrimPrefix(line, "\ufeff"), "\r\n")
+	var fields []string
+	switch {
+	case tsvHeader(line):
+		fields = strings.Split(line, "\t")
+	case strings.Contains(line, ","):
+		fields, _ = csv.NewReader(strings.NewReader(line)).Read()
+	}
+	if !smilesHeader(fields) {
+		return nil
+	}
+	var others []string
+	for _, h := range fields {
+		switch h = strings.TrimSpace(h); strings.ToLower(h) {
+		case "smiles", "smile", "selfies", "selfie", "name", "id", "":
+		default:
+			others = append(others, h)
+		}
+	}
+	return others
 }
 
 // trimSpace returns s without leading and trailing ASCII white space (strings.TrimSpace would also take

@@ -75,6 +75,9 @@ type Args struct {
 	Timeout    time.Duration
 	// Rules names the chemistry rules (chem/rules.Load: "default", "none" or a JSON file); "" means default.
 	Rules string `json:",omitempty"`
+	// ScoreColumn names the column (or SDF data item) of -init that holds the initial scores; "" means the
+	// column named like the task.
+	ScoreColumn string `json:",omitempty"`
 	// Minimize makes lower scores better (a docking energy): the optimiser maximises −score.
 	Minimize bool `json:",omitempty"`
 	// NoFlow is the ablation without the flow: the GP screens GA children alone (bo.TokenSettings.NoFlow).
@@ -513,6 +516,13 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 	}
 	if g.Filtered > 0 {
 		line += fmt.Sprintf(" filtered %d", g.Filtered)
+		if g.FilteredBy != nil {
+			line += fmt.Sprintf(": alerts %d, unseen environments %d", g.FilteredBy["alerts"], g.FilteredBy["unseen environments"])
+			if n := g.FilteredBy[""]; n > 0 {
+				line += fmt.Sprintf(", other %d", n)
+			}
+			line += ";"
+		}
 	}
 	if g.Variants > 0 {
 		line += fmt.Sprintf(" variants %d", g.Variants)

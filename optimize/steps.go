@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nfbo/nfbo/bo"
@@ -111,9 +112,18 @@ func (r *runState) loadInputs(ctx context.Context) error {
 	if r.voc, err = vocab.New(r.ck.Vocab); err != nil {
 		return fmt.Errorf("optimize: vocabulary of %s: %w", a.Model, err)
 	}
-	rows, hasScores, err := readInit(a.Init, a.Task, r.count)
+	column := a.ScoreColumn
+	if column == "" {
+		column = a.Task
+	}
+	rows, hasScores, err := readInit(a.Init, column, r.count)
 	if err != nil {
 		return err
+	}
+	if !hasScores {
+		if err := r.checkScoreColumn(); err != nil {
+			return err
+		}
 	}
 	if r.paysFewer = r.presetPaysFewer(hasScores); r.paysFewer {
 		rows = rows[:min(len(rows), r.preset.PaidInitial(a.Variant))]
@@ -181,9 +191,14 @@ func (r *runState) plan(context.Context) error {
 		}
 	}
 	if r.total <= r.paidInit {
+		want := a.Budget // most likely meant as new calls
+		if want <= 0 {
+			want = r.preset.Config.Budget
+		}
 		return argErrorf("-budget %d leaves no call for the optimiser: the %d initial molecules of %s have no %s scores, "+
-			"so they are scored first and count as calls (PMO's accounting); give -budget %d for %d new calls, or fewer molecules "+
-			"with -init-count", r.total, r.paidInit, a.Init, a.Task, r.paidInit+r.preset.Config.Budget, r.preset.Config.Budget)
+			"so they are scored first and count as calls (-budget counts every objective call, PMO's accounting); "+
+			"give -budget %d for %d new calls, or fewer molecules with -init-count, or scores in the initial file",
+			r.total, r.paidInit, a.Init, a.Task, r.paidInit+want, want)
 	}
 	var err error
 	if r.cfg, err = a.Config(r.preset); err != nil {
@@ -200,6 +215,9 @@ func (r *runState) plan(context.Context) error {
 	if a.Method != "nfbo" {
 		r.chemRules = rules.Rules{} // the baselines propose as published
 	}
+	if a.Method == "nfbo" && !a.Resume {
+		r.warnFewRounds()
+	}
 	if a.Method == "nfbo" {
 		// The optimiser's budget is known once the initial molecules are paid; the settings are checked with
 		// the least it can be, all of paidInit paid.
@@ -211,6 +229,38 @@ func (r *runState) plan(context.Context) error {
 		}
 	}
 	return nil
+}
+
+// checkScoreColumn refuses a -score-column that -init lacks, and warns when -init has columns besides its
+// molecules' (one may hold scores under another name than the task's): its molecules are about to be paid for.
+func (r *runState) checkScoreColumn() error {
+	a := r.a
+	others := initColumns(a.Init)
+	if a.ScoreColumn != "" {
+		return argErrorf("-score-column %s: %s has no column (or SDF data item on every record) of that name; its columns: %s",
+			a.ScoreColumn, a.Init, strings.Join(others, ", "))
+	}
+	if len(others) > 0 && !a.Resume {
+		r.warnf("warning: %s has no column named %s, so its molecules are scored by the objective and count as calls; "+
+			"its other columns (%s) are not read as scores: give -score-column NAME to use one", a.Init, a.Task, strings.Join(others, ", "))
+	}
+	return nil
+}
+
+// minRounds is the fewest batches worth optimising with: the optimiser learns only from the scores of the
+// batches before, so one batch is a random draw around the initial molecules.
+const minRounds = 3
+
+// warnFewRounds warns when the optimiser's calls (-budget less the initial molecules paid for) fill fewer
+// than minRounds batches, naming the -budget that gives minRounds.
+func (r *runState) warnFewRounds() {
+	batch := max(r.cfg.Anchors, 1) * max(r.cfg.Queries, 1)
+	calls := r.total - r.paidInit
+	if rounds := (calls + batch - 1) / batch; rounds < minRounds {
+		r.warnf("warning: -budget %d leaves %d new calls after the %d initial molecules it pays for: %d batch(es) of %d "+
+			"(%d trust regions x %d), %d round(s) of feedback; give -budget %d or more for %d rounds",
+			r.total, calls, r.paidInit, rounds, batch, r.cfg.Anchors, r.cfg.Queries, rounds, r.paidInit+minRounds*batch, minRounds)
+	}
 }
 
 // openEngines opens the flow, the codec and the objective.

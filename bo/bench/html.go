@@ -22,6 +22,45 @@ type Molecule struct {
 	Name   string  // its name in the user's initial file, if it has one (Run.Names)
 	// SVG is its 2D structure, an SVG element drawn by RDKit (trusted markup), or empty.
 	SVG template.HTML
+	// Breaks is the rule of the default chemistry rules the molecule breaks (ReportOptions.Check), or empty.
+	Breaks string
+}
+
+// CheckFunc says for each molecule "" when it keeps the default chemistry rules, else the rule it breaks.
+// nfbo's report checks with RDKit through the objective worker.
+type CheckFunc func(ctx context.Context, smiles []string) ([]string, error)
+
+// Check fills the molecules' Breaks with check's verdicts. Without check (RDKit missing) it does nothing.
+func Check(ctx context.Context, mols []Molecule, check CheckFunc) error {
+	if check == nil || len(mols) == 0 {
+		return nil
+	}
+	smiles := make([]string, len(mols))
+	for i, m := range mols {
+		smiles[i] = m.SMILES
+	}
+	why, err := check(ctx, smiles)
+	if err != nil {
+		return fmt.Errorf("bench: checking molecules against the default rules: %w", err)
+	}
+	if len(why) != len(mols) {
+		return fmt.Errorf("bench: %d verdicts for %d molecules", len(why), len(mols))
+	}
+	for i, w := range why {
+		mols[i].Breaks = w
+	}
+	return nil
+}
+
+// breaking counts the molecules that break a default rule.
+func breaking(mols []Molecule) int {
+	n := 0
+	for _, m := range mols {
+		if m.Breaks != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // DrawFunc returns an SVG drawing (an inline-ready <svg> element, or "" when it cannot be drawn) of each
@@ -266,6 +305,7 @@ td:first-child,td:nth-child(2){text-align:left}
 .mol .score{font-weight:600}.mol .smiles{font-family:monospace;font-size:.75em;word-break:break-all;color:#444}
 .curves svg{max-width:100%;height:auto}
 .note{color:#a40}
+.mol.breaks{border:2px solid #c00}.mol .breaks{color:#c00;font-size:.8em}
 </style>`
 
 const pageScript = `<script>
@@ -278,10 +318,11 @@ document.addEventListener("DOMContentLoaded", function () {
 </script>`
 
 var funcs = template.FuncMap{
-	"style":  func() template.HTML { return template.HTML(pageStyle) },
-	"script": func() template.HTML { return template.HTML(pageScript) },
-	"f3":     func(v float64) string { return fmt.Sprintf("%.3f", v) },
-	"f4":     func(v float64) string { return fmt.Sprintf("%.4f", v) },
+	"style":    func() template.HTML { return template.HTML(pageStyle) },
+	"script":   func() template.HTML { return template.HTML(pageScript) },
+	"f3":       func(v float64) string { return fmt.Sprintf("%.3f", v) },
+	"f4":       func(v float64) string { return fmt.Sprintf("%.4f", v) },
+	"breaking": breaking,
 }
 
 var runTmpl = template.Must(template.New("run").Funcs(funcs).Parse(`<!DOCTYPE html>
@@ -294,11 +335,13 @@ Top-1 {{f4 (index .Fig.Top 0)}}, Top-10 {{f4 (index .Fig.Top 1)}}, Top-100 {{f4 
 {{if .Run.Info.Error}}<p class="note">Stopped: {{.Run.Info.Error}}</p>{{end}}
 <div class="curves">{{.Curve}}</div>
 <h2>Best molecules</h2>
+{{with breaking .Molecules}}<p class="note">{{.}} of the molecules below break a rule of nfbo's default chemistry rules (marked in red: what a medicinal chemist would discard; runs made with -rules none may propose them).</p>{{end}}
 {{if .Molecules}}<div class="mols">
-{{range $i, $m := .Molecules}}<div class="mol" data-rank="{{$i}}">
+{{range $i, $m := .Molecules}}<div class="mol{{if $m.Breaks}} breaks{{end}}" data-rank="{{$i}}">
 <div class="drawing">{{if $m.SVG}}{{$m.SVG}}{{else}}<p class="note">(no drawing)</p>{{end}}</div>
 <div><span class="score">{{f4 $m.Score}}</span> · call {{$m.Call}}{{if $m.Name}} · <span class="name">{{$m.Name}}</span>{{end}}</div>
 <div class="smiles">{{$m.SMILES}}</div>
+{{if $m.Breaks}}<div class="breaks">breaks the default rules: {{$m.Breaks}}</div>{{end}}
 </div>
 {{end}}</div>{{else}}<p>No molecule was scored yet.</p>{{end}}
 {{script}}

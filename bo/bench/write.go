@@ -14,6 +14,8 @@ type ReportOptions struct {
 	HTML  bool     // report.html and a page per run in runs/
 	Best  int      // molecules on each run's page
 	Draw  DrawFunc // draws them (RDKit's in nfbo report); nil: their SMILES only
+	// Check marks those that break the default chemistry rules (RDKit's in nfbo report); nil: none marked.
+	Check CheckFunc
 }
 
 // WriteReport writes the report of suite, read from the directory dir, into out: report.md (the tables of
@@ -83,6 +85,9 @@ func writeHTMLPages(ctx context.Context, suite Suite, dir, out string, opts Repo
 		}
 		mols := BestMolecules(r, opts.Best)
 		if err := Draw(ctx, mols, opts.Draw); err != nil {
+			return fmt.Errorf("report: %s: %w", r.Dir, err)
+		}
+		if err := Check(ctx, mols, opts.Check); err != nil {
 			return fmt.Errorf("report: %s: %w", r.Dir, err)
 		}
 		var page bytes.Buffer

@@ -76,12 +76,21 @@ of them is DIR/asked.jsonl.`,
 		if *max < 0 {
 			return Usagef(cmd, "ask: -n %d: want 0 (the whole batch) or more", *max)
 		}
-		batch, info, err := optimize.Ask(ctx, optimize.Streams{Stdout: cmd.Stdout, Stderr: cmd.Stderr}, run, optimize.AskOptions{Max: *max})
+		// A run whose budget is spent is closed by this ask (run.json marked finished) without its banner and
+		// summary: the one line below says it, as status does.
+		streams := optimize.Streams{Stdout: cmd.Stdout, Stderr: cmd.Stderr}
+		var quiet bytes.Buffer
+		if st, err := rundir.ReadStatus(a.Out, 0); err == nil && st.Finished() {
+			streams = optimize.Streams{Stdout: &quiet, Stderr: &quiet}
+		}
+		batch, info, err := optimize.Ask(ctx, streams, run, optimize.AskOptions{Max: *max})
 		if err != nil {
+			cmd.Stderr.Write(quiet.Bytes())
 			return runError(cmd, "ask", err)
 		}
 		if batch == nil {
-			fmt.Fprintf(cmd.Stderr, "nfbo ask: the run in %s is finished: its budget is spent; nothing to ask\n", a.Out)
+			fmt.Fprintf(cmd.Stderr, "nfbo ask: the run in %s is finished: all %d calls of its budget are paid; nothing to ask "+
+				"(nfbo report %s draws its best molecules)\n", a.Out, info.Budget, a.Out)
 		}
 		if *outFile == "" {
 			if err := writeBatch(cmd.Stdout, batch); err != nil {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"syscall"
+
+	"github.com/nfbo/nfbo/internal/suggest"
 )
 
 // A Command is one nfbo subcommand, in the manner of cmd/go's base.Command:
@@ -155,30 +157,64 @@ func (c *Command) Execute(ctx context.Context, args []string) error {
 		if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 			return c.help(args[1:])
 		}
+		name := args[0]
+		if c.Path() == "" && (name == "-version" || name == "--version") {
+			name = "version" // what a newcomer tries first
+		}
+		var names []string
 		for _, sub := range c.Commands {
-			if sub.Name() == args[0] {
+			if sub.Name() == name {
 				return sub.Execute(ctx, args[1:])
 			}
+			names = append(names, sub.Name())
 		}
-		c.printCommands(c.Stderr)
-		return &UsageError{Err: fmt.Errorf("%sunknown command %q", c.errPrefix(), args[0])}
+		msg := fmt.Sprintf("%sunknown command %q", c.errPrefix(), args[0])
+		if near := suggest.Closest(strings.TrimLeft(args[0], "-"), names); near != "" {
+			msg += fmt.Sprintf("; did you mean %q?", near)
+		}
+		return &UsageError{Err: fmt.Errorf("%s\nrun \"nfbo %shelp\" for the list of commands", msg, c.pathSpace())}
 	}
 	fs := c.Flag
 	if fs == nil {
 		fs = flag.NewFlagSet(c.Path(), flag.ContinueOnError)
 	}
-	fs.SetOutput(c.Stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(c.Stderr, "usage: nfbo %s\n", c.UsageLine)
-		fs.PrintDefaults()
-	}
+	// The flag package prints its error and the whole flag list on a bad flag (over a hundred lines for
+	// optimize); the error comes back here instead, with one pointer to the help, and -h prints the list.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(c.Stderr, "usage: nfbo %s\n", c.UsageLine)
+			fs.SetOutput(c.Stderr)
+			fs.PrintDefaults()
 			return err
 		}
-		return &UsageError{Cmd: c, Err: err}
+		return &UsageError{Cmd: c, Err: c.flagError(fs, err)}
 	}
 	return c.Run(ctx, c, fs.Args())
+}
+
+// flagError is the flag package's parse error, with the nearest flag's name when the flag is unknown and a
+// pointer to the command's help.
+func (c *Command) flagError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	const unknown = "flag provided but not defined: -"
+	if name, ok := strings.CutPrefix(msg, unknown); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if near := suggest.Closest(strings.TrimLeft(name, "-"), names); near != "" {
+			msg += fmt.Sprintf("; did you mean -%s?", near)
+		}
+	}
+	return fmt.Errorf("%s%s (\"nfbo help %s\" lists the flags)", c.errPrefix(), msg, c.Path())
+}
+
+// pathSpace is the command's path followed by a space, or "" for the root.
+func (c *Command) pathSpace() string {
+	if p := c.Path(); p != "" {
+		return p + " "
+	}
+	return ""
 }
 
 func (c *Command) help(args []string) error {

@@ -27,7 +27,7 @@ of -test molecules and training sets of each -train size, fits each surrogate
 on a training set and prints the Spearman rank correlation between its
 posterior mean and the scores of the held-out molecules:
 
-  tokens       the screened variant's: an exact GP on token counts
+  tokens       -features tokens (guacamol-10k's): an exact GP on token counts
   morgan       -features morgan: an exact GP on Morgan count fingerprints,
                Tanimoto kernel
   latent       an exact GP on the flow's latents

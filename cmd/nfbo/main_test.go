@@ -67,6 +67,64 @@ func TestUnknownCommandExits2(t *testing.T) {
 	}
 }
 
+// What a newcomer types first: --version and -version print the version; a mistyped command or flag gets a
+// short message with the name meant and a pointer to the help, not the whole flag list.
+func TestNewcomerMistakes(t *testing.T) {
+	for _, flag := range []string{"--version", "-version"} {
+		out, errs, code := run(t, "", flag)
+		if code != 0 || !strings.HasPrefix(out, "nfbo ") || errs != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", flag, code, out, errs)
+		}
+	}
+	_, errs, code := run(t, "", "optimize", "-budgte", "40")
+	if code != 2 || !strings.Contains(errs, "flag provided but not defined: -budgte; did you mean -budget?") ||
+		!strings.Contains(errs, `"nfbo help optimize" lists the flags`) {
+		t.Errorf("wrong flag: exit %d, stderr %q", code, errs)
+	}
+	if n := strings.Count(errs, "\n"); n > 2 {
+		t.Errorf("wrong flag: %d lines of stderr, want at most 3:\n%s", n+1, errs)
+	}
+	_, errs, code = run(t, "", "optimze")
+	if code != 2 || !strings.Contains(errs, `unknown command "optimze"; did you mean "optimize"?`) || strings.Count(errs, "\n") > 2 {
+		t.Errorf("wrong command: exit %d, stderr %q", code, errs)
+	}
+	_, errs, code = run(t, "", "report", "runs/nonexist")
+	if want := "report: runs/nonexist does not exist (want a run directory, a suite directory or a runs.tsv)"; code != 1 || !strings.Contains(errs, want) {
+		t.Errorf("report of a missing directory: exit %d, stderr %q, want %q", code, errs, want)
+	}
+	out, errs, code := run(t, "", "optimize", "-h")
+	if code != 0 || !strings.Contains(errs, "-budget int") {
+		t.Errorf("-h: exit %d, stdout %q, stderr lacks the flag list: %q", code, out, errs)
+	}
+}
+
+// The help and the README say what is true: the pure-Go decoder is the default and the faster, the screened GP
+// reads fingerprints and token counts, and the example objective's length is its own.
+func TestHelpAndREADMEFacts(t *testing.T) {
+	out, _, code := run(t, "", "help", "optimize")
+	if code != 0 || strings.Contains(out, "several\ntimes faster") || strings.Contains(out, "several times faster") ||
+		!strings.Contains(out, "auto (the default) is pure Go") || !strings.Contains(out, "an exact GP on Morgan fingerprints and token counts") {
+		t.Errorf("help optimize: the backend or the screened GP's inputs misdescribed:\n%s", out)
+	}
+	example, err := os.ReadFile("../../examples/objectives/user_objectives.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%d lines of Python", bytes.Count(example, []byte("\n")))
+	for _, doc := range []string{"../../README.md", "../../docs/USAGE.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("%s does not say the example objective is %s", doc, want)
+		}
+		if bytes.Contains(b, []byte("It prints one line per iteration")) {
+			t.Errorf("%s says status prints a line per iteration", doc)
+		}
+	}
+}
+
 func TestHelp(t *testing.T) {
 	out, _, code := run(t, "", "help", "selfies", "encode")
 	if code != 0 || !strings.Contains(out, "usage: nfbo selfies encode") {

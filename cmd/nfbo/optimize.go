@@ -31,15 +31,23 @@ func newOptimizeCmd() *Command {
 		Short:     "find molecules with high scores by NF-BO",
 		Long: `Optimize runs NF-BO: Bayesian optimisation in the latent space of the SeqFlow
 in -model, starting from the molecules of -init, until -budget objective
-calls (distinct new molecules) are spent.
+calls are spent.
+
+-budget counts every objective call, each a distinct molecule, the initial
+molecules' scoring included when -init has no scores for the task: with
+100 unscored initial molecules, -budget 600 is 100 calls to score them and
+500 calls the optimiser makes, in batches of (trust regions x proposals,
+50 at guacamol-500). A run with fewer than three batches is warned about:
+the optimiser learns only from the batches before.
 
 -init is either a CSV file with a header that has a "smiles" or "smile"
 column (or such a table separated by tabs), an SDF, or a file with one
 SMILES per line (first whitespace-separated field; a name may follow); a
 name ending in .gz is read through gzip. When the table also has a column
 named like the task (GuacaMol's
-data/guacamol/guacamol_train_data_first_100.csv has med1, adip, ...), those
-scores are used as they are and cost nothing. Otherwise the initial
+data/guacamol/guacamol_train_data_first_100.csv has med1, adip, ...), or the
+column -score-column NAME, those scores are used as they are and cost
+nothing; a table whose other columns hold no such name is warned about. Otherwise the initial
 molecules are scored through the objective first and, as in PMO, count as
 calls: they are the first lines of the evaluation log and come out of
 -budget (so the pmo preset's default, 1,000 initial + 9,000 calls, is
@@ -62,10 +70,12 @@ iteration (10 × 10): better at PMO's budget, the same scores at a fifth of the
 decoding at guacamol-500's (BENCHMARKS.md); -candidate-target -1 -tr-novelty
 0.8,0.95 -distinct-scores=false (and at pmo -queries 100) restore the paper's.
 
--backend chooses who encodes and decodes: ONNX Runtime (batched, several
-times faster; library $NFBO_ORT_LIB or
-third_party/onnxruntime/lib/libonnxruntime.so.1), pure Go, or cuda (GPU 0,
-fine-tuning there too; nfbo gpu says whether the machine can).
+-backend chooses who encodes and decodes: auto (the default) is pure Go on
+x86-64 with AVX2 and FMA, where nfbo's own kernels decode 1.6-2x as fast as
+ONNX Runtime (BENCHMARKS.md), and ONNX Runtime elsewhere when its library is
+found ($NFBO_ORT_LIB or third_party/onnxruntime/lib/libonnxruntime.so.1);
+go, ort, or cuda (GPU 0, fine-tuning there too; nfbo gpu says whether the
+machine can).
 
 The objective is the RDKit worker pool (task names: "nfbo tasks") or, with
 -objective-cmd, an external program (docs/objective-protocol.md). Molecules
@@ -101,7 +111,7 @@ and not paid again, but the run differs from an uninterrupted one.
 
 With -queue URL the molecules are scored elsewhere: each is published to the
 NATS JetStream server at URL, and "nfbo worker -queue URL -task NAME"
-processes, on any machines, score them (README, "Many machines"). Every
+processes, on any machines, score them (docs/USAGE.md, "Many machines"). Every
 result is still on disk before the next is taken. A crash or kill -9 of this
 process costs nothing: the workers go on, and -resume collects the scores
 that arrived meanwhile instead of asking again; Ctrl-C stops at once, for
@@ -144,8 +154,10 @@ Top-10 (PMO) of the evaluation log are printed.`,
 func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.StringVar(&a.Task, "task", "", "task name or alias (see \"nfbo tasks\"); passed through to -objective-cmd (required)")
 	fs.StringVar(&a.Init, "init", "", "initial molecules: a CSV (or tab-separated) `file` with a smiles (or smile) column, an SDF, or one SMILES per line (required)")
+	fs.StringVar(&a.ScoreColumn, "score-column", "", "the column of -init (or SDF data item) that holds the initial molecules' scores; "+
+		"default: the one named like -task. Without scores the initial molecules are scored by the objective and count as calls")
 	fs.IntVar(&a.InitCount, "init-count", 0, "use the first `N` initial molecules; 0 means the preset's count (pmo: 1,000, of which NF-BO's screened variant pays for 200 when they have no scores)")
-	fs.IntVar(&a.Budget, "budget", 0, "objective calls (distinct new molecules); 0 means the preset's")
+	fs.IntVar(&a.Budget, "budget", 0, "objective calls in all (distinct molecules), the scoring of initial molecules without scores included; 0 means the preset's (guacamol-500: 100 initial + 500 new)")
 	fs.StringVar(&a.Preset, "preset", "guacamol-500", "optimiser setting: guacamol-500, guacamol-10k or pmo")
 	fs.StringVar(&a.Model, "model", "", "model directory or checkpoint `file` (required)")
 	fs.Uint64Var(&a.Seed, "seed", 1, "random seed; a run is reproducible given seed, data, model and flags")
@@ -166,7 +178,7 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 		"changed, or a ring closed); empty means the preset's for NF-BO (graph with guacamol-500 and pmo) and selfies for -method ga")
 	fs.StringVar(&a.Setting, "setting", "", "the setting the report files this run under; empty means INITIAL+CALLS, e.g. 100+500 "+
 		"(bench passes 100+500 for guacamol7's valt, whose initial set holds two added molecules)")
-	fs.StringVar(&a.Variant, "variant", bo.DefaultVariant, "NF-BO's rules: screened (decode first; an exact GP on token counts, refitted every iteration, "+
+	fs.StringVar(&a.Variant, "variant", bo.DefaultVariant, "NF-BO's rules: screened (decode first; an exact GP on Morgan fingerprints and token counts (-features), refitted every iteration, "+
 		"picks among decoded candidates and GA offspring) or reference (the official code's rules)")
 	fs.IntVar(&a.Offspring, "offspring", 0, "screened variant: GA children of the best molecules added to each trust region's candidates; "+
 		"0 means the variant's default, -1 none")
@@ -216,8 +228,9 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.BoolVar(&a.Minimize, "minimize", false, "lower scores are better (a docking energy, the sa task): the optimiser maximises −score, "+
 		"the log keeps the objective's scores, and reports rank by −score")
 	fs.StringVar(&a.Rules, "rules", rules.DefaultName, "chemistry rules every proposed molecule keeps (never paid for otherwise): "+
-		"default (closed-shell, formal charges only on N and O with net charge within ±1, MW 150-650, no PAINS alert), "+
-		"none, or a JSON `file` (see README, \"Chemistry rules\"); NF-BO's variants apply them, -method ga and prior do not")
+		"default (closed-shell, formal charges only on N and O with net charge within ±1, MW 150-650, no PAINS alert, no alert "+
+		"rare in real molecules (data/rules/alerts.tsv), no atom environment unseen in ZINC250k and GuacaMol 10k), "+
+		"none, or a JSON `file` (see docs/USAGE.md, \"Chemistry rules\"); NF-BO's variants apply them, -method ga and prior do not")
 }
 
 // requestSizeUsage is the help of -request-size, one of the run flags.

@@ -94,7 +94,8 @@ func TestOptimizeCmdRDKit(t *testing.T) {
 	}{{"adip", 20, 20}, {"qed", 40, 40}} {
 		out := filepath.Join(dir, tc.task)
 		stdout, stderr, err := runCmd(t, newOptimizeCmd(), "", "-task", tc.task, "-init", guacamol100, "-init-count", "20",
-			"-budget", strconv.Itoa(tc.budget), "-candidates", "300", "-variant", "reference", "-sampler", "pathwise", "-model", dir, "-out", out, "-seed", "3")
+			"-budget", strconv.Itoa(tc.budget), "-candidates", "300", "-variant", "reference", "-sampler", "pathwise", "-model", dir, "-out", out, "-seed", "3",
+			"-rules", "none") // the random test model proposes molecules the default rules would almost all drop
 		if err != nil {
 			t.Fatalf("%s: %v\n%s\n%s", tc.task, err, stdout, stderr)
 		}
@@ -130,12 +131,14 @@ func TestOptimizeCmdRDKit(t *testing.T) {
 	}
 	// The finished run cannot be started again without -resume; with it, it prints its results at once.
 	_, _, err := runCmd(t, newOptimizeCmd(), "", "-task", "adip", "-init", guacamol100, "-init-count", "20",
-		"-budget", "20", "-candidates", "300", "-variant", "reference", "-sampler", "pathwise", "-model", dir, "-out", filepath.Join(dir, "adip"), "-seed", "3")
+		"-budget", "20", "-candidates", "300", "-variant", "reference", "-sampler", "pathwise", "-model", dir, "-out", filepath.Join(dir, "adip"), "-seed", "3",
+		"-rules", "none")
 	if err == nil || !strings.Contains(err.Error(), "-resume") {
 		t.Errorf("second start without -resume: %v", err)
 	}
 	stdout, _, err := runCmd(t, newOptimizeCmd(), "", "-task", "adip", "-init", guacamol100, "-init-count", "20", "-resume",
-		"-budget", "20", "-candidates", "300", "-variant", "reference", "-sampler", "pathwise", "-model", dir, "-out", filepath.Join(dir, "adip"), "-seed", "3")
+		"-budget", "20", "-candidates", "300", "-variant", "reference", "-sampler", "pathwise", "-model", dir, "-out", filepath.Join(dir, "adip"), "-seed", "3",
+		"-rules", "none")
 	if err != nil || !strings.Contains(stdout, "status: budget spent") || strings.Contains(stdout, "iter ") {
 		t.Errorf("resume of a finished run: %v\n%s", err, stdout)
 	}

@@ -289,3 +289,22 @@ func TestScoreCmdGuacaMol10k(t *testing.T) {
 		t.Logf("%-4s rows %d  bit-identical %d  max |diff| %.3g", task, len(rows), exact[j], maxDiff[j])
 	}
 }
+
+// nfbo score -rules default says which rule a molecule breaks, in a last field, without failing the line; alone
+// (no -task) it prints only that field.
+func TestScoreCmdRules(t *testing.T) {
+	needRDKit(t)
+	in := "CCC1C(Br)N1CCOC(=O)C(=O)COC(=O)c1oc2ccccc2c1C\nCC(C)(C)c1ccc2occ(CC(=O)Nc3ccccc3F)c2c1\n"
+	out, errOut, err := runCmd(t, newScoreCmd(), in, "-task", "qed", "-rules", "default")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], "\talert NIH:alpha_halo_amine") || !strings.HasSuffix(lines[1], "\tok") {
+		t.Errorf("stdout %q, want the score then the rule broken (a 2-bromoaziridine) or ok", out)
+	}
+	out, errOut, err = runCmd(t, newScoreCmd(), in, "-rules", "default")
+	if err != nil || out != "alert NIH:alpha_halo_amine\nok\n" {
+		t.Errorf("-rules alone: %q, %v\n%s", out, err, errOut)
+	}
+}

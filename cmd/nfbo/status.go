@@ -52,7 +52,7 @@ scores and calls (RDKit canonical SMILES).`,
 		i := st.Info
 		state := "not finished"
 		switch {
-		case i.Finished:
+		case st.Finished():
 			state = "finished"
 		case i.Error != "":
 			state = "stopped: " + i.Error
