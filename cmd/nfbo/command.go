@@ -25,6 +25,11 @@ type Command struct {
 	Long string
 	// Flag holds the command's flags; Run sees the arguments left after parsing.
 	Flag *flag.FlagSet
+	// Groups, when set, sort the flags for a reader: -h shows the first
+	// group alone (the everyday flags) and points to "nfbo help CMD", which
+	// shows every group under its title. Every flag belongs to one group
+	// (TestFlagGroupsCoverEveryFlag).
+	Groups []FlagGroup
 	// Run executes the command. A *UsageError makes main exit 2; any other
 	// error exits 1. Nil Run means the command only groups Commands.
 	Run func(ctx context.Context, cmd *Command, args []string) error
@@ -34,6 +39,44 @@ type Command struct {
 	// the process's, tests to buffers.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+}
+
+// FlagGroup is a titled set of a command's flags, named without the dash.
+type FlagGroup struct {
+	Title string
+	Names []string
+}
+
+// printFlags writes the defaults of the flags of fs named in names, in that
+// order, as flag.PrintDefaults writes them.
+func printFlags(w io.Writer, fs *flag.FlagSet, names []string) {
+	sub := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	for _, n := range names {
+		if f := fs.Lookup(n); f != nil {
+			sub.Var(f.Value, f.Name, f.Usage)
+		}
+	}
+	sub.SetOutput(w)
+	sub.PrintDefaults()
+}
+
+// printUsage writes the flags for -h: the everyday group and a pointer to
+// the rest, or every flag when the command has no groups.
+func (c *Command) printUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: nfbo %s\n", c.UsageLine)
+	if len(c.Groups) == 0 {
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		return
+	}
+	g := c.Groups[0]
+	fmt.Fprintf(w, "\n%s:\n", g.Title)
+	printFlags(w, fs, g.Names)
+	n := 0
+	for _, g := range c.Groups[1:] {
+		n += len(g.Names)
+	}
+	fmt.Fprintf(w, "\n%d more settings, in groups, and what the command does: \"nfbo help %s\"\n", n, c.Path())
 }
 
 // Name returns the command's last word, e.g. "encode" for "selfies encode".
@@ -184,9 +227,7 @@ func (c *Command) Execute(ctx context.Context, args []string) error {
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(c.Stderr, "usage: nfbo %s\n", c.UsageLine)
-			fs.SetOutput(c.Stderr)
-			fs.PrintDefaults()
+			c.printUsage(c.Stderr, fs)
 			return err
 		}
 		return &UsageError{Cmd: c, Err: c.flagError(fs, err)}
@@ -240,7 +281,14 @@ func (c *Command) help(args []string) error {
 		return nil
 	}
 	fmt.Fprintf(c.Stdout, "usage: nfbo %s\n\n%s\n", cur.UsageLine, strings.TrimSpace(cur.Long))
-	if cur.Flag != nil {
+	switch {
+	case cur.Flag == nil:
+	case len(cur.Groups) > 0:
+		for _, g := range cur.Groups {
+			fmt.Fprintf(c.Stdout, "\n%s:\n", g.Title)
+			printFlags(c.Stdout, cur.Flag, g.Names)
+		}
+	default:
 		fmt.Fprintln(c.Stdout, "\nFlags:")
 		cur.Flag.SetOutput(c.Stdout)
 		cur.Flag.PrintDefaults()

@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -58,6 +59,8 @@ func main() {
 		switch {
 		case errors.As(err, new(*ExitError)):
 			// The command has said what went wrong.
+		case errors.Is(err, flag.ErrHelp):
+			// -h: the usage was the answer.
 		case err == context.Canceled && errors.As(context.Cause(ctx), &sig):
 			fmt.Fprintf(os.Stderr, "nfbo: stopped by %v\n", sig)
 		default:

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -278,4 +279,47 @@ func buildNfbo(t *testing.T, dir string) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// A command's flag groups hold each of its flags once and name no flag it lacks, and optimize's -h, the everyday
+// group and a pointer to the rest, fits one screen (issue #58: it printed 112 lines).
+func TestFlagGroupsCoverEveryFlag(t *testing.T) {
+	var walk func(c *Command)
+	walk = func(c *Command) {
+		for _, sub := range c.Commands {
+			walk(sub)
+		}
+		if len(c.Groups) == 0 || c.Flag == nil {
+			return
+		}
+		seen := map[string]string{}
+		for _, g := range c.Groups {
+			for _, n := range g.Names {
+				if c.Flag.Lookup(n) == nil {
+					t.Errorf("%s: group %q names -%s, which the command lacks", c.Path(), g.Title, n)
+				}
+				if prev, ok := seen[n]; ok {
+					t.Errorf("%s: -%s in groups %q and %q", c.Path(), n, prev, g.Title)
+				}
+				seen[n] = g.Title
+			}
+		}
+		c.Flag.VisitAll(func(f *flag.Flag) {
+			if _, ok := seen[f.Name]; !ok {
+				t.Errorf("%s: -%s is in no flag group", c.Path(), f.Name)
+			}
+		})
+	}
+	walk(root())
+	_, stderr, code := run(t, "", "optimize", "-h")
+	if code != 0 || !strings.Contains(stderr, `"nfbo help optimize"`) || strings.Contains(stderr, "-library-picks") {
+		t.Errorf("optimize -h: exit %d\n%s", code, stderr)
+	}
+	if n := strings.Count(stderr, "\n"); n > 45 {
+		t.Errorf("optimize -h prints %d lines, want at most 45", n)
+	}
+	out, _, _ := run(t, "", "help", "optimize")
+	if !strings.Contains(out, "-library-picks") || !strings.Contains(out, "Everyday flags:") {
+		t.Error("help optimize does not list every group")
+	}
 }

@@ -125,7 +125,8 @@ One line per iteration reports the calls used, the best score, the
 trust-region length, the new, duplicate and invalid proposals and the seconds
 spent per phase. At the end the best molecules and Top-1/10/100 and AUC
 Top-10 (PMO) of the evaluation log are printed.`,
-		Flag: fs,
+		Flag:   fs,
+		Groups: optimizeFlagGroups,
 	}
 	cmd.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if len(args) != 0 {
@@ -244,4 +245,22 @@ func runError(cmd *Command, name string, err error) error {
 		return Usagef(cmd, "%s: %v", name, ae.Err)
 	}
 	return err
+}
+
+// optimizeFlagGroups sort optimize's flags for its help: -h shows the everyday ones, "nfbo help optimize" all of
+// them, each group once.
+var optimizeFlagGroups = []FlagGroup{
+	{"Everyday flags", []string{"task", "init", "model", "out", "budget", "preset", "seed", "resume", "objective-cmd",
+		"workers", "rules", "minimize", "backend", "queue"}},
+	{"Initial molecules", []string{"init-count", "score-column"}},
+	{"The objective's workers and the NATS queue", []string{"request-size", "timeout", "python", "nats-user", "nats-password",
+		"nats-token", "nats-creds", "nats-nkey", "nats-ca", "nats-cert", "nats-key"}},
+	{"Recovery", []string{"restart"}},
+	{"The method and its settings (a preset's values unless given)", []string{"method", "variant", "sampler", "update", "crossover",
+		"mutation", "offspring", "candidates", "candidate-target", "anchors", "queries", "anchor-rule", "anchor-temp",
+		"distinct-scores", "features", "finetune-every", "freeze-embed", "tr-init", "tr-novelty"}},
+	{"Ablations (the paper's, and what the flow adds)", []string{"no-tacs", "no-flow"}},
+	{"Probes that measurement did not make defaults (BENCHMARKS.md)", []string{"skip-variants", "library", "library-draw",
+		"library-picks"}},
+	{"Set by nfbo bench", []string{"label", "setting"}},
 }
