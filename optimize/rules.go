@@ -12,6 +12,7 @@ import (
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/rules"
+	"github.com/nfbo/nfbo/internal/atomicfile"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -45,7 +46,7 @@ func runRules(a Args, r rules.Rules, warnf func(string, ...any)) (rules.Rules, e
 		}
 		return rules.Rules{}, nil
 	}
-	return r, rundir.WriteFileAtomic(path, append(r.JSON(), '\n'))
+	return r, atomicfile.Write(path, append(r.JSON(), '\n'))
 }
 
 // ruleChecker is bo.Rules by the RDKit worker.

@@ -3,6 +3,7 @@ package rundir
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/nfbo/nfbo/internal/atomicfile"
 	"math"
 	"os"
 	"path/filepath"
@@ -124,5 +125,5 @@ func WriteInfo(dir string, info Info) error {
 	if err != nil {
 		return fmt.Errorf("rundir: encode %s: %w", InfoFile, err)
 	}
-	return WriteFileAtomic(filepath.Join(dir, InfoFile), append(b, '\n'))
+	return atomicfile.Write(filepath.Join(dir, InfoFile), append(b, '\n'))
 }

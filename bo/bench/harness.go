@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nfbo/nfbo/internal/atomicfile"
 	"github.com/nfbo/nfbo/internal/textfile"
 	"github.com/nfbo/nfbo/rundir"
 )
@@ -479,7 +480,7 @@ func SplitList(s string) []string {
 }
 
 // WriteRows keeps the runs.tsv at path holding the rows of the finished runs among runs beside those it holds
-// (one row per run, the one with more calls; rows of other suites kept), written by rundir.WriteFileAtomic, so
+// (one row per run, the one with more calls; rows of other suites kept), written by atomicfile.Write, so
 // that a crash leaves the old file or the new one. Unfinished runs and runs without a log are left
 // out: their figures are not final. Benches that share the file (two suites, or a method added beside a
 // running table) take turns: the read, merge and write hold the lock of path+".lock" (rundir.LockFileWait),
@@ -506,7 +507,7 @@ func WriteRows(ctx context.Context, path string, runs []Run) error {
 	if err := WriteRunsTSV(&b, all.Runs); err != nil {
 		return err
 	}
-	if err := rundir.WriteFileAtomic(path, b.Bytes()); err != nil {
+	if err := atomicfile.Write(path, b.Bytes()); err != nil {
 		return fmt.Errorf("bench: rows: %w", err)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nfbo/nfbo/internal/atomicfile"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -233,7 +234,7 @@ func (b *Budget) replay(created bool) error {
 	}
 	if created {
 		// The new file's directory entry must survive a crash too.
-		_ = rundir.SyncDir(filepath.Dir(b.path)) // best effort: some file systems cannot sync a directory
+		_ = atomicfile.SyncDir(filepath.Dir(b.path)) // best effort: some file systems cannot sync a directory
 	}
 	return nil
 }
@@ -292,7 +293,7 @@ func (b *Budget) dropNoAnswer(recs []rundir.Record) (kept []rundir.Record, size 
 		os.Remove(tmp)
 		return nil, 0, "", fmt.Errorf("objective: rewriting %s: %w", b.path, err)
 	}
-	_ = rundir.SyncDir(filepath.Dir(b.path))
+	_ = atomicfile.SyncDir(filepath.Dir(b.path))
 	f, err := os.OpenFile(b.path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("objective: reopening %s: %w", b.path, err)

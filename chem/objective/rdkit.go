@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"strconv"
 
 	"github.com/nfbo/nfbo/data"
+	"github.com/nfbo/nfbo/internal/atomicfile"
 	"github.com/nfbo/nfbo/internal/suggest"
 )
 
@@ -150,27 +150,13 @@ func cacheDir() (string, error) {
 	return dir, nil
 }
 
-// writeCached makes path hold content unless it does already. The file is written to a temporary name and
-// renamed, so a concurrent nfbo never reads a half-written file.
+// writeCached makes path hold content unless it does already, atomically, so a concurrent nfbo never reads a
+// half-written file.
 func writeCached(path string, content []byte) error {
 	if b, err := os.ReadFile(path); err == nil && bytes.Equal(b, content) {
 		return nil
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(content)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return atomicfile.Write(path, content)
 }
 
 // Version describes the worker's software.

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/nfbo/nfbo/bo"
+	"github.com/nfbo/nfbo/internal/atomicfile"
 	"github.com/nfbo/nfbo/optimize"
 	"github.com/nfbo/nfbo/rundir"
 )
@@ -102,7 +103,7 @@ of them is DIR/asked.jsonl.`,
 			if err := writeBatch(&buf, batch); err != nil {
 				return fmt.Errorf("ask: %w", err)
 			}
-			if err := rundir.WriteFileAtomic(*outFile, buf.Bytes()); err != nil {
+			if err := atomicfile.Write(*outFile, buf.Bytes()); err != nil {
 				return fmt.Errorf("ask: the batch is in the run's ledger, but %w", err)
 			}
 		}
