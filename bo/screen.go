@@ -125,22 +125,7 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 	var dec []int
 	decoded, base := 0, 0 // anchors decoded so far; dec holds anchors base..decoded-1
 
-	var breeder *Breeder
-	var parents []int
-	if s.Offspring > 0 {
-		breeder = &Breeder{Alphabet: o.prob.Alphabet, Stop: o.prob.Stop}
-		idx := o.parentSet(100)
-		parents = o.gather(idx)
-		if s.GraphCrossover {
-			breeder.Crosser, breeder.Rings = o.prob.Codec.(Crosser), s.CrossoverRings
-			for _, i := range idx {
-				breeder.Keys = append(breeder.Keys, o.st.SMILES[i])
-			}
-		}
-		if s.GraphMutation {
-			breeder.Mutator = o.prob.Codec.(Mutator)
-		}
-	}
+	breeder, parents := p.breeder()
 	var near [][]int // near[a]: rows of libTok nearest the a-th best molecule, for anchor a
 	var libTok []int
 	if s.Library > 0 {
@@ -160,17 +145,9 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 		b.FromFlow = 0
 	}
 	left := cfg.Budget - o.Calls()
-	inBatch := make(map[string]struct{})
-	// With SkipVariants, once the objective has scored variants alike, a variant of a paid molecule or of one
-	// already in the batch or the pool is not a candidate.
-	var varKey func(string) string
-	var batchVars map[string]struct{}
-	if o.vars != nil && o.vars.blind() {
-		varKey, batchVars = o.vars.key, make(map[string]struct{})
-	}
+	pl := newPool(o, b)
 	// reach returns the end of the anchors from a on that can still pick before the batch is full.
 	reach := func(a int) int { return min(n, a+max((left-len(b.SMILES)+q-1)/q, 1)) }
-	canon := make([]int, t)
 	child := make([]int, t)
 	for a := range n {
 		if len(b.SMILES) >= left {
@@ -192,43 +169,9 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 		}
 		o.phase("screening the candidates")
 		start = time.Now()
-		var poolTok []int
-		var poolKey, poolID []string // poolID: identities, "" without an Identifier
-		fromFlow := 0                // the pool's first fromFlow entries are decoded latent candidates, the rest offspring
-		inPool := make(map[string]struct{})
-		poolVars := make(map[string]struct{})
-		add := func(seq []int) bool {
-			s, ok := o.prob.Codec.Canonical(canon, seq)
-			if !ok {
-				b.Invalid++
-				return false
-			}
-			// By key first, which finds most duplicates without computing an identity.
-			dup := holds(o.seen, s) || holds(inBatch, s) || holds(inPool, s)
-			id := ""
-			if !dup {
-				id = o.identity(s)
-				dup = id != "" && (holds(o.seen, id) || holds(inBatch, id) || holds(inPool, id))
-			}
-			if dup {
-				b.Duplicate++
-				return false
-			}
-			if varKey != nil {
-				vk := varKey(s)
-				_, in := batchVars[vk]
-				if _, pool := poolVars[vk]; in || pool || o.vars.paid(vk) {
-					b.Variants++
-					return false
-				}
-				poolVars[vk] = struct{}{}
-			}
-			remember(inPool, s, id)
-			poolTok = append(poolTok, canon...)
-			poolKey = append(poolKey, s)
-			poolID = append(poolID, id)
-			return true
-		}
+		pl.reset()
+		add := pl.add
+		fromFlow := 0 // the pool's first fromFlow entries are decoded latent candidates, the rest offspring
 		if s.CandidateTarget == 0 {
 			for i := range c {
 				r := (a-base)*c + i
@@ -243,28 +186,28 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 			}
 			start = start.Add(spent) // the decoding is the Decode phase's, not the candidates'
 		}
-		fromFlow = len(poolKey)
+		fromFlow = len(pl.key)
 		for range s.Offspring {
 			breeder.Child(child, parents, o.rng)
 			add(child)
 		}
-		fromLib := len(poolKey) // the pool's entries from here on are library molecules
+		fromLib := len(pl.key) // the pool's entries from here on are library molecules
 		if near != nil {
 			for _, r := range near[a%len(near)] {
 				add(libTok[r*t : (r+1)*t])
 			}
 		}
 		o.times.Candidates += time.Since(start)
-		m := len(poolKey)
+		m := len(pl.key)
 		if m == 0 {
 			continue
 		}
-		pick, err := o.thompsonPicks(ctx, min(q, m, left-len(b.SMILES)), poolTok, poolKey, b)
+		pick, err := o.thompsonPicks(ctx, min(q, m, left-len(b.SMILES)), pl.tok, pl.key, b)
 		if err != nil {
 			return nil, fmt.Errorf("bo: anchor %d: %w", a, err)
 		}
 		if s.LibraryPicks > 0 && m > fromLib {
-			if pick, err = p.reserveLibrary(ctx, pick, fromLib, poolTok, poolKey, b); err != nil {
+			if pick, err = p.reserveLibrary(ctx, pick, fromLib, pl.tok, pl.key, b); err != nil {
 				return nil, fmt.Errorf("bo: anchor %d: %w", a, err)
 			}
 		}
@@ -275,15 +218,110 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 			if i >= fromLib {
 				b.FromLibrary++
 			}
-			remember(inBatch, poolKey[i], poolID[i])
-			if varKey != nil {
-				batchVars[varKey(poolKey[i])] = struct{}{}
-			}
-			b.Tokens = append(b.Tokens, poolTok[i*t:(i+1)*t]...)
-			b.SMILES = append(b.SMILES, poolKey[i])
+			pl.take(i)
 		}
 	}
 	return b, nil
+}
+
+// breeder returns the GA's breeder of Offspring children and its parents' token rows, both nil without
+// Offspring.
+func (p *tokenProposer) breeder() (*Breeder, []int) {
+	o, s := p.o, p.s
+	if s.Offspring <= 0 {
+		return nil, nil
+	}
+	breeder := &Breeder{Alphabet: o.prob.Alphabet, Stop: o.prob.Stop}
+	idx := o.parentSet(100)
+	parents := o.gather(idx)
+	if s.GraphCrossover {
+		breeder.Crosser, breeder.Rings = o.prob.Codec.(Crosser), s.CrossoverRings
+		for _, i := range idx {
+			breeder.Keys = append(breeder.Keys, o.st.SMILES[i])
+		}
+	}
+	if s.GraphMutation {
+		breeder.Mutator = o.prob.Codec.(Mutator)
+	}
+	return breeder, parents
+}
+
+// pool is one anchor's candidates as the screened variant gathers them: distinct valid molecules new to the
+// data, to the batch and to the pool (by key, then by identity), and with SkipVariants, once the objective has
+// scored variants alike, no variant of a paid molecule or of one already in the batch or the pool. take moves
+// a picked molecule into the batch; reset empties the pool for the next anchor.
+type pool struct {
+	o     *Optimizer
+	b     *batch
+	canon []int
+	tok   []int
+	key   []string
+	id    []string // identities, "" without an Identifier
+	in    map[string]struct{}
+	vars  map[string]struct{}
+	// inBatch and batchVars hold what the batch holds so far, by key and identity and by variant key (with
+	// varKey, SkipVariants's key; nil without it).
+	inBatch, batchVars map[string]struct{}
+	varKey             func(string) string
+}
+
+func newPool(o *Optimizer, b *batch) *pool {
+	pl := &pool{o: o, b: b, canon: make([]int, o.t), inBatch: make(map[string]struct{})}
+	if o.vars != nil && o.vars.blind() {
+		pl.varKey, pl.batchVars = o.vars.key, make(map[string]struct{})
+	}
+	return pl
+}
+
+func (pl *pool) reset() {
+	pl.tok, pl.key, pl.id = nil, nil, nil
+	pl.in, pl.vars = make(map[string]struct{}), make(map[string]struct{})
+}
+
+// add adds the molecule of token row seq to the pool, or counts why not in the batch's statistics.
+func (pl *pool) add(seq []int) bool {
+	o, b := pl.o, pl.b
+	s, ok := o.prob.Codec.Canonical(pl.canon, seq)
+	if !ok {
+		b.Invalid++
+		return false
+	}
+	// By key first, which finds most duplicates without computing an identity.
+	dup := holds(o.seen, s) || holds(pl.inBatch, s) || holds(pl.in, s)
+	id := ""
+	if !dup {
+		id = o.identity(s)
+		dup = id != "" && (holds(o.seen, id) || holds(pl.inBatch, id) || holds(pl.in, id))
+	}
+	if dup {
+		b.Duplicate++
+		return false
+	}
+	if pl.varKey != nil {
+		vk := pl.varKey(s)
+		_, in := pl.batchVars[vk]
+		if _, pooled := pl.vars[vk]; in || pooled || o.vars.paid(vk) {
+			b.Variants++
+			return false
+		}
+		pl.vars[vk] = struct{}{}
+	}
+	remember(pl.in, s, id)
+	pl.tok = append(pl.tok, pl.canon...)
+	pl.key = append(pl.key, s)
+	pl.id = append(pl.id, id)
+	return true
+}
+
+// take moves pool entry i into the batch.
+func (pl *pool) take(i int) {
+	t, b := pl.o.t, pl.b
+	remember(pl.inBatch, pl.key[i], pl.id[i])
+	if pl.varKey != nil {
+		pl.batchVars[pl.varKey(pl.key[i])] = struct{}{}
+	}
+	b.Tokens = append(b.Tokens, pl.tok[i*t:(i+1)*t]...)
+	b.SMILES = append(b.SMILES, pl.key[i])
 }
 
 // decodeToTarget offers anchor a's decoded latent candidates to add a chunk at a time, decoding them through l
