@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -71,44 +72,9 @@ func TestOptimizeCmdHugeScores(t *testing.T) {
 		"-init-count", "6", "-budget", "150", "-candidates", "200", "-model", dir, "-out", out}
 
 	// The first leg gets SIGTERM once it has printed its first iteration: it stops within seconds.
-	cmd := exec.Command(bin, args...)
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	if _, err := signalAfterIteration(t, bin, args, syscall.SIGTERM); err == nil {
+		t.Error("the run stopped by SIGTERM exited 0")
 	}
-	defer cmd.Process.Kill()
-	iterated := make(chan bool, 1)
-	var first strings.Builder
-	go func() {
-		lines := bufio.NewScanner(pr)
-		for lines.Scan() {
-			first.WriteString(lines.Text() + "\n")
-			if strings.HasPrefix(lines.Text(), "iter 1 ") {
-				iterated <- true
-				break
-			}
-		}
-		io.Copy(io.Discard, pr)
-	}()
-	select {
-	case <-iterated:
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("no iteration after 2 minutes: the run spins on scores of 1e308")
-	}
-	sent := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-		t.Logf("stopped %v after SIGTERM", time.Since(sent).Round(time.Millisecond))
-	case <-time.After(20 * time.Second):
-		t.Fatal("nfbo optimize still running 20 s after SIGTERM")
-	}
-	pw.Close()
 
 	// -resume runs to the end, and its figures are finite and short.
 	text, killed := runBounded(t, exec.Command(bin, append(args, "-resume")...), 3*time.Minute)
@@ -120,6 +86,75 @@ func TestOptimizeCmdHugeScores(t *testing.T) {
 	}
 	if got, _ := readLogSMILES(t, filepath.Join(out, "evaluations.jsonl")); len(got) != 150 {
 		t.Errorf("%d calls in the log, want the budget of 150", len(got))
+	}
+}
+
+// signalAfterIteration starts bin with args, sends it sig once it has printed its first iteration's line, and
+// returns its output and exit error; it fails the test when no iteration comes within two minutes or the process
+// is still running 20 s after the signal.
+func signalAfterIteration(t *testing.T, bin string, args []string, sig os.Signal) (string, error) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	iterated, text := make(chan bool, 1), make(chan string, 1)
+	go func() {
+		var all strings.Builder
+		lines := bufio.NewScanner(pr)
+		for lines.Scan() {
+			all.WriteString(lines.Text() + "\n")
+			if strings.HasPrefix(lines.Text(), "iter 1 ") {
+				iterated <- true
+			}
+		}
+		text <- all.String()
+	}()
+	select {
+	case <-iterated:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no iteration after 2 minutes (a run on scores of 1e308 spun here)")
+	}
+	sent := time.Now()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+		t.Logf("stopped %v after %v", time.Since(sent).Round(time.Millisecond), sig)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("nfbo optimize still running 20 s after %v", sig)
+	}
+	pw.Close()
+	return <-text, err
+}
+
+// TestOptimizeCmdSIGHUP: a closed terminal or SSH session sends SIGHUP, which killed optimize at once with no
+// word and rc 129, losing the requests in flight; it is handled as SIGTERM: the run stops after them, says so,
+// exits 129, and -resume finishes it (issue #56).
+func TestOptimizeCmdSIGHUP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs the optimiser")
+	}
+	dir := t.TempDir()
+	bin := buildNfbo(t, dir)
+	modeltest.WriteShippedVocabModel(t, dir)
+	out := filepath.Join(dir, "run")
+	args := []string{"optimize", "-task", "demo", "-objective-cmd", lengthOracle(t, dir), "-init", guacamol100,
+		"-init-count", "6", "-budget", "150", "-candidates", "200", "-model", dir, "-out", out}
+	text, err := signalAfterIteration(t, bin, args, syscall.SIGHUP)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 129 || !strings.Contains(text, "nfbo: stopped by hangup (SIGHUP") {
+		t.Errorf("after SIGHUP: %v (exit code %d), want exit 129 and a line saying the hangup stopped it:\n%s", err, ee.ExitCode(), tail(text))
+	}
+	if text, killed := runBounded(t, exec.Command(bin, append(args, "-resume")...), 3*time.Minute); killed || !strings.Contains(text, "status: budget spent") {
+		t.Errorf("-resume after SIGHUP did not finish:\n%s", tail(text))
 	}
 }
 
