@@ -80,15 +80,26 @@ func Open(dir string, want Info, resume bool, legacySetting string, warnf func(s
 // SetAside renames the named files of dir that exist to NAME.damaged, so that a restarted run neither reads nor
 // destroys them, and says so through warnf.
 func SetAside(dir string, warnf func(string, ...any), names ...string) error {
+	return setAside(dir, ".damaged", func(path, to string) { warnf("%s set aside as %s", path, to) }, names)
+}
+
+// SetAsideUnused renames the named files of dir that exist to NAME.unused: files a restarted run cannot use,
+// though nothing says they are damaged (the pending batch of a checkpoint that is damaged or gone), and says so
+// through warnf with why (", the batch of the damaged checkpoint,").
+func SetAsideUnused(dir string, warnf func(string, ...any), why string, names ...string) error {
+	return setAside(dir, ".unused", func(path, to string) { warnf("%s%s set aside as %s", path, why, to) }, names)
+}
+
+func setAside(dir, suffix string, said func(path, to string), names []string) error {
 	for _, name := range names {
 		path := filepath.Join(dir, name)
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err := os.Rename(path, path+".damaged"); err != nil {
+		if err := os.Rename(path, path+suffix); err != nil {
 			return fmt.Errorf("rundir: %w", err)
 		}
-		warnf("%s set aside as %s", path, path+".damaged")
+		said(path, path+suffix)
 	}
 	return nil
 }

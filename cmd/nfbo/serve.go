@@ -87,7 +87,7 @@ then refused (409); status and reports answer, also after the run is done.`,
 		if err != nil {
 			return Usagef(cmd, "serve: %v", err)
 		}
-		run, err := resolveRunArgs(cmd, fs, a, "serve")
+		run, switched, err := resolveRunArgs(cmd, fs, a, "serve")
 		if err != nil {
 			return err
 		}
@@ -97,6 +97,9 @@ then refused (409); status and reports answer, also after the run is done.`,
 		unlock, err := rundir.Lock(a.Out)
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
+		}
+		if switched != "" {
+			fmt.Fprintln(cmd.Stderr, switched)
 		}
 		defer unlock()
 		var scorer objective.StreamObjective
