@@ -3,7 +3,6 @@ package objective
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -189,9 +188,13 @@ func (b *Budget) warnf(format string, args ...any) {
 }
 
 func (b *Budget) replay(created bool) error {
-	recs, end, torn, err := rundir.ReadLog(b.path)
+	recs, end, torn, unchecked, err := rundir.ReadLogChecked(b.path)
 	if err != nil {
 		return err
+	}
+	if unchecked > 0 {
+		b.warnf("objective: evaluation log %s: its first %d records were written by an earlier nfbo without a check (crc), "+
+			"so damage to them cannot be detected; the records written from now on carry one", b.path, unchecked)
 	}
 	if torn > 0 {
 		b.warnf("objective: evaluation log %s: dropping a torn last line (%d bytes after record %d, cut short by a crash)",
@@ -260,12 +263,11 @@ func (b *Budget) dropNoAnswer(recs []rundir.Record) (kept []rundir.Record, size 
 			continue
 		}
 		r.Call = len(kept) + 1
-		line, err := json.Marshal(r)
+		line, err := rundir.AppendRecord(nil, r)
 		if err != nil {
-			return nil, 0, "", fmt.Errorf("objective: encoding record %d of %s: %w", r.Call, b.path, err)
+			return nil, 0, "", fmt.Errorf("objective: %s: %w", b.path, err)
 		}
 		buf.Write(line)
-		buf.WriteByte('\n')
 		kept = append(kept, r)
 	}
 	old, err := os.ReadFile(b.path)
@@ -513,13 +515,12 @@ func (b *Budget) pay(idx []int, res []Result, out []Evaluation) error {
 		if r.Error != "" {
 			r.Score = 0
 		}
-		line, err := json.Marshal(r)
+		line, err := rundir.AppendRecord(nil, r)
 		if err != nil {
-			b.err = fmt.Errorf("objective: encoding record %d: %w", r.Call, err)
+			b.err = fmt.Errorf("objective: %w", err)
 			return b.err
 		}
 		buf.Write(line)
-		buf.WriteByte('\n')
 		recs = append(recs, r)
 	}
 	if len(recs) > 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,5 +39,104 @@ func TestAskRefusedSwitchesNothing(t *testing.T) {
 	}
 	if _, stderr, err = runCmd(t, newAskCmd(), "", "-run", out); err != nil || !strings.Contains(stderr, "from now on its scores come from nfbo tell") {
 		t.Errorf("ask on the run: %v; want it to say the run's scores now come from tell:\n%s", err, stderr)
+	}
+}
+
+// TestDamagedLogRecordNamed: a flipped score digit or SMILES character in evaluations.jsonl was accepted
+// silently by status and -resume; every record carries a check, and status, -resume, ask and tell each refuse the
+// run naming the damaged line (issue #56).
+func TestDamagedLogRecordNamed(t *testing.T) {
+	dir := t.TempDir()
+	modeltest.WriteShippedVocabModel(t, dir)
+	oracle, calls := countingOracle(t, dir)
+	smi, _, _ := writeInitFiles(t, dir, 25)
+	out := filepath.Join(dir, "run")
+	args := []string{"-task", "demo", "-objective-cmd", oracle, "-init", smi, "-budget", "35", "-candidates", "200",
+		"-model", dir, "-out", out, "-seed", "2"}
+	if _, stderr, err := runCmd(t, newOptimizeCmd(), "", args...); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	logPath := filepath.Join(out, "evaluations.jsonl")
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	for _, damage := range []struct{ name, from, to string }{
+		{"score digit", `"score":`, `"score":1`},
+		{"SMILES character", `"smiles":"`, `"smiles":"C`},
+	} {
+		t.Run(damage.name, func(t *testing.T) {
+			bad := slices.Clone(lines)
+			bad[2] = strings.Replace(bad[2], damage.from, damage.to, 1)
+			if err := os.WriteFile(logPath, []byte(strings.Join(bad, "")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			defer os.WriteFile(logPath, b, 0o644)
+			paid := len(calls())
+			tellFile := filepath.Join(dir, "tell.csv")
+			os.WriteFile(tellFile, []byte("id,score\nm1,0.5\n"), 0o644)
+			for _, c := range []struct {
+				name string
+				cmd  *Command
+				args []string
+			}{
+				{"status", newStatusCmd(), []string{"-run", out}},
+				{"optimize -resume", newOptimizeCmd(), append(slices.Clone(args), "-resume")},
+				{"ask", newAskCmd(), []string{"-run", out}},
+				{"tell", newTellCmd(), []string{"-run", out, tellFile}},
+			} {
+				_, stderr, err := runCmd(t, c.cmd, "", c.args...)
+				if err == nil || !strings.Contains(err.Error(), logPath+":3: damaged") {
+					t.Errorf("%s on a log damaged on line 3: %v, want an error naming %s:3 as damaged\n%s", c.name, err, logPath, stderr)
+				}
+			}
+			if n := len(calls()); n != paid {
+				t.Errorf("%d objective calls on a damaged log, want none", n-paid)
+			}
+		})
+	}
+}
+
+// TestInvalidRunJSONRebuilt: run.json made invalid stopped status, ask, -resume and -resume -restart with the
+// parser's error and no way forward; -resume (and ask) rebuild it from the flags and the log, and status says
+// how (issue #56).
+func TestInvalidRunJSONRebuilt(t *testing.T) {
+	dir := t.TempDir()
+	modeltest.WriteShippedVocabModel(t, dir)
+	oracle, calls := countingOracle(t, dir)
+	smi, _, _ := writeInitFiles(t, dir, 25)
+	out := filepath.Join(dir, "run")
+	args := []string{"-task", "demo", "-objective-cmd", oracle, "-init", smi, "-budget", "45", "-candidates", "200",
+		"-model", dir, "-out", out, "-seed", "2"}
+	if _, stderr, err := runCmd(t, newOptimizeCmd(), "", args...); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	paid := len(calls())
+	infoPath := filepath.Join(out, "run.json")
+	b, err := os.ReadFile(infoPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, leg := range [][]string{{"-resume"}, {"-resume", "-restart"}} {
+		if err := os.WriteFile(infoPath, b[:len(b)/2], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := runCmd(t, newStatusCmd(), "", "-run", out); err == nil || !strings.Contains(err.Error(), "optimize -resume with the run's flags rebuilds it") {
+			t.Errorf("status on an invalid run.json: %v, want the way to rebuild it", err)
+		}
+		stdout, stderr, err := runCmd(t, newOptimizeCmd(), "", append(slices.Clone(args), leg...)...)
+		if err != nil && !strings.Contains(err.Error(), "is intact; resume without -restart") {
+			t.Fatalf("%v on an invalid run.json: %v\n%s", leg, err, stderr)
+		}
+		if !strings.Contains(stderr, "rebuilt from this command's flags") {
+			t.Errorf("%v: nothing says run.json was rebuilt:\n%s", leg, stderr)
+		}
+		if _, _, err := runCmd(t, newStatusCmd(), "", "-run", out); err != nil {
+			t.Errorf("status after %v: %v\n%s", leg, err, stdout)
+		}
+	}
+	if n := len(calls()); n != paid {
+		t.Errorf("%d calls paid again after run.json was rebuilt", n-paid)
 	}
 }
