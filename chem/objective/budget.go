@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -239,6 +240,18 @@ func (b *Budget) replay(created bool) error {
 		_ = rundir.SyncDir(filepath.Dir(b.path)) // best effort: some file systems cannot sync a directory
 	}
 	return nil
+}
+
+// unwritten is what pay does with paid answers it could not append to the log at offset at (a full disk): it cuts
+// the log back to its whole records, and prints the records, each a checked line, so that the answers paid for
+// need not be paid again: appended to the log by hand once there is room, -resume reads them as its own.
+func (b *Budget) unwritten(at int64, seekErr error, lines []byte, err error) {
+	if seekErr == nil && b.f.Truncate(at) == nil {
+		b.f.Seek(at, io.SeekStart)
+	}
+	b.warnf("objective: %d paid answers could not be written to %s (%v); here they are, one record a line. Once there "+
+		"is room, append them to the log as they are, before -resume, or -resume pays for them again:\n%s",
+		bytes.Count(lines, []byte("\n")), b.path, err, bytes.TrimSuffix(lines, []byte("\n")))
 }
 
 func countNoAnswer(recs []rundir.Record) int {
@@ -524,7 +537,9 @@ func (b *Budget) pay(idx []int, res []Result, out []Evaluation) error {
 		recs = append(recs, r)
 	}
 	if len(recs) > 0 {
+		at, seekErr := b.f.Seek(0, io.SeekCurrent)
 		if _, err := b.f.Write(buf.Bytes()); err != nil {
+			b.unwritten(at, seekErr, buf.Bytes(), err)
 			b.err = fmt.Errorf("objective: appending to evaluation log %s: %w", b.path, err)
 			return b.err
 		}
