@@ -249,9 +249,9 @@ func (b *Budget) unwritten(at int64, seekErr error, lines []byte, err error) {
 	if seekErr == nil && b.f.Truncate(at) == nil {
 		b.f.Seek(at, io.SeekStart)
 	}
-	b.warnf("objective: %d paid answers could not be written to %s (%v); here they are, one record a line. Once there "+
-		"is room, append them to the log as they are, before -resume, or -resume pays for them again:\n%s",
-		bytes.Count(lines, []byte("\n")), b.path, err, bytes.TrimSuffix(lines, []byte("\n")))
+	b.warnf("objective: paid answers that could not be written to %s (%v), one record a line; once there is room, "+
+		"append them to the log as they are, before -resume, or -resume pays for them again:\n%s",
+		b.path, err, bytes.TrimSuffix(lines, []byte("\n")))
 }
 
 func countNoAnswer(recs []rundir.Record) int {

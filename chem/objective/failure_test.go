@@ -392,7 +392,7 @@ func TestBudgetUnwrittenAnswers(t *testing.T) {
 		t.Fatalf("a failed append: %v", err)
 	}
 	b.Close()
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "2 paid answers could not be written") {
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "paid answers that could not be written") || strings.Count(warnings[0], `"crc":"`) != 2 {
 		t.Fatalf("warnings %q", warnings)
 	}
 	_, lines, _ := strings.Cut(warnings[0], ":\n")
