@@ -56,12 +56,13 @@ vet:
 	$(STATICCHECK) ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
-# test runs every package on pure-Go BLAS, the packages with assembly again
+# test runs every package on pure-Go BLAS, fuzzes the optimiser with adversarial scores for 10 s, the packages with assembly again
 # without it (-tags purego: kernels' Go micro-kernel and scalar math, the BLAS
 # for the flow's products), then the packages whose numerics go through BLAS
 # again on OpenBLAS, the build's default (with CI=true OpenBLAS must be there).
 test: setup-test vet
 	$(GO) test -count=1 -timeout 60m ./...
+	$(GO) test -run '^$$' -fuzz FuzzAdversarialScores -fuzztime 10s ./bo
 	CGO_ENABLED=0 $(GO) test -count=1 ./engine/cuda ./engine/gpuflow ./engine/gpustep
 	$(GO) test -count=1 -tags purego ./kernels ./model ./engine/train
 	CGO_ENABLED=0 $(GO) test -count=1 -run CUDA ./engine/seqflow

@@ -21,7 +21,7 @@ func (p *latentProposer) fitInitial(ctx context.Context) error {
 	if err := o.prob.Flow.Encode(ctx, z, o.st.Tokens); err != nil {
 		return fmt.Errorf("bo: encode initial data: %w", err)
 	}
-	if err := o.surr.Fit(ctx, z, o.st.Y, p.s.InitEpochs, o.rng); err != nil {
+	if err := o.surr.Fit(ctx, z, o.targets(o.st.Y), p.s.InitEpochs, o.rng); err != nil {
 		return fmt.Errorf("bo: initial surrogate fit: %w", err)
 	}
 	return nil
@@ -143,7 +143,7 @@ func (p *latentProposer) update(ctx context.Context, newest int) error {
 	for k, i := range idx {
 		y[k] = o.st.Y[i]
 	}
-	if err := o.surr.Fit(ctx, z, y, p.s.UpdateEpochs, o.rng); err != nil {
+	if err := o.surr.Fit(ctx, z, o.targets(y), p.s.UpdateEpochs, o.rng); err != nil {
 		return fmt.Errorf("bo: surrogate update: %w", err)
 	}
 	return nil

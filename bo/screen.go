@@ -99,7 +99,7 @@ func (p *tokenProposer) fit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := o.surr.Fit(ctx, x, y, 0, o.rng); err != nil {
+	if err := o.surr.Fit(ctx, x, o.targets(y), 0, o.rng); err != nil {
 		return fmt.Errorf("bo: surrogate fit: %w", err)
 	}
 	return nil

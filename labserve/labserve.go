@@ -17,9 +17,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/nfbo/nfbo/asktell"
 	"github.com/nfbo/nfbo/bo/bench"
@@ -86,9 +88,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Token returns the bearer token read from the file path (empty when path is), and refuses an address other
-// than a loopback one without a token. addr and path are nfbo serve's -addr and -token-file, which its errors
-// name.
-func Token(addr, path string) (string, error) {
+// than a loopback one without a token. It refuses a token file that other users may read or write (its mode
+// has group or other bits, on unix), unless shared, when it says so through warnf: such a token guards nothing
+// from anyone with a login on the machine. addr, path and shared are nfbo serve's -addr, -token-file and
+// -token-file-shared, which its errors name.
+func Token(addr, path string, shared bool, warnf func(string, ...any)) (string, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", fmt.Errorf("-addr %q: %w", addr, err)
@@ -104,6 +108,13 @@ func Token(addr, path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("-token-file: %w", err)
+	}
+	if fi, err := os.Stat(path); err == nil && runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+		msg := fmt.Sprintf("-token-file %s can be read or written by other users of this machine (mode %04o)", path, fi.Mode().Perm())
+		if !shared {
+			return "", fmt.Errorf("%s, who could then use the server: chmod 600 %s, or give -token-file-shared to serve with it anyway", msg, path)
+		}
+		warnf("%s; -token-file-shared serves with it anyway", msg)
 	}
 	token := strings.TrimSpace(string(b))
 	if len(token) < 16 {
@@ -187,7 +198,28 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeJSONError(w http.ResponseWriter, status int, err error) {
-	writeJSON(w, status, map[string]string{"error": err.Error()})
+	writeJSON(w, status, map[string]string{"error": shortened(err.Error(), maxErrorBytes)})
+}
+
+// maxErrorBytes bounds an error response's message: an error that quotes a client's input (a whole first line of
+// a tell) must not send it back whole (an 800 KB line once made an 800 KB answer).
+const maxErrorBytes = 1024
+
+// shortened returns msg when it has at most max bytes, else its start and end around a note of what was cut,
+// cut at UTF-8 boundaries.
+func shortened(msg string, max int) string {
+	if len(msg) <= max {
+		return msg
+	}
+	head, tail := max*3/4, max/4
+	for head > 0 && !utf8.RuneStart(msg[head]) {
+		head--
+	}
+	end := len(msg) - tail
+	for end < len(msg) && !utf8.RuneStart(msg[end]) {
+		end++
+	}
+	return fmt.Sprintf("%s … (%d bytes cut) … %s", msg[:head], end-head, msg[end:])
 }
 
 // refuseDriven answers a request that asks or tells in a run that Drive scores, and reports whether it did.

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nfbo/nfbo/asktell"
 )
@@ -40,10 +41,26 @@ func TestToken(t *testing.T) {
 		{"0.0.0.0:8080", short, false},
 		{"0.0.0.0:8080", filepath.Join(dir, "none"), false},
 	} {
-		_, err := Token(c.addr, c.file)
+		_, err := Token(c.addr, c.file, false, t.Logf)
 		if (err == nil) != c.ok {
 			t.Errorf("Token(%q, %q): %v", c.addr, c.file, err)
 		}
+	}
+
+	// A token file others may read is refused, or served with a warning when -token-file-shared says so
+	// (issue #56: serve started on 0.0.0.0 without a word).
+	open := filepath.Join(dir, "open")
+	os.WriteFile(open, []byte("0123456789abcdef0123\n"), 0o600)
+	if err := os.Chmod(open, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Token("0.0.0.0:8080", open, false, t.Logf); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("a world-readable token file: %v, want a refusal saying chmod 600", err)
+	}
+	var said []string
+	warnf := func(f string, a ...any) { said = append(said, fmt.Sprintf(f, a...)) }
+	if tok, err := Token("0.0.0.0:8080", open, true, warnf); err != nil || tok != "0123456789abcdef0123" || len(said) != 1 || !strings.Contains(said[0], "mode 0644") {
+		t.Errorf("-token-file-shared: token %q, %v, said %q", tok, err, said)
 	}
 }
 
@@ -189,5 +206,21 @@ func TestTellsAtOnce(t *testing.T) {
 		if code != http.StatusConflict { // read and checked; no run yet
 			t.Errorf("tell %d: %d", i, code)
 		}
+	}
+}
+
+// TestTellErrorQuotesExcerpt: a bad first line of 800 KB was echoed whole in the 400 answer (800,118 bytes); an
+// error answer quotes a short excerpt of it and says how long it was (issue #56).
+func TestTellErrorQuotesExcerpt(t *testing.T) {
+	h := New(t.TempDir(), "", nil, nil)
+	line := "x," + strings.Repeat("é", 400_000) + "\n1,2\n"
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/tell", strings.NewReader(line)))
+	body := rec.Body.String()
+	if rec.Code != http.StatusBadRequest || len(body) > 2048 || !strings.Contains(body, "800002 bytes") || !strings.Contains(body, "header") {
+		t.Errorf("a bad 800 KB header: %d, %d bytes:\n%.300s", rec.Code, len(body), body)
+	}
+	if got := shortened(strings.Repeat("é", 5000), 1024); len(got) > 1100 || !strings.Contains(got, "bytes cut") || !utf8.ValidString(got) {
+		t.Errorf("shortened: %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
 	}
 }

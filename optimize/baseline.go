@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nfbo/nfbo/chem/objective/metrics"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -172,6 +173,6 @@ type baselinePrinter struct {
 
 // Record implements baseline.Recorder.
 func (p baselinePrinter) Record(g baseline.Progress) {
-	fmt.Fprintf(p.w, "iter %d calls %d/%d best %.4f proposed %d new %d dup %d invalid %d\n",
-		g.Iteration, g.Calls, p.total, g.Best, g.Proposed, g.New, g.Duplicate, g.Invalid)
+	fmt.Fprintf(p.w, "iter %d calls %d/%d best %s proposed %d new %d dup %d invalid %d\n",
+		g.Iteration, g.Calls, p.total, metrics.FormatScore(g.Best, 4), g.Proposed, g.New, g.Duplicate, g.Invalid)
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nfbo/nfbo/chem/objective/metrics"
 	"io"
 	"math"
 	"path/filepath"
@@ -497,8 +498,8 @@ func (p *progressPrinter) watch() (stop func()) {
 func (p *progressPrinter) Record(g bo.Progress) error {
 	t := g.Times
 	s := func(d time.Duration) float64 { return d.Seconds() }
-	line := fmt.Sprintf("iter %d calls %d/%d best %.4f tr %.3g new %d dup %d invalid %d",
-		g.Iteration, g.Calls, g.Budget, g.Best, g.TRLength, g.New, g.Duplicate, g.Invalid)
+	line := fmt.Sprintf("iter %d calls %d/%d best %s tr %.3g new %d dup %d invalid %d",
+		g.Iteration, g.Calls, g.Budget, metrics.FormatScore(g.Best, 4), g.TRLength, g.New, g.Duplicate, g.Invalid)
 	if g.Unpaid > 0 {
 		line += fmt.Sprintf(" (unpaid %d)", g.Unpaid)
 	}
@@ -595,7 +596,7 @@ func printResults(ctx context.Context, w io.Writer, canon objective.Canonicalize
 		if name := names[keys[k]]; name != "" {
 			shownAs += "  (" + name + ")"
 		}
-		fmt.Fprintf(w, "  %.6f  %s\n", info.Gain(y[shown[k]]), shownAs)
+		fmt.Fprintf(w, "  %s  %s\n", metrics.FormatScore(info.Gain(y[shown[k]]), 6), shownAs)
 	}
 	run, err := bench.LoadRun(dir)
 	if err != nil {
@@ -606,15 +607,18 @@ func printResults(ctx context.Context, w io.Writer, canon objective.Canonicalize
 	if info.Minimize {
 		of = " of −score"
 	}
-	fmt.Fprintf(w, "Top-1 %.4f  Top-10 %.4f  Top-100 %.4f  AUC Top-10 %.4f%s  (%d calls in %s)\n",
-		f.Top[0], f.Top[1], f.Top[2], f.AUC[1], of, f.Calls, filepath.Join(dir, rundir.EvalLogFile))
+	fmt.Fprintf(w, "Top-1 %s  Top-10 %s  Top-100 %s  AUC Top-10 %s%s  (%d calls in %s)\n",
+		metrics.FormatScore(f.Top[0], 4), metrics.FormatScore(f.Top[1], 4), metrics.FormatScore(f.Top[2], 4), metrics.FormatScore(f.AUC[1], 4), of, f.Calls, filepath.Join(dir, rundir.EvalLogFile))
 	if len(idx) > 0 {
 		best := y[idx[0]]
 		verdict := "no molecule better than the best initial one was found"
 		if best > initBest {
-			verdict = fmt.Sprintf("%+.4f over the best initial molecule", info.Gain(best)-info.Gain(initBest))
+			verdict = "better than the best initial molecule by more than a float64 holds" // (1e308) − (−1e308)
+			if d := info.Gain(best) - info.Gain(initBest); !math.IsInf(d, 0) {
+				verdict = fmt.Sprintf("%s over the best initial molecule", plus(metrics.FormatScore(d, 4)))
+			}
 		}
-		fmt.Fprintf(w, "best initial molecule %.4f, best found %.4f: %s\n", info.Gain(initBest), info.Gain(best), verdict)
+		fmt.Fprintf(w, "best initial molecule %s, best found %s: %s\n", metrics.FormatScore(info.Gain(initBest), 4), metrics.FormatScore(info.Gain(best), 4), verdict)
 	}
 	return nil
 }
@@ -702,4 +706,12 @@ func parseBand(s string) *bo.NoveltyBand {
 		return nil
 	}
 	return &bo.NoveltyBand{Shrink: shrink, Grow: grow}
+}
+
+// plus prefixes a formatted non-negative figure with +, as %+f would.
+func plus(s string) string {
+	if strings.HasPrefix(s, "-") {
+		return s
+	}
+	return "+" + s
 }

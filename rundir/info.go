@@ -114,7 +114,8 @@ func ReadInfo(dir string) (Info, error) {
 	}
 	info, err := ParseInfo(b)
 	if err != nil {
-		return info, fmt.Errorf("rundir: %s: %w", path, err)
+		return info, fmt.Errorf("rundir: %s: %w; nfbo ask -run %s (an ask/tell run) or nfbo optimize -resume with the run's "+
+			"flags rebuilds it from the evaluation log", path, err, dir)
 	}
 	return info, nil
 }

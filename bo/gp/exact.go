@@ -298,6 +298,11 @@ func (e *Exact) Fit(ctx context.Context, x, y []float64) error {
 	e.y = slices.Grow(e.y[:0], n)[:n]
 	for i, v := range y {
 		e.y[i] = (v - e.yMu) / e.ySd
+		if !finite(e.y[i]) || !finite(e.yMu) || !finite(e.ySd) {
+			// A NaN here would reach every prediction; bo scales huge scores before they come (Optimizer.targets).
+			e.l = nil
+			return fmt.Errorf("gp: exact fit: target %d (%g) does not standardise (mean %g, sd %g): scale the targets", i, v, e.yMu, e.ySd)
+		}
 	}
 	d2 := make([]float64, nb*n*n)
 	e.pairs(d2, e.x, n, e.xn, e.x, n, e.xn)
@@ -529,6 +534,8 @@ func (e *Exact) nll(w *mllWork, d2 []float64, u []float64, grad []float64) float
 	}
 	return f
 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 func meanStd(y []float64) (mu, sd float64) {
 	for _, v := range y {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -329,5 +330,25 @@ func TestTanimotoMaternWeightRefits(t *testing.T) {
 	}
 	if second := e.weight(); !(first < 1e-6 && second > 1e-3) {
 		t.Errorf("the weight on the fingerprints: %.3g on data scored by the other inputs, then %.3g on data scored by the fingerprints; want < 1e-6, then > 1e-3", first, second)
+	}
+}
+
+// TestExactHugeTargets: targets whose squares overflow made the standard deviation +Inf and every prediction NaN
+// without a word; Fit says so instead (bo scales such scores first), and targets at the scale bo gives them fit.
+func TestExactHugeTargets(t *testing.T) {
+	x := []float64{0, 1, 2, 3}
+	e := NewExact(ExactConfig{MaxIter: 20}, 1)
+	if err := e.Fit(context.Background(), x, []float64{1e308, -1e308, 1e155, 0}); err == nil || !strings.Contains(err.Error(), "does not standardise") {
+		t.Errorf("Fit on ±1e308: err = %v, want one saying the targets do not standardise", err)
+	}
+	if err := e.Fit(context.Background(), x, []float64{0.5, -0.5, 1e-153, 5e-324}); err != nil {
+		t.Fatal(err)
+	}
+	mean, v := make([]float64, 2), make([]float64, 2)
+	e.Predict(mean, v, []float64{0.5, 2.5}, false)
+	for i := range mean {
+		if math.IsNaN(mean[i]) || math.IsInf(mean[i], 0) || math.IsNaN(v[i]) {
+			t.Errorf("prediction %d: mean %v variance %v", i, mean[i], v[i])
+		}
 	}
 }

@@ -247,6 +247,7 @@ func TestOptimizeResumeChecks(t *testing.T) {
 				t.Fatal(err)
 			}
 			os.Remove(filepath.Join(out, name+".damaged"))
+			os.Remove(filepath.Join(out, name+".unused"))
 		}
 	}
 	flip := func(name string) {
@@ -297,6 +298,10 @@ func TestOptimizeResumeChecks(t *testing.T) {
 				stderr, err := resume("-restart")
 				if err != nil {
 					t.Fatalf("-resume -restart: %v\n%s", err, stderr)
+				}
+				// The pending batch is set aside with a damaged checkpoint, but called damaged only when it is.
+				if damagedPending := strings.Contains(stderr, "pending.gob.damaged"); damagedPending != (tc.name == "damaged pending batch") {
+					t.Errorf("-restart on a %s says pending.gob.damaged: %v\n%s", tc.name, damagedPending, stderr)
 				}
 				if n := len(calls()); n != paid {
 					t.Errorf("%d objective calls after -restart, want %d: nothing is paid twice", n, paid)

@@ -47,7 +47,7 @@ func root() *Command {
 }
 
 func main() {
-	ctx, stop := signalContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	stopProfile := startProfile(os.Getenv("NFBO_CPUPROFILE"))
 	cmd := root()
@@ -107,6 +107,8 @@ func (e *signalError) Error() string {
 			return "interrupt (SIGINT)"
 		case syscall.SIGTERM:
 			return "termination signal (SIGTERM)"
+		case syscall.SIGHUP:
+			return "hangup (SIGHUP: its terminal or SSH session closed)"
 		}
 	}
 	return e.sig.String()
@@ -118,7 +120,8 @@ func (e *signalError) Is(target error) bool { return target == context.Canceled 
 // signalContext returns a copy of parent that is cancelled when one of sigs arrives, with a *signalError naming
 // the signal as its cause (signal.NotifyContext's cause does not say which signal in a form exitStatus can
 // read). A second signal stops the process at once, for a user who will not wait for the requests in flight:
-// one line on stderr, then exit status 128 + the signal's number (130 for SIGINT, 143 for SIGTERM). The
+// one line on stderr, then exit status 128 + the signal's number (130 for SIGINT, 143 for SIGTERM, 129 for
+// SIGHUP, which main handles as SIGTERM: a closed terminal or SSH session no longer kills a run mid-batch). The
 // objective's workers die with the process (package objective). The second signal is caught rather than left
 // to its default action because a process started in the background of a non-interactive shell inherits SIGINT
 // ignored, which signal.Stop would restore: a second Ctrl-C did nothing.

@@ -24,7 +24,7 @@ func newOptimizeCmd() *Command {
 		"empty means the objective runs here")
 	natsFlags := addNATSFlags(fs)
 	fs.BoolVar(&a.Restart, "restart", false, "with -resume, when checkpoint.gob is missing or damaged: start the optimiser again from the "+
-		"initial molecules (the damaged files are kept as *.damaged); molecules already in the evaluation log are answered "+
+		"initial molecules (the damaged files are kept as *.damaged, the pending batch of the lost checkpoint as pending.gob.unused); molecules already in the evaluation log are answered "+
 		"from it, not paid again, but the run will differ from an uninterrupted one")
 	cmd := &Command{
 		UsageLine: "optimize -task NAME -init FILE -model DIR -out DIR [-budget N] [-preset NAME] [-seed N] [-resume] [-objective-cmd CMD] [-request-size N] [-queue URL]",

@@ -25,7 +25,9 @@ func newServeCmd() *Command {
 	addRunFlags(fs, &a)
 	fs.StringVar(&a.Out, "run", "", "run `directory` (required); made by nfbo ask, or by the first ask of this server with optimize's flags")
 	addr := fs.String("addr", "127.0.0.1:8080", "`host:port` to listen on; any address but a loopback one needs -token-file")
-	tokenFile := fs.String("token-file", "", "`file` holding the bearer token every request must carry (Authorization: Bearer TOKEN)")
+	tokenFile := fs.String("token-file", "", "`file` holding the bearer token every request must carry (Authorization: Bearer TOKEN); "+
+		"readable by its owner alone (chmod 600)")
+	tokenShared := fs.Bool("token-file-shared", false, "serve with a -token-file that other users of the machine can read, with a warning")
 	queueURL := fs.String("queue", "", "NATS server `URL` (nats://HOST:4222) whose workers score the run (nfbo worker -task with the run's task): "+
 		"the server then asks and tells by itself, and HTTP shows status and reports; credentials by the -nats-* flags or the environment")
 	natsFlags := addNATSFlags(fs)
@@ -58,7 +60,8 @@ concurrently. Errors are {"error": "..."} with a 4xx or 5xx status.
 It listens on 127.0.0.1 by default. Any other address, one reachable from
 other machines, is refused unless -token-file names a file holding a bearer
 token; then every request must carry "Authorization: Bearer TOKEN" (the
-scheme in any case, one or more spaces before the token).
+scheme in any case, one or more spaces before the token). A token file that
+other users can read is refused (chmod 600 it) unless -token-file-shared.
 
 A tell's body is read as it arrives, and at most two tells are read or
 applied at once; others wait their turn, before reading their bodies, for as
@@ -83,11 +86,13 @@ then refused (409); status and reports answer, also after the run is done.`,
 		if a.Out == "" {
 			return Usagef(cmd, "serve: -run is required")
 		}
-		token, err := labserve.Token(*addr, *tokenFile)
+		token, err := labserve.Token(*addr, *tokenFile, *tokenShared, func(format string, args ...any) {
+			fmt.Fprintf(cmd.Stderr, "nfbo serve: warning: "+format+"\n", args...)
+		})
 		if err != nil {
 			return Usagef(cmd, "serve: %v", err)
 		}
-		run, err := resolveRunArgs(cmd, fs, a, "serve")
+		run, switched, err := resolveRunArgs(cmd, fs, a, "serve")
 		if err != nil {
 			return err
 		}
@@ -97,6 +102,9 @@ then refused (409); status and reports answer, also after the run is done.`,
 		unlock, err := rundir.Lock(a.Out)
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
+		}
+		if switched != "" {
+			fmt.Fprintln(cmd.Stderr, switched)
 		}
 		defer unlock()
 		var scorer objective.StreamObjective

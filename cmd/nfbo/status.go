@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/nfbo/nfbo/chem/objective/metrics"
 	"os"
 
 	"github.com/nfbo/nfbo/labserve"
@@ -75,7 +76,7 @@ scores and calls (RDKit canonical SMILES).`,
 		if len(st.Best) > 0 {
 			fmt.Fprintln(cmd.Stdout, "best molecules (score, call, SMILES):")
 			for _, r := range st.Best {
-				fmt.Fprintf(cmd.Stdout, "  %.6f  %5d  %s\n", r.Score, r.Call, r.Canonical)
+				fmt.Fprintf(cmd.Stdout, "  %s  %5d  %s\n", metrics.FormatScore(r.Score, 6), r.Call, r.Canonical)
 			}
 		}
 		return nil
