@@ -298,17 +298,9 @@ func (b *Budget) dropNoAnswer(recs []rundir.Record) (kept []rundir.Record, size 
 	if err := writeSynced(backup, old); err != nil {
 		return nil, 0, "", fmt.Errorf("objective: keeping a copy of %s before dropping its records of unanswered molecules: %w", b.path, err)
 	}
-	tmp := b.path + ".tmp"
-	os.Remove(tmp) // left by a crash during an earlier rewrite
-	if err := writeSynced(tmp, buf.Bytes()); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(b.path, buf.Bytes()); err != nil {
 		return nil, 0, "", fmt.Errorf("objective: rewriting %s: %w", b.path, err)
 	}
-	if err := os.Rename(tmp, b.path); err != nil {
-		os.Remove(tmp)
-		return nil, 0, "", fmt.Errorf("objective: rewriting %s: %w", b.path, err)
-	}
-	_ = atomicfile.SyncDir(filepath.Dir(b.path))
 	f, err := os.OpenFile(b.path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("objective: reopening %s: %w", b.path, err)
