@@ -34,50 +34,8 @@ func newServeCmd() *Command {
 	cmd := &Command{
 		UsageLine: "serve -run DIR [-addr HOST:PORT] [-token-file FILE] [-queue URL [NATS credential flags]] [optimize's flags for a new run]",
 		Short:     "ask/tell over HTTP/JSON",
-		Long: `Serve offers the ask/tell run in -run DIR over HTTP, for programs and lab
-systems that would rather call than run commands:
-
-  POST /v1/ask     the next batch: {"batch": [{"id": "m1", "smiles": "..."}],
-                   "finished": false, "calls": N, "budget": N}; asking again
-                   before the batch is told gives the same batch; ?n=N hands
-                   out at most N molecules of it (nfbo ask -n)
-  POST /v1/tell    scores, as the body: CSV (id,score) or JSON lines, as
-                   "nfbo tell" reads them; answers {"new": N, "repeated": N,
-                   "calls": N, "awaiting": N}; a bad row is a 400 naming its
-                   line, and nothing of that request is applied
-  GET  /v1/status  the run: task, budget, calls, the molecules awaiting
-                   scores and the best ten found
-  GET  /v1/report  the run's table of Top-k and AUC Top-k (Markdown)
-  GET  /v1/report.html
-                   the run's page: its curve and best molecules drawn
-
-Every told score is on disk (appended to evaluations.jsonl and synced) before
-the answer is sent. The server is the run directory's one writer: it holds the
-directory's lock while it runs (a second serve, an ask or a tell of the same
-run waits or is refused) and serves asks and tells one at a time, reads
-concurrently. Errors are {"error": "..."} with a 4xx or 5xx status.
-
-It listens on 127.0.0.1 by default. Any other address, one reachable from
-other machines, is refused unless -token-file names a file holding a bearer
-token; then every request must carry "Authorization: Bearer TOKEN" (the
-scheme in any case, one or more spaces before the token). A token file that
-other users can read is refused (chmod 600 it) unless -token-file-shared.
-
-A tell's body is read as it arrives, and at most two tells are read or
-applied at once; others wait their turn, before reading their bodies, for as
-long as their clients do. A body is at most 32 MiB, 1,048,576 rows and lines
-of 1 MiB (a 413 or a 400 otherwise), so a tell holds at most about 150 MB.
-Ctrl-C or SIGTERM stops the server after the requests in flight.
-
-With -queue URL the run scores itself on the workers of a NATS JetStream
-server ("nfbo worker -queue URL -task TASK", with the program of the run's
-task): the server asks for each batch, publishes it, and tells each score as
-it arrives, so a score is on disk before it leaves the NATS server; stopped
-and started again, it collects what the workers answered meanwhile. A
-molecule the workers give up on (-max-failures) is told as an error, score 0:
-an ask/tell run cannot leave a molecule unanswered. HTTP asks and tells are
-then refused (409); status and reports answer, also after the run is done.`,
-		Flag: fs,
+		Long:      serveHelp,
+		Flag:      fs,
 	}
 	cmd.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if len(args) != 0 {
@@ -178,3 +136,48 @@ then refused (409); status and reports answer, also after the run is done.`,
 	}
 	return cmd
 }
+
+// serveHelp is "nfbo help serve".
+const serveHelp = `Serve offers the ask/tell run in -run DIR over HTTP, for programs and lab
+systems that would rather call than run commands:
+
+  POST /v1/ask     the next batch: {"batch": [{"id": "m1", "smiles": "..."}],
+                   "finished": false, "calls": N, "budget": N}; asking again
+                   before the batch is told gives the same batch; ?n=N hands
+                   out at most N molecules of it (nfbo ask -n)
+  POST /v1/tell    scores, as the body: CSV (id,score) or JSON lines, as
+                   "nfbo tell" reads them; answers {"new": N, "repeated": N,
+                   "calls": N, "awaiting": N}; a bad row is a 400 naming its
+                   line, and nothing of that request is applied
+  GET  /v1/status  the run: task, budget, calls, the molecules awaiting
+                   scores and the best ten found
+  GET  /v1/report  the run's table of Top-k and AUC Top-k (Markdown)
+  GET  /v1/report.html
+                   the run's page: its curve and best molecules drawn
+
+Every told score is on disk (appended to evaluations.jsonl and synced) before
+the answer is sent. The server is the run directory's one writer: it holds the
+directory's lock while it runs (a second serve, an ask or a tell of the same
+run waits or is refused) and serves asks and tells one at a time, reads
+concurrently. Errors are {"error": "..."} with a 4xx or 5xx status.
+
+It listens on 127.0.0.1 by default. Any other address, one reachable from
+other machines, is refused unless -token-file names a file holding a bearer
+token; then every request must carry "Authorization: Bearer TOKEN" (the
+scheme in any case, one or more spaces before the token). A token file that
+other users can read is refused (chmod 600 it) unless -token-file-shared.
+
+A tell's body is read as it arrives, and at most two tells are read or
+applied at once; others wait their turn, before reading their bodies, for as
+long as their clients do. A body is at most 32 MiB, 1,048,576 rows and lines
+of 1 MiB (a 413 or a 400 otherwise), so a tell holds at most about 150 MB.
+Ctrl-C or SIGTERM stops the server after the requests in flight.
+
+With -queue URL the run scores itself on the workers of a NATS JetStream
+server ("nfbo worker -queue URL -task TASK", with the program of the run's
+task): the server asks for each batch, publishes it, and tells each score as
+it arrives, so a score is on disk before it leaves the NATS server; stopped
+and started again, it collects what the workers answered meanwhile. A
+molecule the workers give up on (-max-failures) is told as an error, score 0:
+an ask/tell run cannot leave a molecule unanswered. HTTP asks and tells are
+then refused (409); status and reports answer, also after the run is done.`
