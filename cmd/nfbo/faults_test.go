@@ -8,21 +8,12 @@ import (
 	"testing"
 
 	"github.com/nfbo/nfbo/model"
-	"github.com/nfbo/nfbo/model/modeltest"
 )
 
 // TestAskRefusedSwitchesNothing: ask on a run made with -objective-cmd said "from now on its scores come from nfbo
 // tell" and then refused (here: its model is gone); it says so only once it has taken the run over (issue #56).
 func TestAskRefusedSwitchesNothing(t *testing.T) {
-	dir := t.TempDir()
-	modeltest.WriteShippedVocabModel(t, dir)
-	oracle, _ := countingOracle(t, dir)
-	smi, _, _ := writeInitFiles(t, dir, 25)
-	out := filepath.Join(dir, "run")
-	if _, stderr, err := runCmd(t, newOptimizeCmd(), "", "-task", "demo", "-objective-cmd", oracle, "-init", smi,
-		"-budget", "35", "-candidates", "200", "-model", dir, "-out", out, "-seed", "2"); err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
+	dir, out, _, _, _ := demoRun(t, 35)
 	ckpt := filepath.Join(dir, model.CheckpointName)
 	if err := os.Rename(ckpt, ckpt+".away"); err != nil {
 		t.Fatal(err)
@@ -46,16 +37,7 @@ func TestAskRefusedSwitchesNothing(t *testing.T) {
 // silently by status and -resume; every record carries a check, and status, -resume, ask and tell each refuse the
 // run naming the damaged line (issue #56).
 func TestDamagedLogRecordNamed(t *testing.T) {
-	dir := t.TempDir()
-	modeltest.WriteShippedVocabModel(t, dir)
-	oracle, calls := countingOracle(t, dir)
-	smi, _, _ := writeInitFiles(t, dir, 25)
-	out := filepath.Join(dir, "run")
-	args := []string{"-task", "demo", "-objective-cmd", oracle, "-init", smi, "-budget", "35", "-candidates", "200",
-		"-model", dir, "-out", out, "-seed", "2"}
-	if _, stderr, err := runCmd(t, newOptimizeCmd(), "", args...); err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
+	dir, out, args, calls, _ := demoRun(t, 35)
 	logPath := filepath.Join(out, "evaluations.jsonl")
 	b, err := os.ReadFile(logPath)
 	if err != nil {
@@ -102,16 +84,7 @@ func TestDamagedLogRecordNamed(t *testing.T) {
 // parser's error and no way forward; -resume (and ask) rebuild it from the flags and the log, and status says
 // how (issue #56).
 func TestInvalidRunJSONRebuilt(t *testing.T) {
-	dir := t.TempDir()
-	modeltest.WriteShippedVocabModel(t, dir)
-	oracle, calls := countingOracle(t, dir)
-	smi, _, _ := writeInitFiles(t, dir, 25)
-	out := filepath.Join(dir, "run")
-	args := []string{"-task", "demo", "-objective-cmd", oracle, "-init", smi, "-budget", "45", "-candidates", "200",
-		"-model", dir, "-out", out, "-seed", "2"}
-	if _, stderr, err := runCmd(t, newOptimizeCmd(), "", args...); err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
-	}
+	_, out, args, calls, _ := demoRun(t, 45)
 	paid := len(calls())
 	infoPath := filepath.Join(out, "run.json")
 	b, err := os.ReadFile(infoPath)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -202,22 +203,32 @@ func TestOptimizePreflight(t *testing.T) {
 	})
 }
 
-// A resumed run is checked before it pays: an emptied or shortened log, a deleted checkpoint, a damaged
-// checkpoint or pending batch are refused with what to do, and no call is made; -restart sets the damaged or
-// missing state aside and continues from the log without paying twice. The run's setting label counts the
-// initial molecules actually used (25, not the preset's 100).
-func TestOptimizeResumeChecks(t *testing.T) {
-	dir := t.TempDir()
+// demoRun makes a small run of the shipped vocabulary's random model with the counting objective (25
+// initial molecules paid for, budget calls in all, seed 2) in a new directory's "run" and returns the
+// directory, the run's, its optimize arguments, the objective's calls and what the run printed on stderr.
+func demoRun(t *testing.T, budget int) (dir, out string, args []string, calls func() []string, stderr string) {
+	t.Helper()
+	dir = t.TempDir()
 	modeltest.WriteShippedVocabModel(t, dir)
 	oracle, calls := countingOracle(t, dir)
 	smi, _, _ := writeInitFiles(t, dir, 25)
-	out := filepath.Join(dir, "run")
-	args := []string{"-task", "demo", "-objective-cmd", oracle, "-init", smi, "-budget", "35", "-candidates", "200",
+	out = filepath.Join(dir, "run")
+	args = []string{"-task", "demo", "-objective-cmd", oracle, "-init", smi, "-budget", strconv.Itoa(budget), "-candidates", "200",
 		"-model", dir, "-out", out, "-seed", "2"}
 	_, stderr, err := runCmd(t, newOptimizeCmd(), "", args...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
+	return dir, out, args, calls, stderr
+}
+
+// A resumed run is checked before it pays: an emptied or shortened log, a deleted checkpoint, a damaged
+// checkpoint or pending batch are refused with what to do, and no call is made; -restart sets the damaged or
+// missing state aside and continues from the log without paying twice. The run's setting label counts the
+// initial molecules actually used (25, not the preset's 100).
+func TestOptimizeResumeChecks(t *testing.T) {
+	_, out, args, calls, stderr := demoRun(t, 35)
+	oracle := args[slices.Index(args, "-objective-cmd")+1]
 	// 10 new calls are one batch of 50: the run is warned about, with the budget that gives three.
 	if want := "-budget 35 leaves 10 new calls after the 25 initial molecules it pays for: 1 batch(es) of 50 " +
 		"(5 trust regions x 10), 1 round(s) of feedback; give -budget 175 or more for 3 rounds"; !strings.Contains(stderr, want) {
