@@ -35,6 +35,10 @@ type AskFunc func(ctx context.Context, max int) ([]rundir.Asked, rundir.Info, er
 // DrawFunc starts a drawer of molecules for the HTML report and returns it with the function that stops it.
 type DrawFunc func(ctx context.Context) (bench.DrawFunc, func(), error)
 
+// CheckFunc starts a checker of molecules against the default chemistry rules for the HTML report, which marks
+// the molecules that break one, and returns it with the function that stops it.
+type CheckFunc func(ctx context.Context) (bench.CheckFunc, func(), error)
+
 // Server is the HTTP side of an ask/tell run in a run directory whose lock the process holds: asks and tells,
 // which write, one at a time; status and report, which read, at the same time as each other. It is an
 // http.Handler.
@@ -43,6 +47,7 @@ type Server struct {
 	token string
 	ask   AskFunc
 	draw  DrawFunc
+	check CheckFunc
 	mux   *http.ServeMux
 
 	mu        sync.RWMutex
@@ -73,6 +78,11 @@ func New(dir, token string, ask AskFunc, draw DrawFunc) *Server {
 	s.mux.HandleFunc("GET /v1/report.html", s.handleReportHTML)
 	return s
 }
+
+// MarkRules makes report.html mark the molecules that break the default chemistry rules, as nfbo report does,
+// checking them with check (not when the Server's DrawFunc found no drawer: the check needs RDKit as drawing
+// does). Call it before serving.
+func (s *Server) MarkRules(check CheckFunc) { s.check = check }
 
 // ServeHTTP checks the bearer token, when the server has one, and serves the request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -358,14 +368,27 @@ func (s *Server) handleReportHTML(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mols := bench.BestMolecules(run, 20)
+	rdkit := false // a drawer came: RDKit is there to check the rules too, as nfbo report has it
 	if s.draw != nil {
 		draw, closeDraw, err := s.draw(r.Context())
 		if err != nil {
 			writeJSONError(w, http.StatusInternalServerError, err)
 			return
 		}
+		rdkit = draw != nil
 		err = bench.Draw(r.Context(), mols, draw)
 		closeDraw()
+		if err != nil {
+			writeJSONError(w, http.StatusInternalServerError, err)
+			return
+		}
+	}
+	if s.check != nil && (rdkit || s.draw == nil) {
+		check, closeCheck, err := s.check(r.Context())
+		if err == nil {
+			err = bench.Check(r.Context(), mols, check)
+			closeCheck()
+		}
 		if err != nil {
 			writeJSONError(w, http.StatusInternalServerError, err)
 			return

@@ -18,6 +18,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/nfbo/nfbo/asktell"
+	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // TestToken: a loopback address needs no token; any other needs a token file with at least 16 characters.
@@ -222,5 +224,50 @@ func TestTellErrorQuotesExcerpt(t *testing.T) {
 	}
 	if got := shortened(strings.Repeat("é", 5000), 1024); len(got) > 1100 || !strings.Contains(got, "bytes cut") || !utf8.ValidString(got) {
 		t.Errorf("shortened: %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
+	}
+}
+
+// report.html marks the drawn molecules that break the default rules when MarkRules gives a checker (nfbo serve:
+// RDKit's), as nfbo report's pages do; without one it marks none.
+func TestReportMarksRules(t *testing.T) {
+	dir := t.TempDir()
+	var log []byte
+	for i, smi := range []string{"CCO", "CCBr", "c1ccccc1"} {
+		var err error
+		if log, err = rundir.AppendRecord(log, rundir.Record{Call: i + 1, SMILES: smi, Canonical: smi, Score: float64(i), Task: "demo"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, rundir.EvalLogFile), log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := rundir.WriteInfo(dir, rundir.Info{Task: "demo", Method: "nfbo", Budget: 3, Calls: 3, Setting: "0+3"}); err != nil {
+		t.Fatal(err)
+	}
+	page := func(s *Server) string {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/report.html", nil))
+		if rec.Code != 200 {
+			t.Fatalf("report.html: %d %s", rec.Code, rec.Body)
+		}
+		return rec.Body.String()
+	}
+	if p := page(New(dir, "", nil, nil)); strings.Contains(p, "breaks the default rules") {
+		t.Error("a page without a checker marks molecules")
+	}
+	s := New(dir, "", nil, nil)
+	s.MarkRules(func(context.Context) (bench.CheckFunc, func(), error) {
+		return func(_ context.Context, smiles []string) ([]string, error) {
+			why := make([]string, len(smiles))
+			for i, m := range smiles {
+				if strings.Contains(m, "Br") {
+					why[i] = "alert NIH:alkyl_halide"
+				}
+			}
+			return why, nil
+		}, func() {}, nil
+	})
+	if p := page(s); strings.Count(p, "breaks the default rules: alert NIH:alkyl_halide") != 1 {
+		t.Errorf("the page does not mark CCBr once:\n%s", p)
 	}
 }

@@ -95,6 +95,9 @@ func newServeCmd() *Command {
 			return rdkitDrawer(ctx, run.Python, cmd.Stderr)
 		}
 		handler := labserve.New(a.Out, token, ask, draw)
+		handler.MarkRules(func(ctx context.Context) (bench.CheckFunc, func(), error) {
+			return defaultRulesChecker(ctx, run.Python, cmd.Stderr)
+		})
 		srv := &http.Server{
 			Handler:           handler,
 			ReadHeaderTimeout: 10 * time.Second,
