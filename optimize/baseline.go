@@ -116,8 +116,9 @@ func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 }
 
 // newGA returns the GA of -method ga (our GA of the tables: population 100, min(batch, 100) children, SELFIES
-// moves unless -crossover or -mutation say otherwise) or -method graph-ga (baseline.MolOptGraphGA with the graph moves,
-// half the crossovers ring crossovers as in mol_opt's crossover), and the line that describes it.
+// moves unless -crossover or -mutation say otherwise) or -method graph-ga (baseline.MolOptGraphGA with the graph
+// moves, half the crossovers ring crossovers and every child of ZINC's sizes, graphga.ZINCSize, as in mol_opt's
+// graph GA), and the line that describes it.
 func newGA(a Args, batch int, codec selfiesCodec, rng *rand.Rand, rec baseline.Recorder) (*baseline.GA, string) {
 	ga := &baseline.GA{
 		Config:   baseline.GAConfig{Population: 100, Offspring: min(batch, 100)},
@@ -128,16 +129,19 @@ func newGA(a Args, batch int, codec selfiesCodec, rng *rand.Rand, rec baseline.R
 	}
 	cross, mutation := cmp.Or(a.Crossover, "selfies"), cmp.Or(a.Mutation, "selfies")
 	what := "GA on SELFIES"
+	var size *graphga.SizeRule // the graph GA's children keep ZINC's sizes, as mol_opt's do
 	if a.Method == "graph-ga" {
 		ga.Config = baseline.MolOptGraphGA()
 		cross, mutation = cmp.Or(a.Crossover, "graph+rings"), cmp.Or(a.Mutation, "graph")
-		what = fmt.Sprintf("graph GA with mol_opt's settings (mutation rate %g, parents by score)", ga.Config.MutationRate)
+		size = graphga.ZINCSize()
+		what = fmt.Sprintf("graph GA with mol_opt's settings (mutation rate %g, parents by score, children of %g ± %g heavy atoms)",
+			ga.Config.MutationRate, size.Mean, size.SD)
 	}
 	if graph, rings := crossoverGraph(cross); graph {
-		ga.Crosser = &graphga.Crosser{Rings: rings}
+		ga.Crosser = &graphga.Crosser{Rings: rings, Size: size}
 	}
 	if mutation == "graph" {
-		ga.Mutator = &graphga.Mutator{}
+		ga.Mutator = &graphga.Mutator{Size: size}
 	}
 	return ga, fmt.Sprintf("%s (population %d, %d children per generation, robust alphabet, %s crossover, %s mutation)",
 		what, ga.Config.Population, ga.Config.Offspring, cross, mutation)

@@ -22,7 +22,7 @@ func TestOptimizeGraphGA(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
 	}
-	if want := "graph GA with mol_opt's settings (mutation rate 0.067, parents by score) (population 120, 70 children per " +
+	if want := "graph GA with mol_opt's settings (mutation rate 0.067, parents by score, children of 39.15 ± 3.5 heavy atoms) (population 120, 70 children per " +
 		"generation, robust alphabet, graph+rings crossover, graph mutation)"; !strings.Contains(stderr, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
