@@ -1,6 +1,7 @@
 package optimize
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,25 +56,10 @@ func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 	var pool []baseline.Scored
 	var err error
 	switch a.Method {
-	case "ga":
-		cross := "selfies"
-		ga := &baseline.GA{
-			Config:   baseline.GAConfig{Offspring: min(batch, 100)},
-			Alphabet: selfies.SemanticRobustAlphabet(selfies.DefaultConstraints()),
-			Codec:    codec,
-			Rand:     rng,
-			Recorder: rec,
-		}
-		if graph, rings := crossoverGraph(a.Crossover); graph {
-			ga.Crosser, cross = &graphga.Crosser{Rings: rings}, a.Crossover
-		}
-		mutation := "selfies"
-		if a.Mutation == "graph" {
-			ga.Mutator, mutation = &graphga.Mutator{}, a.Mutation
-		}
-		fmt.Fprintf(s.Stderr, "nfbo optimize: task %s, GA on SELFIES (population %d, %d children per generation, robust alphabet, "+
-			"%s crossover, %s mutation), %d initial molecules, budget %d new calls, seed %d, run directory %s\n",
-			a.Task, 100, min(batch, 100), cross, mutation, len(init), r.calls, a.Seed, a.Out)
+	case "ga", "graph-ga":
+		ga, line := newGA(a, batch, codec, rng, rec)
+		fmt.Fprintf(s.Stderr, "nfbo optimize: task %s, %s, %d initial molecules, budget %d new calls, seed %d, run directory %s\n",
+			a.Task, line, len(init), r.calls, a.Seed, a.Out)
 		pool, err = ga.Run(ctx, obj, init, r.calls)
 	case "prior":
 		ps := &priorSampler{flow: r.flow, voc: r.voc, rng: rng}
@@ -128,6 +114,38 @@ func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 		initBest = max(initBest, info.Gain(m.score))
 	}
 	return printResults(ctx, s.Stdout, r.canon, a.Out, info, status, y, smiles, initialNames(r.mols), initBest)
+}
+
+// newGA returns the GA of -method ga (our GA of the tables: population 100, min(batch, 100) children, SELFIES
+// moves unless -crossover or -mutation say otherwise) or -method graph-ga (baseline.MolOptGraphGA with the graph
+// moves, half the crossovers ring crossovers and every child of ZINC's sizes, graphga.ZINCSize, as in mol_opt's
+// graph GA), and the line that describes it.
+func newGA(a Args, batch int, codec selfiesCodec, rng *rand.Rand, rec baseline.Recorder) (*baseline.GA, string) {
+	ga := &baseline.GA{
+		Config:   baseline.GAConfig{Population: 100, Offspring: min(batch, 100)},
+		Alphabet: selfies.SemanticRobustAlphabet(selfies.DefaultConstraints()),
+		Codec:    codec,
+		Rand:     rng,
+		Recorder: rec,
+	}
+	cross, mutation := cmp.Or(a.Crossover, "selfies"), cmp.Or(a.Mutation, "selfies")
+	what := "GA on SELFIES"
+	var size *graphga.SizeRule // the graph GA's children keep ZINC's sizes, as mol_opt's do
+	if a.Method == "graph-ga" {
+		ga.Config = baseline.MolOptGraphGA()
+		cross, mutation = cmp.Or(a.Crossover, "graph+rings"), cmp.Or(a.Mutation, "graph")
+		size = graphga.ZINCSize()
+		what = fmt.Sprintf("graph GA with mol_opt's settings (mutation rate %g, parents by score, children of %g ± %g heavy atoms)",
+			ga.Config.MutationRate, size.Mean, size.SD)
+	}
+	if graph, rings := crossoverGraph(cross); graph {
+		ga.Crosser = &graphga.Crosser{Rings: rings, Size: size}
+	}
+	if mutation == "graph" {
+		ga.Mutator = &graphga.Mutator{Size: size}
+	}
+	return ga, fmt.Sprintf("%s (population %d, %d children per generation, robust alphabet, %s crossover, %s mutation)",
+		what, ga.Config.Population, ga.Config.Offspring, cross, mutation)
 }
 
 // selfiesCodec is baseline.Codec over one reused selfies encoder and decoder.

@@ -173,8 +173,8 @@ func (a Args) Check() error {
 		return argErrorf("-sampler %q: want exact or pathwise", a.Sampler)
 	case a.Update != "once" && a.Update != "every":
 		return argErrorf("-update %q: want once or every", a.Update)
-	case a.Method != "nfbo" && a.Method != "prior" && a.Method != "ga":
-		return argErrorf("-method %q: want nfbo, prior or ga", a.Method)
+	case a.Method != "nfbo" && a.Method != "prior" && a.Method != "ga" && a.Method != "graph-ga":
+		return argErrorf("-method %q: want nfbo, prior, ga or graph-ga", a.Method)
 	case a.AnchorRule != "minmax" && a.AnchorRule != "raw":
 		return argErrorf("-anchor-rule %q: want minmax or raw", a.AnchorRule)
 	case a.AnchorTemp < 0 && a.AnchorTemp != -1:
@@ -348,10 +348,10 @@ func (a Args) methodLabel() string {
 	if m == "nfbo" && a.Variant != "" && a.Variant != bo.DefaultVariant {
 		m += "-" + a.Variant
 	}
-	if m != "ga" && m != "prior" && a.NoTACS {
+	if a.Method == "nfbo" && a.NoTACS { // the baselines have neither TACS nor a flow to drop
 		m += "-no-tacs"
 	}
-	if m != "ga" && m != "prior" && a.NoFlow {
+	if a.Method == "nfbo" && a.NoFlow {
 		m += "-no-flow"
 	}
 	return m

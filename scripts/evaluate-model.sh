@@ -94,7 +94,7 @@ if want guacamol7; then
 fi
 if want pmo3; then
 	say "bench pmo20 qed,albuterol_similarity,amlodipine_mpo -> $out/pmo3"
-	"$nfbo" bench -suite pmo20 -tasks qed,albuterol_similarity,amlodipine_mpo -model "$base" -out "$out/pmo3" \
+	"$nfbo" bench -suite pmo20-fixed -tasks qed,albuterol_similarity,amlodipine_mpo -model "$base" -out "$out/pmo3" \
 		-seeds 1 -methods nfbo,cand -variant cand="-model $cand${cand_args:+ $cand_args}" -procs "$procs" >> "$log" 2>&1
 	say "done pmo3"
 fi

@@ -16,6 +16,6 @@ tasks=zaleplon_mpo,amlodipine_mpo,median2,celecoxib_rediscovery,mestranol_simila
 tasks+=,thiothixene_rediscovery,troglitazone_rediscovery,valsartan_smarts,scaffold_hop,isomers_c9h10n2o2pf2cl,deco_hop
 tasks+=,fexofenadine_mpo,isomers_c7h8n2o2,median1,osimertinib_mpo,perindopril_mpo,sitagliptin_mpo,qed
 for s in "${seeds[@]}"; do
-	nice -n 15 "$bin" bench -suite pmo20 -model data/models/small -out runs/pmo20 -rows benchmarks/pmo20.tsv \
+	nice -n 15 "$bin" bench -suite pmo20-fixed -model data/models/small -out runs/pmo20 -rows benchmarks/pmo20.tsv \
 		-procs 2 -methods nfbo,ga -seeds "$s" -tasks "$tasks"
 done

@@ -245,3 +245,63 @@ func TestGAMutator(t *testing.T) {
 		}
 	}
 }
+
+// TestGAMutationRate: with MutationRate p a child is mutated with probability p; here every child is a copy of a
+// parent (no crossover) unless mutated, so the Mutator's calls count the mutations, and children that are bare
+// copies are duplicates the GA rejects: the share of mutated children among those tried is about p.
+func TestGAMutationRate(t *testing.T) {
+	init := []Scored{{SELFIES: "[C][C][C][N]", SMILES: "[C][C][C][N]"}, {SELFIES: "[O][C][N]", SMILES: "[O][C][N]"}}
+	obj := &toyObjective{seen: map[string]float64{}}
+	mut := &prefixMutator{}
+	var tried int
+	ga := &GA{
+		Config:   GAConfig{Population: 10, Offspring: 5, CrossoverRate: 1e-300, MutationRate: 0.1, MaxAttempts: 5000},
+		Alphabet: []string{"[F]"},
+		Codec:    toyCodec{},
+		Rand:     rand.New(rand.NewPCG(3, 4)),
+		Mutator:  mut,
+		Recorder: recorderFunc(func(p Progress) { tried += p.Proposed }),
+	}
+	if _, err := ga.Run(context.Background(), obj, init, 200); err != nil {
+		t.Fatal(err)
+	}
+	if obj.Calls() != 200 {
+		t.Fatalf("%d calls, want 200", obj.Calls())
+	}
+	if share := float64(mut.calls) / float64(tried); share < 0.07 || share > 0.13 {
+		t.Errorf("%d of %d children mutated (%.3f), want about 0.1", mut.calls, tried, share)
+	}
+}
+
+// recorderFunc is a Recorder from a function.
+type recorderFunc func(Progress)
+
+func (f recorderFunc) Record(p Progress) { f(p) }
+
+// TestGAScoreWeighted: parents drawn in proportion to score, as mol_opt's mating pool, never pick a parent that
+// scores 0 beside one that scores 1 (its weight is 1e-10); by rank, they pick it about a third of the time.
+func TestGAScoreWeighted(t *testing.T) {
+	parents := []Scored{{SELFIES: "[O]", Score: 1}, {SELFIES: "[C]", Score: 0}}
+	ga := &GA{Rand: rand.New(rand.NewPCG(5, 6))}
+	var byScore, byRank int
+	for range 3000 {
+		byScore += ga.scorePick(parents)
+		byRank += ga.rankPick(len(parents))
+	}
+	if byScore != 0 {
+		t.Errorf("score weights picked the parent scoring 0 %d times in 3000", byScore)
+	}
+	if byRank < 800 || byRank > 1200 {
+		t.Errorf("rank weights picked the second parent %d times in 3000, want about 1000", byRank)
+	}
+	all0 := []Scored{{Score: 0}, {Score: 0}, {Score: -1}, {Score: 0}}
+	counts := make([]int, len(all0))
+	for range 4000 {
+		counts[ga.scorePick(all0)]++
+	}
+	for i, c := range counts {
+		if c < 800 || c > 1200 {
+			t.Errorf("parents all at or below 0: parent %d picked %d times in 4000, want about 1000 (uniform)", i, c)
+		}
+	}
+}

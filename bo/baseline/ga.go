@@ -29,6 +29,20 @@ type GAConfig struct {
 	// MaxAttempts bounds the children tried per generation to fill Offspring
 	// with new valid molecules (default 50 × Offspring).
 	MaxAttempts int
+	// MutationRate, if above 0, is the probability that a child is mutated
+	// at all (mol_opt's Graph GA: 0.067); 0 mutates every child, as STONED.
+	MutationRate float64
+	// ScoreWeighted draws parents with probability proportional to their
+	// score (mol_opt's mating pool; a score at or below 0 counts as 1e-10)
+	// instead of 1/(rank+1).
+	ScoreWeighted bool
+}
+
+// MolOptGraphGA returns the settings of mol_opt's Graph GA (Gao et al. 2022, the PMO benchmark): a population of
+// 120, 70 children a generation, each a crossover of two parents drawn in proportion to their scores, mutated with
+// probability 0.067. With a graph Crosser and Mutator (chem/graphga) it is the graph GA of PMO's tables.
+func MolOptGraphGA() GAConfig {
+	return GAConfig{Population: 120, Offspring: 70, CrossoverRate: 1, MutationRate: 0.067, ScoreWeighted: true}
 }
 
 func (c GAConfig) withDefaults() GAConfig {
@@ -157,13 +171,18 @@ func (g *GA) canonical(s string) (string, error) {
 	return g.Codec.Encode(smi)
 }
 
-// child draws parents by rank weight and returns a mutated child.
+// child draws parents (by rank weight, or score weight) and returns a child, mutated unless MutationRate says
+// otherwise.
 func (g *GA) child(parents []Scored, cfg GAConfig) string {
-	pa := parents[g.rankPick(len(parents))]
+	pick := g.rankPick
+	if cfg.ScoreWeighted {
+		pick = func(int) int { return g.scorePick(parents) }
+	}
+	pa := parents[pick(len(parents))]
 	a := g.symbols(pa.SELFIES)
 	var kid []string
 	if len(parents) > 1 && g.Rand.Float64() < cfg.CrossoverRate {
-		pb := parents[g.rankPick(len(parents))]
+		pb := parents[pick(len(parents))]
 		if g.Crosser != nil {
 			kid = g.graphChild(pa, pb)
 		} else {
@@ -174,6 +193,9 @@ func (g *GA) child(parents []Scored, cfg GAConfig) string {
 	}
 	if kid == nil {
 		kid = slices.Clone(a)
+	}
+	if cfg.MutationRate > 0 && g.Rand.Float64() >= cfg.MutationRate {
+		return strings.Join(kid, "")
 	}
 	if g.Mutator != nil {
 		if s, ok := g.graphMutant(kid, cfg.Mutations); ok {
@@ -241,6 +263,32 @@ func (g *GA) mutate(s []string) []string {
 		s = slices.Delete(s, i, i+1)
 	}
 	return s
+}
+
+// minParentWeight is a parent's weight in ScoreWeighted draws when its score is 0 or below (mol_opt's MINIMUM), so
+// that a population scoring 0 throughout is drawn from uniformly.
+const minParentWeight = 1e-10
+
+// scorePick draws an index of parents with probability ∝ its score (at least minParentWeight).
+func (g *GA) scorePick(parents []Scored) int {
+	weight := func(s float64) float64 {
+		if s > minParentWeight { // false for NaN too
+			return s
+		}
+		return minParentWeight
+	}
+	var total float64
+	for _, p := range parents {
+		total += weight(p.Score)
+	}
+	u := g.Rand.Float64() * total
+	for i, p := range parents {
+		u -= weight(p.Score)
+		if u < 0 {
+			return i
+		}
+	}
+	return len(parents) - 1
 }
 
 // rankPick draws an index in [0, n) with probability ∝ 1/(i+1).

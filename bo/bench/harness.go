@@ -36,9 +36,11 @@ type SuiteSpec struct {
 	// (the preset's choice; bo.ScreenedPreset.PaidInitial).
 	PaidInit bool
 	Preset   string
-	// init returns the initial-data file for a task, writing it under dir
-	// when the suite composes it.
-	Init func(dir, task string) (string, error)
+	// Init returns the initial-data file of a task's runs at a seed, writing it under dir when the suite
+	// composes it (pmo20's random draw from ZINC250k, a draw per seed).
+	Init func(dir, task string, seed int) (string, error)
+	// Seeds are the seeds a bench runs unless told otherwise (pmo20: PMO's 5 runs).
+	Seeds []int
 	// Args are extra arguments of every run (user2's -objective-cmd).
 	Args []string
 }
@@ -58,7 +60,7 @@ var pmo20Tasks = []string{
 // Suites returns the harness's suites, whose data is under dataDir (the repository's data directory); python is
 // the interpreter of user2's objective program.
 func Suites(dataDir, python string) map[string]SuiteSpec {
-	guacamolInit := func(dir, task string) (string, error) {
+	guacamolInit := func(dir, task string, _ int) (string, error) {
 		src := filepath.Join(dataDir, "guacamol", "guacamol_train_data_first_100.csv")
 		if task != "valt" {
 			return src, nil
@@ -68,29 +70,40 @@ func Suites(dataDir, python string) map[string]SuiteSpec {
 		// the 10k GuacaMol set (data/generated), the only ones we can score.
 		return valtInit(dir, src, filepath.Join(dataDir, "generated", "guacamol_10k_selfies_v2.0.0_scores.csv.gz"))
 	}
+	zinc := filepath.Join(dataDir, "zinc250k", "zinc.txt.gz")
+	draws := zincDraws{src: zinc, n: 1000}
+	three := []int{1, 2, 3}
 	return map[string]SuiteSpec{
 		"guacamol7": {Name: "guacamol7", Tasks: guacamol7Tasks, Setting: "100+500", Initial: 100, Budget: 500,
-			Preset: "guacamol-500", Init: guacamolInit},
+			Preset: "guacamol-500", Init: guacamolInit, Seeds: three},
 		"guacamol7-10k": {Name: "guacamol7-10k", Tasks: guacamol7Tasks, Setting: "10000+10000", Initial: 10000, Budget: 10000,
-			Preset: "guacamol-10k", Init: func(dir, task string) (string, error) {
+			Preset: "guacamol-10k", Seeds: three, Init: func(string, string, int) (string, error) {
 				return filepath.Join(dataDir, "generated", "guacamol_10k_selfies_v2.0.0_scores.csv.gz"), nil
 			}},
 		"user2": {Name: "user2", Tasks: []string{"oral_mpo", "kinase_hybrid"}, Setting: "100+500", Initial: 100, Budget: 500,
-			PaidInit: true, Preset: "guacamol-500",
-			Init: func(dir, task string) (string, error) {
+			PaidInit: true, Preset: "guacamol-500", Seeds: three,
+			Init: func(string, string, int) (string, error) {
 				return filepath.Join(dataDir, "guacamol", "guacamol_train_data_first_100.csv"), nil
 			},
 			Args: []string{"-objective-cmd", python + " " +
 				filepath.Join(filepath.Dir(filepath.Clean(dataDir)), "examples", "objectives", "user_objectives.py")}},
-		"pmo20": {Name: "pmo20", Tasks: pmo20Tasks, Setting: "1000+9000", Initial: 1000, Budget: 9000, PaidInit: true,
-			Preset: "pmo", Init: func(dir, task string) (string, error) {
-				return filepath.Join(dataDir, "zinc250k", "zinc.txt.gz"), nil
+		// PMO's protocol: each run starts from 1,000 molecules drawn at random from ZINC250k, a draw per seed
+		// (every method and task of a seed gets the same), 5 runs.
+		"pmo20": {Name: "pmo20", Tasks: pmo20Tasks, Setting: PMORandomSetting, Initial: 1000, Budget: 9000, PaidInit: true,
+			Preset: "pmo", Seeds: []int{1, 2, 3, 4, 5}, Init: func(dir, _ string, seed int) (string, error) {
+				return draws.write(dir, seed)
+			}},
+		// The same tasks, every run from the first 1,000 molecules of ZINC250k (the tables before PMO's
+		// protocol came to the harness).
+		"pmo20-fixed": {Name: "pmo20-fixed", Tasks: pmo20Tasks, Setting: pmoSetting, Initial: 1000, Budget: 9000, PaidInit: true,
+			Preset: "pmo", Seeds: three, Init: func(string, string, int) (string, error) {
+				return zinc, nil
 			}},
 	}
 }
 
 // Methods are the harness's built-in methods.
-var Methods = []string{"nfbo", "nfbo-reference", "nfbo-no-tacs", "nfbo-no-flow", "prior", "ga"}
+var Methods = []string{"nfbo", "nfbo-reference", "nfbo-no-tacs", "nfbo-no-flow", "prior", "ga", "graph-ga"}
 
 // DefaultMethods are the methods a suite runs unless told otherwise.
 var DefaultMethods = []string{"nfbo", "nfbo-reference", "nfbo-no-tacs", "prior", "ga"}
@@ -131,7 +144,7 @@ type Plan struct {
 	Tasks    []string // a subset of Suite.Tasks; nil means all
 	Methods  []string // of Methods or Variants
 	Variants Variants
-	Seeds    []int
+	Seeds    []int  // nil means the suite's
 	Model    string // model directory
 	Out      string // suite directory
 	Workers  int    // objective worker processes per run
@@ -168,17 +181,25 @@ func (p Plan) Jobs() ([]Job, error) {
 	if err := os.MkdirAll(filepath.Join(p.Out, "init"), 0o755); err != nil {
 		return nil, err
 	}
+	seeds := p.Seeds
+	if seeds == nil {
+		seeds = p.Suite.Seeds
+	}
 	var jobs []Job
 	for _, task := range tasks {
-		init, err := p.Suite.Init(filepath.Join(p.Out, "init"), task)
-		if err != nil {
-			return nil, fmt.Errorf("initial data for %s: %w", task, err)
+		inits := map[int]string{}
+		for _, seed := range seeds {
+			init, err := p.Suite.Init(filepath.Join(p.Out, "init"), task, seed)
+			if err != nil {
+				return nil, fmt.Errorf("initial data for %s, seed %d: %w", task, seed, err)
+			}
+			inits[seed] = init
 		}
 		for _, m := range p.Methods {
-			for _, seed := range p.Seeds {
+			for _, seed := range seeds {
 				dir := filepath.Join(p.Out, task, m, fmt.Sprintf("seed%d", seed))
-				jobs = append(jobs, Job{Dir: dir, Argv: runArgv(p.Self, p.Suite, m, task, init, p.Model, dir, seed, p.Workers, p.Extra, p.Variants),
-					Setting: Setting(p.Suite.Initial, p.Suite.Budget), Task: task, Method: m, Seed: seed})
+				jobs = append(jobs, Job{Dir: dir, Argv: runArgv(p.Self, p.Suite, m, task, inits[seed], p.Model, dir, seed, p.Workers, p.Extra, p.Variants),
+					Setting: p.Suite.Setting, Task: task, Method: m, Seed: seed})
 			}
 		}
 	}
@@ -219,6 +240,13 @@ func runArgv(self string, s SuiteSpec, method, task, init, modelDir, dir string,
 		argv = append(argv, "-variant", "reference")
 	case "prior", "ga":
 		argv = append(argv, "-method", method)
+	case "graph-ga":
+		argv = append(argv, "-method", method)
+		if s.PaidInit {
+			// mol_opt's graph GA starts from as many random ZINC molecules as its population: the first 120 of
+			// the seed's draw, the rest of the calls its own.
+			argv = append(argv, "-init-count", strconv.Itoa(graphGAPopulation))
+		}
 	default:
 		if args, ok := variants[method]; ok {
 			argv = append(append(argv, "-label", method), strings.Fields(args)...)

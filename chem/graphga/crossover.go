@@ -42,6 +42,9 @@ type Crosser struct {
 	// Rings makes half the crossovers ring crossovers, where both parents have a ring to cut; otherwise every
 	// crossover is the non-ring one (and draws from the random stream exactly as before Rings existed).
 	Rings bool
+	// Size, if set, keeps a child only when its size passes the rule, trying up to ten crossovers of the two
+	// parents (the graph GA's crossover); nil keeps every child, of any size.
+	Size *SizeRule
 
 	p   [2]parent
 	kid mol // the child under construction
@@ -53,13 +56,31 @@ type Crosser struct {
 
 // Cross returns a child of the molecules a and b: a's fragment on one side of a random cut bond of a, bonded to
 // b's fragment on one side of a random cut bond of b, or with Rings, half the time, their ring crossover. It fails
-// with ErrNoCut when either parent has no bond to cut, or with the SMILES error of a parent that cannot be read.
+// with ErrNoCut when either parent has no bond to cut, with ErrSize when ten children fail the Size rule, or with
+// the SMILES error of a parent that cannot be read.
 func (c *Crosser) Cross(a, b string, rng *rand.Rand) (string, error) {
 	for i, s := range [2]string{a, b} {
 		if err := c.p[i].parse(s); err != nil {
 			return "", fmt.Errorf("crossover: parent %q: %w", s, err)
 		}
 	}
+	if c.Size == nil {
+		return c.cross(rng)
+	}
+	for range 10 {
+		kid, err := c.cross(rng)
+		if err != nil {
+			return "", err
+		}
+		if c.Size.ok(&c.kid, rng) {
+			return kid, nil
+		}
+	}
+	return "", ErrSize
+}
+
+// cross makes one child of the parsed parents (Cross).
+func (c *Crosser) cross(rng *rand.Rand) (string, error) {
 	c.kid.reset()
 	if c.Rings && rng.IntN(2) == 0 {
 		if kid, ok := c.crossRings(rng); ok {

@@ -23,6 +23,10 @@ var ErrNoMutation = errors.New("graphga: no mutation of the molecule gave a vali
 //
 // A Mutator keeps its scratch between calls and is not safe for concurrent use. The zero value is ready.
 type Mutator struct {
+	// Size, if set, keeps a mutant only when its size passes the rule (the graph GA's mutation); nil keeps every
+	// mutant, of any size.
+	Size *SizeRule
+
 	g    smiles.Graph
 	base mol
 	kid  mol
@@ -100,7 +104,7 @@ func (u *Mutator) Mutate(s string, rng *rand.Rand) (string, error) {
 			mv := u.moves[i]
 			u.moves[i] = u.moves[len(u.moves)-1]
 			u.moves = u.moves[:len(u.moves)-1]
-			if u.apply(mv) && u.valid() && u.ringsOK() {
+			if u.apply(mv) && u.valid() && u.ringsOK() && (u.Size == nil || u.Size.ok(&u.kid, rng)) {
 				return u.w.write(&u.kid), nil
 			}
 		}

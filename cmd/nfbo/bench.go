@@ -34,15 +34,26 @@ Suites:
                  -objective-cmd (examples/objectives/user_objectives.py), from
                  the 100 GuacaMol initial molecules scored by the objective
                  (100 initial + 500 calls)
-  pmo20          the 20 RDKit-only PMO tasks, 1,000 initial ZINC molecules
-                 (scored through the objective) + 9,000 calls: 10,000 calls,
-                 of which each method's preset chooses how many go to
-                 initial molecules (the default NF-BO: 200 of the 1,000)
+  pmo20          the 20 RDKit-only PMO tasks under PMO's protocol: each seed's
+                 runs start from 1,000 molecules drawn at random from
+                 ZINC250k (data/zinc250k/zinc.txt.gz; the draw follows from
+                 the seed alone, the same for every method and task, written
+                 to OUT/init/zinc250k_seedN.csv), scored through the
+                 objective, + 9,000 calls: 10,000 calls, of which each
+                 method chooses how many go to initial molecules, the first
+                 of the draw (the default NF-BO: 200; graph-ga: 120, its
+                 population, as mol_opt); 5 seeds, as PMO reports 5 runs;
+                 setting "1000+9000 random"
+  pmo20-fixed    the same, every run from the first 1,000 molecules of
+                 ZINC250k (setting 1000+9000: the tables before PMO's
+                 protocol; never pooled with pmo20's); 3 seeds
 
 Methods: nfbo (default settings), nfbo-reference (the official code's rules:
 -variant reference), nfbo-no-tacs, nfbo-no-flow (the GP screens GA children
 alone: what the flow adds), prior (random samples from
-the flow's prior, decoded) and ga (a genetic algorithm on SELFIES symbols).
+the flow's prior, decoded), ga (a genetic algorithm on SELFIES symbols) and
+graph-ga (the graph GA with mol_opt's settings: population 120, 70 children
+a generation, mutation rate 0.067; optimize -method graph-ga).
 
 While it runs, bench keeps OUT/progress.txt (runs done, running, left, the
 estimated time left) up to date, and rewrites a partial report OUT/report.md
@@ -55,11 +66,11 @@ from its rows on a machine without its run directories.`,
 		Flag: flag.NewFlagSet("bench", flag.ContinueOnError),
 	}
 	fs := c.Flag
-	suiteName := fs.String("suite", "", "suite: guacamol7, guacamol7-10k, user2 or pmo20 (required)")
+	suiteName := fs.String("suite", "", "suite: guacamol7, guacamol7-10k, user2, pmo20 or pmo20-fixed (required)")
 	modelDir := fs.String("model", "", "model `directory` (required)")
 	out := fs.String("out", "", "suite `directory` (required)")
-	methods := fs.String("methods", strings.Join(bench.DefaultMethods, ","), "comma-separated methods (nfbo-no-flow too)")
-	seeds := fs.String("seeds", "1,2,3", "comma-separated seeds")
+	methods := fs.String("methods", strings.Join(bench.DefaultMethods, ","), "comma-separated methods (nfbo-no-flow and graph-ga too)")
+	seeds := fs.String("seeds", "", "comma-separated seeds (default: the suite's: 1,2,3; pmo20's 1,2,3,4,5)")
 	tasks := fs.String("tasks", "", "comma-separated subset of the suite's tasks (default: all)")
 	procs := fs.Int("procs", 1, "runs at a time")
 	rows := fs.String("rows", "", "a runs.tsv `file` kept holding the row of every finished run of the suite, "+
@@ -77,7 +88,7 @@ from its rows on a machine without its run directories.`,
 		}
 		s, ok := bench.Suites(*dataDir, objective.DefaultPython)[*suiteName]
 		if !ok {
-			return Usagef(cmd, "bench: unknown suite %q (want guacamol7, guacamol7-10k, user2 or pmo20)", *suiteName)
+			return Usagef(cmd, "bench: unknown suite %q (want guacamol7, guacamol7-10k, user2, pmo20 or pmo20-fixed)", *suiteName)
 		}
 		if *modelDir == "" || *out == "" {
 			return Usagef(cmd, "bench: -model and -out are required")

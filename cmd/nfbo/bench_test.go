@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,13 +48,55 @@ func TestBenchDryRun(t *testing.T) {
 // PMO pays for its initial molecules out of the budget: the 1,000 + 9,000 setting is 10,000 calls, how many of
 // them go to initial molecules the method's preset chooses, and every run is filed under the suite's setting.
 func TestBenchPMOBudget(t *testing.T) {
-	stdout, stderr, err := runCmd(t, newBenchCmd(), "", "-suite", "pmo20", "-tasks", "qed", "-methods", "nfbo",
+	stdout, stderr, err := runCmd(t, newBenchCmd(), "", "-suite", "pmo20-fixed", "-tasks", "qed", "-methods", "nfbo",
 		"-seeds", "1", "-model", "M", "-out", t.TempDir(), "-data", "../../data", "-n")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	if want := "-budget 10000 -setting 1000+9000 -preset pmo"; !strings.Contains(stdout, want) || strings.Contains(stdout, "-init-count") {
+	if want := "-init ../../data/zinc250k/zinc.txt.gz -budget 10000 -setting 1000+9000 -preset pmo"; !strings.Contains(stdout, want) ||
+		strings.Contains(stdout, "-init-count") {
 		t.Errorf("command lacks %q, or holds -init-count:\n%s", want, stdout)
+	}
+}
+
+// pmo20 is PMO's protocol: 5 seeds unless told otherwise, each seed's runs (every task and method) from its own
+// draw of ZINC250k, under a setting of its own; graph-ga pays for the first 120 of the draw, its population.
+func TestBenchPMORandomStarts(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, err := runCmd(t, newBenchCmd(), "", "-suite", "pmo20", "-tasks", "qed,median1", "-methods", "nfbo,graph-ga",
+		"-model", "M", "-out", out, "-data", "../../data", "-n")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 2*2*5 {
+		t.Fatalf("%d commands, want 20 (2 tasks, 2 methods, 5 seeds):\n%s", len(lines), stdout)
+	}
+	for _, l := range lines {
+		seed := l[strings.Index(l, " -seed ")+len(" -seed "):]
+		seed = seed[:strings.Index(seed, " ")]
+		init := "-init " + filepath.Join(out, "init", "zinc250k_seed"+seed+".csv") + " -budget 10000 -setting 1000+9000 random -preset pmo"
+		if !strings.Contains(l, init) {
+			t.Errorf("seed %s: command lacks %q: %s", seed, init, l)
+		}
+		if graph := strings.Contains(l, "-method graph-ga"); graph != strings.Contains(l, "-init-count 120") {
+			t.Errorf("graph-ga %v, -init-count 120 %v: %s", graph, !graph, l)
+		}
+	}
+	draws := map[string]bool{}
+	for seed := 1; seed <= 5; seed++ {
+		b, err := os.ReadFile(filepath.Join(out, "init", fmt.Sprintf("zinc250k_seed%d.csv", seed)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(rows) != 1+1000 || rows[0] != "smiles,name" {
+			t.Fatalf("seed %d: %d lines, header %q; want 1001 and smiles,name", seed, len(rows), rows[0])
+		}
+		draws[string(b)] = true
+	}
+	if len(draws) != 5 {
+		t.Errorf("5 seeds drew %d different sets", len(draws))
 	}
 }
 

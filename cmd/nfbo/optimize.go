@@ -74,8 +74,10 @@ func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
 	fs.StringVar(&a.Python, "python", objective.DefaultPython, "Python interpreter that can import RDKit")
 	fs.DurationVar(&a.Timeout, "timeout", 5*time.Minute, "longest one request to an objective worker may take")
 	fs.StringVar(&a.Sampler, "sampler", "exact", "Thompson sampler: exact (Cholesky, the reference) or pathwise (approximate, faster)")
-	fs.StringVar(&a.Method, "method", "nfbo", "optimiser: nfbo, or a baseline in the same harness: prior (random samples from the flow's prior) "+
-		"or ga (a genetic algorithm on SELFIES symbols)")
+	fs.StringVar(&a.Method, "method", "nfbo", "optimiser: nfbo, or a baseline in the same harness: prior (random samples from the flow's prior), "+
+		"ga (a genetic algorithm on SELFIES symbols) or graph-ga (the graph GA with mol_opt's settings: population 120, 70 children a "+
+		"generation, parents drawn by score, every child a graph crossover, half of them ring crossovers, mutated with probability "+
+		"0.067, of 39.15 ± 3.5 heavy atoms; mol_opt starts it from 120 random ZINC molecules: -init-count 120)")
 	fs.StringVar(&a.Crossover, "crossover", "", "how GA children (the screened variant's, and -method ga's) start from two parents: "+
 		"graph (a fragment of each molecular graph, cut at a single bond outside rings, joined) or selfies (one-point crossover of "+
 		"their SELFIES symbols); empty means the preset's for NF-BO (graph with guacamol-500 and pmo) and selfies for -method ga")

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# pmo20-pmo-report.sh [BIN]: BENCHMARKS.md's tables of "pmo20 with PMO's protocol: random starts, five seeds", from
+# the rows in benchmarks/pmo20.tsv alone: `nfbo report` on them (BIN, default bin/nfbo), its setting
+# "1000+9000 random" (the per-task table, the sums, AUC Top-10 side by side with the published figures), then the
+# seconds per run by task and method and the runs missing from the 5 seeds × 20 tasks of each method.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-bin/nfbo}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+"$bin" report -plots=false -html=false -out "$out" benchmarks/pmo20.tsv > /dev/null
+awk '/^### Setting 1000\+9000 random/{on=1} /^### Setting/ && !/random/{on=0} on' "$out/report.md" | grep -v '^Written by'
+echo
+echo "Seconds per run (mean over the seeds' rows; wall time on the 2-core machine, shared):"
+echo
+python3 - benchmarks/pmo20.tsv <<'PY'
+import csv, sys
+secs, tasks, methods = {}, set(), set()
+with open(sys.argv[1]) as f:
+    for r in csv.DictReader(f, delimiter="\t"):
+        if r["setting"] == "1000+9000 random" and r["finished"] == "true":
+            secs.setdefault((r["task"], r["method"]), []).append(float(r["seconds"]))
+            tasks.add(r["task"])
+            methods.add(r["method"])
+ms = sorted(methods)
+print("| task |" + "".join(f" {m} |" for m in ms))
+print("|---|" + "---|" * len(ms))
+for t in sorted(tasks):
+    cells = [secs.get((t, m)) for m in ms]
+    print(f"| {t} |" + "".join(f" {sum(c) / len(c):.0f} ({len(c)}) |" if c else " — |" for c in cells))
+missing = ", ".join(f"{m} {100 - sum(len(v) for (t, mm), v in secs.items() if mm == m)} of 100" for m in ms)
+print(f"\nRuns missing (of 5 seeds × 20 tasks): {missing}.")
+PY
+echo
+echo "graph-ga (random starts) beside the default at the fixed start (setting 1000+9000, its 3 seeds; other starts, never pooled):"
+echo
+python3 - benchmarks/pmo20.tsv <<'PY'
+import csv, statistics, sys
+auc = {}
+with open(sys.argv[1]) as f:
+    for r in csv.DictReader(f, delimiter="\t"):
+        if r["finished"] == "true":
+            auc.setdefault((r["setting"], r["task"], r["method"]), []).append(float(r["auc_top10"]))
+def cell(v):
+    if not v:
+        return "—", None
+    m = statistics.mean(v)
+    sd = statistics.stdev(v) if len(v) > 1 else 0.0
+    return f"{m:.3f} ± {sd:.3f} ({len(v)})", m
+print("| task | graph-ga, random starts | the default, fixed start | default − graph-ga |")
+print("|---|---|---|---|")
+tasks = sorted({t for (s, t, m) in auc if s == "1000+9000 random" and m == "graph-ga"})
+above = 0
+for t in tasks:
+    g, gm = cell(auc.get(("1000+9000 random", t, "graph-ga")))
+    d, dm = cell(auc.get(("1000+9000", t, "nfbo")))
+    diff = f"{dm - gm:+.3f}" if gm is not None and dm is not None else "—"
+    above += dm is not None and gm is not None and dm > gm
+    print(f"| {t} | {g} | {d} | {diff} |")
+print(f"\nThe fixed-start default's mean is above graph-ga's on {above} of these {len(tasks)} tasks.")
+PY
