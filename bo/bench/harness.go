@@ -285,32 +285,11 @@ func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, op
 	procs := opts.Procs
 	start := time.Now()
 	var mu sync.Mutex
-	done, running, failed := 0, 0, 0
+	running, failed := 0, 0
 	var durations []float64
-	kept := map[runKey]bool{} // the finished runs opts.Rows holds
-	if opts.Rows != "" {
-		rows, err := readRowsFile(opts.Rows)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		for _, r := range rows {
-			if r.Info.Finished {
-				kept[runKey{setting: r.Info.Setting, task: r.Info.Task, method: r.Info.Method, seed: r.Info.Seed}] = true
-			}
-		}
-	}
-	var todo []Job
-	for _, j := range jobs {
-		if r, err := LoadRun(j.Dir); err == nil && r.Info.Finished && r.Info.Error == "" {
-			done++
-			continue
-		}
-		if kept[runKey{setting: j.Setting, task: j.Task, method: j.Method, seed: j.Seed}] {
-			fmt.Fprintf(progress, "bench: %s: finished, by its row in %s; not run again\n", j.Dir, opts.Rows)
-			done++
-			continue
-		}
-		todo = append(todo, j)
+	todo, done, err := unfinished(progress, jobs, opts.Rows)
+	if err != nil {
+		return err
 	}
 	// progressLine reports the counts; the minute's refresh writes only this, which costs nothing.
 	progressLine := func() {
@@ -352,27 +331,15 @@ func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, op
 			}
 		}
 	}
-	mu.Lock()
-	progressLine()
-	mu.Unlock()
+	refresh := func() {
+		mu.Lock()
+		progressLine()
+		mu.Unlock()
+	}
+	refresh()
 	// Refresh the progress file while long runs go on, so that its elapsed
 	// time and estimate stay current for someone watching it.
-	tick := time.NewTicker(time.Minute)
-	defer tick.Stop()
-	stopTick := make(chan struct{})
-	defer close(stopTick)
-	go func() {
-		for {
-			select {
-			case <-tick.C:
-				mu.Lock()
-				progressLine()
-				mu.Unlock()
-			case <-stopTick:
-				return
-			}
-		}
-	}()
+	defer every(time.Minute, refresh)()
 	sem := make(chan struct{}, max(procs, 1))
 	var wg sync.WaitGroup
 	var errs []error
@@ -419,6 +386,57 @@ func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, op
 		return err
 	}
 	return errors.Join(errs...)
+}
+
+// unfinished returns the jobs still to run and the number of finished ones: a job is finished when its
+// directory holds a finished run without error, or when rowsPath (if not empty) holds its finished row, which it
+// says on progress.
+func unfinished(progress io.Writer, jobs []Job, rowsPath string) (todo []Job, done int, err error) {
+	kept := map[runKey]bool{} // the finished runs rowsPath holds
+	if rowsPath != "" {
+		rows, err := readRowsFile(rowsPath)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, 0, err
+		}
+		for _, r := range rows {
+			if r.Info.Finished {
+				kept[runKey{setting: r.Info.Setting, task: r.Info.Task, method: r.Info.Method, seed: r.Info.Seed}] = true
+			}
+		}
+	}
+	for _, j := range jobs {
+		if r, err := LoadRun(j.Dir); err == nil && r.Info.Finished && r.Info.Error == "" {
+			done++
+			continue
+		}
+		if kept[runKey{setting: j.Setting, task: j.Task, method: j.Method, seed: j.Seed}] {
+			fmt.Fprintf(progress, "bench: %s: finished, by its row in %s; not run again\n", j.Dir, rowsPath)
+			done++
+			continue
+		}
+		todo = append(todo, j)
+	}
+	return todo, done, nil
+}
+
+// every calls f every period until the returned function is called.
+func every(period time.Duration, f func()) (stop func()) {
+	tick := time.NewTicker(period)
+	quit := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-tick.C:
+				f()
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() {
+		tick.Stop()
+		close(quit)
+	}
 }
 
 // runLogged runs argv with its output appended to DIR/run.log.

@@ -456,28 +456,8 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 				fmt.Fprintf(&b, " %.0f | %s |\n", ms, pub)
 			}
 		}
-		for _, task := range slices.Sorted(maps.Keys(added)) {
-			fmt.Fprintf(&b, "\n%s starts from %d initial molecules, not %d: its initial set holds added molecules "+
-				"(the suite's description says which).\n", task, added[task], settingInitial(setting))
-		}
-		for _, method := range slices.Sorted(maps.Keys(paidFewer)) {
-			var ns []string
-			for _, n := range slices.Sorted(maps.Keys(paidFewer[method])) {
-				ns = append(ns, strconv.Itoa(n))
-			}
-			fmt.Fprintf(&b, "\n%s pays for %s initial molecules, not %d: the same calls in all, the rest its own.\n",
-				method, strings.Join(ns, " or "), settingInitial(setting))
-		}
-		b.WriteString("\nSum over tasks (mean over seeds per task, then summed; tasks with an unfinished run or one without a log are left out):\n\n")
-		b.WriteString("| method | tasks | Top-1 | Top-10 | Top-100 | AUC Top-1 | AUC Top-10 | AUC Top-100 |\n|---|---|---|---|---|---|---|---|\n")
-		for _, method := range sortedKeys(methods) {
-			s := sums[method]
-			if s == nil {
-				continue
-			}
-			fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", method, sumTasks[method], s[0], s[1], s[2], s[3], s[4], s[5])
-		}
-		b.WriteString("\n")
+		writeInitialNotes(&b, setting, added, paidFewer)
+		writeSums(&b, sortedKeys(methods), sums, sumTasks)
 		if setting == pmoSetting || setting == PMORandomSetting {
 			if setting == PMORandomSetting {
 				b.WriteString("PMO's protocol: every run starts from 1,000 molecules drawn at random from ZINC250k, a draw " +
@@ -486,21 +466,58 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 			writePMOSideBySide(&b, sortedKeys(tasks), sortedKeys(methods), aucTop10)
 		}
 	}
+	writeVersions(&b, runs)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeInitialNotes says which tasks of a setting start from another number of initial molecules (added: task →
+// molecules) and which methods pay for fewer of them (paidFewer: method → the numbers).
+func writeInitialNotes(b *strings.Builder, setting string, added map[string]int, paidFewer map[string]map[int]bool) {
+	for _, task := range slices.Sorted(maps.Keys(added)) {
+		fmt.Fprintf(b, "\n%s starts from %d initial molecules, not %d: its initial set holds added molecules "+
+			"(the suite's description says which).\n", task, added[task], settingInitial(setting))
+	}
+	for _, method := range slices.Sorted(maps.Keys(paidFewer)) {
+		var ns []string
+		for _, n := range slices.Sorted(maps.Keys(paidFewer[method])) {
+			ns = append(ns, strconv.Itoa(n))
+		}
+		fmt.Fprintf(b, "\n%s pays for %s initial molecules, not %d: the same calls in all, the rest its own.\n",
+			method, strings.Join(ns, " or "), settingInitial(setting))
+	}
+}
+
+// writeSums writes the table of each method's figures summed over its tasks (sums; sumTasks: how many).
+func writeSums(b *strings.Builder, methods []string, sums map[string]*[6]float64, sumTasks map[string]int) {
+	b.WriteString("\nSum over tasks (mean over seeds per task, then summed; tasks with an unfinished run or one without a log are left out):\n\n")
+	b.WriteString("| method | tasks | Top-1 | Top-10 | Top-100 | AUC Top-1 | AUC Top-10 | AUC Top-100 |\n|---|---|---|---|---|---|---|---|\n")
+	for _, method := range methods {
+		s := sums[method]
+		if s == nil {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", method, sumTasks[method], s[0], s[1], s[2], s[3], s[4], s[5])
+	}
+	b.WriteString("\n")
+}
+
+// writeVersions says which nfbo versions wrote the runs, with their numbers of runs.
+func writeVersions(b *strings.Builder, runs []Run) {
 	versions := map[string]int{}
 	for _, r := range runs {
 		if v := r.Info.Version; v != "" {
 			versions[v]++
 		}
 	}
-	if len(versions) > 0 {
-		var vs []string
-		for _, v := range sortedKeys(versions) {
-			vs = append(vs, fmt.Sprintf("%s (%d runs)", v, versions[v]))
-		}
-		fmt.Fprintf(&b, "Written by nfbo %s.\n\n", strings.Join(vs, "; "))
+	if len(versions) == 0 {
+		return
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	var vs []string
+	for _, v := range sortedKeys(versions) {
+		vs = append(vs, fmt.Sprintf("%s (%d runs)", v, versions[v]))
+	}
+	fmt.Fprintf(b, "Written by nfbo %s.\n\n", strings.Join(vs, "; "))
 }
 
 // pmoSetting is PMO's setting, 1,000 initial ZINC molecules + 9,000 calls, every run from the first 1,000 of
