@@ -6,7 +6,7 @@ import (
 )
 
 // Breeder makes token sequences from the best molecules with the moves of the SELFIES genetic algorithm
-// (bo/baseline.GA): a child is a one-point crossover of two parents (a cut in each) with probability
+// (baseline.GA): a child is a one-point crossover of two parents (a cut in each) with probability
 // CrossoverRate, else a copy of one, then one STONED mutation (replace, insert or delete one symbol). Parents
 // are drawn from the Population best with probability ∝ 1/(rank+1). Sequences are of length T, padded with
 // Stop after their symbols; a child longer than T−1 symbols is cut (the codec then decides whether it is a

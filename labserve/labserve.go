@@ -1,7 +1,7 @@
 // Package labserve holds the HTTP side of an ask/tell run ("nfbo serve"): the handlers of /v1/ask, /v1/tell,
 // /v1/status, /v1/report and /v1/report.html, the JSON they answer, the bearer-token check and the rule for which
 // addresses need a token. The optimiser's side comes in as a function (optimize.Ask in nfbo serve), the scores go
-// through asktell, and the reports are bo/bench's; the command owns the flags, the run directory's lock and the
+// through asktell, and the reports are package bench's; the command owns the flags, the run directory's lock and the
 // listener. A run can also score itself (Drive: asking, scoring with an objective such as a NATS queue's
 // workers, telling), its HTTP side then showing status and reports.
 package labserve
@@ -24,7 +24,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nfbo/nfbo/asktell"
-	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/rundir"
 )
 

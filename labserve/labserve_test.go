@@ -18,7 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nfbo/nfbo/asktell"
-	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/rundir"
 )
 

@@ -11,7 +11,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/nfbo/nfbo/bo/baseline"
+	"github.com/nfbo/nfbo/baseline"
 	"github.com/nfbo/nfbo/chem/graphga"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/selfies"

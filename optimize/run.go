@@ -19,8 +19,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/bo"
-	"github.com/nfbo/nfbo/bo/bench"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/objective/queue"
 	"github.com/nfbo/nfbo/chem/sdf"

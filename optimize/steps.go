@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/bo"
-	"github.com/nfbo/nfbo/bo/bench"
 	"github.com/nfbo/nfbo/chem/molseq"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/rules"

@@ -14,7 +14,7 @@
 //	asked.jsonl        molecules handed out by "nfbo ask" and their ids (Asked)
 //	rules.json         the chemistry rules the run proposes under (chem/rules)
 //	lock               held (flock) by the one process that writes the directory
-//	run.log            the output of a bench run (bo/bench)
+//	run.log            the output of a bench run (package bench)
 //
 // Every package that reads or writes one of these files takes its name
 // from here. The checkpoint and the pending batch are sealed in rundir's

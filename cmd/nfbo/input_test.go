@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/model/modeltest"
 )
 

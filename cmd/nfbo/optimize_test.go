@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/model"
 	"github.com/nfbo/nfbo/model/modeltest"
