@@ -14,7 +14,7 @@ BLAS_PKGS := ./engine/train ./engine/seqflow ./bo/gp ./kernels
 # named by its module version (the proxy no longer answers for the release name).
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.6.1
 
-.PHONY: all setup setup-test build run test test-short vet fmt bench build-openblas build-purego clean
+.PHONY: all setup setup-test build run test test-long test-short vet fmt bench build-openblas build-purego clean
 
 all: build
 
@@ -74,6 +74,10 @@ test: setup-test vet
 	else \
 		echo "OpenBLAS is missing: the OpenBLAS build is not tested"; \
 	fi
+
+# The data-set tests in full (chemtest.LongEnv): make test reads a sample of each set. CI runs both.
+test-long: setup-test
+	NFBO_LONG_TESTS=1 $(GO) test -count=1 -timeout 30m -run 'TestScoreCmdGuacaMol10k|TestRoundTripDatasets' ./cmd/nfbo ./chem/selfies
 
 test-short: setup
 	$(GO) test -short ./...

@@ -65,6 +65,7 @@ func tell(t *testing.T, run, file string) string {
 // refused with FILE:LINE and change nothing. Halfway, the run switches to optimize -resume with an objective
 // program, which scores the batch left untold and finishes the run; no molecule is paid twice.
 func TestAskTellRoundTrip(t *testing.T) {
+	t.Parallel()
 	needRDKit(t)
 	dir := t.TempDir()
 	modeltest.WriteShippedVocabModel(t, dir)
@@ -170,6 +171,7 @@ func TestAskTellRoundTrip(t *testing.T) {
 // TestTellConcurrent tells one batch from 20 clients at once, each sending an overlapping half of it: every
 // score is paid once, and none is lost.
 func TestTellConcurrent(t *testing.T) {
+	t.Parallel()
 	needRDKit(t)
 	dir := t.TempDir()
 	modeltest.WriteShippedVocabModel(t, dir)

@@ -227,6 +227,7 @@ func demoRun(t *testing.T, budget int) (dir, out string, args []string, calls fu
 // missing state aside and continues from the log without paying twice. The run's setting label counts the
 // initial molecules actually used (25, not the preset's 100).
 func TestOptimizeResumeChecks(t *testing.T) {
+	t.Parallel()
 	_, out, args, calls, stderr := demoRun(t, 35)
 	oracle := args[slices.Index(args, "-objective-cmd")+1]
 	// 10 new calls are one batch of 50: the run is warned about, with the budget that gives three.

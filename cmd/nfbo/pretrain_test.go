@@ -64,6 +64,7 @@ func TestPretrainCmd(t *testing.T) {
 // pretrain -init-only writes a random paper-preset model at step 0 that recon
 // inverts exactly on every usable molecule.
 func TestPretrainInitOnlyPaperRecon(t *testing.T) {
+	t.Parallel()
 	dir, data := pretrainTestDir(t)
 	out := filepath.Join(dir, "paper")
 	if _, stderr, code := run(t, "", "pretrain", "-init-only", "-preset", "paper", "-vocab", "guacamol+zinc", "-data", data, "-out", out); code != 0 ||

@@ -36,6 +36,7 @@ func needChromium(t *testing.T) string {
 // drawing's bounding box into its data-bbox attribute), in score order, with its canonical SMILES and call, and
 // the suite page must link to the run page.
 func TestReportHTMLInChromium(t *testing.T) {
+	t.Parallel()
 	needRDKit(t)
 	chromium := needChromium(t)
 	suite := t.TempDir()
