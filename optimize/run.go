@@ -143,18 +143,6 @@ func crossoverKnown(name string) bool {
 	return name == "" || name == "selfies" || name == "graph" || name == "graph+rings"
 }
 
-// FrozenEmbeddings reports whether the run fine-tunes its flow with the token embeddings fixed: Args.FreezeEmbed
-// if set, else true for the screened variant and false for the reference (whose code trains them). Fine-tuning
-// as BO does pulls two tokens' embeddings together until the decoder cannot tell them apart (the shipped model:
-// [C] and [Cl] after ~300 steps, a few hundred calls into a pmo run; BENCHMARKS.md), after which the flow
-// proposes molecules with one of them as molecules with the other.
-func (a Args) FrozenEmbeddings() bool {
-	if a.FreezeEmbed != nil {
-		return *a.FreezeEmbed
-	}
-	return a.Variant != "reference"
-}
-
 // Check checks the settings that need neither the model nor the data; a bad one is an *ArgError.
 func (a Args) Check() error {
 	switch {

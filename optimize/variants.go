@@ -11,6 +11,18 @@ import (
 // The variants' own flags (bo.Variant): each part defines its flags, checks their values, and sets them on the
 // configuration, refusing them under the other variant.
 
+// FrozenEmbeddings reports whether the run fine-tunes its flow with the token embeddings fixed: Args.FreezeEmbed
+// if set, else true for the screened variant and false for the reference (whose code trains them). Fine-tuning
+// as BO does pulls two tokens' embeddings together until the decoder cannot tell them apart (the shipped model:
+// [C] and [Cl] after ~300 steps, a few hundred calls into a pmo run; BENCHMARKS.md), after which the flow
+// proposes molecules with one of them as molecules with the other.
+func (a Args) FrozenEmbeddings() bool {
+	if a.FreezeEmbed != nil {
+		return *a.FreezeEmbed
+	}
+	return a.Variant != bo.Reference.String()
+}
+
 // ReferenceArgs are the reference variant's own flags: its surrogate's sampler and training.
 type ReferenceArgs struct {
 	Sampler, Update string
