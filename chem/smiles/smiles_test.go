@@ -175,4 +175,3 @@ func TestElements(t *testing.T) {
 		t.Errorf("%d element symbols, want 114", n)
 	}
 }
-
