@@ -67,6 +67,9 @@ func decodePending(data []byte) (b batch, sealed bool, err error) {
 	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&b); err != nil {
 		return b, sealed, fmt.Errorf("%w: %v", rundir.ErrDamaged, err)
 	}
+	if b.Screened == nil {
+		b.Screened = legacyScreenedStats(payload)
+	}
 	return b, sealed, nil
 }
 
@@ -255,6 +258,9 @@ func parseConfig(saved []byte) (Config, error) {
 	var c Config
 	if err := json.Unmarshal(saved, &c); err != nil {
 		return c, fmt.Errorf("read saved configuration: %w", err)
+	}
+	if v, ok := legacyVariant(saved); ok {
+		c.Variant = v
 	}
 	return c.own(), nil
 }

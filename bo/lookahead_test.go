@@ -24,7 +24,7 @@ func TestLookaheadPicks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o.prop.(*tokenProposer).alone = alone
+		o.prop.(*screenedProposer).alone = alone
 		if _, err := o.Run(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -42,14 +42,14 @@ func TestLookaheadPicks(t *testing.T) {
 	spare := 0
 	for i := range ra.log {
 		a, b := ra.log[i], rb.log[i]
-		if a.Decoded != b.Decoded || a.Novel != b.Novel || a.Duplicate != b.Duplicate {
+		if a.Screened.Decoded != b.Screened.Decoded || a.Screened.Novel != b.Screened.Novel || a.Duplicate != b.Duplicate {
 			t.Errorf("iteration %d: decoded %d (%d new, %d dup) alone, %d (%d new, %d dup) looking ahead",
-				a.Iteration, a.Decoded, a.Novel, a.Duplicate, b.Decoded, b.Novel, b.Duplicate)
+				a.Iteration, a.Screened.Decoded, a.Screened.Novel, a.Duplicate, b.Screened.Decoded, b.Screened.Novel, b.Duplicate)
 		}
-		if a.Spare != 0 {
-			t.Errorf("iteration %d: %d spare candidates decoding alone", a.Iteration, a.Spare)
+		if a.Screened.Spare != 0 {
+			t.Errorf("iteration %d: %d spare candidates decoding alone", a.Iteration, a.Screened.Spare)
 		}
-		spare += b.Spare
+		spare += b.Screened.Spare
 	}
 	if cb >= ca {
 		t.Errorf("%d Decode calls looking ahead, %d alone: want fewer", cb, ca)

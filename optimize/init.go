@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 
 	"github.com/nfbo/nfbo/chem/molseq"
@@ -359,45 +358,4 @@ func ReadMolecules(path, task string, count int, voc *vocab.Vocab, maxT int, war
 		mols[i] = Molecule{Line: m.line, Key: m.key, IDs: m.ids, N: m.n, Score: m.score}
 	}
 	return mols, t, hasScores, nil
-}
-
-// readLibrary reads the molecules of path (any file -init reads; scores are not used) as token rows of the run's
-// sequence length t, for the screened variant's library draws (bo.Problem.Library). Molecules the vocabulary
-// cannot spell, repeats and molecules of t symbols or more are left out, counted in one message on warn rather
-// than a line each: a library holds hundreds of thousands.
-func readLibrary(warn io.Writer, path string, voc *vocab.Vocab, maxT, t int) ([]int, error) {
-	rows, _, err := readMoleculeFile("-library", path, "", math.MaxInt)
-	if err != nil {
-		return nil, err
-	}
-	var skipped lineCount
-	mols, _, err := canonicalInit(&skipped, path, rows, voc, maxT)
-	if err != nil {
-		return nil, err
-	}
-	lib := make([]int, 0, len(mols)*t)
-	long := 0
-	for _, m := range mols {
-		if m.n >= t {
-			long++
-			continue
-		}
-		lib = append(lib, m.ids[:t]...)
-	}
-	if len(lib) == 0 {
-		return nil, fmt.Errorf("optimize: -library %s: none of its %d molecules fits the run's %d symbols", path, len(rows), t-1)
-	}
-	if skipped > 0 || long > 0 {
-		fmt.Fprintf(warn, "nfbo optimize: -library %s: %d of %d molecules used (%d the vocabulary cannot spell or repeated, "+
-			"%d longer than the run's %d symbols)\n", path, len(lib)/t, len(rows), int(skipped), long, t-1)
-	}
-	return lib, nil
-}
-
-// lineCount counts the lines written to it.
-type lineCount int
-
-func (c *lineCount) Write(p []byte) (int, error) {
-	*c += lineCount(bytes.Count(p, []byte("\n")))
-	return len(p), nil
 }

@@ -33,7 +33,7 @@ func TestProgressHealthWarnsOnce(t *testing.T) {
 		},
 		warnf: func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }}
 	for i := 1; i <= 5; i++ {
-		if err := p.Record(bo.Progress{Iteration: i, FitRank: math.NaN(), FromFlow: -1}); err != nil {
+		if err := p.Record(bo.Progress{Iteration: i, FitRank: math.NaN()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -55,7 +55,7 @@ func TestFrozenEmbeddings(t *testing.T) {
 		{"screened", nil, true}, {"reference", nil, false}, {"", nil, true},
 		{"screened", &no, false}, {"reference", &yes, true},
 	} {
-		if got := (Args{Variant: c.variant, FreezeEmbed: c.set}).FrozenEmbeddings(); got != c.want {
+		if got := (Args{OptimiserArgs: OptimiserArgs{Variant: c.variant, FreezeEmbed: c.set}}).FrozenEmbeddings(); got != c.want {
 			t.Errorf("variant %q, -freeze-embed %v: FrozenEmbeddings = %v, want %v", c.variant, c.set, got, c.want)
 		}
 	}
@@ -110,7 +110,7 @@ func TestFlowHealth(t *testing.T) {
 func TestProgressFilteredByKind(t *testing.T) {
 	var b strings.Builder
 	p := &progressPrinter{w: &b, health: func() string { return "" }, warnf: func(string, ...any) {}}
-	g := bo.Progress{Iteration: 1, FitRank: math.NaN(), Weight: math.NaN(), FromFlow: -1, Filtered: 12,
+	g := bo.Progress{Iteration: 1, FitRank: math.NaN(), Weight: math.NaN(), Filtered: 12,
 		FilteredBy: map[string]int{"alerts": 5, "unseen environments": 6, "": 1}}
 	if err := p.Record(g); err != nil {
 		t.Fatal(err)
@@ -128,11 +128,11 @@ func TestRunRulesDefaultKept(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, rundir.RulesFile), old.JSON(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := runRules(Args{Out: dir, Rules: "default", Resume: true}, rules.Default(), func(string, ...any) {})
+	got, err := runRules(Args{RunArgs: RunArgs{Out: dir, Resume: true}, OptimiserArgs: OptimiserArgs{Rules: "default"}}, rules.Default(), func(string, ...any) {})
 	if err != nil || string(got.JSON()) != string(old.JSON()) {
 		t.Errorf("-rules default on a run of the former default: %s, %v; want its own rules", got.JSON(), err)
 	}
-	if _, err := runRules(Args{Out: dir, Rules: "none", Resume: true}, rules.Rules{}, func(string, ...any) {}); err == nil {
+	if _, err := runRules(Args{RunArgs: RunArgs{Out: dir, Resume: true}, OptimiserArgs: OptimiserArgs{Rules: "none"}}, rules.Rules{}, func(string, ...any) {}); err == nil {
 		t.Error("-rules none on a run with rules: accepted")
 	}
 }

@@ -44,10 +44,9 @@ type runState struct {
 	ck        *model.Checkpoint
 	voc       *vocab.Vocab
 	mols      []initMol
-	t         int   // the run's sequence length
-	hasScores bool  // the init file has the task's scores: the initial molecules cost nothing
-	paysFewer bool  // NF-BO pays for fewer initial molecules than the preset's count, by the preset's choice
-	library   []int // -library's molecules, rows of t token ids (bo.Problem.Library)
+	t         int  // the run's sequence length
+	hasScores bool // the init file has the task's scores: the initial molecules cost nothing
+	paysFewer bool // NF-BO pays for fewer initial molecules than the preset's count, by the preset's choice
 
 	// plan
 	paidInit, total int
@@ -134,11 +133,6 @@ func (r *runState) loadInputs(ctx context.Context) error {
 	r.hasScores = hasScores
 	if r.mols, r.t, err = canonicalInit(r.s.Stderr, a.Init, rows, r.voc, r.ck.Params.Config.MaxT); err != nil {
 		return err
-	}
-	if a.Library != "" && a.Method == "nfbo" { // the baselines propose as published
-		if r.library, err = readLibrary(r.s.Stderr, a.Library, r.voc, r.ck.Params.Config.MaxT, r.t); err != nil {
-			return err
-		}
 	}
 	if a.ask != nil {
 		a.ask.names = initialNames(r.mols) // the names go with the molecules into the ledger
@@ -412,7 +406,7 @@ func (r *runState) runOptimiser(ctx context.Context) error {
 		r.warnf("warning: the flow of model %s %s", a.Model, msg)
 	}
 	opt, err := bo.NewOptimizer(r.cfg, bo.Problem{Flow: r.flow, Codec: r.codec, Objective: newBudgetObjective(r.budget, r.initCalls, r.info, initScores(r.mols, r.hasScores)),
-		Initial: init, Vocab: r.voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(r.voc), Rules: r.ruler, Library: r.library,
+		Initial: init, Vocab: r.voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(r.voc), Rules: r.ruler,
 		Features: surrogateFeatures(surrogateInputs(r.cfg, a), r.t, r.voc.Len(), vocab.Stop)},
 		rand.NewPCG(a.Seed, 0x6e66626f), rec)
 	if err != nil {
@@ -447,43 +441,7 @@ func (r *runState) printHeader() error {
 	if !r.hasScores {
 		scored = "scored by the objective"
 	}
-	decoded := ""
-	if cfg.CandidateTarget > 0 {
-		decoded = fmt.Sprintf(", decoded until %d are new", cfg.CandidateTarget)
-	}
-	if cfg.DistinctScores {
-		decoded += ", anchors and parents one per distinct score"
-	}
-	if cfg.SkipVariants {
-		decoded += ", variants skipped once scored alike"
-	}
-	switch surrogateInputs(cfg, a) {
-	case bo.InputsMorgan:
-		decoded += ", surrogate on Morgan count fingerprints (Tanimoto kernel)"
-	case bo.InputsMorganTokens:
-		decoded += ", surrogate on Morgan count fingerprints (Tanimoto kernel) plus token counts (Matérn kernel)"
-	default:
-		if cfg.Screen == bo.ScreenTokens {
-			decoded += ", surrogate on token counts"
-		}
-	}
-	kids := ""
-	if cfg.Offspring > 0 {
-		cross, mut := "SELFIES", "SELFIES"
-		if cfg.GraphCrossover {
-			cross = "graph"
-			if cfg.CrossoverRings {
-				cross = "graph+rings"
-			}
-		}
-		if cfg.GraphMutation {
-			mut = "graph"
-		}
-		kids = fmt.Sprintf(": %s crossover, %s mutation", cross, mut)
-	}
-	if cfg.Library > 0 {
-		kids += fmt.Sprintf("; +%d molecules of %s's %d", cfg.Library, a.Library, len(r.library)/r.t)
-	}
+	decoded, kids := describeProposals(cfg, surrogateInputs(cfg, a))
 	fmt.Fprintf(r.s.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
 		"preset %s, variant %s: %d anchors × %d queries from %d candidates each%s (+%d offspring%s), %s sampler, TACS %v, "+
 		"trust regions shrink below %g and grow above %g stale; budget %d new calls (%d in all), seed %d, chemistry rules: %s, run directory %s\n",

@@ -234,12 +234,12 @@ func TestAnchorFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := optimize.Args{Variant: "screened", AnchorRule: "raw", AnchorTemp: 0.2, Sampler: "exact", Update: "once"}
+	a := optimize.Args{OptimiserArgs: optimize.OptimiserArgs{Variant: "screened", AnchorRule: "raw", AnchorTemp: 0.2, ReferenceArgs: optimize.ReferenceArgs{Sampler: "exact", Update: "once"}}}
 	cfg, err := a.Config(preset)
 	if err != nil || cfg.AnchorRule != bo.AnchorsRaw || cfg.Temperature != 0.2 {
 		t.Errorf("raw at 0.2: rule %v, temperature %v, err %v", cfg.AnchorRule, cfg.Temperature, err)
 	}
-	a = optimize.Args{Variant: "screened", AnchorRule: "minmax", Sampler: "exact", Update: "once"}
+	a = optimize.Args{OptimiserArgs: optimize.OptimiserArgs{Variant: "screened", AnchorRule: "minmax", ReferenceArgs: optimize.ReferenceArgs{Sampler: "exact", Update: "once"}}}
 	if cfg, err = a.Config(preset); err != nil || cfg.AnchorRule != bo.AnchorsMinMax || cfg.Temperature != 0 {
 		t.Errorf("default: rule %v, temperature %v, err %v", cfg.AnchorRule, cfg.Temperature, err)
 	}
@@ -312,14 +312,14 @@ func TestFlagGroupsCoverEveryFlag(t *testing.T) {
 	}
 	walk(root())
 	_, stderr, code := run(t, "", "optimize", "-h")
-	if code != 0 || !strings.Contains(stderr, `"nfbo help optimize"`) || strings.Contains(stderr, "-library-picks") {
+	if code != 0 || !strings.Contains(stderr, `"nfbo help optimize"`) || strings.Contains(stderr, "-candidate-target") {
 		t.Errorf("optimize -h: exit %d\n%s", code, stderr)
 	}
 	if n := strings.Count(stderr, "\n"); n > 45 {
 		t.Errorf("optimize -h prints %d lines, want at most 45", n)
 	}
 	out, _, _ := run(t, "", "help", "optimize")
-	if !strings.Contains(out, "-library-picks") || !strings.Contains(out, "Everyday flags:") {
+	if !strings.Contains(out, "-candidate-target") || !strings.Contains(out, "Everyday flags:") {
 		t.Error("help optimize does not list every group")
 	}
 }

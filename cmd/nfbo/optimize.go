@@ -4,12 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"strconv"
-	"time"
 
-	"github.com/nfbo/nfbo/bo"
-	"github.com/nfbo/nfbo/chem/objective"
-	"github.com/nfbo/nfbo/chem/rules"
 	"github.com/nfbo/nfbo/optimize"
 )
 
@@ -55,95 +50,8 @@ func newOptimizeCmd() *Command {
 	return cmd
 }
 
-// addRunFlags defines the flags that make a run (all of optimize's but -out, -resume and -restart) on a:
-// optimize, ask and serve share them.
-func addRunFlags(fs *flag.FlagSet, a *optimize.Args) {
-	fs.StringVar(&a.Task, "task", "", "task name or alias (see \"nfbo tasks\"); passed through to -objective-cmd (required)")
-	fs.StringVar(&a.Init, "init", "", "initial molecules: a CSV (or tab-separated) `file` with a smiles (or smile) column, an SDF, or one SMILES per line (required)")
-	fs.StringVar(&a.ScoreColumn, "score-column", "", "the column of -init (or SDF data item) that holds the initial molecules' scores; "+
-		"default: the one named like -task. Without scores the initial molecules are scored by the objective and count as calls")
-	fs.IntVar(&a.InitCount, "init-count", 0, "use the first `N` initial molecules; 0 means the preset's count (pmo: 1,000, of which NF-BO's screened variant pays for 200 when they have no scores)")
-	fs.IntVar(&a.Budget, "budget", 0, "objective calls in all (distinct molecules), the scoring of initial molecules without scores included; 0 means the preset's (guacamol-500: 100 initial + 500 new)")
-	fs.StringVar(&a.Preset, "preset", "guacamol-500", "optimiser setting: guacamol-500, guacamol-10k or pmo")
-	fs.StringVar(&a.Model, "model", "", "model directory or checkpoint `file` (required)")
-	fs.Uint64Var(&a.Seed, "seed", 1, "random seed; a run is reproducible given seed, data, model and flags")
-	fs.StringVar(&a.ObjectiveCmd, "objective-cmd", "", "external objective program speaking docs/objective-protocol.md, "+
-		"e.g. \"python3 oracle.py\" (split at spaces, no shell)")
-	fs.IntVar(&a.Workers, "workers", 1, "objective worker processes")
-	fs.IntVar(&a.RequestSize, "request-size", objective.DefaultChunkSize, requestSizeUsage)
-	fs.StringVar(&a.Python, "python", objective.DefaultPython, "Python interpreter that can import RDKit")
-	fs.DurationVar(&a.Timeout, "timeout", 5*time.Minute, "longest one request to an objective worker may take")
-	fs.StringVar(&a.Sampler, "sampler", "exact", "Thompson sampler: exact (Cholesky, the reference) or pathwise (approximate, faster)")
-	fs.StringVar(&a.Method, "method", "nfbo", "optimiser: nfbo, or a baseline in the same harness: prior (random samples from the flow's prior), "+
-		"ga (a genetic algorithm on SELFIES symbols) or graph-ga (the graph GA with mol_opt's settings: population 120, 70 children a "+
-		"generation, parents drawn by score, every child a graph crossover, half of them ring crossovers, mutated with probability "+
-		"0.067, of 39.15 ± 3.5 heavy atoms; mol_opt starts it from 120 random ZINC molecules: -init-count 120)")
-	fs.StringVar(&a.Crossover, "crossover", "", "how GA children (the screened variant's, and -method ga's) start from two parents: "+
-		"graph (a fragment of each molecular graph, cut at a single bond outside rings, joined) or selfies (one-point crossover of "+
-		"their SELFIES symbols); empty means the preset's for NF-BO (graph with guacamol-500 and pmo) and selfies for -method ga")
-	fs.StringVar(&a.Mutation, "mutation", "", "how GA children (the screened variant's, and -method ga's) mutate: selfies "+
-		"(one SELFIES symbol replaced, inserted or deleted) or graph (an atom or bond of the molecular graph inserted, deleted or "+
-		"changed, or a ring closed); empty means the preset's for NF-BO (graph with guacamol-500 and pmo) and selfies for -method ga")
-	fs.StringVar(&a.Setting, "setting", "", "the setting the report files this run under; empty means INITIAL+CALLS, e.g. 100+500 "+
-		"(bench passes 100+500 for guacamol7's valt, whose initial set holds two added molecules)")
-	fs.StringVar(&a.Variant, "variant", bo.DefaultVariant, "NF-BO's rules: screened (decode first; an exact GP on Morgan fingerprints and token counts (-features), refitted every iteration, "+
-		"picks among decoded candidates and GA offspring) or reference (the official code's rules)")
-	fs.IntVar(&a.Offspring, "offspring", 0, "screened variant: GA children of the best molecules added to each trust region's candidates; "+
-		"0 means the variant's default, -1 none")
-	fs.StringVar(&a.Library, "library", "", "screened variant: a `file` of molecules (as -init reads them), of which each trust region's "+
-		"candidates get the -library-draw most similar to one of the best molecules (among "+strconv.Itoa(bo.LibrarySample)+" times as many drawn at random each iteration) "+
-		"for the GP to screen beside the flow's and the GA's: scaffolds their moves do not reach")
-	fs.IntVar(&a.LibraryDraw, "library-draw", 0, "molecules of -library drawn into each trust region's candidates; 0 means "+
-		strconv.Itoa(optimize.DefaultLibraryDraw))
-	fs.IntVar(&a.LibraryPicks, "library-picks", 0, "of each trust region's picks, at least `N` are -library's molecules (Thompson sampling among them); "+
-		"0 lets them compete with the other candidates")
-	fs.IntVar(&a.FineTuneEvery, "finetune-every", 0, "fine-tune the flow every `N` new calls; 0 means the preset's (10 for guacamol-500), -1 never")
-	fs.Float64Var(&a.TRInit, "tr-init", 0, "initial trust-region length; 0 means 0.8, the reference's")
-	fs.StringVar(&a.TRNovelty, "tr-novelty", "", "the trust region's novelty rule, `SHRINK,GROW`: the box shrinks when fewer than SHRINK of the "+
-		"candidates examined are molecules already seen, grows when more than GROW are; empty means the preset's (the guacamol-500 and pmo "+
-		"presets' screened variant: 0.4,0.6; otherwise the reference's 0.8,0.95)")
-	fs.StringVar(&a.AnchorRule, "anchor-rule", "minmax", "how anchors are drawn: minmax (the official code's softmax of min-max scaled scores) or raw (the paper's softmax of the scores)")
-	fs.BoolFunc("distinct-scores", "draw the anchors and the GA children's parents one per distinct score, so that a plateau "+
-		"of equal-score variants (stereo, charge, radicals) does not take them all (the default with the guacamol-500 and pmo presets' screened variant; "+
-		"-distinct-scores=false draws them as the reference does)", func(s string) error {
-		v, err := strconv.ParseBool(s)
-		a.DistinctScores = &v
-		return err
-	})
-	fs.BoolVar(&a.SkipVariants, "skip-variants", false, "screened variant: once the objective has scored 90 % of at least 10 paid pairs of stereo, "+
-		"charge or radical variants alike, propose no variant of a paid molecule; not yet a default")
-	fs.StringVar(&a.Features, "features", "", "screened variant: the surrogate's inputs, tokens (SELFIES token counts, Matérn kernel) "+
-		"morgan (Morgan count fingerprints, Tanimoto kernel) or morgan+tokens (both: Tanimoto plus Matérn kernel, weighed by the data); "+
-		"empty means the preset's: morgan+tokens for guacamol-500 and pmo, tokens for guacamol-10k")
-	fs.Float64Var(&a.AnchorTemp, "anchor-temp", 0, "the anchors' softmax temperature; 0 means the rule's (0.01 for minmax, 0.1 for raw), -1 greedy (the best points)")
-	fs.StringVar(&a.Label, "label", "", "the method's name in run.json and reports (bench's -variant sets it); empty means derived from -method, -variant and -no-tacs")
-	fs.BoolVar(&a.NoTACS, "no-tacs", false, "perturb every latent dimension with probability 0.1 instead of TACS")
-	fs.BoolFunc("freeze-embed", "keep the flow's token embeddings fixed when it is fine-tuned (the default with -variant screened; "+
-		"-freeze-embed=false trains them, as the reference does)", func(s string) error {
-		v, err := strconv.ParseBool(s)
-		a.FreezeEmbed = &v
-		return err
-	})
-	fs.StringVar(&a.Update, "update", "once", "surrogate training: once (before the loop, the reference code) or every (each iteration, the paper)")
-	fs.StringVar(&a.Backend, "backend", "auto", "who runs the flow: auto (pure Go on x86-64 with AVX2, else ONNX Runtime when its library is found, else pure Go), go, ort or cuda (the GPU)")
-	fs.IntVar(&a.Candidates, "candidates", 0, "candidates per trust region; 0 means 1000 with -variant screened, min(50000, max(2000, 200·D))/anchors with reference")
-	fs.IntVar(&a.Anchors, "anchors", 0, "trust regions per iteration; 0 means the preset's")
-	fs.IntVar(&a.Queries, "queries", 0, "Thompson-sampled proposals per trust region; 0 means the preset's (the pmo preset's screened variant: 10)")
-	fs.IntVar(&a.CandidateTarget, "candidate-target", 0, "screened variant: decode each trust region's candidates a chunk at a time "+
-		"and stop once `N` are new molecules; 0 means the preset's (guacamol-500 and pmo: 100; guacamol-10k decodes all), -1 decodes all of them")
-	fs.BoolVar(&a.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
-		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
-	fs.BoolVar(&a.Minimize, "minimize", false, "lower scores are better (a docking energy, the sa task): the optimiser maximises −score, "+
-		"the log keeps the objective's scores, and reports rank by −score")
-	fs.StringVar(&a.Rules, "rules", rules.DefaultName, "chemistry rules every proposed molecule keeps (never paid for otherwise): "+
-		"default (closed-shell, formal charges only on N and O with net charge within ±1, MW 150-650, no PAINS alert, no alert "+
-		"rare in real molecules (data/rules/alerts.tsv), no atom environment unseen in ZINC250k and GuacaMol 10k), "+
-		"none, or a JSON `file` (see docs/USAGE.md, \"Chemistry rules\"); NF-BO's variants apply them, -method ga and prior do not")
-}
-
-// requestSizeUsage is the help of -request-size, one of the run flags.
-const requestSizeUsage = "the most molecules in one request to an objective worker (`N` at least 1); a crash or kill -9 " +
-	"loses the answers to the requests in flight, at most N per worker, which -resume asks for again: 1 for an expensive objective"
+// addRunFlags defines the flags that make a run (optimize.Args.AddFlags) on a: optimize, ask and serve share them.
+func addRunFlags(fs *flag.FlagSet, a *optimize.Args) { a.AddFlags(fs) }
 
 // runError turns optimize's errors into the command's: a setting that cannot work is a usage error (exit 2).
 func runError(cmd *Command, name string, err error) error {
@@ -167,8 +75,6 @@ var optimizeFlagGroups = []FlagGroup{
 		"mutation", "offspring", "candidates", "candidate-target", "anchors", "queries", "anchor-rule", "anchor-temp",
 		"distinct-scores", "features", "finetune-every", "freeze-embed", "tr-init", "tr-novelty"}},
 	{"Ablations (the paper's, and what the flow adds)", []string{"no-tacs", "no-flow"}},
-	{"Probes that measurement did not make defaults (BENCHMARKS.md)", []string{"skip-variants", "library", "library-draw",
-		"library-picks"}},
 	{"Set by nfbo bench", []string{"label", "setting"}},
 }
 

@@ -173,7 +173,7 @@ func TestBreederCrosser(t *testing.T) {
 	}
 }
 
-// TestScreenedPicks: under ScreenTokens every proposal is a new valid molecule, so each iteration spends
+// TestScreenedPicks: under Screened every proposal is a new valid molecule, so each iteration spends
 // Anchors·Queries calls (or the rest of the budget), and the fit is measured every iteration.
 func TestScreenedPicks(t *testing.T) {
 	cfg := toyConfig("")
@@ -189,8 +189,8 @@ func TestScreenedPicks(t *testing.T) {
 		if p.New >= 3 && math.IsNaN(p.FitRank) {
 			t.Errorf("iteration %d: no fit rank", p.Iteration)
 		}
-		if p.FromFlow < 0 || p.FromFlow > p.New {
-			t.Errorf("iteration %d: %d of %d picks from the flow", p.Iteration, p.FromFlow, p.New)
+		if p.Screened.FromFlow < 0 || p.Screened.FromFlow > p.New {
+			t.Errorf("iteration %d: %d of %d picks from the flow", p.Iteration, p.Screened.FromFlow, p.New)
 		}
 	}
 	// Without offspring every pick is the flow's, and the count says it is not kept.
@@ -200,8 +200,8 @@ func TestScreenedPicks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range rec.log {
-		if p.FromFlow != -1 {
-			t.Errorf("without offspring: FromFlow %d, want -1", p.FromFlow)
+		if p.Screened.FromFlow != -1 {
+			t.Errorf("without offspring: FromFlow %d, want -1", p.Screened.FromFlow)
 		}
 	}
 }
@@ -214,15 +214,15 @@ func TestReferenceVariant(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c != p.Config || c.Screen != ScreenLatent || c.Offspring != 0 {
+		if c != p.Config || c.Variant != Reference || c.Offspring != 0 {
 			t.Errorf("%s: reference variant changed the preset: %+v", p.Name, c)
 		}
 		s, err := p.Config.WithVariant(DefaultVariant)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Screen != ScreenTokens || s.Offspring != DefaultOffspring || s.Candidates != ScreenedCandidates {
-			t.Errorf("%s: default variant: screen %v offspring %d", p.Name, s.Screen, s.Offspring)
+		if s.Variant != Screened || s.Offspring != DefaultOffspring || s.Candidates != ScreenedCandidates {
+			t.Errorf("%s: default variant: screen %v offspring %d", p.Name, s.Variant, s.Offspring)
 		}
 		// The preset's screened settings go on the screened variant alone.
 		if r, err := p.VariantConfig("reference"); err != nil || r != c {
@@ -536,20 +536,4 @@ func runToBudget(t *testing.T, cfg Config, prob Problem) *Optimizer {
 		t.Fatalf("calls %d, %v; want the budget %d spent", res.Calls, err, cfg.Budget)
 	}
 	return o
-}
-
-func TestMinMaxSimilarity(t *testing.T) {
-	for _, tc := range []struct {
-		a, b []float64
-		want float64
-	}{
-		{[]float64{1, 2, 0}, []float64{2, 1, 1}, 2.0 / 5},
-		{[]float64{3, 0}, []float64{3, 0}, 1},
-		{[]float64{1, 0}, []float64{0, 1}, 0},
-		{[]float64{0, 0}, []float64{0, 0}, 0},
-	} {
-		if got := minMaxSimilarity(tc.a, tc.b); got != tc.want {
-			t.Errorf("minMaxSimilarity(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
-		}
-	}
 }

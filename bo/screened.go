@@ -1,18 +1,222 @@
 package bo
 
 import (
-	"cmp"
+	"bytes"
 	"context"
+	"encoding/gob"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/nfbo/nfbo/bo/gp"
 )
+
+// ScreenedSettings are the screened variant's own settings: an exact GP on the molecules' features, refitted
+// after every iteration, choosing among decoded candidates and GA children.
+type ScreenedSettings struct {
+	Offspring int // children of the best molecules added to each anchor's candidates
+	// NoFlow (with Offspring) proposes no latent candidates: the GP picks among the GA children alone, and the
+	// flow is neither encoded, decoded nor fine-tuned. An ablation: what the flow adds.
+	NoFlow bool `json:",omitempty"`
+	// CandidateTarget, if positive, decodes each anchor's candidates a chunk at a time and stops once this many
+	// were new molecules; 0 decodes all Candidates. A lever against decoding thousands of molecules already
+	// seen (issue #32); the guacamol-500 and pmo presets' screened variant decodes until 100 are new (Preset.Screened).
+	CandidateTarget int `json:",omitempty"`
+	// GraphCrossover makes the GA children's crossovers join fragments of the two parent molecules' graphs
+	// (Crosser, which the Codec must implement: chem/graphga's cut at a single bond outside rings) rather than
+	// cut and join their token sequences, whose tails change meaning in another context. The guacamol-500 and
+	// pmo presets set it (Preset.Screened).
+	GraphCrossover bool `json:",omitempty"`
+	// GraphMutation makes the GA children's mutations edits of the molecular graph (Mutator, which the Codec must
+	// implement: chem/graphga's insert, delete or change an atom or bond, or close a ring) rather than one token
+	// replaced, inserted or deleted; a child no graph edit can change takes the token mutation. The guacamol-500
+	// and pmo presets set it (Preset.Screened).
+	GraphMutation bool           `json:",omitempty"`
+	MaxFitData    int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
+	Exact         gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
+	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
+	// guacamol-500 and pmo presets read both (Preset.Screened).
+	Inputs SurrogateInputs `json:",omitempty"`
+}
+
+// ScreenedPreset is a preset's own settings for the screened variant (Preset.Screened).
+type ScreenedPreset struct {
+	// PaidInitial is how many of the preset's initial molecules the screened variant pays for when they come
+	// without scores (pmo's random ZINC molecules): the first PaidInitial, the calls they spare going to the
+	// optimiser (Preset.PaidBudget). 0 keeps InitialPoints.
+	PaidInitial     int
+	Queries         int             // Config.Queries
+	NoveltyBand     NoveltyBand     // Config.NoveltyBand
+	CandidateTarget int             // ScreenedSettings.CandidateTarget
+	DistinctScores  bool            // Config.DistinctScores
+	Inputs          SurrogateInputs // ScreenedSettings.Inputs
+	GraphCrossover  bool            // ScreenedSettings.GraphCrossover
+	GraphMutation   bool            // ScreenedSettings.GraphMutation
+}
+
+// ScreenedStats are the screened variant's counts of one iteration (Progress.Screened): how much of the decoding
+// was not wasted, and who proposed the picks.
+type ScreenedStats struct {
+	// Decoded counts the latent candidates decoded and examined (C for each anchor the batch reached), and Novel
+	// the distinct valid molecules new to the data among them.
+	Decoded, Novel int
+	// Spare counts the latent candidates decoded ahead for an anchor (ScreenedSettings.CandidateTarget) that it
+	// never examined: decoding work beside Decoded.
+	Spare int
+	// FromFlow is, with offspring, how many of the picks were decoded latent candidates rather than GA children:
+	// how much of the batch the flow proposed; -1 without offspring, where every pick is the flow's.
+	FromFlow int
+}
+
+// DefaultOffspring is the screened variant's number of GA children added to each anchor's candidates.
+const DefaultOffspring = 200
+
+// ScreenedCandidates is the screened variant's default number of latent candidates per trust region.
+const ScreenedCandidates = 1000
+
+// screenedVariant is the Screened variant's rules (variantRules): it decodes every latent candidate first, drops
+// the invalid ones and those already seen (by key and, with a Codec that is an Identifier, by identity: a
+// molecule in another atom order is seen), adds ScreenedSettings.Offspring children of the best molecules
+// (Breeder), and lets an exact GP on the molecules' features (TokenFeatures or Problem.Features), refitted on the
+// data after every iteration, pick q new molecules per anchor by Thompson sampling of the latent function. Every
+// pick is a new valid molecule, and the surrogate never needs re-encoding after a fine-tune, since its inputs do
+// not depend on the flow.
+type screenedVariant struct{}
+
+// withDefaults implements variantRules: DefaultOffspring children and ScreenedCandidates candidates a region.
+func (screenedVariant) withDefaults(c *Config) {
+	if c.Offspring == 0 {
+		c.Offspring = DefaultOffspring
+	}
+	if c.Candidates == 0 {
+		// Every candidate is decoded before selection: the reference's 10,000 per region would cost
+		// minutes of decoding per iteration on a CPU, and most of them decode to molecules already seen.
+		c.Candidates = ScreenedCandidates
+	}
+}
+
+// preset implements variantRules: the preset's ScreenedPreset over its Config.
+func (screenedVariant) preset(c *Config, p Preset) {
+	sp := p.Screened
+	if sp.Queries != 0 {
+		c.Queries = sp.Queries
+	}
+	if sp.NoveltyBand != (NoveltyBand{}) {
+		c.NoveltyBand = sp.NoveltyBand
+	}
+	if sp.CandidateTarget != 0 {
+		c.CandidateTarget = sp.CandidateTarget
+	}
+	if sp.DistinctScores {
+		c.DistinctScores = true
+	}
+	if sp.Inputs != "" {
+		c.Inputs = sp.Inputs
+	}
+	if sp.GraphCrossover {
+		c.GraphCrossover = true
+	}
+	if sp.GraphMutation {
+		c.GraphMutation = true
+	}
+}
+
+// paidInitial implements variantRules: ScreenedPreset.PaidInitial, else the preset's initial points.
+func (screenedVariant) paidInitial(p Preset) int {
+	if p.Screened.PaidInitial > 0 {
+		return p.Screened.PaidInitial
+	}
+	return p.InitialPoints
+}
+
+// resolve implements variantRules.
+func (screenedVariant) resolve(c *Config) error {
+	if set := nonZeroFields(c.ReferenceSettings); len(set) > 0 {
+		return fmt.Errorf("bo: config: %s: settings of the reference variant, given to the screened one", strings.Join(set, ", "))
+	}
+	s := &c.ScreenedSettings
+	if s.MaxFitData == 0 {
+		s.MaxFitData = 1000
+	}
+	if _, err := ParseSurrogateInputs(string(s.Inputs)); err != nil {
+		return fmt.Errorf("bo: config: %w", err)
+	}
+	switch {
+	case s.Offspring < 0:
+		return fmt.Errorf("bo: config: Offspring = %d < 0", s.Offspring)
+	case s.CandidateTarget < 0:
+		return fmt.Errorf("bo: config: CandidateTarget = %d < 0", s.CandidateTarget)
+	case s.NoFlow && s.Offspring <= 0:
+		return fmt.Errorf("bo: config: NoFlow needs Offspring > 0: the GA children are then the only candidates")
+	}
+	return nil
+}
+
+// own implements variantRules.
+func (screenedVariant) own(c *Config) { c.ReferenceSettings = ReferenceSettings{} }
+
+// newProposer implements variantRules: it needs the vocabulary and stop id, an alphabet for the children's
+// mutations, and a Codec that can cross and mutate graphs when asked to; the exact GP reads token counts, or
+// Problem.Features' vectors.
+func (screenedVariant) newProposer(o *Optimizer) (proposer, Surrogate, error) {
+	s, prob := o.cfg.ScreenedSettings, o.prob
+	if prob.Vocab <= 0 || prob.Stop < 0 || prob.Stop >= prob.Vocab {
+		return nil, nil, fmt.Errorf("bo: the screened variant needs the vocabulary size and stop id (got %d, %d)", prob.Vocab, prob.Stop)
+	}
+	if s.Offspring > 0 && len(prob.Alphabet) == 0 {
+		return nil, nil, errors.New("bo: offspring need a mutation alphabet (Problem.Alphabet)")
+	}
+	if _, ok := prob.Codec.(Crosser); s.GraphCrossover && !ok {
+		return nil, nil, errors.New("bo: GraphCrossover needs a Codec that implements bo.Crosser")
+	}
+	if _, ok := prob.Codec.(Mutator); s.GraphMutation && !ok {
+		return nil, nil, errors.New("bo: GraphMutation needs a Codec that implements bo.Mutator")
+	}
+	d, fw := TokenFeatureLen(prob.Vocab), 0
+	if prob.Features != nil {
+		d, fw = prob.Features.Width(), prob.Features.Width()
+	}
+	exact, err := s.Inputs.exactConfig(s.Exact, fw, prob.Vocab)
+	if err != nil {
+		return nil, nil, err
+	}
+	if idr, ok := prob.Codec.(Identifier); ok {
+		o.ident = idr.Identity
+	}
+	return &screenedProposer{o: o, s: s}, &ExactGPSurrogate{Config: exact, D: d}, nil
+}
+
+// screenedProposer is the screened variant's proposer.
+type screenedProposer struct {
+	o *Optimizer
+	s ScreenedSettings
+	// reads counts, per chunk, the anchors of the last batch that read it (lookahead.read): which chunks the
+	// next batch decodes ahead. Only speed depends on it, so it is not checkpointed.
+	reads []int
+	alone bool // decode each anchor's chunks alone, never ahead (a test compares the picks)
+}
+
+// legacyScreenedStats reads the screened variant's counts from a pending batch (its gob payload) written before
+// they had a type of their own, when the batch was at the top level; nil when there are none (a reference batch
+// of that time has FromFlow −1 only, which nothing reads).
+func legacyScreenedStats(payload []byte) *ScreenedStats {
+	var old struct{ Candidates, Spare, Novel, FromFlow int }
+	if gob.NewDecoder(bytes.NewReader(payload)).Decode(&old) != nil || old == (struct{ Candidates, Spare, Novel, FromFlow int }{}) {
+		return nil
+	}
+	return &ScreenedStats{Decoded: old.Candidates, Novel: old.Novel, Spare: old.Spare, FromFlow: old.FromFlow}
+}
+
+// trainsFlow implements proposer: with NoFlow there is no flow to train.
+func (p *screenedProposer) trainsFlow() bool { return !p.s.NoFlow }
 
 // fitSet returns the indices of the points the token surrogate learns from: all of them, or when there are
 // more than MaxFitData, the best MaxFitData/2 and the newest of the rest, so that the model knows both the
 // region it exploits and where it has just been.
-func (p *tokenProposer) fitSet() []int {
+func (p *screenedProposer) fitSet() []int {
 	o, maxFit := p.o, p.s.MaxFitData
 	n := len(o.st.Y)
 	if n <= maxFit {
@@ -52,10 +256,10 @@ func (o *Optimizer) features(tokens []int, smiles []string) ([]float64, error) {
 }
 
 // fitInitial implements proposer: the token surrogate's first fit, on the initial data.
-func (p *tokenProposer) fitInitial(ctx context.Context) error { return p.fit(ctx) }
+func (p *screenedProposer) fitInitial(ctx context.Context) error { return p.fit(ctx) }
 
 // learn implements proposer: the token surrogate is refitted after every batch that brought new molecules.
-func (p *tokenProposer) learn(ctx context.Context, _ int) error {
+func (p *screenedProposer) learn(ctx context.Context, _ int) error {
 	o := p.o
 	o.phase("fitting the surrogate")
 	start := time.Now()
@@ -65,16 +269,21 @@ func (p *tokenProposer) learn(ctx context.Context, _ int) error {
 }
 
 // inputs implements proposer: the sequences' features (Optimizer.features).
-func (p *tokenProposer) inputs(_ context.Context, tokens []int, smiles []string) ([]float64, error) {
+func (p *screenedProposer) inputs(_ context.Context, tokens []int, smiles []string) ([]float64, error) {
 	return p.o.features(tokens, smiles)
 }
 
 // novelty implements proposer: the novelty rule asks whether the box still yields new molecules, measured on
 // every decoded candidate rather than on the picks.
-func (p *tokenProposer) novelty(b *batch) (examined, fresh int) { return b.Candidates, b.Novel }
+func (p *screenedProposer) novelty(b *batch) (examined, fresh int) {
+	if b.Screened == nil { // a pending batch of an nfbo that kept no counts
+		return 0, 0
+	}
+	return b.Screened.Decoded, b.Screened.Novel
+}
 
 // propose implements proposer: the anchors' boxes, or with NoFlow only their share of the batch.
-func (p *tokenProposer) propose(ctx context.Context, anchors []int) (*batch, error) {
+func (p *screenedProposer) propose(ctx context.Context, anchors []int) (*batch, error) {
 	if p.s.NoFlow {
 		// The anchors only share the batch out: each picks among children of its own.
 		return p.proposeScreened(ctx, make([]float64, len(anchors)*p.o.d), nil)
@@ -87,7 +296,7 @@ func (p *tokenProposer) propose(ctx context.Context, anchors []int) (*batch, err
 }
 
 // fit refits the token surrogate on fitSet.
-func (p *tokenProposer) fit(ctx context.Context) error {
+func (p *screenedProposer) fit(ctx context.Context) error {
 	o := p.o
 	idx := p.fitSet()
 	y := make([]float64, len(idx))
@@ -106,10 +315,9 @@ func (p *tokenProposer) fit(ctx context.Context) error {
 }
 
 // proposeScreened draws C latent candidates per anchor in its box, decodes them, keeps the distinct valid
-// molecules new to the data and to the batch, adds Offspring children of the best molecules and the Library
-// molecules of Problem.Library nearest one of them, and picks min(q, left) of them per anchor by Thompson
-// sampling of the token surrogate (LibraryPicks of them among the library's).
-func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []float64) (*batch, error) {
+// molecules new to the data and to the batch, adds Offspring children of the best molecules, and picks
+// min(q, left) of them per anchor by Thompson sampling of the surrogate.
+func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs []float64) (*batch, error) {
 	o, s := p.o, p.s
 	cfg, t, d := o.cfg, o.t, o.d
 	n := len(centres) / d
@@ -126,23 +334,16 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 	decoded, base := 0, 0 // anchors decoded so far; dec holds anchors base..decoded-1
 
 	breeder, parents := p.breeder()
-	var near [][]int // near[a]: rows of libTok nearest the a-th best molecule, for anchor a
-	var libTok []int
-	if s.Library > 0 {
-		var err error
-		if libTok, near, err = p.libraryNeighbours(o.parentSet(n), s.Library); err != nil {
-			return nil, err
-		}
-	}
-	b := &batch{Proposed: n * q, FromFlow: -1}
+	st := &ScreenedStats{FromFlow: -1}
+	b := &batch{Proposed: n * q, Screened: st}
 	var ahead *lookahead // with a CandidateTarget, the anchors' chunks decoded as they are read
 	if c > 0 && s.CandidateTarget > 0 {
 		ahead = newLookahead(lat, t, d, c, max(q, c/8), p.reads)
 		ahead.alone = p.alone
-		defer func() { p.reads, b.Spare = ahead.read, ahead.rows-b.Candidates }()
+		defer func() { p.reads, st.Spare = ahead.read, ahead.rows-st.Decoded }()
 	}
 	if s.Offspring > 0 {
-		b.FromFlow = 0
+		st.FromFlow = 0
 	}
 	left := cfg.Budget - o.Calls()
 	pl := newPool(o, b)
@@ -165,7 +366,7 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 				return nil, fmt.Errorf("bo: decode candidates: %w", err)
 			}
 			o.times.Decode += time.Since(start)
-			b.Candidates += (decoded - base) * c
+			st.Decoded += (decoded - base) * c
 		}
 		o.phase("screening the candidates")
 		start = time.Now()
@@ -176,7 +377,7 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 			for i := range c {
 				r := (a-base)*c + i
 				if add(dec[r*t : (r+1)*t]) {
-					b.Novel++
+					st.Novel++
 				}
 			}
 		} else if ahead != nil { // nil without latent candidates (NoFlow)
@@ -191,12 +392,6 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 			breeder.Child(child, parents, o.rng)
 			add(child)
 		}
-		fromLib := len(pl.key) // the pool's entries from here on are library molecules
-		if near != nil {
-			for _, r := range near[a%len(near)] {
-				add(libTok[r*t : (r+1)*t])
-			}
-		}
 		o.times.Candidates += time.Since(start)
 		m := len(pl.key)
 		if m == 0 {
@@ -206,17 +401,9 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 		if err != nil {
 			return nil, fmt.Errorf("bo: anchor %d: %w", a, err)
 		}
-		if s.LibraryPicks > 0 && m > fromLib {
-			if pick, err = p.reserveLibrary(ctx, pick, fromLib, pl.tok, pl.key, b); err != nil {
-				return nil, fmt.Errorf("bo: anchor %d: %w", a, err)
-			}
-		}
 		for _, i := range pick {
-			if i < fromFlow && b.FromFlow >= 0 {
-				b.FromFlow++
-			}
-			if i >= fromLib {
-				b.FromLibrary++
+			if i < fromFlow && st.FromFlow >= 0 {
+				st.FromFlow++
 			}
 			pl.take(i)
 		}
@@ -226,7 +413,7 @@ func (p *tokenProposer) proposeScreened(ctx context.Context, centres, probs []fl
 
 // breeder returns the GA's breeder of Offspring children and its parents' token rows, both nil without
 // Offspring.
-func (p *tokenProposer) breeder() (*Breeder, []int) {
+func (p *screenedProposer) breeder() (*Breeder, []int) {
 	o, s := p.o, p.s
 	if s.Offspring <= 0 {
 		return nil, nil
@@ -235,7 +422,7 @@ func (p *tokenProposer) breeder() (*Breeder, []int) {
 	idx := o.parentSet(100)
 	parents := o.gather(idx)
 	if s.GraphCrossover {
-		breeder.Crosser, breeder.Rings = o.prob.Codec.(Crosser), s.CrossoverRings
+		breeder.Crosser = o.prob.Codec.(Crosser)
 		for _, i := range idx {
 			breeder.Keys = append(breeder.Keys, o.st.SMILES[i])
 		}
@@ -247,9 +434,8 @@ func (p *tokenProposer) breeder() (*Breeder, []int) {
 }
 
 // pool is one anchor's candidates as the screened variant gathers them: distinct valid molecules new to the
-// data, to the batch and to the pool (by key, then by identity), and with SkipVariants, once the objective has
-// scored variants alike, no variant of a paid molecule or of one already in the batch or the pool. take moves
-// a picked molecule into the batch; reset empties the pool for the next anchor.
+// data, to the batch and to the pool (by key, then by identity). take moves a picked molecule into the batch;
+// reset empties the pool for the next anchor.
 type pool struct {
 	o     *Optimizer
 	b     *batch
@@ -258,24 +444,17 @@ type pool struct {
 	key   []string
 	id    []string // identities, "" without an Identifier
 	in    map[string]struct{}
-	vars  map[string]struct{}
-	// inBatch and batchVars hold what the batch holds so far, by key and identity and by variant key (with
-	// varKey, SkipVariants's key; nil without it).
-	inBatch, batchVars map[string]struct{}
-	varKey             func(string) string
+	// inBatch holds what the batch holds so far, by key and identity.
+	inBatch map[string]struct{}
 }
 
 func newPool(o *Optimizer, b *batch) *pool {
-	pl := &pool{o: o, b: b, canon: make([]int, o.t), inBatch: make(map[string]struct{})}
-	if o.vars != nil && o.vars.blind() {
-		pl.varKey, pl.batchVars = o.vars.key, make(map[string]struct{})
-	}
-	return pl
+	return &pool{o: o, b: b, canon: make([]int, o.t), inBatch: make(map[string]struct{})}
 }
 
 func (pl *pool) reset() {
 	pl.tok, pl.key, pl.id = nil, nil, nil
-	pl.in, pl.vars = make(map[string]struct{}), make(map[string]struct{})
+	pl.in = make(map[string]struct{})
 }
 
 // add adds the molecule of token row seq to the pool, or counts why not in the batch's statistics.
@@ -297,15 +476,6 @@ func (pl *pool) add(seq []int) bool {
 		b.Duplicate++
 		return false
 	}
-	if pl.varKey != nil {
-		vk := pl.varKey(s)
-		_, in := pl.batchVars[vk]
-		if _, pooled := pl.vars[vk]; in || pooled || o.vars.paid(vk) {
-			b.Variants++
-			return false
-		}
-		pl.vars[vk] = struct{}{}
-	}
 	remember(pl.in, s, id)
 	pl.tok = append(pl.tok, pl.canon...)
 	pl.key = append(pl.key, s)
@@ -317,19 +487,16 @@ func (pl *pool) add(seq []int) bool {
 func (pl *pool) take(i int) {
 	t, b := pl.o.t, pl.b
 	remember(pl.inBatch, pl.key[i], pl.id[i])
-	if pl.varKey != nil {
-		pl.batchVars[pl.varKey(pl.key[i])] = struct{}{}
-	}
 	b.Tokens = append(b.Tokens, pl.tok[i*t:(i+1)*t]...)
 	b.SMILES = append(b.SMILES, pl.key[i])
 }
 
 // decodeToTarget offers anchor a's decoded latent candidates to add a chunk at a time, decoding them through l
-// (with the later anchors up to reach, those the batch can still reach), until TokenSettings.CandidateTarget of
+// (with the later anchors up to reach, those the batch can still reach), until ScreenedSettings.CandidateTarget of
 // them were new molecules or all are offered: when most candidates decode to molecules already seen, the anchor
 // reads them all as before; when most are new, it stops early. It returns the time spent decoding (also added
 // to the Decode phase).
-func (p *tokenProposer) decodeToTarget(ctx context.Context, l *lookahead, a, reach int, b *batch, add func([]int) bool) (time.Duration, error) {
+func (p *screenedProposer) decodeToTarget(ctx context.Context, l *lookahead, a, reach int, b *batch, add func([]int) bool) (time.Duration, error) {
 	o := p.o
 	t := o.t
 	novel := 0
@@ -343,10 +510,10 @@ func (p *tokenProposer) decodeToTarget(ctx context.Context, l *lookahead, a, rea
 			return spent, err
 		}
 		m := len(dec) / t
-		b.Candidates += m
+		b.Screened.Decoded += m
 		for i := range m {
 			if add(dec[i*t : (i+1)*t]) {
-				b.Novel++
+				b.Screened.Novel++
 				novel++
 			}
 		}
@@ -466,116 +633,4 @@ func (o *Optimizer) selectAllowed(ctx context.Context, dst []int, samples []floa
 			return picks, out, nil
 		}
 	}
-}
-
-// LibrarySample is how many library molecules per library candidate an iteration draws to find the neighbours of
-// the best molecules among (TokenSettings.Library): a random draw of the library, so that the cost does not grow
-// with its size, and new neighbours come each iteration.
-const LibrarySample = 50
-
-// libraryNeighbours draws LibrarySample×k molecules of Problem.Library, keeps the valid ones not yet paid for, and
-// returns their canonical tokens and, for each of the molecules best (data indices), the k of them most similar to
-// it by minMaxSimilarity on the surrogate's inputs (Morgan and token counts, non-negative).
-func (p *tokenProposer) libraryNeighbours(best []int, k int) ([]int, [][]int, error) {
-	o, t := p.o, p.o.t
-	lib := o.prob.Library
-	rows := len(lib) / t
-	canon := make([]int, t)
-	var tok []int
-	var keys []string
-	drawn := make(map[string]struct{})
-	for range LibrarySample * k {
-		r := o.rng.IntN(rows)
-		key, ok := o.prob.Codec.Canonical(canon, lib[r*t:(r+1)*t])
-		if !ok || holds(o.seen, key) || holds(drawn, key) {
-			continue
-		}
-		drawn[key] = struct{}{}
-		tok = append(tok, canon...)
-		keys = append(keys, key)
-	}
-	if len(keys) == 0 || len(best) == 0 {
-		return nil, nil, nil
-	}
-	x, err := o.features(tok, keys)
-	if err != nil {
-		return nil, nil, err
-	}
-	bestKeys := make([]string, len(best))
-	for i, j := range best {
-		bestKeys[i] = o.st.SMILES[j]
-	}
-	ref, err := o.features(o.gather(best), bestKeys)
-	if err != nil {
-		return nil, nil, err
-	}
-	w := len(x) / len(keys)
-	sim := make([]float64, len(keys))
-	order := make([]int, len(keys))
-	near := make([][]int, len(best))
-	for i := range best {
-		for j := range keys {
-			sim[j] = minMaxSimilarity(ref[i*w:(i+1)*w], x[j*w:(j+1)*w])
-			order[j] = j
-		}
-		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sim[b], sim[a]) }) // most similar first
-		near[i] = slices.Clone(order[:min(k, len(order))])
-	}
-	return tok, near, nil
-}
-
-// minMaxSimilarity is Σmin(a, b)/Σmax(a, b) of two non-negative count vectors (RDKit's Tanimoto similarity of
-// count fingerprints; the GP's Tanimoto kernel is the dot-product form); 0 when both are zero.
-func minMaxSimilarity(a, b []float64) float64 {
-	var lo, hi float64
-	for i, v := range a {
-		lo += min(v, b[i])
-		hi += max(v, b[i])
-	}
-	if hi == 0 {
-		return 0
-	}
-	return lo / hi
-}
-
-// reserveLibrary makes at least TokenSettings.LibraryPicks of an anchor's picks library molecules (the pool's
-// entries from fromLib on): when Thompson sampling over the whole pool chose fewer, the rest are chosen by
-// Thompson sampling among the library molecules alone and replace picks of other candidates.
-func (p *tokenProposer) reserveLibrary(ctx context.Context, pick []int, fromLib int, poolTok []int, poolKey []string, b *batch) ([]int, error) {
-	o, t := p.o, p.o.t
-	want := min(p.s.LibraryPicks, len(pick), len(poolKey)-fromLib)
-	have := 0
-	picked := make(map[int]bool, len(pick))
-	for _, i := range pick {
-		picked[i] = true
-		if i >= fromLib {
-			have++
-		}
-	}
-	if have >= want {
-		return pick, nil
-	}
-	sub, err := o.thompsonPicks(ctx, min(want, len(poolKey)-fromLib), poolTok[fromLib*t:], poolKey[fromLib:], b)
-	if err != nil {
-		return nil, err
-	}
-	last := len(pick) - 1 // replaced from the end: Thompson's picks come in no order of merit
-	for _, j := range sub {
-		if have == want {
-			break
-		}
-		if picked[fromLib+j] {
-			continue
-		}
-		for last >= 0 && pick[last] >= fromLib {
-			last--
-		}
-		if last < 0 {
-			break
-		}
-		pick[last] = fromLib + j
-		last--
-		have++
-	}
-	return pick, nil
 }
