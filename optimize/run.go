@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nfbo/nfbo/chem/objective/metrics"
 	"io"
 	"math"
 	"path/filepath"
@@ -18,17 +17,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nfbo/nfbo/chem/molfile"
+	"github.com/nfbo/nfbo/chem/objective/metrics"
+
 	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/objective/queue"
-	"github.com/nfbo/nfbo/chem/sdf"
 	"github.com/nfbo/nfbo/chem/selfies"
-	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/engine/train"
-	"github.com/nfbo/nfbo/internal/textfile"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -181,16 +180,6 @@ func (a Args) Check() error {
 		return err
 	}
 	return a.ScreenedArgs.check()
-}
-
-// initMol is one initial molecule after canonicalisation.
-type initMol struct {
-	line  int    // 1-based line in the init file
-	key   string // the codec's key (SMILES of the canonical SELFIES)
-	ids   []int  // canonical ids, padded to the model's MaxT
-	n     int    // number of symbols
-	score float64
-	name  string // in the init file, if any
 }
 
 // Run makes or resumes (a.Resume) the run in a.Out and runs it until its budget is spent, ctx is done or it
@@ -541,73 +530,24 @@ func printResults(ctx context.Context, w io.Writer, canon objective.Canonicalize
 	return nil
 }
 
-// readInit reads the first count molecules of an init file (through gzip when its name ends in ".gz"): a CSV
-// with a smiles/smile column (and the task's scores when it has a column named like the task), or one SMILES per
-// line. See parseInit.
-func readInit(path, task string, count int) (rows []initRow, hasScores bool, err error) {
-	return readMoleculeFile("-init", path, task, count)
-}
-
-// readMoleculeFile is readInit for the file a flag (named in its errors) gives.
-func readMoleculeFile(flag, path, task string, count int) (rows []initRow, hasScores bool, err error) {
-	r, err := textfile.Open(path)
+// readInit reads the first count molecules of the -init file (molfile.Read).
+func readInit(path, task string, count int) (rows []molfile.Row, hasScores bool, err error) {
+	rows, hasScores, err = molfile.Read(path, task, count)
 	if err != nil {
-		return nil, false, fmt.Errorf("optimize: %s: %w", flag, err)
+		return nil, false, fmt.Errorf("optimize: -init: %w", err)
 	}
-	defer r.Close()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, false, fmt.Errorf("optimize: %s: read %s: %w", flag, path, err)
-	}
-	return parseInit(path, b, task, count)
-}
-
-// parseInit reads the first count molecules of the init file path, whose bytes are data. A SMILES that holds a
-// byte that is not printable ASCII (another encoding, a binary file) is an error naming the line and the byte's
-// offset, as is a task score that is not a finite number; both are found before anything is paid.
-func parseInit(path string, data []byte, task string, count int) (rows []initRow, hasScores bool, err error) {
-	if sdf.Looks(data) {
-		return readInitSDF(path, data, task, count)
-	}
-	text := strings.TrimPrefix(string(data), "\ufeff") // the byte order mark some editors write
-	first, _, _ := strings.Cut(text, "\n")
-	if strings.Contains(first, ",") {
-		return readInitCSV(path, text, task, count, ',')
-	}
-	if tsvHeader(first) {
-		return readInitCSV(path, text, task, count, '\t')
-	}
-	if smilesHeader(strings.Split(first, ";")) {
-		return nil, false, fmt.Errorf("optimize: %s:1: %w", path, objective.ErrSemicolons)
-	}
-	for i, line := range strings.Split(text, "\n") {
-		if len(rows) == count {
-			break
-		}
-		f, _ := smiles.FirstField(line)
-		if f == "" || strings.HasPrefix(f, "#") || (i == 0 && strings.EqualFold(f, "smiles")) {
-			continue
-		}
-		if err := smiles.CheckText(f); err != nil {
-			return nil, false, fmt.Errorf("optimize: %s:%d: %w", path, i+1, err)
-		}
-		rows = append(rows, initRow{line: i + 1, smiles: f, name: strings.TrimSpace(strings.TrimPrefix(trimSpace(line), f))})
-	}
-	if len(rows) == 0 {
-		return nil, false, fmt.Errorf("optimize: %s: no molecules", path)
-	}
-	return rows, false, nil
+	return rows, hasScores, nil
 }
 
 // initScores returns the initial molecules' scores from the file, or nil when it had none (they are paid for
 // through the log).
-func initScores(mols []initMol, hasScores bool) []float64 {
+func initScores(mols []molfile.Molecule, hasScores bool) []float64 {
 	if !hasScores {
 		return nil
 	}
 	out := make([]float64, len(mols))
 	for i, m := range mols {
-		out[i] = m.score
+		out[i] = m.Score
 	}
 	return out
 }

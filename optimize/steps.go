@@ -13,6 +13,7 @@ import (
 
 	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/bo"
+	"github.com/nfbo/nfbo/chem/molfile"
 	"github.com/nfbo/nfbo/chem/molseq"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/rules"
@@ -43,7 +44,7 @@ type runState struct {
 	// loadInputs
 	ck        *model.Checkpoint
 	voc       *vocab.Vocab
-	mols      []initMol
+	mols      []molfile.Molecule
 	t         int  // the run's sequence length
 	hasScores bool // the init file has the task's scores: the initial molecules cost nothing
 	paysFewer bool // NF-BO pays for fewer initial molecules than the preset's count, by the preset's choice
@@ -131,8 +132,9 @@ func (r *runState) loadInputs(ctx context.Context) error {
 		return err
 	}
 	r.hasScores = hasScores
-	if r.mols, r.t, err = canonicalInit(r.s.Stderr, a.Init, rows, r.voc, r.ck.Params.Config.MaxT); err != nil {
-		return err
+	skipped := func(msg string) { fmt.Fprintf(r.s.Stderr, "nfbo optimize: %s\n", msg) }
+	if r.mols, r.t, err = molfile.Canonicalize(rows, a.Init, r.voc, r.ck.Params.Config.MaxT, skipped); err != nil {
+		return fmt.Errorf("optimize: -init: %w", err)
 	}
 	if a.ask != nil {
 		a.ask.names = initialNames(r.mols) // the names go with the molecules into the ledger
@@ -159,11 +161,11 @@ func (r *runState) presetPaysFewer(hasScores bool) bool {
 }
 
 // initialNames returns the names the initial file gives its molecules mols, by the optimiser's key.
-func initialNames(mols []initMol) map[string]string {
+func initialNames(mols []molfile.Molecule) map[string]string {
 	names := map[string]string{}
 	for _, m := range mols {
-		if m.name != "" {
-			names[m.key] = m.name
+		if m.Name != "" {
+			names[m.Key] = m.Name
 		}
 	}
 	return names
@@ -229,7 +231,7 @@ func (r *runState) plan(context.Context) error {
 // molecules' (one may hold scores under another name than the task's): its molecules are about to be paid for.
 func (r *runState) checkScoreColumn() error {
 	a := r.a
-	others := initColumns(a.Init)
+	others := molfile.ScoreColumns(a.Init)
 	if a.ScoreColumn != "" {
 		return argErrorf("-score-column %s: %s has no column (or SDF data item on every record) of that name; its columns: %s",
 			a.ScoreColumn, a.Init, strings.Join(others, ", "))
@@ -337,7 +339,7 @@ func (r *runState) payInitial(ctx context.Context) (stop bool, err error) {
 	if !r.hasScores {
 		keys := make([]string, len(r.mols))
 		for i, m := range r.mols {
-			keys[i] = m.key
+			keys[i] = m.Key
 		}
 		evs, err := r.budget.Evaluate(ctx, keys)
 		if err != nil {
@@ -345,7 +347,7 @@ func (r *runState) payInitial(ctx context.Context) (stop bool, err error) {
 		}
 		calls := map[int]bool{}
 		for i, e := range evs {
-			r.mols[i].score = e.Score
+			r.mols[i].Score = e.Score
 			if e.Call > 0 {
 				calls[e.Call] = true
 			}
@@ -395,9 +397,9 @@ func (r *runState) runOptimiser(ctx context.Context) error {
 	a := r.a
 	init := bo.Initial{Tokens: make([]int, 0, len(r.mols)*r.t)}
 	for _, m := range r.mols {
-		init.Tokens = append(init.Tokens, m.ids[:r.t]...)
-		init.Y = append(init.Y, r.info.Gain(m.score)) // what the optimiser maximises
-		init.SMILES = append(init.SMILES, m.key)
+		init.Tokens = append(init.Tokens, m.IDs[:r.t]...)
+		init.Y = append(init.Y, r.info.Gain(m.Score)) // what the optimiser maximises
+		init.SMILES = append(init.SMILES, m.Key)
 	}
 	rec := &progressPrinter{w: r.s.Stdout, health: flowHealth(r.flow, r.voc, a.FrozenEmbeddings()), warnf: r.warnf,
 		saved: r.saveProgress}

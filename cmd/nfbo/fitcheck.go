@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/nfbo/nfbo/modelcheck"
-	"github.com/nfbo/nfbo/optimize"
 )
 
 // newFitcheckCmd returns "nfbo fitcheck", flags around modelcheck.Fitcheck: how well each surrogate ranks held-out
@@ -49,7 +48,7 @@ have already paid for.`,
 		if *test < 3 {
 			return Usagef(cmd, "fitcheck: -test must be at least 3")
 		}
-		return modelcheck.Fitcheck(ctx, optimize.Streams{Stdout: cmd.Stdout, Stderr: cmd.Stderr},
+		return modelcheck.Fitcheck(ctx, cmd.Stdout, cmd.Stderr,
 			modelcheck.FitcheckSettings{Data: *data, Task: *task, Model: *modelDir, Train: sizes, Test: *test, Seed: *seed})
 	}
 	return cmd

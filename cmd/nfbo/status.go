@@ -6,8 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/nfbo/nfbo/chem/objective/metrics"
 	"os"
+
+	"github.com/nfbo/nfbo/chem/objective/metrics"
 
 	"github.com/nfbo/nfbo/labserve"
 	"github.com/nfbo/nfbo/rundir"
