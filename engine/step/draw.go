@@ -246,8 +246,8 @@ func Finite(loss, sq float64) bool {
 // Batch returns, drawn on the host, the batch that Train draws on a device
 // from in for cfg and the embeddings embed [V, F] (normalised here as the
 // device normalises them, kernels.NormalizeRowsTo), with the number of rows
-// whose noise was rejected: what the gorgonia graph is given to take the
-// device's step, and the parity tests' batch.
+// whose noise was rejected: the parity tests' batch (Run), which gives
+// engine/train's gorgonia reference graph the device's step.
 func (in *Inputs) Batch(cfg model.Config, embed []float32) (*Batch, int, error) {
 	B := len(in.Lens)
 	if err := in.check(cfg.T, B, cfg.V); err != nil {

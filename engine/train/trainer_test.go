@@ -57,8 +57,8 @@ func smallTrainConfig() model.Config {
 // checkpoint file (model.SaveCheckpoint with the trainer state), a fresh
 // trainer restored from it and N more steps. N is chosen to stop mid-epoch, with a partial last batch.
 func TestResumeIsExact(t *testing.T) {
-	for _, opts := range []Options{{}, {UnrolledLSTM: true}, {RandomPad: true, PadToken: 1}} {
-		t.Run(fmt.Sprintf("unrolled=%v/randompad=%v", opts.UnrolledLSTM, opts.RandomPad), func(t *testing.T) { testResume(t, opts) })
+	for _, opts := range []Options{{}, {FreezeEmbeddings: true}, {RandomPad: true, PadToken: 1}} {
+		t.Run(fmt.Sprintf("frozen=%v/randompad=%v", opts.FreezeEmbeddings, opts.RandomPad), func(t *testing.T) { testResume(t, opts) })
 	}
 }
 
