@@ -127,14 +127,43 @@ func noiseDraw(e []float32, r, a int, sigma float64, key kernels.PhiloxKey) {
 
 // NearestRow returns the row of en [V, F] with the largest dot product
 // with en[x] + e (float64 sums in index order; the first of ties): the
-// token a noisy embedding decodes to, for unit rows.
+// token a noisy embedding decodes to, for unit rows. It sums four rows at a
+// time, each in index order as one row alone would be, so that the
+// independent sums overlap (TestNearestRowMatchesOneAtATime).
 func NearestRow(en []float32, x int, e []float32) int {
 	F := len(e)
+	var buf [64]float64
+	v := buf[:0]
+	if F > len(buf) {
+		v = make([]float64, F)
+	} else {
+		v = buf[:F]
+	}
+	for j := range v {
+		v[j] = float64(en[x*F+j]) + float64(e[j])
+	}
+	V := len(en) / F
 	best, arg := math.Inf(-1), 0
-	for k := 0; (k+1)*F <= len(en); k++ {
+	k := 0
+	for ; k+4 <= V; k += 4 {
+		r0, r1, r2, r3 := en[k*F:][:F], en[(k+1)*F:][:F], en[(k+2)*F:][:F], en[(k+3)*F:][:F]
+		var d0, d1, d2, d3 float64
+		for j, vj := range v {
+			d0 += float64(r0[j]) * vj
+			d1 += float64(r1[j]) * vj
+			d2 += float64(r2[j]) * vj
+			d3 += float64(r3[j]) * vj
+		}
+		for i, d := range [4]float64{d0, d1, d2, d3} {
+			if d > best {
+				best, arg = d, k+i
+			}
+		}
+	}
+	for ; k < V; k++ {
 		var d float64
-		for j := range F {
-			d += float64(en[k*F+j]) * (float64(en[x*F+j]) + float64(e[j]))
+		for j, vj := range v {
+			d += float64(en[k*F+j]) * vj
 		}
 		if d > best {
 			best, arg = d, k
@@ -182,14 +211,21 @@ func DropoutScale(p float64) float32 { return float32(1 / (1 - p)) }
 // DropoutScale(p) when the uniform of word e mod 4 of counter (e/4,
 // stream, 0, dropout) is at least p, else 0. The Device's DrawDropout.
 func DropoutTo(mask []float32, p float64, key kernels.PhiloxKey, stream int) {
+	DropoutWords(mask, p, key, stream, 0, (len(mask)+3)/4)
+}
+
+// DropoutWords is DropoutTo on the entries 4·lo .. 4·hi−1 of mask alone
+// (each word of four entries depends on its index only), for a device that
+// splits the mask.
+func DropoutWords(mask []float32, p float64, key kernels.PhiloxKey, stream int, lo, hi int) {
 	keep := DropoutScale(p)
-	for e := 0; e < len(mask); e += 4 {
-		x := kernels.Philox4x32([4]uint32{uint32(e / 4), uint32(stream), 0, purposeDropout}, key)
+	for w := lo; w < hi; w++ {
+		x := kernels.Philox4x32([4]uint32{uint32(w), uint32(stream), 0, purposeDropout}, key)
 		for k := range 4 {
-			if e+k < len(mask) {
-				mask[e+k] = 0
+			if e := 4*w + k; e < len(mask) {
+				mask[e] = 0
 				if kernels.Uniform24(x[k]) >= p {
-					mask[e+k] = keep
+					mask[e] = keep
 				}
 			}
 		}

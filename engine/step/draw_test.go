@@ -3,6 +3,7 @@ package step
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/nfbo/nfbo/kernels"
@@ -173,6 +174,68 @@ func TestTrainIsRunOnItsDraws(t *testing.T) {
 	for i, v := range mem(trained.params) {
 		if v != before[i] && !(math.IsNaN(v) && math.IsNaN(before[i])) {
 			t.Fatalf("weight %d changed by a non-finite step", i)
+		}
+	}
+}
+
+// nearestRowRef is NearestRow one row at a time, as its definition reads.
+func nearestRowRef(en []float32, x int, e []float32) int {
+	F := len(e)
+	best, arg := math.Inf(-1), 0
+	for k := 0; (k+1)*F <= len(en); k++ {
+		var d float64
+		for j := range F {
+			d += float64(en[k*F+j]) * (float64(en[x*F+j]) + float64(e[j]))
+		}
+		if d > best {
+			best, arg = d, k
+		}
+	}
+	return arg
+}
+
+// NearestRow, four rows at a time, picks the row the one-at-a-time sums
+// pick, ties and near ties included (duplicated rows, noise that lands
+// between two rows), for V not a multiple of four and F wider than its
+// stack buffer.
+func TestNearestRowMatchesOneAtATime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct{ V, F int }{{9, 6}, {185, 40}, {7, 70}, {4, 3}} {
+		en := make([]float32, c.V*c.F)
+		for i := range en {
+			en[i] = float32(rng.NormFloat64())
+		}
+		copy(en[2*c.F:3*c.F], en[1*c.F:2*c.F]) // a tie: rows 1 and 2 equal
+		e := make([]float32, c.F)
+		var differ int
+		for range 2000 {
+			x := rng.IntN(c.V)
+			for j := range e {
+				e[j] = float32(rng.NormFloat64() * 2)
+			}
+			got, want := NearestRow(en, x, e), nearestRowRef(en, x, e)
+			if got != want {
+				differ++
+			}
+		}
+		if differ > 0 {
+			t.Errorf("V %d F %d: %d of 2000 rows differ", c.V, c.F, differ)
+		}
+	}
+}
+
+// DropoutWords over a split of the words writes DropoutTo's mask.
+func TestDropoutWordsSplit(t *testing.T) {
+	key := kernels.KeyOf(99)
+	for _, n := range []int{1, 7, 64, 1001} {
+		want, got := make([]float32, n), make([]float32, n)
+		DropoutTo(want, 0.3, key, 5)
+		words := (n + 3) / 4
+		for lo := 0; lo < words; lo += 3 {
+			DropoutWords(got, 0.3, key, 5, lo, min(lo+3, words))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("n %d: split mask differs", n)
 		}
 	}
 }

@@ -34,7 +34,8 @@ func benchT() int {
 // (engine=graph: graphTrainer, now the tests' oracle), the two interleaved
 // in one run. Graph compilation or step allocation happens before the timer
 // (prepare-s); live-MiB is the heap after a forced GC with the trainer
-// alive; sync-ms (engine=step) is what reading the weights and moments back
+// alive; cpu-ms/op is the process's CPU time per step (robust to a loaded
+// machine, unlike ns/op); sync-ms (engine=step) is what reading the weights and moments back
 // and uploading them again once costs (a validation's or checkpoint's). The
 // paper preset runs only with NFBO_BENCH_PAPER=1.
 func BenchmarkTrainStep(b *testing.B) {
@@ -88,6 +89,7 @@ func benchTrainStep(b *testing.B, preset, engine string, T int) {
 	}
 	var ms runtime.MemStats
 	var peakHeap uint64
+	cpu0 := cpuTime()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -98,6 +100,9 @@ func benchTrainStep(b *testing.B, preset, engine string, T int) {
 		peakHeap = max(peakHeap, ms.HeapInuse)
 	}
 	b.StopTimer()
+	// The process's CPU time per step, all cores: on a loaded machine the
+	// wall time measures the load too.
+	b.ReportMetric((cpuTime()-cpu0).Seconds()*1e3/float64(b.N), "cpu-ms/op")
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-MiB")
@@ -124,4 +129,13 @@ func benchTrainStep(b *testing.B, preset, engine string, T int) {
 		}
 		b.ReportMetric(float64(time.Since(start).Microseconds())/1e3, "sync-ms")
 	}
+}
+
+// cpuTime returns the user and system time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

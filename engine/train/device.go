@@ -380,9 +380,10 @@ func (CPU) DrawNoise(eps step.Buf, tok step.IntBuf, wt, en step.Buf, n, F, V int
 	acc(a)[slot] += float64(rejected)
 }
 
-// DrawDropout is step.DropoutTo.
+// DrawDropout is step.DropoutTo, its words split over the cores.
 func (CPU) DrawDropout(mask step.Buf, n int, p float64, key kernels.PhiloxKey, stream int) {
-	step.DropoutTo(f32("DrawDropout", "mask", mask, n), p, key, stream)
+	m := f32("DrawDropout", "mask", mask, n)
+	parallelRows((n+3)/4, 16, func(lo, hi int) { step.DropoutWords(m, p, key, stream, lo, hi) })
 }
 
 // AdamClipped is Adam with the clipping scale of the accumulated norm, and
