@@ -194,7 +194,8 @@ func (tr *Trainer) syncHost() error {
 func (tr *Trainer) hostChanged() { tr.res.behind = tr.res.state != nil }
 
 // Sync brings the Params the trainer was made with, and Adam's moments, up
-// to date with steps taken on Options.Device (a no-op without one).
+// to date with the steps taken on the device (a no-op when it has taken
+// none since the last sync).
 // Pretrain, FineTune, Evaluate, Checkpoint and Params do it themselves;
 // Sync returns the error where Params cannot.
 func (tr *Trainer) Sync() error { return tr.syncHost() }

@@ -150,7 +150,7 @@ func (tr *Trainer) configureAdam() {
 }
 
 // Params returns the parameters being trained (shared, not a copy),
-// brought up to date first with the steps taken on Options.Device (a failed
+// brought up to date first with the steps taken on the device (a failed
 // download comes back from Sync and from the next step).
 func (tr *Trainer) Params() *model.Params {
 	tr.syncHost()
