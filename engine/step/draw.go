@@ -133,7 +133,7 @@ func noiseDraw(e []float32, r, a int, sigma float64, key kernels.PhiloxKey) {
 func NearestRow(en []float32, x int, e []float32) int {
 	F := len(e)
 	var buf [64]float64
-	v := buf[:0]
+	var v []float64
 	if F > len(buf) {
 		v = make([]float64, F)
 	} else {
