@@ -23,19 +23,41 @@ const (
 
 // Philox4x32 returns the Philox4x32-10 block of counter ctr under key: ten
 // rounds, the key bumped between rounds. engine/cuda's train.cu holds its
-// CUDA twin (nfbo_philox), which gives the same bits.
+// CUDA twin (nfbo_philox), which gives the same bits. The rounds are
+// written out: the loop with an array for the counter ran four times
+// slower, and a CPU training step draws its dropout masks, noise and
+// negative tokens through it.
 func Philox4x32(ctr [4]uint32, key PhiloxKey) [4]uint32 {
-	c, k0, k1 := ctr, key[0], key[1]
-	for r := 0; r < 10; r++ {
-		if r > 0 {
-			k0 += philoxW0
-			k1 += philoxW1
-		}
-		p0 := uint64(philoxM0) * uint64(c[0])
-		p1 := uint64(philoxM1) * uint64(c[2])
-		c = [4]uint32{uint32(p1>>32) ^ c[1] ^ k0, uint32(p1), uint32(p0>>32) ^ c[3] ^ k1, uint32(p0)}
-	}
-	return c
+	c0, c1, c2, c3 := ctr[0], ctr[1], ctr[2], ctr[3]
+	k0, k1 := key[0], key[1]
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0, k1)
+	k0, k1 = k0+philoxW0, k1+philoxW1
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0, k1)
+	k0, k1 = k0+philoxW0, k1+philoxW1
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0, k1)
+	k0, k1 = k0+philoxW0, k1+philoxW1
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0, k1)
+	k0, k1 = k0+philoxW0, k1+philoxW1
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0, k1)
+	k0, k1 = k0+philoxW0, k1+philoxW1
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0, k1)
+	k0, k1 = k0+philoxW0, k1+philoxW1
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0, k1)
+	k0, k1 = k0+philoxW0, k1+philoxW1
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0, k1)
+	k0, k1 = k0+philoxW0, k1+philoxW1
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0, k1)
+	k0, k1 = k0+philoxW0, k1+philoxW1
+	c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0, k1)
+	return [4]uint32{c0, c1, c2, c3}
+}
+
+// philoxRound is one round of Philox4x32 on the counter c0..c3 with the
+// round's key k0, k1.
+func philoxRound(c0, c1, c2, c3, k0, k1 uint32) (uint32, uint32, uint32, uint32) {
+	p0 := uint64(philoxM0) * uint64(c0)
+	p1 := uint64(philoxM1) * uint64(c2)
+	return uint32(p1>>32) ^ c1 ^ k0, uint32(p1), uint32(p0>>32) ^ c3 ^ k1, uint32(p0)
 }
 
 // Uniform24 maps x to [0, 1) with 24 random bits: exact in float32, so

@@ -102,7 +102,7 @@ func (a Acc) Len() int { return a.n }
 // panics, as in kernels.
 //
 // engine/train.CPU is the CPU's implementation, on kernels and the float32
-// loops of engine/train's fused ops.
+// loops of engine/train (loops.go).
 type Device interface {
 	// Alloc returns a new buffer of n zeros, and AllocInt one of n int32
 	// zeros.

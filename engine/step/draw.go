@@ -127,14 +127,43 @@ func noiseDraw(e []float32, r, a int, sigma float64, key kernels.PhiloxKey) {
 
 // NearestRow returns the row of en [V, F] with the largest dot product
 // with en[x] + e (float64 sums in index order; the first of ties): the
-// token a noisy embedding decodes to, for unit rows.
+// token a noisy embedding decodes to, for unit rows. It sums four rows at a
+// time, each in index order as one row alone would be, so that the
+// independent sums overlap (TestNearestRowMatchesOneAtATime).
 func NearestRow(en []float32, x int, e []float32) int {
 	F := len(e)
+	var buf [64]float64
+	var v []float64
+	if F > len(buf) {
+		v = make([]float64, F)
+	} else {
+		v = buf[:F]
+	}
+	for j := range v {
+		v[j] = float64(en[x*F+j]) + float64(e[j])
+	}
+	V := len(en) / F
 	best, arg := math.Inf(-1), 0
-	for k := 0; (k+1)*F <= len(en); k++ {
+	k := 0
+	for ; k+4 <= V; k += 4 {
+		r0, r1, r2, r3 := en[k*F:][:F], en[(k+1)*F:][:F], en[(k+2)*F:][:F], en[(k+3)*F:][:F]
+		var d0, d1, d2, d3 float64
+		for j, vj := range v {
+			d0 += float64(r0[j]) * vj
+			d1 += float64(r1[j]) * vj
+			d2 += float64(r2[j]) * vj
+			d3 += float64(r3[j]) * vj
+		}
+		for i, d := range [4]float64{d0, d1, d2, d3} {
+			if d > best {
+				best, arg = d, k+i
+			}
+		}
+	}
+	for ; k < V; k++ {
 		var d float64
-		for j := range F {
-			d += float64(en[k*F+j]) * (float64(en[x*F+j]) + float64(e[j]))
+		for j, vj := range v {
+			d += float64(en[k*F+j]) * vj
 		}
 		if d > best {
 			best, arg = d, k
@@ -155,23 +184,101 @@ func NoiseTo(eps []float32, tok []int32, wt []float32, en []float32, F int, sigm
 
 // NoiseRows is NoiseTo on rows [lo, hi) alone (each row's draws depend on
 // its index, not on the others), for a device that splits the rows.
+//
+// Its result is the definition's, but it decides most first attempts
+// without NearestRow's float64 sums (a tenth of a CPU step): the scores of
+// a chunk of rows against every embedding in one float32 product
+// (kernels.MulPackedTo), whose error is bounded (noiseSettled); only rows
+// whose scores are within that bound of a tie, and later attempts, take
+// NearestRow (TestNoiseRowsMatchesDefinition).
 func NoiseRows(eps []float32, tok []int32, wt []float32, en []float32, F int, sigma float64, rounds int, key kernels.PhiloxKey, lo, hi int) (rejected int) {
-	for r := lo; r < hi; r++ {
-		e := eps[r*F : (r+1)*F]
-		if wt[r] == 0 {
-			clear(e)
-			continue
+	V := len(en) / F
+	var pk kernels.Packed
+	pk.Pack(en, F, F, V, true) // enᵀ: scores = v·enᵀ
+	norms := make([]float64, V)
+	for k := range V {
+		norms[k] = norm64(en[k*F : (k+1)*F])
+	}
+	const chunk = 64
+	v32 := make([]float32, chunk*F)
+	scores := make([]float32, chunk*V)
+	for r0 := lo; r0 < hi; r0 += chunk {
+		r1 := min(r0+chunk, hi)
+		for r := r0; r < r1; r++ {
+			e, v := eps[r*F:(r+1)*F], v32[(r-r0)*F:(r-r0+1)*F]
+			if wt[r] == 0 {
+				clear(e)
+				clear(v)
+				continue
+			}
+			noiseDraw(e, r, 0, sigma, key)
+			x := int(tok[r])
+			for j := range v {
+				v[j] = float32(float64(en[x*F+j]) + float64(e[j]))
+			}
 		}
-		ok := false
-		for a := 0; a < rounds && !ok; a++ {
-			noiseDraw(e, r, a, sigma, key)
-			ok = NearestRow(en, int(tok[r]), e) == int(tok[r])
-		}
-		if !ok {
-			rejected++
+		kernels.MulPackedTo(scores, V, v32, F, r1-r0, &pk, false)
+		for r := r0; r < r1; r++ {
+			if wt[r] == 0 {
+				continue
+			}
+			e, x := eps[r*F:(r+1)*F], int(tok[r])
+			ok, settled := noiseSettled(scores[(r-r0)*V:(r-r0+1)*V], norms, en[x*F:(x+1)*F], e, x)
+			if !settled {
+				ok = NearestRow(en, x, e) == x
+			}
+			for a := 1; a < rounds && !ok; a++ {
+				noiseDraw(e, r, a, sigma, key)
+				ok = NearestRow(en, x, e) == x
+			}
+			if !ok {
+				rejected++
+			}
 		}
 	}
 	return rejected
+}
+
+// noiseSettled decides from a row's float32 scores s [V] (s_k ≈ en_k·v,
+// v = en_x + e) whether NearestRow(en, x, e) is x, when it can: settled is
+// false when some score is too near s_x to tell. Each s_k is within
+// (F+2)·2⁻²⁴·‖v‖·‖en_k‖ of NearestRow's float64 sum d_k (v rounded to
+// float32, then F float32 products and additions in any order, fused or
+// not; the float64 sum's own error is a millionth of that), doubled here
+// for safety; when every other s_k is below s_x by more than both bounds,
+// d_x is the unique largest (ok); when one is above by more, it is not.
+func noiseSettled(s []float32, norms []float64, ex, e []float32, x int) (ok, settled bool) {
+	F := len(e)
+	var vv float64
+	for j, v := range ex {
+		d := float64(v) + float64(e[j])
+		vv += d * d
+	}
+	tol := 2 * float64(F+2) * 0x1p-24 * math.Sqrt(vv)
+	sx, tx := float64(s[x]), tol*norms[x]
+	ok = true
+	for k, sk := range s {
+		if k == x {
+			continue
+		}
+		tk := tol * norms[k]
+		switch d := float64(sk) - sx; {
+		case d > tk+tx:
+			return false, true
+		case d >= -(tk + tx):
+			ok = false // too near to tell, unless another row settles it
+		}
+	}
+	return ok, ok
+}
+
+// norm64 returns the Euclidean norm of x in float64.
+func norm64(x []float32) float64 {
+	var s float64
+	for _, v := range x {
+		s += float64(v) * float64(v)
+	}
+	return math.Sqrt(s)
 }
 
 // DropoutScale is the value of a kept entry of an inverted-dropout mask of
@@ -182,14 +289,21 @@ func DropoutScale(p float64) float32 { return float32(1 / (1 - p)) }
 // DropoutScale(p) when the uniform of word e mod 4 of counter (e/4,
 // stream, 0, dropout) is at least p, else 0. The Device's DrawDropout.
 func DropoutTo(mask []float32, p float64, key kernels.PhiloxKey, stream int) {
+	DropoutWords(mask, p, key, stream, 0, (len(mask)+3)/4)
+}
+
+// DropoutWords is DropoutTo on the entries 4·lo .. 4·hi−1 of mask alone
+// (each word of four entries depends on its index only), for a device that
+// splits the mask.
+func DropoutWords(mask []float32, p float64, key kernels.PhiloxKey, stream int, lo, hi int) {
 	keep := DropoutScale(p)
-	for e := 0; e < len(mask); e += 4 {
-		x := kernels.Philox4x32([4]uint32{uint32(e / 4), uint32(stream), 0, purposeDropout}, key)
+	for w := lo; w < hi; w++ {
+		x := kernels.Philox4x32([4]uint32{uint32(w), uint32(stream), 0, purposeDropout}, key)
 		for k := range 4 {
-			if e+k < len(mask) {
-				mask[e+k] = 0
+			if e := 4*w + k; e < len(mask) {
+				mask[e] = 0
 				if kernels.Uniform24(x[k]) >= p {
-					mask[e+k] = keep
+					mask[e] = keep
 				}
 			}
 		}
@@ -246,8 +360,8 @@ func Finite(loss, sq float64) bool {
 // Batch returns, drawn on the host, the batch that Train draws on a device
 // from in for cfg and the embeddings embed [V, F] (normalised here as the
 // device normalises them, kernels.NormalizeRowsTo), with the number of rows
-// whose noise was rejected: what the gorgonia graph is given to take the
-// device's step, and the parity tests' batch.
+// whose noise was rejected: the parity tests' batch (Run), which gives
+// engine/train's gorgonia reference graph the device's step.
 func (in *Inputs) Batch(cfg model.Config, embed []float32) (*Batch, int, error) {
 	B := len(in.Lens)
 	if err := in.check(cfg.T, B, cfg.V); err != nil {

@@ -3,6 +3,7 @@ package step
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/nfbo/nfbo/kernels"
@@ -174,5 +175,147 @@ func TestTrainIsRunOnItsDraws(t *testing.T) {
 		if v != before[i] && !(math.IsNaN(v) && math.IsNaN(before[i])) {
 			t.Fatalf("weight %d changed by a non-finite step", i)
 		}
+	}
+}
+
+// nearestRowRef is NearestRow one row at a time, as its definition reads.
+func nearestRowRef(en []float32, x int, e []float32) int {
+	F := len(e)
+	best, arg := math.Inf(-1), 0
+	for k := 0; (k+1)*F <= len(en); k++ {
+		var d float64
+		for j := range F {
+			d += float64(en[k*F+j]) * (float64(en[x*F+j]) + float64(e[j]))
+		}
+		if d > best {
+			best, arg = d, k
+		}
+	}
+	return arg
+}
+
+// NearestRow, four rows at a time, picks the row the one-at-a-time sums
+// pick, ties and near ties included (duplicated rows, noise that lands
+// between two rows), for V not a multiple of four and F wider than its
+// stack buffer.
+func TestNearestRowMatchesOneAtATime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct{ V, F int }{{9, 6}, {185, 40}, {7, 70}, {4, 3}} {
+		en := make([]float32, c.V*c.F)
+		for i := range en {
+			en[i] = float32(rng.NormFloat64())
+		}
+		copy(en[2*c.F:3*c.F], en[1*c.F:2*c.F]) // a tie: rows 1 and 2 equal
+		e := make([]float32, c.F)
+		var differ int
+		for range 2000 {
+			x := rng.IntN(c.V)
+			for j := range e {
+				e[j] = float32(rng.NormFloat64() * 2)
+			}
+			got, want := NearestRow(en, x, e), nearestRowRef(en, x, e)
+			if got != want {
+				differ++
+			}
+		}
+		if differ > 0 {
+			t.Errorf("V %d F %d: %d of 2000 rows differ", c.V, c.F, differ)
+		}
+	}
+}
+
+// DropoutWords over a split of the words writes DropoutTo's mask.
+func TestDropoutWordsSplit(t *testing.T) {
+	key := kernels.KeyOf(99)
+	for _, n := range []int{1, 7, 64, 1001} {
+		want, got := make([]float32, n), make([]float32, n)
+		DropoutTo(want, 0.3, key, 5)
+		words := (n + 3) / 4
+		for lo := 0; lo < words; lo += 3 {
+			DropoutWords(got, 0.3, key, 5, lo, min(lo+3, words))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("n %d: split mask differs", n)
+		}
+	}
+}
+
+// noiseRowsRef is NoiseRows as its definition reads: every attempt
+// checked with NearestRow.
+func noiseRowsRef(eps []float32, tok []int32, wt []float32, en []float32, F int, sigma float64, rounds int, key kernels.PhiloxKey) (rejected int) {
+	for r := range tok {
+		e := eps[r*F : (r+1)*F]
+		if wt[r] == 0 {
+			clear(e)
+			continue
+		}
+		ok := false
+		for a := 0; a < rounds && !ok; a++ {
+			noiseDraw(e, r, a, sigma, key)
+			ok = NearestRow(en, int(tok[r]), e) == int(tok[r])
+		}
+		if !ok {
+			rejected++
+		}
+	}
+	return rejected
+}
+
+// NoiseRows, which settles most first attempts from a float32 product,
+// draws the definition's noise and rejects the same rows: with embeddings
+// close together (many rows rejected, many near ties; the last two cases
+// rows within float32's rounding of each other, which a product without
+// NoiseRows' error bound misorders), with exact ties (a
+// token's row repeated before and after it: first of ties), and split into
+// ranges of rows as a device splits them.
+func TestNoiseRowsMatchesDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, c := range []struct {
+		V, F   int
+		spread float64
+		sigma  float64
+	}{{185, 40, 1, 0.1}, {30, 8, 0.05, 0.1}, {9, 6, 1, 0.5}, {50, 70, 0.02, 0.01}, {20, 40, 3e-7, 3e-7}, {20, 40, 3e-6, 1e-6}} {
+		en := make([]float32, c.V*c.F)
+		base := make([]float64, c.F)
+		for j := range base {
+			base[j] = rng.NormFloat64()
+		}
+		for k := range c.V {
+			row := make([]float64, c.F)
+			for j := range row {
+				row[j] = base[j] + c.spread*rng.NormFloat64()
+			}
+			n := 0.0
+			for _, v := range row {
+				n += v * v
+			}
+			for j, v := range row {
+				en[k*c.F+j] = float32(v / math.Sqrt(n))
+			}
+		}
+		copy(en[1*c.F:2*c.F], en[3*c.F:4*c.F]) // rows 1 and 3 tie; and 5 and 3
+		copy(en[5*c.F:6*c.F], en[3*c.F:4*c.F])
+		n := 700
+		tok, wt := make([]int32, n), make([]float32, n)
+		for r := range n {
+			tok[r] = int32(rng.IntN(c.V))
+			if r%3 == 0 {
+				tok[r] = int32(1 + 2*rng.IntN(3)) // 1, 3 or 5: the ties
+			}
+			if r%11 != 0 {
+				wt[r] = 1
+			}
+		}
+		key := kernels.KeyOf(rng.Uint64())
+		want, got := make([]float32, n*c.F), make([]float32, n*c.F)
+		wantRej := noiseRowsRef(want, tok, wt, en, c.F, c.sigma, 4, key)
+		var gotRej int
+		for lo := 0; lo < n; lo += 150 {
+			gotRej += NoiseRows(got, tok, wt, en, c.F, c.sigma, 4, key, lo, min(lo+150, n))
+		}
+		if gotRej != wantRej || !slices.Equal(got, want) {
+			t.Errorf("V %d F %d spread %g: %d rejected, definition %d; noise equal %v", c.V, c.F, c.spread, gotRej, wantRej, slices.Equal(got, want))
+		}
+		t.Logf("V %d F %d spread %g: %d of %d rows rejected every attempt", c.V, c.F, c.spread, wantRej, n)
 	}
 }

@@ -9,13 +9,13 @@ import (
 	"github.com/nfbo/nfbo/model"
 )
 
-// CPU is the training step's Device (engine/step) on this machine's cores:
-// buffers are Go slices, and every kernel is the float32 loop that the
-// fused ops of this package run (gemm's products split over the cores,
-// addBiasReLU, the LSTM cell of kernels, the NLSq and affine transforms of
-// transformRows, the row gathers, the block copies, the dropout product,
-// Adam), or, for the loss's row-wise parts that the gorgonia graph builds
-// from nodes, kernels' (NormalizeRowsTo, SimilarityTo, GaussNLLTo and their
+// CPU is the training step's Device (engine/step) on this machine's cores,
+// the Trainer's device unless Options.Device names another: buffers are Go
+// slices, and every kernel is a float32 loop of this package (gemm's
+// products split over the cores, addBiasReLU, the NLSq and affine
+// transforms of transformRows, the row gathers, the block copies, the
+// dropout product; loops.go) or of kernels (the LSTM cell, Adam, and the
+// loss's row-wise parts: NormalizeRowsTo, SimilarityTo, GaussNLLTo and their
 // gradients). Calls run at once, so errors never arise; a wrong shape
 // panics. The zero value is ready to use.
 type CPU struct{}
@@ -154,7 +154,7 @@ func (CPU) LSTMCellForward(act, bias step.Buf, biasRows int, cPrev, c, tc, h ste
 	})
 }
 
-// LSTMForward runs the layer's recurrence as the fused LSTM op does: each
+// LSTMForward runs the layer's recurrence: each
 // core runs the whole recurrence of its own sequences (no step waits for
 // another core), the recurrent products on Whh packed once
 // (kernels.MulPackedTo) where the packed micro-kernel has assembly, the
@@ -195,7 +195,7 @@ func (CPU) LSTMForward(act, bias step.Buf, biasRows int, whh, c0, c, tc, out ste
 	})
 }
 
-// LSTMBackward runs the recurrence's gradient as the fused LSTM op does:
+// LSTMBackward runs the recurrence's gradient:
 // each core its own sequences backwards, kernels.LSTMCellGrad32 per row
 // and the products on Whhᵀ packed once.
 func (CPU) LSTMBackward(dG, dh, dc, act, tc, c, c0, whh, dOut step.Buf, S, B, H int) {
@@ -380,9 +380,10 @@ func (CPU) DrawNoise(eps step.Buf, tok step.IntBuf, wt, en step.Buf, n, F, V int
 	acc(a)[slot] += float64(rejected)
 }
 
-// DrawDropout is step.DropoutTo.
+// DrawDropout is step.DropoutTo, its words split over the cores.
 func (CPU) DrawDropout(mask step.Buf, n int, p float64, key kernels.PhiloxKey, stream int) {
-	step.DropoutTo(f32("DrawDropout", "mask", mask, n), p, key, stream)
+	m := f32("DrawDropout", "mask", mask, n)
+	parallelRows((n+3)/4, 16, func(lo, hi int) { step.DropoutWords(m, p, key, stream, lo, hi) })
 }
 
 // AdamClipped is Adam with the clipping scale of the accumulated norm, and

@@ -2,7 +2,6 @@ package train
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"github.com/nfbo/nfbo/engine/enginetest"
 	"github.com/nfbo/nfbo/model/modeltest"
@@ -10,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nfbo/nfbo/engine/step"
 	"github.com/nfbo/nfbo/model"
@@ -356,113 +354,55 @@ func TestTrainerDeviceResident(t *testing.T) {
 	}
 }
 
-// BenchmarkDeviceStep compares a training step (noise sampling, forward,
-// backward, Adam) of the small preset (V = 185, B = 32, T = 70 or
-// NFBO_BENCH_T) through the fused gorgonia graph (engine=graph, the
-// default) with one through engine/step on the CPU Device
-// (engine=step/device=cpu, Options.Device), whose weights and moments stay
-// on the device between steps; sync-ms is what reading them back and
-// uploading them again once costs (a validation's or checkpoint's), timed
-// after the loop.
-func BenchmarkDeviceStep(b *testing.B) {
-	T := benchT()
-	cfg, err := model.Preset("small", 185, T)
-	if err != nil {
-		b.Fatal(err)
-	}
-	const B = 32
-	seqs := randomSeqs(cfg, B, rand.New(rand.NewPCG(2, 2)))
-	for _, c := range []struct {
-		name string
-		dev  step.Device
-	}{{"engine=graph", nil}, {"engine=step/device=cpu", CPU{}}} {
-		b.Run(fmt.Sprintf("%s/preset=small/B=%d/T=%d", c.name, B, T), func(b *testing.B) {
-			p, err := model.NewParams(cfg, rand.New(rand.NewPCG(1, 1)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			tr, err := NewTrainer(p, rand.NewPCG(3, 3), Options{Batch: B, Device: c.dev})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ctx := context.Background()
-			if _, err := tr.Step(ctx, seqs); err != nil { // warm-up: compiles or allocates
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				if _, err := tr.Step(ctx, seqs); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(B)*float64(b.N)/b.Elapsed().Seconds(), "seq/s")
-			if s := tr.steps[B]; s != nil {
-				start := time.Now()
-				s.SetParams(tr.p)
-				s.SetMoments(tr.adam.m, tr.adam.v)
-				if err := errors.Join(s.ParamsTo(tr.p), s.MomentsTo(tr.adam.m, tr.adam.v)); err != nil {
-					b.Fatal(err)
-				}
-				b.ReportMetric(float64(time.Since(start).Microseconds())/1e3, "sync-ms")
-			}
-		})
-	}
-}
-
-// Evaluate with Options.Device runs on the device: without noise (whose
-// draws differ from the graph's) its NLL per token is the graph's to
-// float32 rounding, it leaves the training random stream where it was, and
-// it reads the host's weights after steps taken on the device.
+// Evaluate runs on the device: without noise (whose draws differ from the
+// graph's) its NLL per token is the gorgonia graph's to float32 rounding, it
+// leaves the training random stream where it was, and it reads the weights
+// after steps taken on the device.
 func TestEvaluateOnDevice(t *testing.T) {
 	cfg := modeltest.ParityConfig(model.NLSq)
 	cfg.Noise = 0
 	start := modeltest.FarParams(t, cfg, 41)
 	data := randomSeqs(cfg, 9, rand.New(rand.NewPCG(42, 43)))
-	var es [2]EvalStats
-	for i, dev := range []step.Device{nil, CPU{}} {
-		tr, err := NewTrainer(start.Clone(), rand.NewPCG(44, 45), Options{Batch: 3, EvalBatch: 4, Device: dev})
+	ctx := context.Background()
+	graphNLL := func(p *model.Params) EvalStats {
+		t.Helper()
+		es, err := newGraphTrainer(p.Clone(), rand.NewPCG(1, 1), fusedOpts, false).evaluate(ctx, data, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if es[i], err = tr.Evaluate(context.Background(), data); err != nil {
-			t.Fatal(err)
-		}
-		before := tr.rng.Uint64()
-		tr2, _ := NewTrainer(start.Clone(), rand.NewPCG(44, 45), Options{Batch: 3, EvalBatch: 4, Device: dev})
-		if tr2.rng.Uint64() != before {
-			t.Errorf("device %v: Evaluate moved the training random stream", dev)
-		}
+		return es
 	}
-	if e := relErr(es[1].NLL, es[0].NLL); !(e <= 1e-5) || es[1].Seqs != es[0].Seqs {
-		t.Errorf("device NLL %.8g over %d, graph %.8g over %d (rel %.2g)", es[1].NLL, es[1].Seqs, es[0].NLL, es[0].Seqs, e)
+	want := graphNLL(start)
+	tr, err := NewTrainer(start.Clone(), rand.NewPCG(44, 45), Options{Batch: 3, EvalBatch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tr.Evaluate(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := tr.rng.Uint64()
+	tr2, _ := NewTrainer(start.Clone(), rand.NewPCG(44, 45), Options{Batch: 3, EvalBatch: 4})
+	if tr2.rng.Uint64() != before {
+		t.Error("Evaluate moved the training random stream")
+	}
+	if e := relErr(got.NLL, want.NLL); !(e <= 1e-5) || got.Seqs != want.Seqs {
+		t.Errorf("device NLL %.8g over %d, graph %.8g over %d (rel %.2g)", got.NLL, got.Seqs, want.NLL, want.Seqs, e)
 	}
 
 	// After device steps, the evaluation sees the trained weights: the
 	// graph evaluating the synced Params agrees.
-	tr, err := NewTrainer(start.Clone(), rand.NewPCG(44, 45), Options{Batch: 3, EvalBatch: 4, Device: CPU{}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for range 3 {
-		if _, err := tr.Step(context.Background(), data[:3]); err != nil {
+		if _, err := tr.Step(ctx, data[:3]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := tr.Evaluate(context.Background(), data)
+	after, err := tr.Evaluate(ctx, data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewTrainer(tr.Params().Clone(), rand.NewPCG(1, 1), Options{EvalBatch: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := g.Evaluate(context.Background(), data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e := relErr(got.NLL, want.NLL); !(e <= 1e-5) || relErr(got.NLL, es[0].NLL) < 1e-4 {
-		t.Errorf("after 3 steps: device NLL %.8g, graph on the synced weights %.8g, before the steps %.8g", got.NLL, want.NLL, es[0].NLL)
+	synced := graphNLL(tr.Params())
+	if e := relErr(after.NLL, synced.NLL); !(e <= 1e-5) || relErr(after.NLL, want.NLL) < 1e-4 {
+		t.Errorf("after 3 steps: device NLL %.8g, graph on the synced weights %.8g, before the steps %.8g", after.NLL, synced.NLL, want.NLL)
 	}
 }

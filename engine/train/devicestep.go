@@ -33,21 +33,6 @@ type submitter interface {
 	Do(f func() error) error
 }
 
-// stepBatch returns prepareBatch's inputs and the dropout masks (nil: none)
-// as engine/step's Batch: the same tokens, negatives and lengths, and the
-// noise and weights rounded to float32 as the graph's inputs round them.
-func stepBatch(in *batchInputs, inter, ctx [][]float32) *step.Batch {
-	b := &step.Batch{Tok: in.tok, Neg: in.neg, Lens: in.lens, InterMask: inter, CtxMask: ctx,
-		Eps: make([]float32, len(in.eps)), Wt: make([]float32, len(in.wt))}
-	for i, v := range in.eps {
-		b.Eps[i] = float32(v)
-	}
-	for i, v := range in.wt {
-		b.Wt[i] = float32(v)
-	}
-	return b
-}
-
 // deviceStep returns the engine/step training step for batches of B
 // sequences on Options.Device, made on first use, on the trainer's
 // resident state.
@@ -93,12 +78,14 @@ func (tr *Trainer) deviceInputs(seqs [][]int, lens []int, B int, key kernels.Phi
 	return in
 }
 
-// trainStepDevice is trainStep through engine/step on Options.Device: the
-// tokens and lengths uploaded, the noise, negatives and dropout masks drawn
-// there under a key from the trainer's random stream, Adam's step (its
-// clipping too) taken there; the host reads the step's sums back, and the
-// weights stay on the device.
-func (tr *Trainer) trainStepDevice(seqs [][]int, lens []int, B int) (StepStats, error) {
+// trainStep runs one optimiser step on seqs (1 ≤ len(seqs) ≤ B, already
+// checked) padded to lens (nil: T) with the step for batch size B, through
+// engine/step on Options.Device: the tokens and lengths uploaded (the B −
+// len(seqs) padding sequences of weight 0), the noise, negatives and
+// dropout masks drawn there under a key from the trainer's random stream,
+// Adam's step (its clipping too) taken there; the host reads the step's
+// sums back, and the weights stay on the device.
+func (tr *Trainer) trainStep(seqs [][]int, lens []int, B int) (StepStats, error) {
 	s, err := tr.deviceStep(B)
 	if err != nil {
 		return StepStats{}, err
@@ -127,7 +114,7 @@ func (tr *Trainer) trainStepDevice(seqs [][]int, lens []int, B int) (StepStats, 
 	return st, nil
 }
 
-// evaluateDevice is Evaluate on Options.Device: each batch's noise and
+// evaluateDevice is Evaluate's work on Options.Device: each batch's noise and
 // negatives drawn there under a key fixed by valSeed and the batch's place,
 // dropout off, the sums read back; the weights stay where they are.
 func (tr *Trainer) evaluateDevice(ctx context.Context, seqs [][]int) (EvalStats, error) {
@@ -207,7 +194,8 @@ func (tr *Trainer) syncHost() error {
 func (tr *Trainer) hostChanged() { tr.res.behind = tr.res.state != nil }
 
 // Sync brings the Params the trainer was made with, and Adam's moments, up
-// to date with steps taken on Options.Device (a no-op without one).
+// to date with the steps taken on the device (a no-op when it has taken
+// none since the last sync).
 // Pretrain, FineTune, Evaluate, Checkpoint and Params do it themselves;
 // Sync returns the error where Params cannot.
 func (tr *Trainer) Sync() error { return tr.syncHost() }

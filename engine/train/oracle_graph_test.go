@@ -10,6 +10,14 @@ import (
 	"gorgonia.org/tensor"
 )
 
+// This file and the other oracle_*_test.go files hold the SeqFlow training
+// loss as a gorgonia graph: the automatic-differentiation reference that the
+// hand-written backward passes of engine/step and of this package's loops
+// are checked against (TestStepMatchesGraph), itself checked against
+// float64 loop references (ref_test.go) and model.Flow. The graph was the
+// CPU trainer before engine/step; graphTrainer (oracle_trainer_test.go)
+// keeps that trainer for the benchmarks' comparison.
+
 // graphKind selects what a flowGraph computes.
 type graphKind int
 
@@ -39,7 +47,7 @@ type slot struct {
 
 func (s *slot) size() int { return s.shape[0] * s.shape[1] }
 
-// feed is an input node whose value the trainer overwrites before each run.
+// feed is an input node whose value is overwritten before each run.
 type feed struct {
 	node *G.Node
 	val  *tensor.Dense

@@ -107,21 +107,6 @@ func (g blockGradOp[T]) WriteHash(h hash.Hash) { fmt.Fprint(h, "grad:"); g.op.Wr
 func (g blockGradOp[T]) Hashcode() uint32      { return hashOf(g) }
 func (g blockGradOp[T]) String() string        { return "BlockGrad(" + g.op.name + ")" }
 
-// copyCols copies, for n rows, columns [srcOff, srcOff+w) of src (rows of
-// srcW) to columns [dstOff, dstOff+w) of dst (rows of dstW), or adds them
-// to dst's when acc is set: the block copies of the fused graph and of the
-// CPU Device.
-func copyCols[T float32 | float64](dst []T, dstW, dstOff int, src []T, srcW, srcOff, n, w int, acc bool) {
-	for r := range n {
-		d, s := dst[r*dstW+dstOff:][:w], src[r*srcW+srcOff:][:w]
-		if acc {
-			addTo(d, d, s)
-		} else {
-			copy(d, s)
-		}
-	}
-}
-
 // block adds x[r0:r1, c0:c1] of the matrix x as a blockOp; name is unique
 // in the graph.
 func (b *builder) block(name string, x *G.Node, r0, r1, c0, c1 int) *G.Node {

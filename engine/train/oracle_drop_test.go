@@ -62,14 +62,6 @@ func (op maskOp[T]) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	return G.Nodes{dx, nil}, nil
 }
 
-// mulRows sets dst = x⊙m for n rows of w, rows split over the cores: a
-// dropout mask's application (dst may be x).
-func mulRows[T float32 | float64](dst, x, m []T, n, w int) {
-	parallelRows(n, w, func(lo, hi int) {
-		mulTo(dst[lo*w:hi*w], x[lo*w:hi*w], m[lo*w:hi*w])
-	})
-}
-
 // dropout applies the fed mask m [n, w] to x [n, w]; name is unique in the
 // graph.
 func (b *builder) dropout(name string, x, m *G.Node) *G.Node {

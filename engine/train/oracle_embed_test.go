@@ -107,53 +107,6 @@ func (op rowScatterOp[T]) WriteHash(h hash.Hash) { fmt.Fprintf(h, "rows.scatter(
 func (op rowScatterOp[T]) Hashcode() uint32      { return hashOf(op) }
 func (op rowScatterOp[T]) String() string        { return "RowGatherGrad(" + op.g.name + ")" }
 
-// gatherRows sets row r of out [n, W] to the sum of the k rows
-// idx[k·r .. k·r+k) of table (rows of W), in that order, an index −1
-// adding nothing (a zero row when all are −1); rows are split over the
-// cores. It is the embedding lookup (k = 1) and the positional gather
-// (k = 2) of the graph's ops and of the CPU Device.
-func gatherRows[T float32 | float64](out, table []T, idx []int32, n, k, W int) {
-	parallelRows(n, k*W, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			dst := out[r*W : (r+1)*W]
-			first := true
-			for _, j := range idx[k*r : k*r+k] {
-				if j < 0 {
-					continue
-				}
-				src := table[int(j)*W:][:W]
-				if first {
-					copy(dst, src)
-				} else {
-					addTo(dst, dst, src)
-				}
-				first = false
-			}
-			if first {
-				clear(dst)
-			}
-		}
-	})
-}
-
-// scatterAddRows adds row r of src [n, W] to each of the rows
-// idx[k·r .. k·r+k) of dst (rows of W), skipping −1: gatherRows's
-// gradient. Rows of src land on shared rows of dst, so the cores split the
-// columns; each entry sums in row order whatever the split.
-func scatterAddRows[T float32 | float64](dst, src []T, idx []int32, n, k, W int) {
-	parallelRows(W, k*n, func(lo, hi int) {
-		for r := range n {
-			s := src[r*W+lo : r*W+hi]
-			for _, j := range idx[k*r : k*r+k] {
-				if j >= 0 {
-					d := dst[int(j)*W+lo:][:hi-lo]
-					addTo(d, d, s)
-				}
-			}
-		}
-	})
-}
-
 // gatherRows adds the lookup of idx's rows of table [V, W] to the graph.
 func (b *builder) gatherRows(name string, idx *rowIndex, table *G.Node) *G.Node {
 	W := table.Shape()[1]

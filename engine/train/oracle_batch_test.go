@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/nfbo/nfbo/engine/step"
 	"github.com/nfbo/nfbo/model"
 )
 
@@ -24,40 +25,6 @@ type batchInputs struct {
 	lens     []int
 	real     int // number of real (unpadded) sequences
 	rejected int // positions still wrong after maxRejectRounds draws
-}
-
-// normalisedEmbeddings returns E/‖E‖ row by row in float64, [V, F].
-func normalisedEmbeddings(p *model.Params) []float64 {
-	V, F := p.Config.V, p.Config.F
-	out := make([]float64, V*F)
-	for v := range V {
-		row := p.Embed.Data[v*F : (v+1)*F]
-		var s float64
-		for _, x := range row {
-			s += float64(x) * float64(x)
-		}
-		n := math.Sqrt(s)
-		for i, x := range row {
-			out[v*F+i] = float64(x) / n
-		}
-	}
-	return out
-}
-
-// checkSeqs reports the first sequence of the wrong length or with a token
-// outside [0, V).
-func checkSeqs(cfg model.Config, seqs [][]int) error {
-	for i, s := range seqs {
-		if len(s) != cfg.T {
-			return fmt.Errorf("train: sequence %d has %d tokens, want seq_len %d", i, len(s), cfg.T)
-		}
-		for t, x := range s {
-			if x < 0 || x >= cfg.V {
-				return fmt.Errorf("train: sequence %d position %d: token %d outside vocabulary [0, %d)", i, t, x, cfg.V)
-			}
-		}
-	}
-	return nil
 }
 
 // prepareBatch fills the inputs for seqs (1 ≤ len(seqs) ≤ B, each of length
@@ -479,3 +446,18 @@ func (g *flowGraph) rowValues(which int) []float64 {
 
 // lossValue returns the loss of the last run.
 func (g *flowGraph) lossValue() float64 { return valueFloat(g.loss.Value().Data()) }
+
+// stepBatch returns prepareBatch's inputs and the dropout masks (nil: none)
+// as engine/step's Batch: the same tokens, negatives and lengths, and the
+// noise and weights rounded to float32 as the graph's inputs round them.
+func stepBatch(in *batchInputs, inter, ctx [][]float32) *step.Batch {
+	b := &step.Batch{Tok: in.tok, Neg: in.neg, Lens: in.lens, InterMask: inter, CtxMask: ctx,
+		Eps: make([]float32, len(in.eps)), Wt: make([]float32, len(in.wt))}
+	for i, v := range in.eps {
+		b.Eps[i] = float32(v)
+	}
+	for i, v := range in.wt {
+		b.Wt[i] = float32(v)
+	}
+	return b
+}
