@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -271,14 +272,38 @@ func TestStartProfile(t *testing.T) {
 	startProfile(t.TempDir() + "/missing/dir/cpu.pprof")()
 }
 
-// buildNfbo builds the nfbo binary into dir and returns its path.
-func buildNfbo(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "nfbo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+// nfboBinary is the nfbo binary that the tests running it as a child process share: built once (buildNfbo),
+// removed by TestMain.
+var nfboBinary struct {
+	once      sync.Once
+	dir, path string
+	out       []byte
+	err       error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if nfboBinary.dir != "" {
+		os.RemoveAll(nfboBinary.dir)
 	}
-	return bin
+	os.Exit(code)
+}
+
+// buildNfbo returns the path of the nfbo binary built from this package, building it the first time.
+func buildNfbo(t *testing.T) string {
+	t.Helper()
+	b := &nfboBinary
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "nfbo-test-bin-"); b.err != nil {
+			return
+		}
+		b.path = filepath.Join(b.dir, "nfbo")
+		b.out, b.err = exec.Command("go", "build", "-o", b.path, ".").CombinedOutput()
+	})
+	if b.err != nil {
+		t.Fatalf("go build: %v\n%s", b.err, b.out)
+	}
+	return b.path
 }
 
 // A command's flag groups hold each of its flags once and name no flag it lacks, and optimize's -h, the everyday

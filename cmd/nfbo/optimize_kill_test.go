@@ -26,7 +26,7 @@ func TestOptimizeKill9(t *testing.T) {
 		t.Skip("builds the binary and starts many processes")
 	}
 	dir := t.TempDir()
-	bin := buildNfbo(t, dir)
+	bin := buildNfbo(t)
 	modeltest.WriteShippedVocabModel(t, dir)
 	oracle := lengthOracle(t, dir)
 	const budget = 100 // 20 initial molecules scored through the log + 80 new ones

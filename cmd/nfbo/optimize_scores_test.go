@@ -60,7 +60,7 @@ func TestOptimizeCmdHugeScores(t *testing.T) {
 		t.Skip("builds the binary and runs the optimiser")
 	}
 	dir := t.TempDir()
-	bin := buildNfbo(t, dir)
+	bin := buildNfbo(t)
 	modeltest.WriteShippedVocabModel(t, dir)
 	python := strings.Fields(lengthOracle(t, dir))[0]
 	script := filepath.Join(dir, "huge.py")
@@ -143,7 +143,7 @@ func TestOptimizeCmdSIGHUP(t *testing.T) {
 		t.Skip("builds the binary and runs the optimiser")
 	}
 	dir := t.TempDir()
-	bin := buildNfbo(t, dir)
+	bin := buildNfbo(t)
 	modeltest.WriteShippedVocabModel(t, dir)
 	out := filepath.Join(dir, "run")
 	args := []string{"optimize", "-task", "demo", "-objective-cmd", lengthOracle(t, dir), "-init", guacamol100,
