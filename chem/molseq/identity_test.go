@@ -33,7 +33,7 @@ func TestIdentityRDKit(t *testing.T) {
 		}
 	}
 	mols = append(mols, chemtest.Zinc(t, 5000)...) // GuacaMol's molecules have no stereo marks; ZINC's have
-	stride := chemtest.Stride(t, 4) // make test: every 4th of them, and a quarter of the children and edits below
+	stride := chemtest.Stride(t, 4)                // make test: every 4th of them, and a quarter of the children and edits below
 	sample := mols[:0:0]
 	for i := 0; i < len(mols); i += stride {
 		sample = append(sample, mols[i])
