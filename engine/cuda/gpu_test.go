@@ -134,7 +134,7 @@ func TestGPUKernels(t *testing.T) {
 	})
 
 	for _, perRow := range []int{0, 1} {
-		t.Run("lstm_cell_fwd", func(t *testing.T) {
+		t.Run("lstm_cell_step", func(t *testing.T) {
 			const B, H = 37, 13
 			g, c := randn(rng, B*4*H, 1), randn(rng, B*H, 1)
 			brows := 1
@@ -143,7 +143,7 @@ func TestGPUKernels(t *testing.T) {
 			}
 			bias := randn(rng, brows*4*H, 0.5)
 			p := buffers(t, d, g, bias, c, make([]float32, B*H), make([]float32, B*H))
-			if err := ks["lstm_cell_fwd"].Launch(GridFor(B*H, 128), p[0], p[1], perRow, p[2], p[3], p[4], B, H); err != nil {
+			if err := ks["lstm_cell_step"].Launch(GridFor(B*H, 128), p[0], p[1], perRow, p[2], p[2], p[3], p[4], B, H); err != nil { // c in place, as decoding runs it
 				t.Fatal(err)
 			}
 			sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }

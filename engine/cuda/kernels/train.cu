@@ -150,36 +150,6 @@ extern "C" __global__ void scatter_add_rows(float* dst, const float* src, const 
 	}
 }
 
-__device__ __forceinline__ float nfbo_sigmoid_train(float x) { return 1.0f / (1.0f + expf(-x)); }
-
-// lstm_cell_step is one step of an LSTM layer's training forward for B sequences (kernels.LSTMCellForward32):
-// act [B, 4H] holds x·Wih + h·Whh (gates i, f, g, o) and receives the activations; bias is [B or 1, 4H]
-// (biasPerRow); cPrev [B, H] is the previous cell state; it writes c = σ(f)·cPrev + σ(i)·tanh(g), tc = tanh(c)
-// and h = σ(o)·tc ([B, H]), each product and the sum rounded as the CPU rounds them. c may alias cPrev (each
-// thread reads its cPrev entry before writing its c entry). One thread per (sequence, unit).
-extern "C" __global__ void lstm_cell_step(float* act, const float* bias, int biasPerRow, const float* cPrev,
-	float* c, float* tc, float* h, int B, int H) {
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-	if (i >= B * H) return;
-	int b = i / H, u = i % H;
-	float* a = act + (long)b * 4 * H;
-	const float* br = bias + (biasPerRow ? (long)b * 4 * H : 0);
-	float ig = nfbo_sigmoid_train(__fadd_rn(a[u], br[u]));
-	float fg = nfbo_sigmoid_train(__fadd_rn(a[H + u], br[H + u]));
-	float gg = tanhf(__fadd_rn(a[2 * H + u], br[2 * H + u]));
-	float og = nfbo_sigmoid_train(__fadd_rn(a[3 * H + u], br[3 * H + u]));
-	a[u] = ig;
-	a[H + u] = fg;
-	a[2 * H + u] = gg;
-	a[3 * H + u] = og;
-	float cp = cPrev[i];
-	float cn = __fadd_rn(__fmul_rn(fg, cp), __fmul_rn(ig, gg));
-	float t = tanhf(cn);
-	c[i] = cn;
-	tc[i] = t;
-	h[i] = __fmul_rn(og, t);
-}
-
 // affine_fwd_rows transforms the n rows of w [n, half] with the raw parameters o [n, half, 2] and writes out
 // [n, half+1]: u = o0 + exp(½·o1)·w, then the row's Σ ½·o1 (engine/train's transformRows for the affine map),
 // in double. One thread per row.
