@@ -296,22 +296,37 @@ func (r Run) BestCurve() []float64 {
 	return out
 }
 
-// meanStd returns the mean and the sample standard deviation (0 for one value).
+// score3 is a score or figure of the tables to three places: in e-notation from 1e9 on (metrics.FormatScore), so
+// that an objective's 1e308 prints as 1.000e+308, not as 309 digits.
+func score3(v float64) string { return metrics.FormatScore(v, 3) }
+
+// meanStd returns the mean and the sample standard deviation (0 for one value). Values beyond ±2^500 are
+// taken divided by a power of two (exact but for values too small to matter beside them) and the results
+// multiplied back, so that neither the sums nor the squares overflow.
 func meanStd(xs []float64) (mean, std float64) {
 	if len(xs) == 0 {
 		return math.NaN(), math.NaN()
 	}
+	big := 0.0
 	for _, x := range xs {
-		mean += x
+		big = math.Max(big, math.Abs(x))
+	}
+	scale := 1.0
+	if _, e := math.Frexp(big); e > 500 {
+		scale = math.Ldexp(1, 500-e)
+	}
+	for _, x := range xs {
+		mean += x * scale
 	}
 	mean /= float64(len(xs))
 	if len(xs) == 1 {
-		return mean, 0
+		return mean / scale, 0
 	}
 	for _, x := range xs {
-		std += (x - mean) * (x - mean)
+		d := x*scale - mean
+		std += d * d
 	}
-	return mean, math.Sqrt(std / float64(len(xs)-1))
+	return mean / scale, math.Sqrt(std/float64(len(xs)-1)) / scale
 }
 
 type groupKey struct{ setting, task, method string }
@@ -432,9 +447,9 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 					m, s := meanStd(cols[i])
 					means[i] = m
 					if len(cols[i]) > 1 {
-						fmt.Fprintf(&b, " %.3f ± %.3f |", m, s)
+						fmt.Fprintf(&b, " %s ± %s |", score3(m), score3(s))
 					} else {
-						fmt.Fprintf(&b, " %.3f |", m) // one seed has no spread to show
+						fmt.Fprintf(&b, " %s |", score3(m)) // one seed has no spread to show
 					}
 				}
 				_, sd := meanStd(cols[4])
@@ -497,7 +512,7 @@ func writeSums(b *strings.Builder, methods []string, sums map[string]*[6]float64
 		if s == nil {
 			continue
 		}
-		fmt.Fprintf(b, "| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", method, sumTasks[method], s[0], s[1], s[2], s[3], s[4], s[5])
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", method, sumTasks[method], score3(s[0]), score3(s[1]), score3(s[2]), score3(s[3]), score3(s[4]), score3(s[5]))
 	}
 	b.WriteString("\n")
 }
@@ -556,9 +571,9 @@ func writePMOSideBySide(b *strings.Builder, tasks, methods []string, cells map[[
 			case !c.final:
 				b.WriteString(" unfinished |")
 			case c.seeds > 1:
-				fmt.Fprintf(b, " %.3f ± %.3f (%d) |", c.mean, c.sd, c.seeds)
+				fmt.Fprintf(b, " %s ± %s (%d) |", score3(c.mean), score3(c.sd), c.seeds)
 			default:
-				fmt.Fprintf(b, " %.3f (1) |", c.mean)
+				fmt.Fprintf(b, " %s (1) |", score3(c.mean))
 			}
 			all = all && c.final
 		}
@@ -586,13 +601,13 @@ func writePMOSideBySide(b *strings.Builder, tasks, methods []string, cells map[[
 	}
 	fmt.Fprintf(b, "| **sum, %d tasks** |", common)
 	for _, v := range sums {
-		fmt.Fprintf(b, " **%.3f** |", v)
+		fmt.Fprintf(b, " **%s** |", score3(v))
 	}
 	b.WriteString("\n\nThe sums cover the tasks where every method's runs finished and both published figures exist. ")
 	b.WriteString("Published sums over the 20 tasks (AUC Top-10, the GenMol paper's collection):")
 	sep := " "
 	for _, p := range PublishedPMO20Sums {
-		fmt.Fprintf(b, "%s%s %.3f", sep, p.Method, p.Sum)
+		fmt.Fprintf(b, "%s%s %s", sep, p.Method, score3(p.Sum))
 		sep = ", "
 	}
 	b.WriteString(".\n\n")

@@ -550,3 +550,36 @@ func TestRunJobsSkipsRows(t *testing.T) {
 		t.Error("without -rows the run whose command fails ran and succeeded")
 	}
 }
+
+// Scores of any size print in the tables: an objective's 1e308 as 1.000e+308, not as 309 digits.
+func TestReportHugeScores(t *testing.T) {
+	dir := t.TempDir()
+	for seed := 1; seed <= 2; seed++ {
+		writeRun(t, filepath.Join(dir, "qed", "nfbo", fmt.Sprintf("seed%d", seed)),
+			rundir.Info{Setting: "100+500", Task: "qed", Method: "nfbo", Seed: seed, Budget: 3, Finished: true},
+			[]float64{1e308, -1e308, 5e307 * float64(seed)})
+	}
+	suite, err := LoadSuite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteMarkdown(&b, suite.Runs); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	if !strings.Contains(md, "1.000e+308") {
+		t.Errorf("no 1.000e+308 in the report:\n%s", md)
+	}
+	if strings.Contains(md, "Inf") || strings.Contains(md, "NaN") {
+		t.Errorf("a figure overflowed:\n%s", md)
+	}
+	if m, sd := meanStd([]float64{1e308, -1e308, 1e308}); math.Abs(m-1e308/3) > 1e293 || math.Abs(sd-1e308*math.Sqrt(4.0/3)) > 1e294 {
+		t.Errorf("meanStd(1e308, -1e308, 1e308) = %g, %g; want 3.333e307, 1.155e308", m, sd)
+	}
+	for i, l := range strings.Split(md, "\n") {
+		if len(l) > 600 {
+			t.Errorf("line %d is %d bytes: %.120s…", i+1, len(l), l)
+		}
+	}
+}
