@@ -93,6 +93,9 @@ type ObjectiveArgs struct {
 	Queue string `json:",omitempty"`
 	// QueueCredentials are those of the NATS server; never written to args.json.
 	QueueCredentials queue.Credentials `json:"-"`
+	// QueueWait is how long to wait for the NATS server when none answers at the start (-connect-wait,
+	// queue.ConnectWaiting); never written to args.json.
+	QueueWait time.Duration `json:"-"`
 }
 
 // OptimiserArgs say how molecules are proposed: the method, the preset, the variant and the settings that change

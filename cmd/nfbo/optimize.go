@@ -18,6 +18,7 @@ func newOptimizeCmd() *Command {
 	fs.StringVar(&a.Queue, "queue", "", "NATS server `URL` (nats://HOST:4222) whose workers score the molecules (nfbo worker); "+
 		"empty means the objective runs here")
 	natsFlags := addNATSFlags(fs)
+	connectWait := addConnectWait(fs)
 	fs.BoolVar(&a.Restart, "restart", false, "with -resume, when checkpoint.gob is missing or damaged: start the optimiser again from the "+
 		"initial molecules (the damaged files are kept as *.damaged, the pending batch of the lost checkpoint as pending.gob.unused); molecules already in the evaluation log are answered "+
 		"from it, not paid again, but the run will differ from an uninterrupted one")
@@ -37,13 +38,15 @@ func newOptimizeCmd() *Command {
 			return Usagef(cmd, "optimize: -out is required")
 		case a.Restart && !a.Resume:
 			return Usagef(cmd, "optimize: -restart goes with -resume")
+		case *connectWait < 0:
+			return Usagef(cmd, "optimize: -connect-wait must not be negative, not %v", *connectWait)
 		}
 		if a.Queue != "" {
 			server, cred, err := natsCredentials(a.Queue, *natsFlags)
 			if err != nil {
 				return Usagef(cmd, "optimize: -queue: %v", err)
 			}
-			a.Queue, a.QueueCredentials = server, cred
+			a.Queue, a.QueueCredentials, a.QueueWait = server, cred, *connectWait
 		}
 		return runError(cmd, "optimize", optimize.Run(ctx, optimize.Streams{Stdout: cmd.Stdout, Stderr: cmd.Stderr}, a))
 	}
@@ -68,7 +71,7 @@ var optimizeFlagGroups = []FlagGroup{
 	{"Everyday flags", []string{"task", "init", "model", "out", "budget", "preset", "seed", "resume", "objective-cmd",
 		"workers", "rules", "minimize", "backend", "queue"}},
 	{"Initial molecules", []string{"init-count", "score-column"}},
-	{"The objective's workers and the NATS queue", []string{"request-size", "timeout", "python", "nats-user", "nats-password",
+	{"The objective's workers and the NATS queue", []string{"request-size", "timeout", "python", "connect-wait", "nats-user", "nats-password",
 		"nats-token", "nats-creds", "nats-nkey", "nats-ca", "nats-cert", "nats-key"}},
 	{"Recovery", []string{"restart"}},
 	{"The method and its settings (a preset's values unless given)", []string{"method", "variant", "sampler", "update", "crossover",

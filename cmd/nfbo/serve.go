@@ -31,6 +31,7 @@ func newServeCmd() *Command {
 	queueURL := fs.String("queue", "", "NATS server `URL` (nats://HOST:4222) whose workers score the run (nfbo worker -task with the run's task): "+
 		"the server then asks and tells by itself, and HTTP shows status and reports; credentials by the -nats-* flags or the environment")
 	natsFlags := addNATSFlags(fs)
+	connectWait := addConnectWait(fs)
 	cmd := &Command{
 		UsageLine: "serve -run DIR [-addr HOST:PORT] [-token-file FILE] [-queue URL [NATS credential flags]] [optimize's flags for a new run]",
 		Short:     "ask/tell over HTTP/JSON",
@@ -43,6 +44,9 @@ func newServeCmd() *Command {
 		}
 		if a.Out == "" {
 			return Usagef(cmd, "serve: -run is required")
+		}
+		if *connectWait < 0 {
+			return Usagef(cmd, "serve: -connect-wait must not be negative, not %v", *connectWait)
 		}
 		token, err := labserve.Token(*addr, *tokenFile, *tokenShared, func(format string, args ...any) {
 			fmt.Fprintf(cmd.Stderr, "nfbo serve: warning: "+format+"\n", args...)
@@ -72,7 +76,7 @@ func newServeCmd() *Command {
 				return Usagef(cmd, "serve: -queue: %v", err)
 			}
 			qa := run
-			qa.Queue, qa.QueueCredentials = server, cred
+			qa.Queue, qa.QueueCredentials, qa.QueueWait = server, cred, *connectWait
 			warnf := func(format string, args ...any) { fmt.Fprintf(cmd.Stderr, "nfbo serve: "+format+"\n", args...) }
 			q, closeQ, err := optimize.OpenQueue(ctx, qa, warnf)
 			if err != nil {

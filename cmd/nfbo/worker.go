@@ -30,8 +30,7 @@ func newWorkerCmd() *Command {
 		"is given up (`N`): workers that die on it count, as do failed answers")
 	timeout := fs.Duration("timeout", 5*time.Minute, "longest the objective may take on one molecule before its process is restarted")
 	python := fs.String("python", objective.DefaultPython, "Python interpreter that can import RDKit")
-	connectWait := fs.Duration("connect-wait", 10*time.Minute, "how long to wait for the NATS server when none answers at the start "+
-		"(trying again after 0.5 s, 1 s, 2 s, ... up to 30 s), so that workers may start before it; 0 gives up at once")
+	connectWait := addConnectWait(fs)
 	creds := addNATSFlags(fs)
 	cmd := &Command{
 		UsageLine: "worker -queue URL -task NAME [-objective-cmd CMD] [-concurrency N] [-ack-wait D] [-max-failures N] [-max-deliver N] [NATS credential flags]",
@@ -144,6 +143,13 @@ func addNATSFlags(fs *flag.FlagSet) *queue.Credentials {
 	fs.StringVar(&c.Cert, "nats-cert", "", "TLS client certificate `file` for NATS (or $"+queue.EnvCert+")")
 	fs.StringVar(&c.Key, "nats-key", "", "TLS client key `file` for NATS (or $"+queue.EnvKey+")")
 	return &c
+}
+
+// addConnectWait defines -connect-wait, how long worker, optimize and serve wait for a NATS server that does not
+// answer yet.
+func addConnectWait(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("connect-wait", queue.DefaultConnectWait, "how long to wait for the NATS server when none answers at the start "+
+		"(trying again after 0.5 s, 1 s, 2 s, ... up to 30 s), so that it may start after this; 0 gives up at once")
 }
 
 // natsCredentials returns the server URL without credentials, and the credentials: those of the flags, else of

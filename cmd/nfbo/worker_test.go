@@ -163,6 +163,40 @@ func TestOptimizeQueue(t *testing.T) {
 	}
 }
 
+// optimize -queue and serve -queue wait for a NATS server that does not answer yet, as the worker does, for
+// -connect-wait, saying so, and then give up naming the wait.
+func TestOptimizeAndServeWaitForServer(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	modeltest.WriteShippedVocabModel(t, dir)
+	l, err := net.Listen("tcp", "127.0.0.1:0") // a free port where no server answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("nats://127.0.0.1:%d", l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	run := []string{"-task", "qed", "-init", guacamol100, "-init-count", "20", "-budget", "40", "-model", dir,
+		"-queue", url, "-connect-wait", "1500ms"}
+	for _, c := range []struct {
+		name string
+		cmd  *Command
+		args []string
+	}{
+		{"optimize", newOptimizeCmd(), append([]string{"-out", filepath.Join(dir, "opt")}, run...)},
+		{"serve", newServeCmd(), append([]string{"-run", filepath.Join(dir, "srv"), "-addr", "127.0.0.1:0"}, run...)},
+	} {
+		start := time.Now()
+		_, stderr, err := runCmd(t, c.cmd, "", c.args...)
+		if err == nil || !strings.Contains(err.Error(), "gave up after waiting 1.5s") || !strings.Contains(stderr, "no NATS server answers at "+url+" yet") {
+			t.Errorf("%s with no server and -connect-wait 1.5s: %v after %v\n%s", c.name, err, time.Since(start), stderr)
+		}
+	}
+	if _, _, err := runCmd(t, newOptimizeCmd(), "", append([]string{"-out", filepath.Join(dir, "neg"), "-connect-wait", "-1s"}, run[:len(run)-2]...)...); err == nil ||
+		!strings.Contains(err.Error(), "-connect-wait must not be negative") {
+		t.Errorf("a negative -connect-wait: %v", err)
+	}
+}
+
 // TestWorkerWaitsForServer: a worker started before its NATS server exited in 0.19 s and never tried again; it
 // waits, saying so, connects once the server is up, and gives up after -connect-wait (issue #56).
 func TestWorkerWaitsForServer(t *testing.T) {

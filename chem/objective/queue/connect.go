@@ -258,6 +258,10 @@ func Connect(url string, opts ConnectOptions) (*nats.Conn, error) {
 	return nc, nil
 }
 
+// DefaultConnectWait is how long a client that starts before its NATS server waits for it (ConnectWaiting): the
+// default of -connect-wait for nfbo worker, optimize and serve.
+const DefaultConnectWait = 10 * time.Minute
+
 // ConnectWaiting is Connect for a client that may start before its server (workers started with the machine,
 // the server after them): while no server answers it tries again, after 0.5 s, 1 s, 2 s and so on up to 30 s
 // between tries, for at most wait in all, saying so through opts.Warnf before each wait. Other errors
