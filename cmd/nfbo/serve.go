@@ -12,6 +12,7 @@ import (
 
 	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/chem/objective/queue"
 	"github.com/nfbo/nfbo/labserve"
 	"github.com/nfbo/nfbo/optimize"
 	"github.com/nfbo/nfbo/rundir"
@@ -71,16 +72,9 @@ func newServeCmd() *Command {
 		defer unlock()
 		var scorer objective.StreamObjective
 		if *queueURL != "" {
-			server, cred, err := natsCredentials(*queueURL, *natsFlags)
+			q, server, closeQ, err := openServeQueue(ctx, cmd, run, *queueURL, *natsFlags, *connectWait)
 			if err != nil {
-				return Usagef(cmd, "serve: -queue: %v", err)
-			}
-			qa := run
-			qa.Queue, qa.QueueCredentials, qa.QueueWait = server, cred, *connectWait
-			warnf := func(format string, args ...any) { fmt.Fprintf(cmd.Stderr, "nfbo serve: "+format+"\n", args...) }
-			q, closeQ, err := optimize.OpenQueue(ctx, qa, warnf)
-			if err != nil {
-				return fmt.Errorf("serve: %w", err)
+				return err
 			}
 			defer closeQ()
 			scorer = q
@@ -142,6 +136,23 @@ func newServeCmd() *Command {
 		return ctx.Err()
 	}
 	return cmd
+}
+
+// openServeQueue opens the NATS queue at url whose workers score the run's molecules, waiting up to wait for a
+// server that does not answer yet; it returns the objective, the server's URL without credentials and a function
+// that closes the queue.
+func openServeQueue(ctx context.Context, cmd *Command, run optimize.Args, url string, flags queue.Credentials, wait time.Duration) (objective.StreamObjective, string, func(), error) {
+	server, cred, err := natsCredentials(url, flags)
+	if err != nil {
+		return nil, "", nil, Usagef(cmd, "serve: -queue: %v", err)
+	}
+	run.Queue, run.QueueCredentials, run.QueueWait = server, cred, wait
+	warnf := func(format string, args ...any) { fmt.Fprintf(cmd.Stderr, "nfbo serve: "+format+"\n", args...) }
+	q, closeQ, err := optimize.OpenQueue(ctx, run, warnf)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("serve: %w", err)
+	}
+	return q, server, closeQ, nil
 }
 
 // serveHelp is "nfbo help serve".
