@@ -126,6 +126,15 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 	if _, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "reference", AnchorRule: "minmax", ScreenedArgs: ScreenedArgs{Features: "morgan"}}}).Config(pmo); err == nil {
 		t.Error("-features morgan with the reference variant accepted")
 	}
+}
+
+// GA children's operators: the presets' screened variant crosses and mutates them as graphs, the flags restore the
+// symbols' operators, and the reference variant has no GA children.
+func TestConfigGAOperators(t *testing.T) {
+	pmo, err := bo.PresetByName("pmo")
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The presets' screened variant crosses GA children as graphs; -crossover selfies restores the symbols'
 	// crossover; the reference has no GA children to cross, and ring crossovers are -method ga's.
 	for _, c := range []struct {
