@@ -300,33 +300,34 @@ func (r Run) BestCurve() []float64 {
 // that an objective's 1e308 prints as 1.000e+308, not as 309 digits.
 func score3(v float64) string { return metrics.FormatScore(v, 3) }
 
-// meanStd returns the mean and the sample standard deviation (0 for one value). Values beyond ±2^500 are
-// taken divided by a power of two (exact but for values too small to matter beside them) and the results
-// multiplied back, so that neither the sums nor the squares overflow.
+// meanStd returns the mean and the sample standard deviation (0 for one value), each through
+// metrics.FiniteScale, so that scores near ±1e308 give finite figures.
 func meanStd(xs []float64) (mean, std float64) {
 	if len(xs) == 0 {
 		return math.NaN(), math.NaN()
 	}
-	big := 0.0
-	for _, x := range xs {
-		big = math.Max(big, math.Abs(x))
-	}
-	scale := 1.0
-	if _, e := math.Frexp(big); e > 500 {
-		scale = math.Ldexp(1, 500-e)
-	}
-	for _, x := range xs {
-		mean += x * scale
-	}
-	mean /= float64(len(xs))
+	mean = metrics.FiniteScale(xs, func(xs []float64) float64 {
+		var s float64
+		for _, x := range xs {
+			s += x
+		}
+		return s / float64(len(xs))
+	})
 	if len(xs) == 1 {
-		return mean / scale, 0
+		return mean, 0
 	}
-	for _, x := range xs {
-		d := x*scale - mean
-		std += d * d
-	}
-	return mean / scale, math.Sqrt(std/float64(len(xs)-1)) / scale
+	std = metrics.FiniteScale(xs, func(xs []float64) float64 {
+		var m, s float64
+		for _, x := range xs {
+			m += x
+		}
+		m /= float64(len(xs))
+		for _, x := range xs {
+			s += (x - m) * (x - m)
+		}
+		return math.Sqrt(s / float64(len(xs)-1))
+	})
+	return mean, std
 }
 
 type groupKey struct{ setting, task, method string }

@@ -34,7 +34,7 @@ func TestIdentityRDKit(t *testing.T) {
 	}
 	mols = append(mols, chemtest.Zinc(t, 5000)...) // GuacaMol's molecules have no stereo marks; ZINC's have
 	stride := chemtest.Stride(t, 4)                // make test: every 4th of them, and a quarter of the children and edits below
-	mols = every(mols, stride)
+	mols = chemtest.Every(mols, stride)
 	const orders = `
 import sys
 from rdkit import Chem, RDLogger
@@ -139,13 +139,4 @@ for line in sys.stdin:
 	if split > len(idsOf)/1000 {
 		t.Errorf("%d of %d RDKit molecules have several identities, want at most 0.1%%", split, len(idsOf))
 	}
-}
-
-// every returns every n-th of xs, from the first.
-func every(xs []string, n int) []string {
-	var out []string
-	for i := 0; i < len(xs); i += n {
-		out = append(out, xs[i])
-	}
-	return out
 }

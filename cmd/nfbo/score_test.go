@@ -242,11 +242,7 @@ func TestScoreCmdGuacaMol10k(t *testing.T) {
 		t.Fatalf("%d rows, want 10000", len(rows))
 	}
 	stride := chemtest.Stride(t, 10)
-	var sample [][]string
-	for i := 0; i < len(rows); i += stride {
-		sample = append(sample, rows[i])
-	}
-	rows = sample
+	rows = chemtest.Every(rows, stride)
 	col := map[string]int{}
 	for i, h := range header {
 		col[h] = i

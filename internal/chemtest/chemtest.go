@@ -103,3 +103,12 @@ func Stride(t testing.TB, n int) int {
 	t.Logf("every %d-th row of the set (%s=1, make test-long: all)", n, LongEnv)
 	return n
 }
+
+// Every returns every n-th of xs, from the first: a data-set test's sample at Stride's step.
+func Every[T any](xs []T, n int) []T {
+	var out []T
+	for i := 0; i < len(xs); i += n {
+		out = append(out, xs[i])
+	}
+	return out
+}

@@ -16,11 +16,12 @@ import (
 	"strconv"
 )
 
-// finiteScale returns f(scores) where its sums would overflow: f itself when its value is finite, or when a
+// FiniteScale returns f(scores) where its sums would overflow: f itself when its value is finite, or when a
 // score is not, else f of the scores divided by the power of two that brings the largest below 1, multiplied
-// back. A power of two scales exactly, and every figure here is a mean of scores, so no larger than the largest:
-// a Top-10 of 1e308 is 1e308, where summing first made it +Inf.
-func finiteScale(scores []float64, f func([]float64) float64) float64 {
+// back. A power of two scales exactly, so f must scale as its scores do (f(c·x) = c·f(x): a mean, a Top-k, a
+// standard deviation); every figure here is a mean of scores, no larger than the largest: a Top-10 of 1e308 is
+// 1e308, where summing first made it +Inf.
+func FiniteScale(scores []float64, f func([]float64) float64) float64 {
 	v := f(scores)
 	if !math.IsInf(v, 0) && !math.IsNaN(v) {
 		return v
@@ -117,7 +118,7 @@ func TopK(scores []float64, k int) float64 {
 	top := topDesc(scores, k)
 	padded := make([]float64, k)
 	copy(padded, top)
-	return finiteScale(padded, npMean)
+	return FiniteScale(padded, npMean)
 }
 
 // DefaultFreq is PMO's logging frequency: the Top-k curve is sampled every
@@ -142,7 +143,7 @@ func AUCTopK(scores []float64, k, freq, budget int, finished bool) float64 {
 	if len(scores) == 0 {
 		return 0
 	}
-	return finiteScale(scores, func(scores []float64) float64 { return aucTopK(scores, k, freq, budget, finished) })
+	return FiniteScale(scores, func(scores []float64) float64 { return aucTopK(scores, k, freq, budget, finished) })
 }
 
 // aucTopK is AUCTopK's sum, which overflows for scores near ±MaxFloat64.
@@ -186,7 +187,7 @@ func GuacaMolScore(scores []float64, topCounts []int) float64 {
 	for len(s) < need {
 		s = append(s, 0)
 	}
-	return finiteScale(topDesc(s, len(s)), func(s []float64) float64 { return guacaMolSum(s, topCounts) })
+	return FiniteScale(topDesc(s, len(s)), func(s []float64) float64 { return guacaMolSum(s, topCounts) })
 }
 
 // guacaMolSum is GuacaMolScore of the scores s sorted best first, padded to the largest top count.
