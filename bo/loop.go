@@ -127,7 +127,9 @@ type Phases struct {
 	Decode     time.Duration // decoding the chosen latents and canonicalising the molecules
 	Objective  time.Duration // the objective, including the log's sync
 	FineTune   time.Duration // fine-tuning the flow
-	Surrogate  time.Duration // surrogate refit (screened) or update (reference with UpdateEveryIteration)
+	// Surrogate is the surrogate's refit (screened) or update (reference with UpdateEveryIteration); a refit run
+	// beside a fine-tune counts only where it ran past it, so that the phases still sum to the iteration's time.
+	Surrogate  time.Duration
 	Checkpoint time.Duration // writing the run directory's checkpoint (flow, surrogate, state)
 }
 
@@ -435,19 +437,9 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	// same sequence, and keeps the flow fixed between a checkpoint and the next batch. After the batch that
 	// spends the budget there is no next iteration, so neither the flow nor the surrogate learns from it.
 	last := o.Calls() >= cfg.Budget
-	if cfg.TrainEvery > 0 && o.st.Counter >= 0 && !last && o.prop.trainsFlow() {
-		o.phase("fine-tuning the flow")
-		start := time.Now()
-		if err := o.prob.Flow.FineTune(ctx, o.gather(o.fineTuneSet(0)), o.rng); err != nil {
-			return fmt.Errorf("bo: fine-tune flow: %w", err)
-		}
-		o.st.Counter -= cfg.TrainEvery
-		o.times.FineTune += time.Since(start)
-	}
-	if !last && fresh > 0 {
-		if err := o.prop.learn(ctx, fresh); err != nil {
-			return err
-		}
+	fineTune := cfg.TrainEvery > 0 && o.st.Counter >= 0 && !last && o.prop.trainsFlow()
+	if err := o.fineTuneAndLearn(ctx, fineTune, !last && fresh > 0, fresh); err != nil {
+		return err
 	}
 	o.phase("writing the checkpoint") // of this iteration, before Iter counts it
 	o.st.Iter++
@@ -457,6 +449,56 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	}
 	o.times.Checkpoint += time.Since(start)
 	return o.record(b, countTrue(paid), fitRank)
+}
+
+// fineTuneAndLearn fine-tunes the flow when fineTune (the newest and the best sequences, fineTuneSet) and then
+// lets the proposer learn from the batch's fresh new molecules when learn. A proposer whose learning reads
+// neither the flow nor o.rng (learnsBeside) learns on another goroutine while the flow trains: the same
+// results in the time of the longer of the two, where there is a core to spare (the fine-tune's products use
+// both cores for part of a step only). The surrogate's time is then the part that ran past the fine-tune.
+func (o *Optimizer) fineTuneAndLearn(ctx context.Context, fineTune, learn bool, fresh int) error {
+	if !fineTune {
+		if learn {
+			return o.learn(ctx, fresh)
+		}
+		return nil
+	}
+	var beside chan error
+	if learn && o.prop.learnsBeside() {
+		beside = make(chan error, 1)
+		go func() { beside <- o.prop.learn(ctx, fresh) }()
+		learn = false
+		o.phase("fine-tuning the flow, refitting the surrogate")
+	} else {
+		o.phase("fine-tuning the flow")
+	}
+	start := time.Now()
+	err := o.prob.Flow.FineTune(ctx, o.gather(o.fineTuneSet(0)), o.rng)
+	o.times.FineTune += time.Since(start)
+	if beside != nil {
+		start = time.Now()
+		if berr := <-beside; err == nil && berr != nil {
+			return berr
+		}
+		o.times.Surrogate += time.Since(start)
+	}
+	if err != nil {
+		return fmt.Errorf("bo: fine-tune flow: %w", err)
+	}
+	o.st.Counter -= o.cfg.TrainEvery
+	if learn {
+		return o.learn(ctx, fresh)
+	}
+	return nil
+}
+
+// learn lets the proposer learn from the batch's fresh new molecules (proposer.learn), timed as the surrogate's.
+func (o *Optimizer) learn(ctx context.Context, fresh int) error {
+	o.phase("updating the surrogate")
+	start := time.Now()
+	err := o.prop.learn(ctx, fresh)
+	o.times.Surrogate += time.Since(start)
+	return err
 }
 
 // pointDrawer returns the iteration's source of unit-cube points: draw(dst, k) writes k points (k×D).

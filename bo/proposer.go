@@ -22,6 +22,9 @@ type proposer interface {
 	propose(ctx context.Context, anchors []int) (*batch, error)
 	// learn updates the surrogate after a batch brought fresh > 0 new molecules (not after the last batch).
 	learn(ctx context.Context, fresh int) error
+	// learnsBeside reports whether learn reads neither the flow nor the run's random source, so that it may
+	// run beside a fine-tune (Optimizer.fineTuneAndLearn).
+	learnsBeside() bool
 	// inputs returns the surrogate's inputs for B = len(tokens)/T sequences, the molecules smiles (B keys).
 	inputs(ctx context.Context, tokens []int, smiles []string) ([]float64, error)
 	// novelty returns what the trust region's novelty rule counts of b: the candidates examined and the new

@@ -131,13 +131,12 @@ func (p *referenceProposer) learn(ctx context.Context, fresh int) error {
 	if p.s.Update != UpdateEveryIteration {
 		return nil
 	}
-	o := p.o
-	o.phase("updating the surrogate")
-	start := time.Now()
-	err := p.update(ctx, fresh)
-	o.times.Surrogate += time.Since(start)
-	return err
+	return p.update(ctx, fresh)
 }
+
+// learnsBeside implements proposer: the update encodes the molecules with the fine-tuned flow and draws from
+// the run's random source, so it follows the fine-tune.
+func (p *referenceProposer) learnsBeside() bool { return false }
 
 // inputs implements proposer: the sequences' latents under the current flow.
 func (p *referenceProposer) inputs(ctx context.Context, tokens []int, _ []string) ([]float64, error) {

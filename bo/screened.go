@@ -197,6 +197,7 @@ type screenedProposer struct {
 	// next batch decodes ahead. Only speed depends on it, so it is not checkpointed.
 	reads []int
 	alone bool // decode each anchor's chunks alone, never ahead (a test compares the picks)
+	after bool // refit the surrogate after a fine-tune, never beside it (a test compares the runs)
 }
 
 // legacyScreenedStats reads the screened variant's counts from a pending batch (its gob payload) written before
@@ -259,14 +260,11 @@ func (o *Optimizer) features(tokens []int, smiles []string) ([]float64, error) {
 func (p *screenedProposer) fitInitial(ctx context.Context) error { return p.fit(ctx) }
 
 // learn implements proposer: the token surrogate is refitted after every batch that brought new molecules.
-func (p *screenedProposer) learn(ctx context.Context, _ int) error {
-	o := p.o
-	o.phase("fitting the surrogate")
-	start := time.Now()
-	err := p.fit(ctx)
-	o.times.Surrogate += time.Since(start)
-	return err
-}
+func (p *screenedProposer) learn(ctx context.Context, _ int) error { return p.fit(ctx) }
+
+// learnsBeside implements proposer: the refit reads the molecules' features, not the flow, and the exact GP
+// draws nothing.
+func (p *screenedProposer) learnsBeside() bool { return !p.after }
 
 // inputs implements proposer: the sequences' features (Optimizer.features).
 func (p *screenedProposer) inputs(_ context.Context, tokens []int, smiles []string) ([]float64, error) {

@@ -256,3 +256,129 @@ func TestNLSqSolveMatchesHyperbolic(t *testing.T) {
 		}
 	}
 }
+
+// NLSqSolveTo's vector path must give nlsqSolve's roots bit for bit, over typical and extreme parameters, the
+// corners where nlsqSolve takes another branch (u = a, c = 0, NaN, ±Inf, huge u) mixed into groups of ordinary
+// lanes, lengths that are not multiples of four or of the batch, and in place.
+func TestNLSqSolveToMatchesScalar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, n := range []int{1, 3, 4, 7, 64, 65, 130, 1001} {
+		for rep := range 20 {
+			u := make([]float32, n)
+			raw := make([]float32, n*NLSqParams)
+			for i := range u {
+				copy(raw[i*NLSqParams:], randRaw(rng, []float64{0.1, 1, 3, 8}[(i+rep)%4]))
+				u[i] = float32([]float64{1, 10, 1e3, 0.01}[(i*3+rep)%4] * rng.NormFloat64())
+				switch rng.IntN(40) {
+				case 0:
+					u[i] = raw[i*NLSqParams] // u = a
+				case 1:
+					raw[i*NLSqParams+2] = 0 // c = 0
+				case 2:
+					u[i] = float32(math.NaN())
+				case 3:
+					u[i] = float32(math.Inf(1 - 2*rng.IntN(2)))
+				case 4:
+					u[i] = float32(1e38 * rng.NormFloat64())
+				case 5:
+					raw[i*NLSqParams+1] = -300 // b underflows to 0
+				}
+			}
+			want := make([]float32, n)
+			var p nlsqPseudos
+			for i0 := 0; i0 < n; i0 += nlsqBatch {
+				m := min(nlsqBatch, n-i0)
+				p.set(raw[i0*NLSqParams:], m)
+				for i := range m {
+					a, b, c, d, f := p.at(i)
+					want[i0+i] = float32(nlsqSolve(float64(u[i0+i]), a, b, c, d, f))
+				}
+			}
+			got := make([]float32, n)
+			NLSqSolveTo(got, u, raw, n)
+			inPlace := append([]float32(nil), u...)
+			NLSqSolveTo(inPlace, inPlace, raw, n)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(inPlace[i]) != math.Float32bits(want[i]) {
+					a, b, c, d, f := NLSqPseudo(raw[i*NLSqParams : (i+1)*NLSqParams])
+					t.Fatalf("n=%d rep %d i=%d: u=%g (a=%g b=%g c=%g d=%g f=%g): NLSqSolveTo %g (in place %g), nlsqSolve %g",
+						n, rep, i, u[i], a, b, c, d, f, got[i], inPlace[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// Over a million ordinary scalars the vector path's roots are nlsqSolve's, bit for bit: a float64 root that
+// differs in its last bits changes the float32 root of about one scalar in a million.
+func TestNLSqSolveToMatchesScalarMany(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	const n = 1 << 20
+	u := make([]float32, n)
+	raw := make([]float32, n*NLSqParams)
+	for i := range u {
+		u[i] = float32(3 * rng.NormFloat64())
+		copy(raw[i*NLSqParams:], randRaw(rng, 2))
+	}
+	got := make([]float32, n)
+	NLSqSolveTo(got, u, raw, n)
+	var p nlsqPseudos
+	for i0 := 0; i0 < n; i0 += nlsqBatch {
+		p.set(raw[i0*NLSqParams:], nlsqBatch)
+		for i := range nlsqBatch {
+			a, b, c, d, f := p.at(i)
+			if want := float32(nlsqSolve(float64(u[i0+i]), a, b, c, d, f)); math.Float32bits(got[i0+i]) != math.Float32bits(want) {
+				t.Fatalf("scalar %d: u=%g: NLSqSolveTo %g, nlsqSolve %g", i0+i, u[i0+i], got[i0+i], want)
+			}
+		}
+	}
+}
+
+// The vector path must do the ordinary lanes itself: a test of the fallback alone would pass with it broken.
+func TestNLSqSolveVecFallbackRare(t *testing.T) {
+	if !packedAsm {
+		t.Skip("no AVX2 and FMA: NLSqSolveTo solves every scalar in Go")
+	}
+	rng := rand.New(rand.NewPCG(8, 8))
+	var p nlsqPseudos
+	u, dst := make([]float32, nlsqBatch), make([]float32, nlsqBatch)
+	raw := make([]float32, nlsqBatch*NLSqParams)
+	fell := 0
+	const batches = 200
+	for range batches {
+		for i := range u {
+			u[i] = float32(3 * rng.NormFloat64())
+			copy(raw[i*NLSqParams:], randRaw(rng, 2))
+		}
+		p.set(raw, nlsqBatch)
+		done, fallback := nlsqSolveVec(dst, u, &p, nlsqBatch)
+		if done != nlsqBatch {
+			t.Fatalf("the assembly did %d of %d scalars", done, nlsqBatch)
+		}
+		for ; fallback != 0; fallback &= fallback - 1 {
+			fell++
+		}
+	}
+	if fell > batches*nlsqBatch/100 {
+		t.Fatalf("%d of %d ordinary scalars fell back to Go", fell, batches*nlsqBatch)
+	}
+}
+
+// BenchmarkNLSqSolve is the decoder's solve (NLSqSolveTo), without the log-determinant.
+func BenchmarkNLSqSolve(b *testing.B) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	const n = 1000
+	u := make([]float32, n)
+	raw := make([]float32, n*NLSqParams)
+	for i := range u {
+		u[i] = float32(rng.NormFloat64())
+	}
+	for i := range raw {
+		raw[i] = float32(rng.NormFloat64())
+	}
+	dst := make([]float32, n)
+	b.ReportAllocs()
+	for b.Loop() {
+		NLSqSolveTo(dst, u, raw, n)
+	}
+}

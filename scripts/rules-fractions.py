@@ -8,7 +8,8 @@ alert of RDKit's NIH catalogue (all of it, as the issue counted), an alert of th
   /usr/bin/python3 scripts/rules-fractions.py runs/rules57/none-s1 ... [data/zinc250k/zinc.txt.gz:20000]
 
 A PATH:N argument reads the first N SMILES of a SMILES file, or of a CSV's smiles (or smile) column (gzip when
-the name ends in .gz).
+the name ends in .gz). With --new, a run directory's initial molecules (the first initial_calls of run.json,
+paid for before the optimiser proposed anything) are left out: the fractions are then the optimiser's own.
 """
 import gzip
 import json
@@ -44,10 +45,14 @@ def load_rules():
     return alerts, seen
 
 
-def molecules(arg):
+def molecules(arg, new=False):
     if os.path.isdir(arg):
+        skip = 0
+        if new:
+            with open(os.path.join(arg, "run.json")) as f:
+                skip = json.load(f).get("initial_calls", 0)
         with open(os.path.join(arg, "evaluations.jsonl")) as f:
-            return [json.loads(l).get("canonical") or json.loads(l)["smiles"] for l in f if l.strip()]
+            return [json.loads(l).get("canonical") or json.loads(l)["smiles"] for l in f if l.strip()][skip:]
     path, _, n = arg.partition(":")
     op = gzip.open if path.endswith(".gz") else open
     out = []
@@ -75,9 +80,11 @@ def main():
     nih = FC.FilterCatalog(p)
     alerts, seen = load_rules()
     print("source\tmolecules\tNIH alert\tdefault-list alert\tunseen environment\teither of the two")
-    for arg in sys.argv[1:]:
+    args = sys.argv[1:]
+    new = "--new" in args
+    for arg in (a for a in args if a != "--new"):
         n = a_nih = a_def = a_env = a_any = 0
-        for s in molecules(arg):
+        for s in molecules(arg, new):
             mol = Chem.MolFromSmiles(s)
             if mol is None:
                 continue

@@ -106,7 +106,7 @@ func TestExactNLLGradient(t *testing.T) {
 			e.y = append(e.y, (v-e.yMu)/e.ySd)
 		}
 		d2 := make([]float64, nb*n*n)
-		e.pairs(d2, x, n, e.xn, x, n, e.xn)
+		e.pairs(d2, e.rows(x, n, e.xn), e.rows(x, n, e.xn))
 		e.med = medianOffDiag(d2[(nb-1)*n*n:], n)
 		w := newMLLWork(n)
 		u := []float64{0.3, -0.2, 0.4, 0.7}[:2+nb]
