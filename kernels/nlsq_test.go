@@ -336,7 +336,7 @@ func TestNLSqSolveToMatchesScalarMany(t *testing.T) {
 
 // The vector path must do the ordinary lanes itself: a test of the fallback alone would pass with it broken.
 func TestNLSqSolveVecFallbackRare(t *testing.T) {
-	if !packedAsm {
+	if !VectorMathAccelerated() { // the same test as the assembly's (AVX2 and FMA)
 		t.Skip("no AVX2 and FMA: NLSqSolveTo solves every scalar in Go")
 	}
 	rng := rand.New(rand.NewPCG(8, 8))
