@@ -9,6 +9,8 @@
 # build, then copy bin/nfbo to runs/pmo5bin/nfbo), so that a later commit does not change the table halfway.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# nice alone does not yield to other sessions' work where Linux groups each session (DEVELOPERS.md).
+echo 15 > /proc/self/autogroup 2>/dev/null || true
 bin=${1:?usage: scripts/pmo20-pmo.sh BIN [METHOD...]}
 shift
 methods=("$@")
