@@ -174,6 +174,8 @@ func TestAffineRoundTrip(t *testing.T) {
 	}
 }
 
+// BenchmarkNLSqInverse solves 1,000 scalars: with the log-determinant (NLSqInverseTo, the Go loop) and without
+// (NLSqSolveTo, the decoder's, on the assembly where it runs).
 func BenchmarkNLSqInverse(b *testing.B) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	const n = 1000
@@ -186,11 +188,18 @@ func BenchmarkNLSqInverse(b *testing.B) {
 		raw[i] = float32(rng.NormFloat64())
 	}
 	dst := make([]float32, n)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		NLSqInverseTo(dst, u, raw, n)
-	}
+	b.Run("logdet", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			NLSqInverseTo(dst, u, raw, n)
+		}
+	})
+	b.Run("solve", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			NLSqSolveTo(dst, u, raw, n)
+		}
+	})
 }
 
 // TestNLSqLogA: the constant's digits are log(8√3/9 − 0.05) in float64, bit for bit.
@@ -257,7 +266,7 @@ func TestNLSqSolveMatchesHyperbolic(t *testing.T) {
 	}
 }
 
-// NLSqSolveTo's vector path must give nlsqSolve's roots bit for bit, over typical and extreme parameters, the
+// NLSqSolveTo's vector path must give nlsqSolve's roots (NLSqInverseTo, which solves every root in Go) bit for bit, over typical and extreme parameters, the
 // corners where nlsqSolve takes another branch (u = a, c = 0, NaN, ±Inf, huge u) mixed into groups of ordinary
 // lanes, lengths that are not multiples of four or of the batch, and in place.
 func TestNLSqSolveToMatchesScalar(t *testing.T) {
@@ -285,15 +294,7 @@ func TestNLSqSolveToMatchesScalar(t *testing.T) {
 				}
 			}
 			want := make([]float32, n)
-			var p nlsqPseudos
-			for i0 := 0; i0 < n; i0 += nlsqBatch {
-				m := min(nlsqBatch, n-i0)
-				p.set(raw[i0*NLSqParams:], m)
-				for i := range m {
-					a, b, c, d, f := p.at(i)
-					want[i0+i] = float32(nlsqSolve(float64(u[i0+i]), a, b, c, d, f))
-				}
-			}
+			NLSqInverseTo(want, u, raw, n) // the scalar loop, nlsqSolve for every root
 			got := make([]float32, n)
 			NLSqSolveTo(got, u, raw, n)
 			inPlace := append([]float32(nil), u...)
@@ -320,16 +321,12 @@ func TestNLSqSolveToMatchesScalarMany(t *testing.T) {
 		u[i] = float32(3 * rng.NormFloat64())
 		copy(raw[i*NLSqParams:], randRaw(rng, 2))
 	}
-	got := make([]float32, n)
+	got, want := make([]float32, n), make([]float32, n)
 	NLSqSolveTo(got, u, raw, n)
-	var p nlsqPseudos
-	for i0 := 0; i0 < n; i0 += nlsqBatch {
-		p.set(raw[i0*NLSqParams:], nlsqBatch)
-		for i := range nlsqBatch {
-			a, b, c, d, f := p.at(i)
-			if want := float32(nlsqSolve(float64(u[i0+i]), a, b, c, d, f)); math.Float32bits(got[i0+i]) != math.Float32bits(want) {
-				t.Fatalf("scalar %d: u=%g: NLSqSolveTo %g, nlsqSolve %g", i0+i, u[i0+i], got[i0+i], want)
-			}
+	NLSqInverseTo(want, u, raw, n) // the scalar loop, nlsqSolve for every root
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("scalar %d: u=%g: NLSqSolveTo %g, nlsqSolve %g", i, u[i], got[i], want[i])
 		}
 	}
 }
@@ -364,21 +361,3 @@ func TestNLSqSolveVecFallbackRare(t *testing.T) {
 	}
 }
 
-// BenchmarkNLSqSolve is the decoder's solve (NLSqSolveTo), without the log-determinant.
-func BenchmarkNLSqSolve(b *testing.B) {
-	rng := rand.New(rand.NewPCG(6, 6))
-	const n = 1000
-	u := make([]float32, n)
-	raw := make([]float32, n*NLSqParams)
-	for i := range u {
-		u[i] = float32(rng.NormFloat64())
-	}
-	for i := range raw {
-		raw[i] = float32(rng.NormFloat64())
-	}
-	dst := make([]float32, n)
-	b.ReportAllocs()
-	for b.Loop() {
-		NLSqSolveTo(dst, u, raw, n)
-	}
-}
