@@ -360,4 +360,3 @@ func TestNLSqSolveVecFallbackRare(t *testing.T) {
 		t.Fatalf("%d of %d ordinary scalars fell back to Go", fell, batches*nlsqBatch)
 	}
 }
-
