@@ -6,8 +6,11 @@ either (scripts/rules-fractions.py --new, means over the seeds), Top-10 and AUC 
 run; then the sums over the tasks and the paired counts.
 
   /usr/bin/python3 scripts/rules-table.py SETTING RUNS [ROWS]
+  /usr/bin/python3 scripts/rules-table.py SETTING --none ROWS METHOD RUNS --rules ROWS METHOD RUNS
 
-RUNS holds the runs as bench writes them (RUNS/TASK/METHOD/seedN); ROWS is benchmarks/rules.tsv by default.
+RUNS holds the runs as bench writes them (RUNS/TASK/METHOD/seedN); ROWS is benchmarks/rules.tsv by default, where
+the methods are named none and rules. The second form takes each side from a rows file and method of its own (at
+PMO's budget the default's rows are the pmo20 campaign's, method nfbo), and keeps the tasks and seeds both have.
 """
 import csv
 import os
@@ -18,16 +21,39 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def main():
-    setting, runs = sys.argv[1], sys.argv[2]
-    rows_path = sys.argv[3] if len(sys.argv) > 3 else os.path.join(HERE, "..", "benchmarks", "rules.tsv")
+def load(rows_path, setting, method, label, by):
     with open(rows_path) as f:
-        rows = [r for r in csv.DictReader(f, delimiter="\t") if r["setting"] == setting]
-    by = {}
-    for r in rows:
-        by.setdefault((r["task"], r["method"]), {})[int(r["seed"])] = r
+        for r in csv.DictReader(f, delimiter="\t"):
+            if r["setting"] == setting and r["method"] == method:
+                by.setdefault((r["task"], label), {})[int(r["seed"])] = r
+
+
+def main():
+    setting, args = sys.argv[1], sys.argv[2:]
+    by, roots = {}, {}
+    if args[0] == "--none":
+        for label, (rows_path, method, runs) in (("none", args[1:4]), ("rules", args[5:8])):
+            load(rows_path, setting, method, label, by)
+            roots[label] = (runs, method)
+        # Only the tasks and seeds both sides have.
+        for t in {t for t, _ in by}:
+            a, b = by.get((t, "none"), {}), by.get((t, "rules"), {})
+            both = set(a) & set(b)
+            for side in (a, b):
+                for seed in set(side) - both:
+                    del side[seed]
+            if not both:
+                by.pop((t, "none"), None)
+                by.pop((t, "rules"), None)
+    else:
+        runs = args[0]
+        rows_path = args[1] if len(args) > 1 else os.path.join(HERE, "..", "benchmarks", "rules.tsv")
+        for label in ("none", "rules"):
+            load(rows_path, setting, label, label, by)
+            roots[label] = (runs, label)
+    run_dir = lambda t, m, s: os.path.join(roots[m][0], t, roots[m][1], "seed%d" % s)
     tasks = sorted({t for t, _ in by})
-    dirs = [os.path.join(runs, t, m, "seed%d" % s) for (t, m), seeds in sorted(by.items()) for s in sorted(seeds)]
+    dirs = [run_dir(t, m, s) for (t, m), seeds in sorted(by.items()) for s in sorted(seeds)]
     out = subprocess.run([sys.executable, os.path.join(HERE, "rules-fractions.py"), "--new"] + dirs,
                          capture_output=True, text=True, check=True).stdout.splitlines()[1:]
     frac = {}
@@ -42,7 +68,7 @@ def main():
             seeds = by.get((t, m), {})
             if not seeds:
                 continue
-            fr = [frac[os.path.join(runs, t, m, "seed%d" % s)] for s in sorted(seeds)]
+            fr = [frac[run_dir(t, m, s)] for s in sorted(seeds)]
             mean = [100 * st.mean(c) for c in zip(*fr)]
             top10 = [float(seeds[s]["top10"]) for s in sorted(seeds)]
             auc = [float(seeds[s]["auc_top10"]) for s in sorted(seeds)]
