@@ -85,10 +85,9 @@ type Exact struct {
 	y    []float64  // N standardised targets
 	yMu  float64    // target mean and standard deviation
 	ySd  float64
-	l    []float64        // N×N lower Cholesky factor of s·K + σ²·I
-	alph []float64        // (s·K + σ²·I)⁻¹·ỹ
-	xn   []float64        // N squared row norms of x
-	xs   [2]*sparseMatrix // the sparse form of x's column blocks (sparseBlocks)
+	l    []float64 // N×N lower Cholesky factor of s·K + σ²·I
+	alph []float64 // (s·K + σ²·I)⁻¹·ỹ
+	tr   inputRows // x as pairs reads it: with its squared row norms and sparse blocks
 }
 
 // NewExact returns an unfitted model for D-dimensional inputs.
@@ -246,8 +245,10 @@ type inputRows struct {
 	sparse [2]*sparseMatrix
 }
 
-// rows returns x's r rows with their norms xn and sparse blocks.
-func (e *Exact) rows(x []float64, r int, xn []float64) inputRows {
+// rows returns x's r rows with their norms (norms) and sparse blocks.
+func (e *Exact) rows(x []float64, r int) inputRows {
+	xn := make([]float64, e.blocks()*r)
+	e.norms(xn, x, r)
 	return inputRows{x: x, r: r, norms: xn, sparse: e.sparseBlocks(x, r)}
 }
 
@@ -322,8 +323,7 @@ func (e *Exact) Fit(ctx context.Context, x, y []float64) error {
 	}
 	e.x = append(e.x[:0], x...)
 	nb := e.blocks()
-	e.xn = slices.Grow(e.xn[:0], nb*n)[:nb*n]
-	e.norms(e.xn, e.x, n)
+	e.tr = e.rows(e.x, n)
 	e.yMu, e.ySd = meanStd(y)
 	e.y = slices.Grow(e.y[:0], n)[:n]
 	for i, v := range y {
@@ -334,9 +334,8 @@ func (e *Exact) Fit(ctx context.Context, x, y []float64) error {
 			return fmt.Errorf("gp: exact fit: target %d (%g) does not standardise (mean %g, sd %g): scale the targets", i, v, e.yMu, e.ySd)
 		}
 	}
-	e.xs = e.sparseBlocks(e.x, n)
 	d2 := make([]float64, nb*n*n)
-	e.pairs(d2, e.train(), e.train())
+	e.pairs(d2, e.tr, e.tr)
 	if e.med == 0 {
 		e.med = 1 // Tanimoto's: no lengthscale to scale
 		if e.cfg.Kernel != Tanimoto {
@@ -636,19 +635,12 @@ func (e *Exact) Predict(mean, variance, x []float64, observationNoise bool) {
 // cross returns s·k(X, x) (N×C) for C candidates x, and the candidates as pairs reads them.
 func (e *Exact) cross(x []float64, c int) (kt []float64, cand inputRows) {
 	n, nb := len(e.y), e.blocks()
-	xn := make([]float64, nb*c)
-	e.norms(xn, x, c)
 	kt = make([]float64, nb*n*c)
-	cand = e.rows(x, c, xn)
-	e.pairs(kt, e.train(), cand)
+	cand = e.rows(x, c)
+	e.pairs(kt, e.tr, cand)
 	ell, s, _ := e.Hyper()
 	e.covTo(kt, kt, n*c, ell, s, e.weight(), nil, nil)
 	return kt[:n*c], cand
-}
-
-// train returns the training inputs as pairs reads them.
-func (e *Exact) train() inputRows {
-	return inputRows{x: e.x, r: len(e.y), norms: e.xn, sparse: e.xs}
 }
 
 // Sample draws S = nSamples joint posterior samples of f (observationNoise false) or y (true) at C = len(x)/D
@@ -752,10 +744,8 @@ func (e *Exact) UnmarshalBinary(data []byte) error {
 	}
 	e.y = st.Y
 	nb := e.blocks()
-	e.xn = make([]float64, nb*n)
-	e.norms(e.xn, e.x, n)
-	e.xs = e.sparseBlocks(e.x, n)
+	e.tr = e.rows(e.x, n)
 	d2 := make([]float64, nb*n*n)
-	e.pairs(d2, e.train(), e.train())
+	e.pairs(d2, e.tr, e.tr)
 	return e.factor(d2)
 }

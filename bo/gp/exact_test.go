@@ -99,14 +99,13 @@ func TestExactNLLGradient(t *testing.T) {
 		x, y := inputs(k, rng, n, d, 0.1)
 		e := NewExact(ExactConfig{Kernel: k, Split: split(k, d)}, d)
 		nb := e.blocks()
-		e.x, e.xn = x, make([]float64, nb*n)
-		e.norms(e.xn, x, n)
+		e.x, e.tr = x, e.rows(x, n)
 		e.yMu, e.ySd = meanStd(y)
 		for _, v := range y {
 			e.y = append(e.y, (v-e.yMu)/e.ySd)
 		}
 		d2 := make([]float64, nb*n*n)
-		e.pairs(d2, e.rows(x, n, e.xn), e.rows(x, n, e.xn))
+		e.pairs(d2, e.tr, e.tr)
 		e.med = medianOffDiag(d2[(nb-1)*n*n:], n)
 		w := newMLLWork(n)
 		u := []float64{0.3, -0.2, 0.4, 0.7}[:2+nb]
