@@ -53,12 +53,16 @@ func TestCheckGeneratedRules(t *testing.T) {
 	pool := newTestRDKit(t, RDKitOptions{})
 	ctx := context.Background()
 	both := []byte(`{"alerts": true, "seen_environments": true}`)
-	paid := []struct{ smiles, why string }{
-		{"CCC1C(Br)N1CCOC(=O)C(=O)COC(=O)c1oc2ccccc2c1C", "alert NIH:alpha_halo_amine"}, // a 2-bromoaziridine
-		{"CCCCc1ccc(cc1)C(=O)Br", "alert NIH:carbonyl_halide"},                          // an acyl bromide
-		{"ClNCCCC1=CC(NC2CCCC2)[NH2+]CC=C1", "alert BRENK:N-halo"},
-		{"CCOC(=O)c1ccc(cc1)C(=O)OCl", "alert NIH:halogen_heteroatom"}, // an acyl hypochlorite
-		{"CC(C)(C)c1ccc2occ(CC(=O)Nc3ccccc3[Se]F)c2c1", "alert"},
+	alerts := []byte(`{"alerts": true}`)
+	// why is the verdict under both checks, which tries the environments first (the cheaper check); alert the one
+	// under the alerts alone.
+	unseen := "unseen environment at "
+	paid := []struct{ smiles, why, alert string }{
+		{"CCC1C(Br)N1CCOC(=O)C(=O)COC(=O)c1oc2ccccc2c1C", "alert NIH:alpha_halo_amine", "alert NIH:alpha_halo_amine"}, // a 2-bromoaziridine
+		{"CCCCc1ccc(cc1)C(=O)Br", unseen, "alert NIH:carbonyl_halide"},                                                // an acyl bromide
+		{"ClNCCCC1=CC(NC2CCCC2)[NH2+]CC=C1", unseen, "alert BRENK:N-halo"},
+		{"CCOC(=O)c1ccc(cc1)C(=O)OCl", unseen, "alert NIH:halogen_heteroatom"}, // an acyl hypochlorite
+		{"CC(C)(C)c1ccc2occ(CC(=O)Nc3ccccc3[Se]F)c2c1", unseen, "alert"},
 	}
 	real := []string{ // the first lines of ZINC250k and GuacaMol 10k
 		"CC(C)(C)c1ccc2occ(CC(=O)Nc3ccccc3F)c2c1",
@@ -78,6 +82,15 @@ func TestCheckGeneratedRules(t *testing.T) {
 	for i, c := range paid {
 		if !strings.HasPrefix(why[i], c.why) {
 			t.Errorf("%s: %q, want %q", c.smiles, why[i], c.why)
+		}
+	}
+	byAlert, err := pool.Check(ctx, alerts, smiles[:len(paid)])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range paid {
+		if !strings.HasPrefix(byAlert[i], c.alert) {
+			t.Errorf("%s under the alerts alone: %q, want %q", c.smiles, byAlert[i], c.alert)
 		}
 	}
 	for i, s := range real {

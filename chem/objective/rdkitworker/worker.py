@@ -1122,20 +1122,23 @@ class _CompiledRules:
         for s, q in self.forbidden:
             if mol.HasSubstructMatch(q):
                 return "has forbidden SMARTS %s" % s
-        if self.catalog is not None:
-            e = self.catalog.GetFirstMatch(mol)
-            if e is not None:
-                return "alert: %s" % e.GetDescription()
+        # The costly checks cheapest first, since a molecule stops at the first rule it breaks and most of what
+        # the optimiser decodes breaks one: the environments (a radius-1 fingerprint and set lookups, about 0.05 ms a
+        # ZINC molecule), then the 234 generated alerts (about 1 ms), then the catalogues (PAINS about 1.7 ms).
+        if self.seen is not None:
+            where = unseen_environment(mol, self.seen)
+            if where:
+                return "unseen environment at %s: no molecule of ZINC250k or GuacaMol 10k holds it" % where
         for ident, q, lo in self.alerts:
             if lo <= 1:
                 if mol.HasSubstructMatch(q):
                     return "alert %s" % ident
             elif len(mol.GetSubstructMatches(q, maxMatches=lo)) >= lo:
                 return "alert %s" % ident
-        if self.seen is not None:
-            where = unseen_environment(mol, self.seen)
-            if where:
-                return "unseen environment at %s: no molecule of ZINC250k or GuacaMol 10k holds it" % where
+        if self.catalog is not None:
+            e = self.catalog.GetFirstMatch(mol)
+            if e is not None:
+                return "alert: %s" % e.GetDescription()
         sa = r.get("max_sa") or 0
         if sa:
             v = sascorer().calculateScore(mol)
