@@ -406,7 +406,7 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 					continue
 				}
 				var cols [6][]float64
-				var secs []float64
+				var secs, cpu []float64
 				calls, unfinished, noLog := 0, 0, 0
 				for _, r := range rs {
 					switch {
@@ -430,6 +430,9 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 						cols[3+i] = append(cols[3+i], f.AUC[i])
 					}
 					secs = append(secs, r.Info.Seconds)
+					if r.Info.CPUSeconds > 0 {
+						cpu = append(cpu, r.Info.CPUSeconds)
+					}
 					calls += f.Calls
 				}
 				seeds := strconv.Itoa(len(rs))
@@ -469,7 +472,7 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 				if rs[0].Info.ObjectiveID() == rundir.ObjectiveRDKit {
 					pub = published(task, setting, method, means, unfinished == 0)
 				}
-				fmt.Fprintf(&b, " %.0f | %s |\n", ms, pub)
+				fmt.Fprintf(&b, " %s | %s |\n", secondsCell(ms, cpu, len(rs)), pub)
 			}
 		}
 		writeInitialNotes(&b, setting, added, paidFewer)
@@ -485,6 +488,16 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 	writeVersions(&b, runs)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// secondsCell is a report's s/run: the mean wall seconds, and nfbo's mean CPU seconds beside them when each of
+// the n runs has them ("1,234 (CPU 456)"; on a shared machine the CPU seconds are the run's own cost).
+func secondsCell(wall float64, cpu []float64, n int) string {
+	if len(cpu) == 0 || len(cpu) < n {
+		return fmt.Sprintf("%.0f", wall)
+	}
+	m, _ := meanStd(cpu)
+	return fmt.Sprintf("%.0f (CPU %.0f)", wall, m)
 }
 
 // writeInitialNotes says which tasks of a setting start from another number of initial molecules (added: task →
@@ -670,27 +683,29 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // WriteRunsTSV writes one tab-separated row per run, after a header: setting, task, method, seed, calls, budget,
 // finished, Top-1/10/100, AUC Top-1/10/100 (full float64 precision), seconds, the nfbo version, the initial
-// molecules and the calls that scored them (0 when their scores came with the data).
+// molecules, the calls that scored them (0 when their scores came with the data) and nfbo's CPU seconds (0 when
+// unknown: rundir.Info.CPUSeconds).
 func WriteRunsTSV(w io.Writer, runs []Run) error {
 	var b strings.Builder
 	b.WriteString(runsTSVHeader + "\n")
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range runs {
 		f, i := r.Figures(), r.Info
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%d\t%d\t%d\t%t\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%d\t%d\n", i.Setting, taskLabel(i), i.Method,
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%d\t%d\t%d\t%t\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%d\t%d\t%.0f\n", i.Setting, taskLabel(i), i.Method,
 			i.Seed, f.Calls, f.Budget, i.Finished, g(f.Top[0]), g(f.Top[1]), g(f.Top[2]), g(f.AUC[0]), g(f.AUC[1]), g(f.AUC[2]),
-			i.Seconds, strings.ReplaceAll(i.Version, "\t", " "), i.Initial, i.InitialCalls)
+			i.Seconds, strings.ReplaceAll(i.Version, "\t", " "), i.Initial, i.InitialCalls, i.CPUSeconds)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// runsTSVHeader is the first line of a runs.tsv (WriteRunsTSV, ReadRunsTSV); formerTSVHeader is that of the
-// files written before the initial counts had columns, which ReadRunsTSV reads too (their runs' counts unknown,
-// 0).
+// runsTSVHeader is the first line of a runs.tsv (WriteRunsTSV, ReadRunsTSV). ReadRunsTSV reads the files of
+// earlier nfbo too: formerTSVHeader's, written before the initial counts had columns, and initialTSVHeader's,
+// before the CPU seconds had one (what they lack is unknown, 0).
 const (
-	formerTSVHeader = "setting\ttask\tmethod\tseed\tcalls\tbudget\tfinished\ttop1\ttop10\ttop100\tauc_top1\tauc_top10\tauc_top100\tseconds\tversion"
-	runsTSVHeader   = formerTSVHeader + "\tinitial\tinitial_calls"
+	formerTSVHeader  = "setting\ttask\tmethod\tseed\tcalls\tbudget\tfinished\ttop1\ttop10\ttop100\tauc_top1\tauc_top10\tauc_top100\tseconds\tversion"
+	initialTSVHeader = formerTSVHeader + "\tinitial\tinitial_calls"
+	runsTSVHeader    = initialTSVHeader + "\tcpu_seconds"
 )
 
 // ReadRunsTSV reads the rows of a runs.tsv as WriteRunsTSV writes them (path names the file in errors): runs
@@ -704,7 +719,7 @@ func ReadRunsTSV(path string, r io.Reader) ([]Run, error) {
 	}
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 	header := strings.TrimSuffix(lines[0], "\r")
-	if header != runsTSVHeader && header != formerTSVHeader {
+	if header != runsTSVHeader && header != initialTSVHeader && header != formerTSVHeader {
 		return nil, fmt.Errorf("bench: %s:1: not a runs.tsv: want the header %q", path, runsTSVHeader)
 	}
 	cols := strings.Split(header, "\t")
@@ -740,8 +755,11 @@ func ReadRunsTSV(path string, r io.Reader) ([]Run, error) {
 		}
 		info := rundir.Info{Setting: f[0], Method: f[2], Seed: whole(3), Budget: fig.Budget, Finished: finished,
 			Seconds: num(13), Version: f[14], Calls: fig.Calls}
-		if header == runsTSVHeader {
+		if header != formerTSVHeader {
 			info.Initial, info.InitialCalls = whole(15), whole(16)
+		}
+		if header == runsTSVHeader {
+			info.CPUSeconds = num(17)
 		}
 		info.Task, info.Objective, info.Minimize = parseTaskLabel(f[1])
 		if bad != nil {

@@ -98,7 +98,7 @@ func TestReportFromLogs(t *testing.T) {
 	}
 	rows := strings.Split(strings.TrimSpace(tsv.String()), "\n")
 	if len(rows) != len(all)+1 || !strings.HasPrefix(rows[0], "setting\ttask\tmethod\tseed") ||
-		len(strings.Split(rows[1], "\t")) != 17 || !strings.Contains(rows[1], "\tv1 (commit abc)\t") {
+		len(strings.Split(rows[1], "\t")) != 18 || !strings.Contains(rows[1], "\tv1 (commit abc)\t") {
 		t.Errorf("runs.tsv:\n%s", tsv.String())
 	}
 	files, err := WritePlots(filepath.Join(dir, "img"), runs)
@@ -281,7 +281,7 @@ func TestRunsTSVRoundTrip(t *testing.T) {
 		return s
 	}
 	writeRun(t, filepath.Join(dir, "a", "seed1"), rundir.Info{Setting: "100+200", Task: "med2", Method: "nfbo", Seed: 1,
-		Budget: 200, Finished: true, Seconds: 12, Version: "abc"}, scores(1))
+		Budget: 200, Finished: true, Seconds: 12, CPUSeconds: 7, Version: "abc"}, scores(1))
 	writeRun(t, filepath.Join(dir, "a", "seed2"), rundir.Info{Setting: "100+200", Task: "oral_mpo", Method: "ga", Seed: 2,
 		Budget: 200, Objective: rundir.ObjectiveCommand("/usr/bin/python3 /x/user_objectives.py oral_mpo"), Minimize: true,
 		Seconds: 3}, scores(2)[:150])
@@ -312,6 +312,11 @@ func TestRunsTSVRoundTrip(t *testing.T) {
 	}
 	if got.String() != want.String() {
 		t.Errorf("the tables from the rows:\n%s\nwant those from the logs:\n%s", got.String(), want.String())
+	}
+	// nfbo's CPU seconds beside the wall seconds where the run has them, the wall seconds alone where not.
+	if !strings.Contains(got.String(), " 12 (CPU 7) |") || !strings.Contains(got.String(), " 3 | ") ||
+		strings.Contains(got.String(), "(CPU 0)") {
+		t.Errorf("the s/run cells:\n%s", got.String())
 	}
 	path := filepath.Join(dir, "runs.tsv")
 	if err := os.WriteFile(path, tsv.Bytes(), 0o644); err != nil {
@@ -379,14 +384,18 @@ func TestReportPaidFewer(t *testing.T) {
 			t.Errorf("from the %s: a note on the GA's 1,000:\n%s", name, out)
 		}
 	}
-	var former []string
-	for _, line := range strings.Split(strings.TrimSuffix(tsv.String(), "\n"), "\n") {
-		f := strings.Split(line, "\t")
-		former = append(former, strings.Join(f[:15], "\t"))
-	}
-	old, err := ReadRunsTSV("former.tsv", strings.NewReader(strings.Join(former, "\n")+"\n"))
-	if err != nil || len(old) != 2 || old[0].Info.Initial != 0 || old[0].Info.Method != rows[0].Info.Method {
-		t.Errorf("a runs.tsv of the former format: %d rows, %v", len(old), err)
+	// The formats of earlier nfbo: without the initial counts (15 columns), without the CPU seconds (17).
+	for _, cols := range []int{15, 17} {
+		var former []string
+		for _, line := range strings.Split(strings.TrimSuffix(tsv.String(), "\n"), "\n") {
+			f := strings.Split(line, "\t")
+			former = append(former, strings.Join(f[:cols], "\t"))
+		}
+		old, err := ReadRunsTSV("former.tsv", strings.NewReader(strings.Join(former, "\n")+"\n"))
+		if err != nil || len(old) != 2 || old[0].Info.Method != rows[0].Info.Method ||
+			old[0].Info.Initial != map[int]int{15: 0, 17: rows[0].Info.Initial}[cols] {
+			t.Errorf("a runs.tsv of %d columns: %d rows, %v", cols, len(old), err)
+		}
 	}
 }
 

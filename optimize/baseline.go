@@ -19,6 +19,7 @@ import (
 	"github.com/nfbo/nfbo/chem/selfies"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
+	"github.com/nfbo/nfbo/internal/cpuclock"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -29,6 +30,7 @@ type baselineRun struct {
 	args      Args
 	info      rundir.Info
 	start     time.Time
+	cpu0      time.Duration // the process's CPU time at start (internal/cpuclock)
 	budget    *objective.Budget
 	initCalls int
 	mols      []molfile.Molecule
@@ -82,6 +84,7 @@ func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 		}
 	}
 	info.Seconds += time.Since(r.start).Seconds()
+	info.CPUSeconds += cpuclock.Since(r.cpu0).Seconds()
 	info.Calls = r.budget.Calls()
 	info.Finished = err == nil || errors.Is(err, baseline.ErrNoProgress)
 	info.Error = ""

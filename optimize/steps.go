@@ -21,6 +21,7 @@ import (
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/engine/train"
 	"github.com/nfbo/nfbo/internal/buildinfo"
+	"github.com/nfbo/nfbo/internal/cpuclock"
 	"github.com/nfbo/nfbo/model"
 	"github.com/nfbo/nfbo/rundir"
 )
@@ -37,6 +38,7 @@ type runState struct {
 	a       Args
 	preset  bo.Preset
 	start   time.Time
+	cpu0    time.Duration // the process's CPU time at start (internal/cpuclock)
 	warnf   func(format string, args ...any)
 	count   int      // initial molecules to read (-init-count, or the preset's)
 	closers []func() // run in reverse order when run returns
@@ -89,7 +91,7 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 		return err
 	}
 	if a.Method != "nfbo" {
-		return runBaseline(ctx, s, baselineRun{args: a, info: r.info, start: r.start, budget: r.budget, initCalls: r.initCalls,
+		return runBaseline(ctx, s, baselineRun{args: a, info: r.info, start: r.start, cpu0: r.cpu0, budget: r.budget, initCalls: r.initCalls,
 			mols: r.mols, voc: r.voc, flow: r.flow, t: r.t, calls: r.cfg.Budget, hasScores: r.hasScores, canon: r.canon,
 			offspring: r.cfg.Anchors * r.cfg.Queries})
 	}
@@ -98,7 +100,8 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 
 // newRunState returns the state of a run of a under preset before its first step.
 func newRunState(s Streams, a Args, preset bo.Preset) *runState {
-	return &runState{s: s, a: a, preset: preset, start: time.Now(), count: cmp.Or(a.InitCount, preset.InitialPoints),
+	cpu0, _ := cpuclock.Process()
+	return &runState{s: s, a: a, preset: preset, start: time.Now(), cpu0: cpu0, count: cmp.Or(a.InitCount, preset.InitialPoints),
 		warnf: func(format string, args ...any) { fmt.Fprintf(s.Stderr, "nfbo optimize: "+format+"\n", args...) }}
 }
 
@@ -454,10 +457,11 @@ func (r *runState) printHeader() error {
 }
 
 // infoNow returns run.json as of now: r.info (which holds the seconds of the run's earlier legs) with this leg's
-// seconds added and the calls paid so far.
+// wall and CPU seconds added and the calls paid so far.
 func (r *runState) infoNow() rundir.Info {
 	info := r.info
 	info.Seconds += time.Since(r.start).Seconds()
+	info.CPUSeconds += cpuclock.Since(r.cpu0).Seconds()
 	info.Calls = r.budget.Calls()
 	return info
 }

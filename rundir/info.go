@@ -22,7 +22,11 @@ type Info struct {
 	Initial  int     `json:"initial"`  // initial molecules, scored before the budget
 	Finished bool    `json:"finished"` // the run spent its budget or stopped for good
 	Seconds  float64 `json:"seconds"`  // wall time of the run so far
-	Error    string  `json:"error,omitempty"`
+	// CPUSeconds is the CPU time (user and system, all threads) nfbo's own process used over the run so far,
+	// not its objective's workers: what the optimiser costs, whatever else shares the machine. 0 where unknown
+	// (runs of nfbo before it was recorded, platforms without a process clock).
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
+	Error      string  `json:"error,omitempty"`
 	// InitialScores are the scores of the initial molecules when they were
 	// not paid for through the evaluation log (GuacaMol's 100 + 500 setting
 	// reads them from the data file); they count toward Top-k, not calls.
@@ -101,6 +105,8 @@ func ParseInfo(data []byte) (Info, error) {
 			info.Seed, info.Budget, info.Initial, info.Calls, info.InitialCalls)
 	case info.Seconds < 0 || math.IsNaN(info.Seconds):
 		return info, fmt.Errorf("seconds %v", info.Seconds)
+	case info.CPUSeconds < 0 || math.IsNaN(info.CPUSeconds):
+		return info, fmt.Errorf("cpu_seconds %v", info.CPUSeconds)
 	}
 	return info, nil
 }

@@ -30,9 +30,9 @@ func TestOptimizeGraphGA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Method != "graph-ga" || info.Calls != 160 || !info.Finished || info.Initial != 20 {
-		t.Errorf("run.json: method %q, %d calls, finished %t, %d initial; want graph-ga, 160, true, 20",
-			info.Method, info.Calls, info.Finished, info.Initial)
+	if info.Method != "graph-ga" || info.Calls != 160 || !info.Finished || info.Initial != 20 || info.CPUSeconds <= 0 {
+		t.Errorf("run.json: method %q, %d calls, finished %t, %d initial, CPU seconds %v; want graph-ga, 160, true, 20, > 0",
+			info.Method, info.Calls, info.Finished, info.Initial, info.CPUSeconds)
 	}
 	// The first generation's children: 70 (those tried less the duplicates and the invalid).
 	i := strings.Index(stdout, "iter 1 ")

@@ -352,7 +352,8 @@ func TestRunJSONKeptCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !info.Finished || info.Calls != 35 || info.Seconds <= 0 {
-		t.Errorf("run.json at the end: finished %v, calls %d, seconds %v; want true, 35, > 0", info.Finished, info.Calls, info.Seconds)
+	if !info.Finished || info.Calls != 35 || info.Seconds <= 0 || info.CPUSeconds <= 0 {
+		t.Errorf("run.json at the end: finished %v, calls %d, seconds %v, CPU seconds %v; want true, 35, > 0, > 0",
+			info.Finished, info.Calls, info.Seconds, info.CPUSeconds)
 	}
 }
