@@ -11,23 +11,32 @@ trap 'rm -rf "$out"' EXIT
 "$bin" report -plots=false -html=false -out "$out" benchmarks/pmo20.tsv > /dev/null
 awk '/^### Setting 1000\+9000 random/{on=1} /^### Setting/ && !/random/{on=0} on' "$out/report.md" | grep -v '^Written by'
 echo
-echo "Seconds per run (mean over the seeds' rows; wall time on the 2-core machine, shared):"
+echo "Seconds per run (mean over the seeds' rows, their number in brackets; wall time on the 2-core machine, shared"
+echo "with other work, and nfbo's own CPU seconds after it where every row of the cell has them: rows of f302b98 on):"
 echo
 python3 - benchmarks/pmo20.tsv <<'PY'
 import csv, sys
-secs, tasks, methods = {}, set(), set()
+secs, cpu, tasks, methods = {}, {}, set(), set()
 with open(sys.argv[1]) as f:
     for r in csv.DictReader(f, delimiter="\t"):
         if r["setting"] == "1000+9000 random" and r["finished"] == "true":
             secs.setdefault((r["task"], r["method"]), []).append(float(r["seconds"]))
+            cpu.setdefault((r["task"], r["method"]), []).append(float(r.get("cpu_seconds") or 0))
             tasks.add(r["task"])
             methods.add(r["method"])
+def cell(k):
+    c = secs.get(k)
+    if not c:
+        return " — |"
+    s = f" {sum(c) / len(c):.0f} ({len(c)})"
+    if all(v > 0 for v in cpu[k]):
+        s += f", CPU {sum(cpu[k]) / len(cpu[k]):.0f}"
+    return s + " |"
 ms = sorted(methods)
 print("| task |" + "".join(f" {m} |" for m in ms))
 print("|---|" + "---|" * len(ms))
 for t in sorted(tasks):
-    cells = [secs.get((t, m)) for m in ms]
-    print(f"| {t} |" + "".join(f" {sum(c) / len(c):.0f} ({len(c)}) |" if c else " — |" for c in cells))
+    print(f"| {t} |" + "".join(cell((t, m)) for m in ms))
 missing = ", ".join(f"{m} {100 - sum(len(v) for (t, mm), v in secs.items() if mm == m)} of 100" for m in ms)
 print(f"\nRuns missing (of 5 seeds × 20 tasks): {missing}.")
 PY
