@@ -108,6 +108,38 @@ func topDesc(scores []float64, k int) []float64 {
 	return s
 }
 
+// topKeeper keeps the k largest of the scores added so far, in descending order, as topDesc of them returns them.
+type topKeeper struct {
+	k    int
+	best []float64
+}
+
+func newTopKeeper(k int) *topKeeper { return &topKeeper{k: k, best: make([]float64, 0, k)} }
+
+// add adds scores. A NaN, which topDesc's sort places anywhere, is kept where a sort might leave it: it makes the
+// mean NaN either way.
+func (t *topKeeper) add(scores []float64) {
+	for _, v := range scores {
+		n := len(t.best)
+		if n == t.k && !(v > t.best[n-1]) && !math.IsNaN(v) {
+			continue
+		}
+		// The first place holding a smaller score (after any equal ones): equal scores are the same value, so
+		// their order does not matter to the mean.
+		i, _ := slices.BinarySearchFunc(t.best, v, func(a, b float64) int {
+			if a >= b {
+				return -1
+			}
+			return 1
+		})
+		if n < t.k {
+			t.best = append(t.best, 0)
+		}
+		copy(t.best[i+1:], t.best[i:len(t.best)-1])
+		t.best[i] = v
+	}
+}
+
 // TopK returns the mean of the k best scores, counting missing ones as 0:
 // with fewer than k scores the sum is still divided by k. It panics if
 // k < 1.
@@ -146,18 +178,24 @@ func AUCTopK(scores []float64, k, freq, budget int, finished bool) float64 {
 	return FiniteScale(scores, func(scores []float64) float64 { return aucTopK(scores, k, freq, budget, finished) })
 }
 
-// aucTopK is AUCTopK's sum, which overflows for scores near ±MaxFloat64.
+// aucTopK is AUCTopK's sum, which overflows for scores near ±MaxFloat64. PMO sorts each prefix; the best k so
+// far, kept sorted as the calls come (topKeeper), are the same values in the same order, so each point's np.mean
+// is the same to the bit, in O(n·k) rather than O(n²/freq·log n): a report over a campaign's 10,000-call runs
+// took minutes.
 func aucTopK(scores []float64, k, freq, budget int, finished bool) float64 {
 	n := len(scores)
 	sum, prev := 0.0, 0.0
 	called := 0
+	top := newTopKeeper(k)
 	for idx := freq; idx < min(n, budget); idx += freq {
-		now := npMean(topDesc(scores[:idx], k))
+		top.add(scores[called:idx])
+		now := npMean(top.best)
 		sum += float64(freq) * (now + prev) / 2
 		prev = now
 		called = idx
 	}
-	now := npMean(topDesc(scores, k))
+	top.add(scores[called:])
+	now := npMean(top.best)
 	sum += float64(n-called) * (now + prev) / 2
 	if finished && n < budget {
 		sum += float64(budget-n) * now

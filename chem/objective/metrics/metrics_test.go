@@ -165,3 +165,78 @@ func TestFiguresOfHugeScores(t *testing.T) {
 		t.Errorf("FormatScore(0.12345678) = %q, want %q", got, want)
 	}
 }
+
+// aucTopKSorted is PMO's AUC Top-k as PMO computes it, each point's prefix sorted anew: the reference of the
+// kept-sorted aucTopK.
+func aucTopKSorted(scores []float64, k, freq, budget int, finished bool) float64 {
+	n := len(scores)
+	sum, prev := 0.0, 0.0
+	called := 0
+	for idx := freq; idx < min(n, budget); idx += freq {
+		now := npMean(topDesc(scores[:idx], k))
+		sum += float64(freq) * (now + prev) / 2
+		prev = now
+		called = idx
+	}
+	now := npMean(topDesc(scores, k))
+	sum += float64(n-called) * (now + prev) / 2
+	if finished && n < budget {
+		sum += float64(budget-n) * now
+	}
+	return sum / float64(budget)
+}
+
+// TestAUCTopKMatchesSortedPrefixes: the best k kept sorted as the calls come give PMO's sorted prefixes' AUC to
+// the bit, on scores with many ties (the plateaus of a real run), negative scores, runs shorter and longer than the
+// budget, finished or not.
+func TestAUCTopKMatchesSortedPrefixes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 200 {
+		freq := []int{1, 7, 100}[trial%3]
+		n := 1 + rng.IntN(3000/(100/freq)+1) // the reference sorts n/freq prefixes: fewer calls at freq 1
+		scores := make([]float64, n)
+		levels := 1 + rng.IntN(50)
+		for i := range scores {
+			switch rng.IntN(3) {
+			case 0:
+				scores[i] = float64(rng.IntN(levels)) / float64(levels) // ties
+			case 1:
+				scores[i] = rng.NormFloat64()
+			default:
+				scores[i] = rng.Float64() * float64(i) / float64(n) // a climbing run
+			}
+		}
+		for _, k := range []int{1, 10, 100} {
+			budget := max(1, n+rng.IntN(2*n)-n/2)
+			finished := trial%2 == 0
+			got := aucTopK(scores, k, freq, budget, finished)
+			want := aucTopKSorted(scores, k, freq, budget, finished)
+			if math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("trial %d (n %d, k %d, freq %d, budget %d, finished %t): %v, want %v",
+					trial, n, k, freq, budget, finished, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkAUCTopK: one 10,000-call run's three AUC figures, as a report computes them, kept sorted (kept) and
+// as PMO computes them (sorted, the reference).
+func BenchmarkAUCTopK(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	scores := make([]float64, 10000)
+	for i := range scores {
+		scores[i] = rng.Float64() * float64(i) / 10000
+	}
+	for _, c := range []struct {
+		name string
+		auc  func([]float64, int, int, int, bool) float64
+	}{{"kept", aucTopK}, {"sorted", aucTopKSorted}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				for _, k := range []int{1, 10, 100} {
+					c.auc(scores, k, DefaultFreq, 10000, true)
+				}
+			}
+		})
+	}
+}
