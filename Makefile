@@ -14,7 +14,7 @@ BLAS_PKGS := ./engine/train ./engine/seqflow ./bo/gp ./kernels
 # named by its module version (the proxy no longer answers for the release name).
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.6.1
 
-.PHONY: all setup setup-test build run test test-short vet fmt bench build-openblas build-purego clean
+.PHONY: all setup setup-test build run test test-main test-builds test-long test-short vet fmt bench build-openblas build-purego clean
 
 all: build
 
@@ -56,23 +56,35 @@ vet:
 	$(STATICCHECK) ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
-# test runs every package on pure-Go BLAS, the packages with assembly again
-# without it (-tags purego: kernels' Go micro-kernel and scalar math, the BLAS
-# for the flow's products), then the packages whose numerics go through BLAS
-# again on OpenBLAS, the build's default (with CI=true OpenBLAS must be there).
+# test runs every package (test-main) and, beside it, test-builds: the optimiser fuzzed with adversarial scores
+# for 10 s, the GPU packages without cgo, the packages with assembly again without it (-tags purego: kernels' Go
+# micro-kernel and scalar math, the BLAS for the flow's products), then the packages whose numerics go through BLAS
+# again on OpenBLAS, the build's default (with CI=true OpenBLAS must be there). The two run at once: test-main's
+# longest package (cmd/nfbo) waits on child processes much of its time. The builds' reruns skip TestGradientCheck,
+# gorgonia's float64 gradients against finite differences, which no build tag changes.
 test: setup-test vet
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-main test-builds
+
+test-main:
 	$(GO) test -count=1 -timeout 60m ./...
+
+test-builds:
+	$(GO) test -run '^$$' -fuzz FuzzAdversarialScores -fuzztime 10s ./bo
 	CGO_ENABLED=0 $(GO) test -count=1 ./engine/cuda ./engine/gpuflow ./engine/gpustep
-	$(GO) test -count=1 -tags purego ./kernels ./model ./engine/train
+	$(GO) test -count=1 -skip TestGradientCheck -tags purego ./kernels ./model ./engine/train
 	CGO_ENABLED=0 $(GO) test -count=1 -run CUDA ./engine/seqflow
 	@if [ "$$(gcc -print-file-name=libopenblas.so 2>/dev/null)" != libopenblas.so ]; then \
-		echo "CGO_LDFLAGS=-lopenblas $(GO) test -count=1 -tags openblas $(BLAS_PKGS)"; \
-		CGO_LDFLAGS=-lopenblas $(GO) test -count=1 -tags openblas $(BLAS_PKGS); \
+		echo "CGO_LDFLAGS=-lopenblas $(GO) test -count=1 -skip TestGradientCheck -tags openblas $(BLAS_PKGS)"; \
+		CGO_LDFLAGS=-lopenblas $(GO) test -count=1 -skip TestGradientCheck -tags openblas $(BLAS_PKGS); \
 	elif [ "$(CI)" = true ]; then \
 		echo "OpenBLAS (libopenblas-dev) is missing"; exit 1; \
 	else \
 		echo "OpenBLAS is missing: the OpenBLAS build is not tested"; \
 	fi
+
+# The data-set tests in full (chemtest.LongEnv): make test reads a sample of each set. CI runs both.
+test-long: setup-test
+	NFBO_LONG_TESTS=1 $(GO) test -count=1 -timeout 30m -run 'TestScoreCmdGuacaMol10k|TestRoundTripDatasets|TestIdentityRDKit' ./cmd/nfbo ./chem/selfies ./chem/molseq
 
 test-short: setup
 	$(GO) test -short ./...

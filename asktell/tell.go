@@ -308,9 +308,23 @@ func checkRepeats(name string, rows []Told) error {
 	return &RowError{name, r.Line, fmt.Errorf("id %s is told %s here and %s on line %d", r.ID, answer(r), answer(p), p.Line)}
 }
 
+// excerpt quotes s, or its first 60 bytes and its length when it is longer: an error names the input it refuses
+// without echoing a line of a megabyte back.
+func excerpt(s string) string {
+	const max = 60
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:n]), len(s))
+}
+
 func answer(r Told) string {
 	if r.Error != "" {
-		return fmt.Sprintf("error %q", r.Error)
+		return "error " + excerpt(r.Error)
 	}
 	return "score " + strconv.FormatFloat(r.Score, 'g', -1, 64)
 }
@@ -338,7 +352,7 @@ func parseCSV(name string, r io.Reader, rows *rowList, comma rune) error {
 			continue
 		}
 		if *col >= 0 { // which one is meant is a guess: refuse rather than take the last
-			return &RowError{name, 1, fmt.Errorf("header %q has two %q columns (%d and %d)", strings.Join(header, ","),
+			return &RowError{name, 1, fmt.Errorf("header %s has two %q columns (%d and %d)", excerpt(strings.Join(header, ",")),
 				strings.ToLower(strings.TrimSpace(h)), *col+1, i+1)}
 		}
 		*col = i
@@ -346,9 +360,9 @@ func parseCSV(name string, r io.Reader, rows *rowList, comma rune) error {
 	width := len(header)
 	if idCol < 0 || scoreCol < 0 {
 		if len(header) == 1 && strings.Contains(header[0], ";") {
-			return &RowError{name, 1, fmt.Errorf("header %q: %w", header[0], objective.ErrSemicolons)}
+			return &RowError{name, 1, fmt.Errorf("header %s: %w", excerpt(header[0]), objective.ErrSemicolons)}
 		}
-		return &RowError{name, 1, fmt.Errorf("header %q: want an id and a score column (CSV), or JSON lines", strings.Join(header, ","))}
+		return &RowError{name, 1, fmt.Errorf("header %s: want an id and a score column (CSV), or JSON lines", excerpt(strings.Join(header, ",")))}
 	}
 	for {
 		rec, err := cr.Read()
@@ -643,7 +657,7 @@ func (t *Told) setScore(s string) error {
 		return nil
 	}
 	if t.Error != "" {
-		return fmt.Errorf("id %s: both a score (%s) and an error (%q)", t.ID, strings.Clone(s), t.Error)
+		return fmt.Errorf("id %s: both a score (%s) and an error (%s)", t.ID, excerpt(string(s)), excerpt(t.Error))
 	}
 	v, err := objective.ParseScore(s)
 	if err != nil {
@@ -714,7 +728,7 @@ func Tell(ctx context.Context, dir, name string, rows []Told, opts Options) (Sum
 			if n := len(ledger.Items); n > 0 {
 				known = fmt.Sprintf("this run handed out %s to %s", rundir.AskedID(1), rundir.AskedID(n))
 			}
-			return sum, &RowError{name, r.Line, fmt.Errorf("unknown id %q (%s)", r.ID, known)}
+			return sum, &RowError{name, r.Line, fmt.Errorf("unknown id %s (%s)", excerpt(r.ID), known)}
 		}
 		key := a.Canonical
 		if key == "" {

@@ -84,6 +84,10 @@ func SelectAnchorsRule(dst []int, y []float64, rule AnchorRule, temperature floa
 		for _, i := range left {
 			lo, hi = min(lo, y[i]), max(hi, y[i])
 		}
+		span, half := hi-lo, 1.0
+		if math.IsInf(span, 0) { // scores beyond ±MaxFloat64/2: min-max scale their halves, which cannot overflow
+			span, half = hi/2-lo/2, 0.5
+		}
 		var sum float64
 		for j, i := range left {
 			e := 1.0 // all equal: uniform
@@ -91,7 +95,7 @@ func SelectAnchorsRule(dst []int, y []float64, rule AnchorRule, temperature floa
 			case rule == AnchorsRaw:
 				e = math.Exp((y[i] - hi) / temperature) // shifted by the max for stability
 			case hi > lo:
-				e = math.Exp(((y[i]-lo)/(hi-lo) - 1) / temperature)
+				e = math.Exp(((y[i]*half-lo*half)/span - 1) / temperature)
 			}
 			w[j] = e
 			sum += e

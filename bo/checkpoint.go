@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/nfbo/nfbo/internal/atomicfile"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -65,6 +66,9 @@ func decodePending(data []byte) (b batch, sealed bool, err error) {
 	}
 	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&b); err != nil {
 		return b, sealed, fmt.Errorf("%w: %v", rundir.ErrDamaged, err)
+	}
+	if b.Screened == nil {
+		b.Screened = legacyScreenedStats(payload)
 	}
 	return b, sealed, nil
 }
@@ -132,7 +136,7 @@ func (o *Optimizer) open() error {
 		if err != nil {
 			return err
 		}
-		return rundir.WriteFileAtomic(filepath.Join(dir, rundir.ConfigFile), append(cfg, '\n'))
+		return atomicfile.Write(filepath.Join(dir, rundir.ConfigFile), append(cfg, '\n'))
 	case err != nil:
 		return fmt.Errorf("bo: read checkpoint: %w", err)
 	}
@@ -197,7 +201,7 @@ func (o *Optimizer) savePending(b *batch) error {
 	if err := gob.NewEncoder(&buf).Encode(b); err != nil {
 		return fmt.Errorf("bo: encode pending batch: %w", err)
 	}
-	return rundir.WriteFileAtomic(filepath.Join(o.cfg.RunDir, rundir.PendingFile), rundir.Seal(rundir.PendingMagic, buf.Bytes()))
+	return atomicfile.Write(filepath.Join(o.cfg.RunDir, rundir.PendingFile), rundir.Seal(rundir.PendingMagic, buf.Bytes()))
 }
 
 func (o *Optimizer) restoreRNG(state []byte) error {
@@ -229,7 +233,7 @@ func (o *Optimizer) checkpoint() error {
 	if err := gob.NewEncoder(&buf).Encode(c); err != nil {
 		return fmt.Errorf("bo: encode checkpoint: %w", err)
 	}
-	return rundir.WriteFileAtomic(filepath.Join(o.cfg.RunDir, rundir.CheckpointFile), rundir.Seal(rundir.CheckpointMagic, buf.Bytes()))
+	return atomicfile.Write(filepath.Join(o.cfg.RunDir, rundir.CheckpointFile), rundir.Seal(rundir.CheckpointMagic, buf.Bytes()))
 }
 
 // ReadConfig returns the configuration the run in dir started with (its config.json, as the optimiser wrote it
@@ -254,6 +258,9 @@ func parseConfig(saved []byte) (Config, error) {
 	var c Config
 	if err := json.Unmarshal(saved, &c); err != nil {
 		return c, fmt.Errorf("read saved configuration: %w", err)
+	}
+	if v, ok := legacyVariant(saved); ok {
+		c.Variant = v
 	}
 	return c.own(), nil
 }

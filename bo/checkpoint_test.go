@@ -55,21 +55,6 @@ func TestEvalLog(t *testing.T) {
 	}
 }
 
-func TestWriteFileAtomic(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x")
-	for _, content := range []string{"first", "second"} {
-		if err := rundir.WriteFileAtomic(path, []byte(content)); err != nil {
-			t.Fatal(err)
-		}
-		if b, _ := os.ReadFile(path); string(b) != content {
-			t.Errorf("read %q, want %q", b, content)
-		}
-	}
-	if m, _ := filepath.Glob(path + ".tmp*"); len(m) != 0 {
-		t.Errorf("temporary files left: %v", m)
-	}
-}
-
 // A checkpoint or pending batch damaged on disk is refused, by InspectRunDir before anything is paid and by a
 // resumed Run, with a *RunDirError wrapping rundir.ErrDamaged: whichever byte is flipped, and when the file is cut short
 // or appended to. (Before the envelope, most byte flips were loaded silently.)

@@ -2,6 +2,7 @@ package bo
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -15,16 +16,14 @@ func TestConfigVariantSettings(t *testing.T) {
 		cfg  Config
 		want string // in the error; "" for none
 	}{
-		{"reference", Config{Budget: 10, LatentSettings: LatentSettings{Sampler: SamplerPathwise}}, ""},
-		{"screened", Config{Budget: 10, Screen: ScreenTokens, TokenSettings: TokenSettings{Offspring: 5}}, ""},
-		{"screened with a sampler", Config{Budget: 10, Screen: ScreenTokens, LatentSettings: LatentSettings{Sampler: SamplerPathwise, InitEpochs: 3}}, "Sampler, InitEpochs: settings of the reference variant"},
-		{"reference with offspring", Config{Budget: 10, TokenSettings: TokenSettings{Offspring: 5}}, "Offspring: settings of the screened variant"},
-		{"no flow without offspring", Config{Budget: 10, Screen: ScreenTokens, TokenSettings: TokenSettings{NoFlow: true}}, "NoFlow needs Offspring"},
-		{"unknown screen", Config{Budget: 10, Screen: 7}, "Screen = 7"},
-		{"unknown inputs", Config{Budget: 10, Screen: ScreenTokens, TokenSettings: TokenSettings{Inputs: "ecfp"}}, `surrogate inputs "ecfp"`},
-		{"ring crossovers without the graph crossover", Config{Budget: 10, Screen: ScreenTokens, TokenSettings: TokenSettings{Offspring: 5, CrossoverRings: true}},
-			"CrossoverRings needs GraphCrossover"},
-		{"reference with inputs", Config{Budget: 10, TokenSettings: TokenSettings{Inputs: InputsMorgan}}, "Inputs: settings of the screened variant"},
+		{"reference", Config{Budget: 10, ReferenceSettings: ReferenceSettings{Sampler: SamplerPathwise}}, ""},
+		{"screened", Config{Budget: 10, Variant: Screened, ScreenedSettings: ScreenedSettings{Offspring: 5}}, ""},
+		{"screened with a sampler", Config{Budget: 10, Variant: Screened, ReferenceSettings: ReferenceSettings{Sampler: SamplerPathwise, InitEpochs: 3}}, "Sampler, InitEpochs: settings of the reference variant"},
+		{"reference with offspring", Config{Budget: 10, ScreenedSettings: ScreenedSettings{Offspring: 5}}, "Offspring: settings of the screened variant"},
+		{"no flow without offspring", Config{Budget: 10, Variant: Screened, ScreenedSettings: ScreenedSettings{NoFlow: true}}, "NoFlow needs Offspring"},
+		{"unknown variant", Config{Budget: 10, Variant: 7}, "Variant = 7"},
+		{"unknown inputs", Config{Budget: 10, Variant: Screened, ScreenedSettings: ScreenedSettings{Inputs: "ecfp"}}, `surrogate inputs "ecfp"`},
+		{"reference with inputs", Config{Budget: 10, ScreenedSettings: ScreenedSettings{Inputs: InputsMorgan}}, "Inputs: settings of the screened variant"},
 	}
 	for _, c := range cases {
 		r, err := c.cfg.Resolved(16)
@@ -44,8 +43,8 @@ func TestConfigVariantSettings(t *testing.T) {
 // TestSameConfigBeforeSplit: a config.json written when Config filled both variants' defaults (InitEpochs 100
 // in a screened run) describes the same run as the resolved configuration now.
 func TestSameConfigBeforeSplit(t *testing.T) {
-	for _, screen := range []ScreenKind{ScreenLatent, ScreenTokens} {
-		cfg, err := Config{Budget: 10, Screen: screen, RunDir: "a"}.Resolved(16)
+	for _, screen := range []Variant{Reference, Screened} {
+		cfg, err := Config{Budget: 10, Variant: screen, RunDir: "a"}.Resolved(16)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,5 +135,31 @@ func TestPresetPaidInitial(t *testing.T) {
 		if n, b := p.PaidInitial(c.variant), p.PaidBudget(c.variant); n != c.initial || b != c.budget || n+b != p.InitialPoints+p.Config.Budget {
 			t.Errorf("%s, %s: pays for %d initial molecules and %d calls of its own; want %d and %d", c.preset, c.variant, n, b, c.initial, c.budget)
 		}
+	}
+}
+
+// TestLegacyVariant: a config.json written when the variant was "Screen" (0 the reference, 1 the screened
+// variant) reads as the same variant, and an unknown variant name is refused.
+func TestLegacyVariant(t *testing.T) {
+	for _, v := range []Variant{Reference, Screened} {
+		cfg, err := Config{Budget: 10, Variant: v}.Resolved(16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved, err := json.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := strings.Replace(string(saved), `"Variant":"`+v.String()+`"`, fmt.Sprintf(`"Screen":%d`, int(v)), 1)
+		if old == string(saved) {
+			t.Fatalf("%s: no Variant in %s", v, saved)
+		}
+		if err := sameConfig([]byte(old), cfg); err != nil {
+			t.Errorf("%s: %v", v, err)
+		}
+	}
+	var c Config
+	if err := json.Unmarshal([]byte(`{"Variant":"tokens"}`), &c); err == nil {
+		t.Error(`Variant "tokens" was accepted`)
 	}
 }

@@ -17,8 +17,8 @@
 // The screened variant, the default, swaps steps 5 and 6: it decodes every candidate, adds GA children of the
 // best molecules, and picks q new molecules per anchor by Thompson sampling of an exact GP on token counts,
 // refitted after every iteration. The two variants are the two implementations of one seam (proposer: steps
-// 3-6 and the surrogate's fit), chosen once from Config.Screen, each with its own settings (LatentSettings,
-// TokenSettings).
+// 3-6 and the surrogate's fit), chosen once from Config.Variant, each a type of its own file (reference.go,
+// screened.go) with its own settings (ReferenceSettings, ScreenedSettings), checks and per-iteration counts.
 //
 // bo declares the small interfaces it needs from its collaborators: Flow (the generative model), Codec (token
 // sequences to molecules), Objective (scores), Surrogate (fit and joint posterior samples) and Recorder

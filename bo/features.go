@@ -47,13 +47,13 @@ func TokenFeatures(dst []float64, tokens []int, t, v, stop int) {
 // bigramBucket hashes an ordered token pair into [0, BigramBuckets).
 func bigramBucket(a, b int) int { return (a*7919 + b*104729) % BigramBuckets }
 
-// SurrogateInputs names what the screened variant's GP reads (TokenSettings.Inputs) and so the kernel that goes
+// SurrogateInputs names what the screened variant's GP reads (ScreenedSettings.Inputs) and so the kernel that goes
 // with it. bo computes token counts itself; the other inputs come from Problem.Features, whose vectors must be laid
 // out as the name says (chem/fingerprint and optimize make them: bo only names them).
 type SurrogateInputs string
 
 const (
-	// InputsTokens are SELFIES token and hashed bigram counts (TokenFeatures) under TokenSettings.Exact's kernel
+	// InputsTokens are SELFIES token and hashed bigram counts (TokenFeatures) under ScreenedSettings.Exact's kernel
 	// (Matérn-5/2 unless set). The zero value "" means the same, or, where Problem.Features is set, its vectors
 	// under Exact's kernel (a caller's own inputs, and runs whose config.json predates the name).
 	InputsTokens SurrogateInputs = "tokens"

@@ -63,10 +63,9 @@ type CallCounter interface {
 	Calls() int
 }
 
-// Surrogate is the model of the objective over feature vectors, which the variant chosen by Config.Screen
-// decides: latents (D = T·F) in the reference (ScreenLatent; by default a GPSurrogate, the deep-kernel SVGP),
-// token counts (TokenFeatureLen) or Problem.Features' vectors in the screened default (ScreenTokens; by default an
-// ExactGPSurrogate). A
+// Surrogate is the model of the objective over feature vectors, which the variant chosen by Config.Variant
+// decides: latents (D = T·F) in the reference (by default a GPSurrogate, the deep-kernel SVGP), token counts
+// (TokenFeatureLen) or Problem.Features' vectors in the screened default (by default an ExactGPSurrogate). A
 // Surrogate of one's own is given as Problem.Surrogate and sees the same inputs.
 type Surrogate interface {
 	// Fit trains the model for epochs passes over z (B×D) and y (B).

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestLookaheadPicks checks that decoding later anchors' chunks ahead changes no pick: a run with a candidate
@@ -24,7 +25,7 @@ func TestLookaheadPicks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o.prop.(*tokenProposer).alone = alone
+		o.prop.(*screenedProposer).alone = alone
 		if _, err := o.Run(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -42,14 +43,14 @@ func TestLookaheadPicks(t *testing.T) {
 	spare := 0
 	for i := range ra.log {
 		a, b := ra.log[i], rb.log[i]
-		if a.Decoded != b.Decoded || a.Novel != b.Novel || a.Duplicate != b.Duplicate {
+		if a.Screened.Decoded != b.Screened.Decoded || a.Screened.Novel != b.Screened.Novel || a.Duplicate != b.Duplicate {
 			t.Errorf("iteration %d: decoded %d (%d new, %d dup) alone, %d (%d new, %d dup) looking ahead",
-				a.Iteration, a.Decoded, a.Novel, a.Duplicate, b.Decoded, b.Novel, b.Duplicate)
+				a.Iteration, a.Screened.Decoded, a.Screened.Novel, a.Duplicate, b.Screened.Decoded, b.Screened.Novel, b.Duplicate)
 		}
-		if a.Spare != 0 {
-			t.Errorf("iteration %d: %d spare candidates decoding alone", a.Iteration, a.Spare)
+		if a.Screened.Spare != 0 {
+			t.Errorf("iteration %d: %d spare candidates decoding alone", a.Iteration, a.Screened.Spare)
 		}
-		spare += b.Spare
+		spare += b.Screened.Spare
 	}
 	if cb >= ca {
 		t.Errorf("%d Decode calls looking ahead, %d alone: want fewer", cb, ca)
@@ -104,4 +105,46 @@ func TestLookaheadChunks(t *testing.T) {
 	check(l, 2, 1, 4, 2, 6*8)
 	check(l, 1, 2, 4, 3, 6*8+4) // anchor 1 alone
 	check(l, 0, 0, 1, 4, 6*8+4+8)
+}
+
+// slowFlow is a toyFlow whose fine-tune takes a while, so that a refit beside it overlaps it.
+type slowFlow struct{ *toyFlow }
+
+func (f slowFlow) FineTune(ctx context.Context, tokens []int, rng *rand.Rand) error {
+	time.Sleep(2 * time.Millisecond)
+	return f.toyFlow.FineTune(ctx, tokens, rng)
+}
+
+// TestLearnBesideFineTune: the screened surrogate refitted beside the fine-tune (the default) buys the
+// molecules it buys refitted after it, with the same flow state; run with -race, it also checks that the two
+// share nothing they write.
+func TestLearnBesideFineTune(t *testing.T) {
+	run := func(after bool) ([]string, []float64, toyFlow) {
+		cfg := toyConfig("")
+		toScreened(&cfg, 10)
+		cfg.TrainEvery = 10
+		flow := &toyFlow{t: toyT, v: toyV}
+		init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
+		prob := Problem{Flow: slowFlow{flow}, Codec: toyCodec{}, Objective: memObjective{&toyScorer{}}, Initial: init,
+			Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}}
+		o, err := NewOptimizer(cfg, prob, rand.NewPCG(3, 3), &recorder{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.prop.(*screenedProposer).after = after
+		if _, err := o.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		_, y, smiles := o.Data()
+		return smiles, y, *flow
+	}
+	sa, ya, fa := run(true)
+	sb, yb, fb := run(false)
+	if fa.finetunes < 2 {
+		t.Fatalf("%d fine-tunes: the test needs several", fa.finetunes)
+	}
+	if !slices.Equal(sa, sb) || !slices.Equal(ya, yb) || fa.finetunes != fb.finetunes || fa.drift != fb.drift {
+		t.Fatalf("refitting beside the fine-tune changed the run: %d molecules and %d fine-tunes after, %d and %d beside",
+			len(sa), fa.finetunes, len(sb), fb.finetunes)
+	}
 }

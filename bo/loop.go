@@ -55,20 +55,17 @@ type Problem struct {
 	Codec     Codec
 	Objective Objective
 	Initial   Initial
-	// Surrogate is the model to use; if nil, the variant's: a GPSurrogate with LatentSettings' GP, Sampler and
-	// BatchSize (ScreenLatent) or an ExactGPSurrogate with TokenSettings.Exact on TokenFeatures (ScreenTokens).
+	// Surrogate is the model to use; if nil, the variant's: a GPSurrogate with ReferenceSettings' GP, Sampler and
+	// BatchSize (Reference) or an ExactGPSurrogate with ScreenedSettings.Exact on TokenFeatures (Screened).
 	Surrogate Surrogate
-	// Vocab is the number of token ids and Stop the stop (padding) id; ScreenTokens needs them. With Vocab
+	// Vocab is the number of token ids and Stop the stop (padding) id; the screened variant needs them. With Vocab
 	// set, TACS decodes no copy that changes the anchor only after its stop (Flow.Decode, Codec.Canonical).
 	Vocab, Stop int
-	// Alphabet holds the token ids that TokenSettings.Offspring's mutations may write; required when Offspring > 0.
+	// Alphabet holds the token ids that ScreenedSettings.Offspring's mutations may write; required when Offspring > 0.
 	Alphabet []int
 	// Features, if not nil, gives the screened variant's surrogate its inputs in place of TokenFeatures; the
-	// surrogate's kernel should suit them (TokenSettings.Exact.Kernel: gp.Tanimoto for count fingerprints).
+	// surrogate's kernel should suit them (ScreenedSettings.Exact.Kernel: gp.Tanimoto for count fingerprints).
 	Features Featurizer
-	// Library holds the token ids of molecules TokenSettings.Library draws from, one row of the run's sequence
-	// length T each (canonical, padded with Stop); required when Library > 0.
-	Library []int
 	// Rules, if not nil, decide which molecules may be proposed (chem/rules: what a chemist would make): a
 	// candidate that breaks them is dropped before Thompson sampling and never paid for.
 	Rules Rules
@@ -79,6 +76,12 @@ type Rules interface {
 	// Check writes into why[i] "" when the molecule smiles[i] (a Codec key) may be proposed, else the rule it
 	// breaks. It must be deterministic: its answers are not checkpointed.
 	Check(ctx context.Context, why, smiles []string) error
+}
+
+// RuleKinds, when Problem.Rules implement it, name the kind of rule a verdict of Check breaks (e.g. "alerts",
+// "unseen environments"; "" for any other), so that the progress counts the filtered candidates by kind.
+type RuleKinds interface {
+	Kind(why string) string
 }
 
 // Progress is reported to the Recorder after every iteration.
@@ -101,28 +104,19 @@ type Progress struct {
 	// Weight is, with InputsMorganTokens, the surrogate's weight on the fingerprints (the rest on the token
 	// counts) as last fitted: which inputs the marginal likelihood trusts. NaN for other surrogates.
 	Weight float64
-	// FromFlow is, with ScreenTokens and offspring, how many of New were decoded latent candidates rather than
-	// GA offspring: how much of the batch the flow proposed. -1 with the reference variant or without
-	// offspring, where every pick is the flow's.
-	FromFlow int
-	// FromLibrary is, with TokenSettings.Library, how many of New were drawn from Problem.Library.
-	FromLibrary int
 	// Filtered counts the new valid candidates dropped because they break Problem.Rules.
 	Filtered int
-	// Variants counts the new valid candidates dropped as variants of paid molecules (TokenSettings.SkipVariants).
-	Variants int
-	// Decoded is, with ScreenTokens, how many latent candidates were decoded and examined, and Novel how many of
-	// them were distinct valid molecules new to the data: how much of the decoding was not wasted. Both 0
-	// otherwise.
-	Decoded, Novel int
-	// Spare counts the latent candidates decoded ahead for an anchor (TokenSettings.CandidateTarget) that it
-	// never examined: decoding work beside Decoded.
-	Spare int
-	Times Phases // wall time of this iteration, by phase
+	// FilteredBy counts Filtered by the kind of rule broken, when Problem.Rules implement RuleKinds ("" for the
+	// rest); nil otherwise.
+	FilteredBy map[string]int
+	// Screened holds the screened variant's own counts (New of them from the flow, decoding not wasted); nil
+	// with the reference variant.
+	Screened *ScreenedStats
+	Times    Phases // wall time of this iteration, by phase
 }
 
 // Phases is the wall time of one iteration split by phase. Proposals past the end of the budget are not
-// examined, so New + Duplicate + Invalid may be less than Proposed in the last iteration. With ScreenTokens,
+// examined, so New + Duplicate + Invalid may be less than Proposed in the last iteration. With the screened variant,
 // Duplicate and Invalid count the decoded candidates (and offspring) rather than the picks. An iteration that
 // replays a pending batch after a resume spends no time on the proposal phases.
 type Phases struct {
@@ -133,7 +127,9 @@ type Phases struct {
 	Decode     time.Duration // decoding the chosen latents and canonicalising the molecules
 	Objective  time.Duration // the objective, including the log's sync
 	FineTune   time.Duration // fine-tuning the flow
-	Surrogate  time.Duration // surrogate refit (screened) or update (reference with UpdateEveryIteration)
+	// Surrogate is the surrogate's refit (screened) or update (reference with UpdateEveryIteration); a refit run
+	// beside a fine-tune counts only where it ran past it, so that the phases still sum to the iteration's time.
+	Surrogate  time.Duration
 	Checkpoint time.Duration // writing the run directory's checkpoint (flow, surrogate, state)
 }
 
@@ -174,14 +170,14 @@ type Optimizer struct {
 	rng     *rand.Rand
 	rec     Recorder
 	surr    Surrogate
-	prop    proposer // the variant's: Config.Screen's, chosen once
+	prop    proposer // the variant's: Config.Variant's, chosen once
 	st      state
 	pending *batch                  // batch found in rundir.PendingFile on resume, evaluated by the next iteration
 	dirs    *sobol.Directions       // Sobol direction numbers for D, computed once
 	seen    map[string]struct{}     // the data's molecules: keys and, with ident, identities (has, remember)
 	ident   func(key string) string // the Codec's Identity in the screened variant, else nil
-	vars    *variants               // with TokenSettings.SkipVariants, the paid molecules' variant keys
 	allowed map[string]bool         // Problem.Rules' verdicts so far, by molecule
+	why     map[string]string       // the rule each disallowed molecule breaks, when Problem.Rules name kinds
 	times   Phases                  // of the current iteration
 	t, f, d int
 }
@@ -216,21 +212,6 @@ func NewOptimizer(cfg Config, prob Problem, src rand.Source, rec Recorder) (*Opt
 			return nil, errors.New("bo: a run directory needs a Flow that implements bo.Checkpointer")
 		}
 	}
-	if cfg.SkipVariants {
-		if _, ok := prob.Codec.(VariantKeyer); !ok {
-			return nil, errors.New("bo: SkipVariants needs a Codec that implements bo.VariantKeyer")
-		}
-	}
-	if cfg.GraphCrossover {
-		if _, ok := prob.Codec.(Crosser); !ok {
-			return nil, errors.New("bo: GraphCrossover needs a Codec that implements bo.Crosser")
-		}
-	}
-	if cfg.GraphMutation {
-		if _, ok := prob.Codec.(Mutator); !ok {
-			return nil, errors.New("bo: GraphMutation needs a Codec that implements bo.Mutator")
-		}
-	}
 	o := &Optimizer{cfg: cfg, prob: prob, src: src, rng: rand.New(src), rec: rec, t: t, f: f, d: d}
 	surr, err := o.choose()
 	if err != nil {
@@ -248,9 +229,6 @@ func NewOptimizer(cfg Config, prob Problem, src rand.Source, rec Recorder) (*Opt
 		TR:      NewTrustRegion(maxOf(in.Y)),
 	}
 	o.st.TR.Length = cfg.TRInit
-	if idr, ok := prob.Codec.(Identifier); ok && cfg.Screen == ScreenTokens {
-		o.ident = idr.Identity
-	}
 	o.rebuildSeen()
 	return o, nil
 }
@@ -263,17 +241,11 @@ func maxOf(y []float64) float64 {
 	return m
 }
 
-// rebuildSeen rebuilds from the data the molecules seen and, with SkipVariants, their variant keys.
+// rebuildSeen rebuilds from the data the molecules seen.
 func (o *Optimizer) rebuildSeen() {
 	o.seen = make(map[string]struct{}, len(o.st.SMILES))
 	for _, s := range o.st.SMILES {
 		remember(o.seen, s, o.identity(s))
-	}
-	if o.cfg.SkipVariants {
-		o.vars = newVariants(o.prob.Codec.(VariantKeyer).VariantKey)
-		for i, s := range o.st.SMILES {
-			o.vars.add(s, o.st.Y[i])
-		}
 	}
 }
 
@@ -354,20 +326,16 @@ func (o *Optimizer) fitInitial(ctx context.Context) error {
 // called, so that a resumed run evaluates exactly this batch (replayed from the evaluation log) even if the flow
 // or the surrogate were not bit-reproducible.
 type batch struct {
-	Iter        int
-	Proposed    int      // N·q proposals before filtering
-	Duplicate   int      // valid proposals dropped as already seen
-	Invalid     int      // proposals that are not valid molecules
-	Candidates  int      // ScreenTokens: latent candidates decoded and examined (C for each anchor the batch reached)
-	Spare       int      // ScreenTokens: latent candidates decoded ahead for an anchor that never examined them
-	Novel       int      // ScreenTokens: of those, distinct valid molecules new to the data
-	FromFlow    int      // ScreenTokens: of the picks, decoded latent candidates (the rest are GA offspring or library molecules); -1 unknown
-	FromLibrary int      // ScreenTokens: of the picks, molecules drawn from Problem.Library
-	Filtered    int      // new valid candidates dropped by Problem.Rules
-	Variants    int      // new valid candidates dropped as variants of paid molecules (SkipVariants)
-	Tokens      []int    // B×T canonical sequences of the new molecules
-	SMILES      []string // B molecule keys
-	RNG         []byte   // random state after proposing (RunDir only)
+	Iter       int
+	Proposed   int            // N·q proposals before filtering
+	Duplicate  int            // valid proposals dropped as already seen
+	Invalid    int            // proposals that are not valid molecules
+	Filtered   int            // new valid candidates dropped by Problem.Rules
+	FilteredBy map[string]int // Filtered by kind of rule (RuleKinds)
+	Screened   *ScreenedStats // the screened variant's counts; nil with the reference
+	Tokens     []int          // B×T canonical sequences of the new molecules
+	SMILES     []string       // B molecule keys
+	RNG        []byte         // random state after proposing (RunDir only)
 }
 
 // iterate is one iteration of Algorithm 1: propose a batch, then evaluate it and update the state.
@@ -453,11 +421,8 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	o.st.Tokens = append(o.st.Tokens, b.Tokens...)
 	o.st.Y = append(o.st.Y, scores...)
 	o.st.SMILES = append(o.st.SMILES, b.SMILES...)
-	for i, s := range b.SMILES {
+	for _, s := range b.SMILES {
 		remember(o.seen, s, o.identity(s))
-		if o.vars != nil {
-			o.vars.add(s, scores[i])
-		}
 	}
 	fresh := len(b.SMILES)
 	o.st.Counter += fresh
@@ -472,19 +437,9 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	// same sequence, and keeps the flow fixed between a checkpoint and the next batch. After the batch that
 	// spends the budget there is no next iteration, so neither the flow nor the surrogate learns from it.
 	last := o.Calls() >= cfg.Budget
-	if cfg.TrainEvery > 0 && o.st.Counter >= 0 && !last && !cfg.NoFlow { // NoFlow has no flow to train
-		o.phase("fine-tuning the flow")
-		start := time.Now()
-		if err := o.prob.Flow.FineTune(ctx, o.gather(o.fineTuneSet(0)), o.rng); err != nil {
-			return fmt.Errorf("bo: fine-tune flow: %w", err)
-		}
-		o.st.Counter -= cfg.TrainEvery
-		o.times.FineTune += time.Since(start)
-	}
-	if !last && fresh > 0 {
-		if err := o.prop.learn(ctx, fresh); err != nil {
-			return err
-		}
+	fineTune := cfg.TrainEvery > 0 && o.st.Counter >= 0 && !last && o.prop.trainsFlow()
+	if err := o.fineTuneAndLearn(ctx, fineTune, !last && fresh > 0, fresh); err != nil {
+		return err
 	}
 	o.phase("writing the checkpoint") // of this iteration, before Iter counts it
 	o.st.Iter++
@@ -494,6 +449,56 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	}
 	o.times.Checkpoint += time.Since(start)
 	return o.record(b, countTrue(paid), fitRank)
+}
+
+// fineTuneAndLearn fine-tunes the flow when fineTune (the newest and the best sequences, fineTuneSet) and then
+// lets the proposer learn from the batch's fresh new molecules when learn. A proposer whose learning reads
+// neither the flow nor o.rng (learnsBeside) learns on another goroutine while the flow trains: the same
+// results in the time of the longer of the two, where there is a core to spare (the fine-tune's products use
+// both cores for part of a step only). The surrogate's time is then the part that ran past the fine-tune.
+func (o *Optimizer) fineTuneAndLearn(ctx context.Context, fineTune, learn bool, fresh int) error {
+	if !fineTune {
+		if learn {
+			return o.learn(ctx, fresh)
+		}
+		return nil
+	}
+	var beside chan error
+	if learn && o.prop.learnsBeside() {
+		beside = make(chan error, 1)
+		go func() { beside <- o.prop.learn(ctx, fresh) }()
+		learn = false
+		o.phase("fine-tuning the flow, refitting the surrogate")
+	} else {
+		o.phase("fine-tuning the flow")
+	}
+	start := time.Now()
+	err := o.prob.Flow.FineTune(ctx, o.gather(o.fineTuneSet(0)), o.rng)
+	o.times.FineTune += time.Since(start)
+	if beside != nil {
+		start = time.Now()
+		if berr := <-beside; err == nil && berr != nil {
+			return berr
+		}
+		o.times.Surrogate += time.Since(start)
+	}
+	if err != nil {
+		return fmt.Errorf("bo: fine-tune flow: %w", err)
+	}
+	o.st.Counter -= o.cfg.TrainEvery
+	if learn {
+		return o.learn(ctx, fresh)
+	}
+	return nil
+}
+
+// learn lets the proposer learn from the batch's fresh new molecules (proposer.learn), timed as the surrogate's.
+func (o *Optimizer) learn(ctx context.Context, fresh int) error {
+	o.phase("updating the surrogate")
+	start := time.Now()
+	err := o.prop.learn(ctx, fresh)
+	o.times.Surrogate += time.Since(start)
+	return err
 }
 
 // pointDrawer returns the iteration's source of unit-cube points: draw(dst, k) writes k points (k×D).
@@ -519,7 +524,7 @@ func (o *Optimizer) filter(decoded []int) *batch {
 	left := o.cfg.Budget - o.Calls()
 	canon := make([]int, t)
 	inBatch := make(map[string]struct{})
-	b := &batch{FromFlow: -1}
+	b := &batch{}
 	for i := 0; i < len(decoded)/t && len(b.SMILES) < left; i++ {
 		s, ok := o.prob.Codec.Canonical(canon, decoded[i*t:(i+1)*t])
 		if !ok {
@@ -535,7 +540,7 @@ func (o *Optimizer) filter(decoded []int) *batch {
 			continue
 		}
 		if !o.isAllowed(s) {
-			b.Filtered++
+			b.filtered(o, s)
 			continue
 		}
 		inBatch[s] = struct{}{}
@@ -602,8 +607,8 @@ func (o *Optimizer) record(b *batch, paid int, fitRank float64) error {
 	return o.rec.Record(Progress{
 		Iteration: o.st.Iter, Calls: r.Calls, Budget: o.cfg.Budget, Proposed: b.Proposed, New: fresh,
 		Duplicate: b.Duplicate, Invalid: b.Invalid, Unpaid: fresh - paid, Best: r.Best, BestSMILES: r.BestSMILES,
-		TRLength: o.st.TR.Length, FitRank: fitRank, Weight: weight, FromFlow: b.FromFlow, FromLibrary: b.FromLibrary, Filtered: b.Filtered, Variants: b.Variants, Times: o.times,
-		Decoded: b.Candidates, Novel: b.Novel, Spare: b.Spare,
+		TRLength: o.st.TR.Length, FitRank: fitRank, Weight: weight, Filtered: b.Filtered, FilteredBy: b.FilteredBy,
+		Screened: b.Screened, Times: o.times,
 	})
 }
 
@@ -641,10 +646,29 @@ func (o *Optimizer) judge(ctx context.Context, keys []string) error {
 	if err := o.prob.Rules.Check(ctx, why, ask); err != nil {
 		return fmt.Errorf("bo: chemistry rules: %w", err)
 	}
+	_, kinds := o.prob.Rules.(RuleKinds)
 	for i, k := range ask {
 		o.allowed[k] = why[i] == ""
+		if why[i] != "" && kinds {
+			if o.why == nil {
+				o.why = make(map[string]string)
+			}
+			o.why[k] = why[i]
+		}
 	}
 	return nil
+}
+
+// filtered counts the disallowed molecule key in b.Filtered, and by the kind of rule it breaks when the rules
+// name kinds.
+func (b *batch) filtered(o *Optimizer, key string) {
+	b.Filtered++
+	if k, ok := o.prob.Rules.(RuleKinds); ok {
+		if b.FilteredBy == nil {
+			b.FilteredBy = make(map[string]int)
+		}
+		b.FilteredBy[k.Kind(o.why[key])]++
+	}
 }
 
 // judged reports whether the rules have judged the molecule (always true without rules).

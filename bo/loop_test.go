@@ -1,7 +1,6 @@
 package bo
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -21,7 +20,7 @@ func toyConfig(dir string) Config {
 	return Config{
 		Budget: 60, Anchors: 3, Queries: 4, Candidates: 64, TrainEvery: 10, TopK: 20,
 		TACS: TACSConfig{Tau: 400},
-		LatentSettings: LatentSettings{
+		ReferenceSettings: ReferenceSettings{
 			InitEpochs: 3, BatchSize: 16,
 			GP: gp.Config{Hidden: 8, MaxInducing: 16},
 		},
@@ -31,7 +30,7 @@ func toyConfig(dir string) Config {
 
 // toScreened switches a toy configuration to the screened variant: its own settings, none of the reference's.
 func toScreened(c *Config, offspring int) {
-	c.Screen, c.LatentSettings, c.Offspring = ScreenTokens, LatentSettings{}, offspring
+	c.Variant, c.ReferenceSettings, c.Offspring = Screened, ReferenceSettings{}, offspring
 }
 
 type recorder struct {
@@ -463,86 +462,6 @@ func TestNoFlowNeverTouchesFlow(t *testing.T) {
 	}
 }
 
-// TestLibraryCandidates: with TokenSettings.Library the GP also screens molecules drawn from Problem.Library; the
-// ones it picks are counted apart (Progress.FromLibrary) and are library molecules, and a Library without one
-// is refused.
-func TestLibraryCandidates(t *testing.T) {
-	cfg := toyConfig("")
-	toScreened(&cfg, 10)
-	cfg.NoFlow, cfg.Library = true, 30
-	lib := toyInitial(rand.New(rand.NewPCG(7, 7)), 40, toyT, toyV)
-	inLib := map[string]bool{}
-	for _, s := range lib.SMILES {
-		inLib[s] = true
-	}
-	sc := &toyScorer{}
-	rec := &recorder{}
-	init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
-	prob := Problem{Flow: unusableFlow{&toyFlow{t: toyT, v: toyV}}, Codec: toyCodec{}, Objective: memObjective{sc},
-		Initial: init, Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}, Library: lib.Tokens}
-	o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := o.Run(context.Background())
-	if err != nil || res.Status != StatusBudgetSpent || sc.calls != cfg.Budget {
-		t.Fatalf("status %v, %d calls, err %v; want the budget spent", res.Status, sc.calls, err)
-	}
-	fromLib := 0
-	for _, p := range rec.log {
-		fromLib += p.FromLibrary
-	}
-	_, _, smiles := o.Data()
-	paidLib := 0
-	for _, s := range smiles[len(init.Y):] {
-		if inLib[s] {
-			paidLib++
-		}
-	}
-	if fromLib == 0 || fromLib > paidLib {
-		t.Errorf("%d picks counted from the library, %d library molecules paid: want 0 < counted ≤ paid", fromLib, paidLib)
-	}
-	for _, bad := range [][]int{nil, lib.Tokens[:toyT+1]} {
-		p := prob
-		p.Library = bad
-		if _, err := NewOptimizer(cfg, p, rand.NewPCG(1, 1), nil); err == nil {
-			t.Errorf("Library = %d with %d library token ids was accepted", cfg.Library, len(bad))
-		}
-	}
-}
-
-// TestLibraryPicks: with LibraryPicks every anchor's picks hold that many library molecules, whatever the GP
-// prefers.
-func TestLibraryPicks(t *testing.T) {
-	cfg := toyConfig("")
-	toScreened(&cfg, 10)
-	cfg.NoFlow, cfg.Library, cfg.LibraryPicks = true, 20, 2
-	// A library of the worst of many random molecules, which the GP would not pick beside the best ones' children.
-	all := toyInitial(rand.New(rand.NewPCG(7, 7)), 1000, toyT, toyV)
-	order := make([]int, len(all.Y))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(all.Y[a], all.Y[b]) })
-	var lib Initial
-	for _, i := range order[:300] {
-		lib.Tokens = append(lib.Tokens, all.Tokens[i*toyT:(i+1)*toyT]...)
-	}
-	init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
-	prob := Problem{Flow: unusableFlow{&toyFlow{t: toyT, v: toyV}}, Codec: toyCodec{}, Objective: memObjective{&toyScorer{}},
-		Initial: init, Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}, Library: lib.Tokens}
-	for _, p := range runRecorded(t, cfg, prob).log {
-		if want := cfg.Anchors * cfg.LibraryPicks; p.New == cfg.Anchors*cfg.Queries && p.FromLibrary < want {
-			t.Errorf("iteration %d: %d of %d picks from the library, want at least %d", p.Iteration, p.FromLibrary, p.New, want)
-		}
-	}
-	bad := cfg
-	bad.Library = 0
-	if _, err := NewOptimizer(bad, prob, rand.NewPCG(1, 1), nil); err == nil {
-		t.Error("LibraryPicks without Library was accepted")
-	}
-}
-
 // runRecorded runs an optimiser of cfg on prob (seed 1) to its end and returns what it recorded.
 func runRecorded(t *testing.T, cfg Config, prob Problem) *recorder {
 	t.Helper()
@@ -555,4 +474,67 @@ func runRecorded(t *testing.T, cfg Config, prob Problem) *recorder {
 		t.Fatal(err)
 	}
 	return rec
+}
+
+// kindRules forbid molecules with token 3 (kind "three") or token 5 (kind "five") and name the kinds.
+type kindRules struct{}
+
+func (kindRules) Check(_ context.Context, why, smiles []string) error {
+	for i, s := range smiles {
+		switch {
+		case strings.Contains("."+s, ".3."):
+			why[i] = "token 3"
+		case strings.Contains("."+s, ".5."):
+			why[i] = "token 5"
+		default:
+			why[i] = ""
+		}
+	}
+	return nil
+}
+
+func (kindRules) Kind(why string) string {
+	return map[string]string{"token 3": "three", "token 5": "five"}[why]
+}
+
+// TestRulesFilteredByKind: rules that name kinds (RuleKinds) have the filtered candidates counted by kind, the
+// counts summing to Filtered each iteration, in both variants.
+func TestRulesFilteredByKind(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+	}{
+		{"reference", func(*Config) {}},
+		{"screened", func(c *Config) { toScreened(c, 10) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := toyConfig("")
+			tc.mod(&cfg)
+			rec := &recorder{}
+			init := toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV)
+			prob := Problem{Flow: &toyFlow{t: toyT, v: toyV}, Codec: toyCodec{}, Objective: memObjective{&toyScorer{}}, Initial: init,
+				Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}, Rules: kindRules{}}
+			o, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := o.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			total := map[string]int{}
+			for _, p := range rec.log {
+				sum := 0
+				for k, n := range p.FilteredBy {
+					sum += n
+					total[k] += n
+				}
+				if sum != p.Filtered {
+					t.Errorf("iteration %d: filtered %d, by kind %v", p.Iteration, p.Filtered, p.FilteredBy)
+				}
+			}
+			if total["three"] == 0 || total["five"] == 0 || total[""] != 0 {
+				t.Errorf("filtered by kind over the run: %v, want both kinds and no other", total)
+			}
+		})
+	}
 }

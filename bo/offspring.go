@@ -6,19 +6,20 @@ import (
 )
 
 // Breeder makes token sequences from the best molecules with the moves of the SELFIES genetic algorithm
-// (bo/baseline.GA): a child is a one-point crossover of two parents (a cut in each) with probability
+// (baseline.GA): a child is a one-point crossover of two parents (a cut in each) with probability
 // CrossoverRate, else a copy of one, then one STONED mutation (replace, insert or delete one symbol). Parents
 // are drawn from the Population best with probability ∝ 1/(rank+1). Sequences are of length T, padded with
 // Stop after their symbols; a child longer than T−1 symbols is cut (the codec then decides whether it is a
-// molecule). With a Crosser the crossover joins fragments of the two molecules instead (TokenSettings.GraphCrossover),
-// and with a Mutator the mutation edits the child's molecular graph (TokenSettings.GraphMutation).
+// molecule). With a Crosser the crossover joins fragments of the two molecules instead (ScreenedSettings.GraphCrossover),
+// and with a Mutator the mutation edits the child's molecular graph (ScreenedSettings.GraphMutation).
 type Breeder struct {
 	Alphabet      []int   // token ids a mutation may write; required
 	Stop          int     // the stop (padding) token id
 	Population    int     // parents are drawn from this many best molecules; if 0, the default is 100
 	CrossoverRate float64 // if 0, the default is 0.5
 	// Crosser, if set, makes the crossovers from the parents' molecules, Keys; a pair it cannot cross gives a
-	// copy of the first parent. Rings asks it for ring crossovers too (TokenSettings.CrossoverRings).
+	// copy of the first parent. Rings asks it for ring crossovers too (the optimiser leaves them to -method ga:
+	// BENCHMARKS.md, "The optimiser's probes: kept or removed").
 	Crosser Crosser
 	Keys    []string // the parents' molecules (Codec keys), one per parent row; required with Crosser
 	Rings   bool
@@ -27,7 +28,7 @@ type Breeder struct {
 }
 
 // Mutator is implemented by a Codec that can mutate a molecule's graph (chem/molseq.Codec.Mutate), for
-// TokenSettings.GraphMutation.
+// ScreenedSettings.GraphMutation.
 type Mutator interface {
 	// Mutate writes into dst (length T) the sequence of a mutant of the molecule that the sequence tokens
 	// (length T) is, and reports whether there is one; dst and tokens may be the same slice.
@@ -35,7 +36,7 @@ type Mutator interface {
 }
 
 // Crosser is implemented by a Codec that can make a child molecule from two molecules' graphs
-// (chem/molseq.Codec.Cross), for TokenSettings.GraphCrossover.
+// (chem/molseq.Codec.Cross), for ScreenedSettings.GraphCrossover.
 type Crosser interface {
 	// Cross writes into dst (length T) the sequence of a child of the molecules a and b (Codec keys) and reports
 	// whether there is one; with rings, half the crossovers may join parts of the parents' rings.

@@ -2,7 +2,6 @@ package bo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -10,12 +9,12 @@ import (
 	"github.com/nfbo/nfbo/bo/gp"
 )
 
-// proposer is the seam between the two variants, chosen once by NewOptimizer from Config.Screen: what the
+// proposer is the seam between the variants (Variant), chosen once by NewOptimizer from Config.Variant: what the
 // surrogate learns from, how the anchors' trust regions become a batch of new molecules, and what the trust
-// region's novelty rule counts. latentProposer is the reference (a deep-kernel SVGP over latents, Thompson
-// sampling before decoding, latent.go); tokenProposer the screened default (decode first, an exact GP on token
-// counts, GA children beside the flow's candidates, screen.go). Each reads only its own settings
-// (LatentSettings, TokenSettings) besides the shared ones.
+// region's novelty rule counts. referenceProposer is the reference (a deep-kernel SVGP over latents, Thompson
+// sampling before decoding, reference.go); screenedProposer the default (decode first, an exact GP on the
+// molecules' features, GA children beside the flow's candidates, screened.go). Each reads only its own settings
+// (ReferenceSettings, ScreenedSettings) besides the shared ones.
 type proposer interface {
 	// fitInitial trains the surrogate on the initial data.
 	fitInitial(ctx context.Context) error
@@ -23,52 +22,31 @@ type proposer interface {
 	propose(ctx context.Context, anchors []int) (*batch, error)
 	// learn updates the surrogate after a batch brought fresh > 0 new molecules (not after the last batch).
 	learn(ctx context.Context, fresh int) error
+	// learnsBeside reports whether learn reads neither the flow nor the run's random source, so that it may
+	// run beside a fine-tune (Optimizer.fineTuneAndLearn).
+	learnsBeside() bool
 	// inputs returns the surrogate's inputs for B = len(tokens)/T sequences, the molecules smiles (B keys).
 	inputs(ctx context.Context, tokens []int, smiles []string) ([]float64, error)
 	// novelty returns what the trust region's novelty rule counts of b: the candidates examined and the new
 	// molecules among them.
 	novelty(b *batch) (examined, fresh int)
+	// trainsFlow reports whether the flow is fine-tuned every TrainEvery new calls.
+	trainsFlow() bool
 }
 
-// choose sets o.prop to Config.Screen's proposer, once, and returns the surrogate that variant uses when
-// Problem.Surrogate is nil. It checks what the variant needs of the Problem.
+// choose sets o.prop to Config.Variant's proposer, once, and returns the surrogate that variant uses when
+// Problem.Surrogate is nil. The variant checks what it needs of the Problem.
 func (o *Optimizer) choose() (Surrogate, error) {
-	cfg, prob := o.cfg, o.prob
-	if cfg.Screen == ScreenLatent {
-		s := cfg.LatentSettings
-		o.prop = &latentProposer{o: o, s: s}
-		return &GPSurrogate{Config: s.GP, D: o.d, Sampler: s.Sampler, BatchSize: s.BatchSize}, nil
-	}
-	if prob.Vocab <= 0 || prob.Stop < 0 || prob.Stop >= prob.Vocab {
-		return nil, fmt.Errorf("bo: token screening needs the vocabulary size and stop id (got %d, %d)", prob.Vocab, prob.Stop)
-	}
-	if cfg.Offspring > 0 && len(prob.Alphabet) == 0 {
-		return nil, errors.New("bo: offspring need a mutation alphabet (Problem.Alphabet)")
-	}
-	if cfg.Library > 0 && (len(prob.Library) == 0 || len(prob.Library)%o.t != 0) {
-		return nil, fmt.Errorf("bo: Library = %d needs Problem.Library, rows of T = %d token ids (got %d ids)",
-			cfg.Library, o.t, len(prob.Library))
-	}
-	o.prop = &tokenProposer{o: o, s: cfg.TokenSettings}
-	d, fw := TokenFeatureLen(prob.Vocab), 0
-	if prob.Features != nil {
-		d, fw = prob.Features.Width(), prob.Features.Width()
-	}
-	exact, err := cfg.Inputs.exactConfig(cfg.Exact, fw, prob.Vocab)
+	r, err := o.cfg.Variant.rules()
 	if err != nil {
 		return nil, err
 	}
-	return &ExactGPSurrogate{Config: exact, D: d}, nil
-}
-
-// tokenProposer is the screened variant (ScreenTokens): its methods are in screen.go.
-type tokenProposer struct {
-	o *Optimizer
-	s TokenSettings
-	// reads counts, per chunk, the anchors of the last batch that read it (lookahead.read): which chunks the
-	// next batch decodes ahead. Only speed depends on it, so it is not checkpointed.
-	reads []int
-	alone bool // decode each anchor's chunks alone, never ahead (a test compares the picks)
+	prop, surr, err := r.newProposer(o)
+	if err != nil {
+		return nil, err
+	}
+	o.prop = prop
+	return surr, nil
 }
 
 // anchorBoxes encodes the anchors with the current flow and returns their latents (N×D), the centres of their
@@ -87,7 +65,7 @@ func (o *Optimizer) anchorBoxes(ctx context.Context, anchors []int) (centres, pr
 	if cfg.TACS.Tau > 0 {
 		o.phase("TACS")
 		start = time.Now()
-		stop := -1 // the reference variant's problems need not name their stop id
+		stop := -1 // a Problem need not name its stop id (the reference variant's do not)
 		if o.prob.Vocab > 0 {
 			stop = o.prob.Stop
 		}

@@ -27,6 +27,32 @@ func (k SamplerKind) String() string {
 	return "exact"
 }
 
+// tameScore is the largest |score| a surrogate learns as it is; beyond it Optimizer.targets scales the scores.
+// The exact GP's sums of squares overflow from about 1e154, the SVGP's residuals sooner; no real objective
+// answers anything near 2¹²⁸ ≈ 3.4e38.
+const tameScore = 0x1p128
+
+// targets returns the scores y as the surrogate is to learn them: y itself while every score so far lies within
+// ±tameScore, else y divided by the power of two that brings the largest |score| so far below 1. A power of two
+// scales exactly and keeps the order of the scores, which is all that Thompson sampling and FitRank read of the
+// surrogate; without it a score of 1e155 made the exact GP's standard deviation +Inf and its posterior NaN. The
+// scale depends on the data alone, so a resumed run scales as the uninterrupted one did.
+func (o *Optimizer) targets(y []float64) []float64 {
+	var m float64
+	for _, v := range o.st.Y {
+		m = max(m, math.Abs(v))
+	}
+	if m <= tameScore {
+		return y
+	}
+	_, e := math.Frexp(m)
+	out := make([]float64, len(y))
+	for i, v := range y {
+		out[i] = math.Ldexp(v, -e)
+	}
+	return out
+}
+
 // GPSurrogate adapts a *gp.SVGP to Surrogate. Samples include observation noise, as the reference's
 // likelihood(GP(X)) does.
 type GPSurrogate struct {

@@ -14,3 +14,7 @@ var add8, mul8, addReLU8 func(n int, dst, a, b *float32)
 // nlsqGradVec does the leading part of NLSqGrad32s that the assembly can
 // and returns its length: none here.
 func nlsqGradVec(out, in []float32, n int) int { return 0 }
+
+// nlsqSolveVec does the leading part of a batch of NLSqSolveTo that the assembly can and returns its length:
+// none here.
+func nlsqSolveVec(dst, u []float32, p *nlsqPseudos, m int) (done int, fallback uint64) { return 0, 0 }

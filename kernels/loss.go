@@ -6,9 +6,9 @@ import "math"
 // gradient of the embeddings' normalisation, the similarity loss and the
 // Gaussian negative log density with their gradients. Each sums and
 // divides in float64 and rounds its results to float32. engine/train's
-// gorgonia graph builds the same maths from elementary nodes; these are
-// what a training step written against a device (engine/step) runs on the
-// CPU.
+// tests' gorgonia graph builds the same maths from elementary nodes; these
+// are what a training step written against a device (engine/step) runs on
+// the CPU.
 
 // NormalizeRowsGradTo writes to dx (r×c) the gradient with respect to x
 // (r×c) of Σ dy·y for y = NormalizeRowsTo(x): with n = ‖x_i‖ and

@@ -233,13 +233,24 @@ func nlsqInverseTo(fn string, dst, u, raw []float32, n int, logDet bool) (sum fl
 	for i0 := 0; i0 < n; i0 += nlsqBatch {
 		m := min(nlsqBatch, n-i0)
 		p.set(raw[i0*NLSqParams:], m)
+		if !logDet {
+			// The assembly's roots are nlsqSolve's, bit for bit; it leaves the rare lanes where nlsqSolve
+			// takes another branch, and the tail, to the loop below.
+			done, fallback := nlsqSolveVec(dst[i0:i0+m], u[i0:i0+m], &p, m)
+			for i := range m {
+				if i < done && fallback&(1<<i) == 0 {
+					continue
+				}
+				a, b, c, d, f := p.at(i)
+				dst[i0+i] = float32(nlsqSolve(float64(u[i0+i]), a, b, c, d, f))
+			}
+			continue
+		}
 		for i := range m {
 			a, b, c, d, f := p.at(i)
 			w := nlsqSolve(float64(u[i0+i]), a, b, c, d, f)
 			dst[i0+i] = float32(w)
-			if logDet {
-				sum += nlsqLogDeriv(w, b, c, d, f)
-			}
+			sum += nlsqLogDeriv(w, b, c, d, f)
 		}
 	}
 	return sum

@@ -174,6 +174,8 @@ func TestAffineRoundTrip(t *testing.T) {
 	}
 }
 
+// BenchmarkNLSqInverse solves 1,000 scalars: with the log-determinant (NLSqInverseTo, the Go loop) and without
+// (NLSqSolveTo, the decoder's, on the assembly where it runs).
 func BenchmarkNLSqInverse(b *testing.B) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	const n = 1000
@@ -186,11 +188,18 @@ func BenchmarkNLSqInverse(b *testing.B) {
 		raw[i] = float32(rng.NormFloat64())
 	}
 	dst := make([]float32, n)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		NLSqInverseTo(dst, u, raw, n)
-	}
+	b.Run("logdet", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			NLSqInverseTo(dst, u, raw, n)
+		}
+	})
+	b.Run("solve", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			NLSqSolveTo(dst, u, raw, n)
+		}
+	})
 }
 
 // TestNLSqLogA: the constant's digits are log(8√3/9 − 0.05) in float64, bit for bit.
@@ -254,5 +263,100 @@ func TestNLSqSolveMatchesHyperbolic(t *testing.T) {
 			t.Fatalf("iter %d (a=%g b=%g c=%g d=%g f=%g, w=%.17g): %.17g (error %.3g), hyperbolic form %.17g (%.3g)",
 				iter, a, b, c, d, f, w, got, e, hyp, eh)
 		}
+	}
+}
+
+// NLSqSolveTo's vector path must give nlsqSolve's roots (NLSqInverseTo, which solves every root in Go) bit for bit, over typical and extreme parameters, the
+// corners where nlsqSolve takes another branch (u = a, c = 0, NaN, ±Inf, huge u) mixed into groups of ordinary
+// lanes, lengths that are not multiples of four or of the batch, and in place.
+func TestNLSqSolveToMatchesScalar(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, n := range []int{1, 3, 4, 7, 64, 65, 130, 1001} {
+		for rep := range 20 {
+			u := make([]float32, n)
+			raw := make([]float32, n*NLSqParams)
+			for i := range u {
+				copy(raw[i*NLSqParams:], randRaw(rng, []float64{0.1, 1, 3, 8}[(i+rep)%4]))
+				u[i] = float32([]float64{1, 10, 1e3, 0.01}[(i*3+rep)%4] * rng.NormFloat64())
+				switch rng.IntN(40) {
+				case 0:
+					u[i] = raw[i*NLSqParams] // u = a
+				case 1:
+					raw[i*NLSqParams+2] = 0 // c = 0
+				case 2:
+					u[i] = float32(math.NaN())
+				case 3:
+					u[i] = float32(math.Inf(1 - 2*rng.IntN(2)))
+				case 4:
+					u[i] = float32(1e38 * rng.NormFloat64())
+				case 5:
+					raw[i*NLSqParams+1] = -300 // b underflows to 0
+				}
+			}
+			want := make([]float32, n)
+			NLSqInverseTo(want, u, raw, n) // the scalar loop, nlsqSolve for every root
+			got := make([]float32, n)
+			NLSqSolveTo(got, u, raw, n)
+			inPlace := append([]float32(nil), u...)
+			NLSqSolveTo(inPlace, inPlace, raw, n)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(inPlace[i]) != math.Float32bits(want[i]) {
+					a, b, c, d, f := NLSqPseudo(raw[i*NLSqParams : (i+1)*NLSqParams])
+					t.Fatalf("n=%d rep %d i=%d: u=%g (a=%g b=%g c=%g d=%g f=%g): NLSqSolveTo %g (in place %g), nlsqSolve %g",
+						n, rep, i, u[i], a, b, c, d, f, got[i], inPlace[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// Over a million ordinary scalars the vector path's roots are nlsqSolve's, bit for bit: a float64 root that
+// differs in its last bits changes the float32 root of about one scalar in a million.
+func TestNLSqSolveToMatchesScalarMany(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	const n = 1 << 20
+	u := make([]float32, n)
+	raw := make([]float32, n*NLSqParams)
+	for i := range u {
+		u[i] = float32(3 * rng.NormFloat64())
+		copy(raw[i*NLSqParams:], randRaw(rng, 2))
+	}
+	got, want := make([]float32, n), make([]float32, n)
+	NLSqSolveTo(got, u, raw, n)
+	NLSqInverseTo(want, u, raw, n) // the scalar loop, nlsqSolve for every root
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("scalar %d: u=%g: NLSqSolveTo %g, nlsqSolve %g", i, u[i], got[i], want[i])
+		}
+	}
+}
+
+// The vector path must do the ordinary lanes itself: a test of the fallback alone would pass with it broken.
+func TestNLSqSolveVecFallbackRare(t *testing.T) {
+	if !VectorMathAccelerated() { // the same test as the assembly's (AVX2 and FMA)
+		t.Skip("no AVX2 and FMA: NLSqSolveTo solves every scalar in Go")
+	}
+	rng := rand.New(rand.NewPCG(8, 8))
+	var p nlsqPseudos
+	u, dst := make([]float32, nlsqBatch), make([]float32, nlsqBatch)
+	raw := make([]float32, nlsqBatch*NLSqParams)
+	fell := 0
+	const batches = 200
+	for range batches {
+		for i := range u {
+			u[i] = float32(3 * rng.NormFloat64())
+			copy(raw[i*NLSqParams:], randRaw(rng, 2))
+		}
+		p.set(raw, nlsqBatch)
+		done, fallback := nlsqSolveVec(dst, u, &p, nlsqBatch)
+		if done != nlsqBatch {
+			t.Fatalf("the assembly did %d of %d scalars", done, nlsqBatch)
+		}
+		for ; fallback != 0; fallback &= fallback - 1 {
+			fell++
+		}
+	}
+	if fell > batches*nlsqBatch/100 {
+		t.Fatalf("%d of %d ordinary scalars fell back to Go", fell, batches*nlsqBatch)
 	}
 }

@@ -116,18 +116,9 @@ func mulPacked(fn string, dst []float32, ldc int, a []float32, lda, m int, p *Pa
 		return
 	}
 	checkLen(fn, "a", len(a), (rows-1)*lda+cols)
-	rs, ks := lda, 1
+	rs := lda // where row i of op(a) starts: a[i·rs]
 	if trans {
-		rs, ks = 1, lda
-	}
-	// Direct calls, not a function value: through one, escape analysis
-	// would move tile below to the heap on every call.
-	kern := func(k int, a []float32, lda int, b []float32, c []float32, ldc int, add int) {
-		if trans {
-			kernel4x16T(k, a, lda, b, c, ldc, add)
-		} else {
-			kernel4x16(k, a, lda, b, c, ldc, add)
-		}
+		rs = 1
 	}
 	var addFlag int
 	if add {
@@ -150,7 +141,7 @@ func mulPacked(fn string, dst []float32, ldc int, a []float32, lda, m int, p *Pa
 			kernel8x16(k, a[i*rs:], lda, pan, dst[i*ldc+j*PanelCols:], ldc, addFlag)
 		}
 		for i := m8; i < mBlocks; i += kernelRows {
-			kern(k, a[i*rs:], lda, pan, dst[i*ldc+j*PanelCols:], ldc, addFlag)
+			kern4x16(trans, k, a[i*rs:], lda, pan, dst[i*ldc+j*PanelCols:], ldc, addFlag)
 		}
 	}
 	if full*PanelCols < n {
@@ -159,16 +150,26 @@ func mulPacked(fn string, dst []float32, ldc int, a []float32, lda, m int, p *Pa
 		var tile [kernelRows * PanelCols]float32
 		w := n - full*PanelCols
 		for i := 0; i < mBlocks; i += kernelRows {
-			kern(k, a[i*rs:], lda, p.panel(full), tile[:], PanelCols, 0)
+			kern4x16(trans, k, a[i*rs:], lda, p.panel(full), tile[:], PanelCols, 0)
 			for r := range kernelRows {
 				addRow(dst[(i+r)*ldc+full*PanelCols:][:w], tile[r*PanelCols:][:w], add)
 			}
 		}
 	}
-	left := m - mBlocks
-	if left == 0 {
-		return
+	if mBlocks < m {
+		mulPackedLast(dst, ldc, a, lda, m, mBlocks, p, add, trans)
 	}
+}
+
+// mulPackedLast computes mulPacked's rows from mBlocks to m, fewer than a
+// block of the micro-kernel.
+func mulPackedLast(dst []float32, ldc int, a []float32, lda, m, mBlocks int, p *Packed, add, trans bool) {
+	k, n := p.K, p.N
+	rs, ks := lda, 1
+	if trans {
+		rs, ks = 1, lda
+	}
+	left := m - mBlocks
 	if m >= kernelRows {
 		// The last 1-3 rows: the block of the last four rows, which overlaps
 		// the one before, computed into a tile of which those rows are kept.
@@ -177,7 +178,7 @@ func mulPacked(fn string, dst []float32, ldc int, a []float32, lda, m int, p *Pa
 		var tile [kernelRows * PanelCols]float32
 		i := m - kernelRows
 		for j := range (n + PanelCols - 1) / PanelCols {
-			kern(k, a[i*rs:], lda, p.panel(j), tile[:], PanelCols, 0)
+			kern4x16(trans, k, a[i*rs:], lda, p.panel(j), tile[:], PanelCols, 0)
 			w := min(PanelCols, n-j*PanelCols)
 			for r := kernelRows - left; r < kernelRows; r++ {
 				addRow(dst[(i+r)*ldc+j*PanelCols:][:w], tile[r*PanelCols:][:w], add)
@@ -193,7 +194,7 @@ func mulPacked(fn string, dst []float32, ldc int, a []float32, lda, m int, p *Pa
 		var tile [kernelRows * PanelCols]float32
 		for i := range m {
 			for j := range (n + PanelCols - 1) / PanelCols {
-				kern(k, a[i*rs:], 0, p.panel(j), tile[:], PanelCols, 0)
+				kern4x16(trans, k, a[i*rs:], 0, p.panel(j), tile[:], PanelCols, 0)
 				w := min(PanelCols, n-j*PanelCols)
 				addRow(dst[i*ldc+j*PanelCols:][:w], tile[:w], add)
 			}
@@ -215,6 +216,17 @@ func mulPacked(fn string, dst []float32, ldc int, a []float32, lda, m int, p *Pa
 			w := min(PanelCols, n-j*PanelCols)
 			addRow(dst[i*ldc+j*PanelCols:][:w], acc[:w], add)
 		}
+	}
+}
+
+// kern4x16 is the 4×16 micro-kernel for a (trans false) or a stored
+// transposed. A direct call, not a function value: through one, escape
+// analysis would move the callers' tiles to the heap on every call.
+func kern4x16(trans bool, k int, a []float32, lda int, b, c []float32, ldc, add int) {
+	if trans {
+		kernel4x16T(k, a, lda, b, c, ldc, add)
+	} else {
+		kernel4x16(k, a, lda, b, c, ldc, add)
 	}
 }
 

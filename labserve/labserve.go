@@ -1,7 +1,7 @@
 // Package labserve holds the HTTP side of an ask/tell run ("nfbo serve"): the handlers of /v1/ask, /v1/tell,
 // /v1/status, /v1/report and /v1/report.html, the JSON they answer, the bearer-token check and the rule for which
 // addresses need a token. The optimiser's side comes in as a function (optimize.Ask in nfbo serve), the scores go
-// through asktell, and the reports are bo/bench's; the command owns the flags, the run directory's lock and the
+// through asktell, and the reports are package bench's; the command owns the flags, the run directory's lock and the
 // listener. A run can also score itself (Drive: asking, scoring with an objective such as a NATS queue's
 // workers, telling), its HTTP side then showing status and reports.
 package labserve
@@ -17,12 +17,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/nfbo/nfbo/asktell"
-	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -33,6 +35,10 @@ type AskFunc func(ctx context.Context, max int) ([]rundir.Asked, rundir.Info, er
 // DrawFunc starts a drawer of molecules for the HTML report and returns it with the function that stops it.
 type DrawFunc func(ctx context.Context) (bench.DrawFunc, func(), error)
 
+// CheckFunc starts a checker of molecules against the default chemistry rules for the HTML report, which marks
+// the molecules that break one, and returns it with the function that stops it.
+type CheckFunc func(ctx context.Context) (bench.CheckFunc, func(), error)
+
 // Server is the HTTP side of an ask/tell run in a run directory whose lock the process holds: asks and tells,
 // which write, one at a time; status and report, which read, at the same time as each other. It is an
 // http.Handler.
@@ -41,6 +47,7 @@ type Server struct {
 	token string
 	ask   AskFunc
 	draw  DrawFunc
+	check CheckFunc
 	mux   *http.ServeMux
 
 	mu        sync.RWMutex
@@ -72,6 +79,11 @@ func New(dir, token string, ask AskFunc, draw DrawFunc) *Server {
 	return s
 }
 
+// MarkRules makes report.html mark the molecules that break the default chemistry rules, as nfbo report does,
+// checking them with check (not when the Server's DrawFunc found no drawer: the check needs RDKit as drawing
+// does). Call it before serving.
+func (s *Server) MarkRules(check CheckFunc) { s.check = check }
+
 // ServeHTTP checks the bearer token, when the server has one, and serves the request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.token != "" {
@@ -86,9 +98,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Token returns the bearer token read from the file path (empty when path is), and refuses an address other
-// than a loopback one without a token. addr and path are nfbo serve's -addr and -token-file, which its errors
-// name.
-func Token(addr, path string) (string, error) {
+// than a loopback one without a token. It refuses a token file that other users may read or write (its mode
+// has group or other bits, on unix), unless shared, when it says so through warnf: such a token guards nothing
+// from anyone with a login on the machine. addr, path and shared are nfbo serve's -addr, -token-file and
+// -token-file-shared, which its errors name.
+func Token(addr, path string, shared bool, warnf func(string, ...any)) (string, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", fmt.Errorf("-addr %q: %w", addr, err)
@@ -104,6 +118,13 @@ func Token(addr, path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("-token-file: %w", err)
+	}
+	if fi, err := os.Stat(path); err == nil && runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+		msg := fmt.Sprintf("-token-file %s can be read or written by other users of this machine (mode %04o)", path, fi.Mode().Perm())
+		if !shared {
+			return "", fmt.Errorf("%s, who could then use the server: chmod 600 %s, or give -token-file-shared to serve with it anyway", msg, path)
+		}
+		warnf("%s; -token-file-shared serves with it anyway", msg)
 	}
 	token := strings.TrimSpace(string(b))
 	if len(token) < 16 {
@@ -160,7 +181,7 @@ type Best struct {
 // NewStatusReply returns st as a StatusReply; empty lists are [] rather than null.
 func NewStatusReply(st rundir.Status) StatusReply {
 	rep := StatusReply{Task: st.Info.Task, Method: st.Info.Method, Seed: st.Info.Seed, Budget: st.Info.Budget, Calls: st.Calls,
-		Finished: st.Info.Finished, Awaiting: []Asked{}, Best: []Best{}}
+		Finished: st.Finished(), Awaiting: []Asked{}, Best: []Best{}}
 	for _, m := range st.Awaiting {
 		rep.Awaiting = append(rep.Awaiting, Asked{ID: m.ID, SMILES: DisplaySMILES(m), Name: m.Name})
 	}
@@ -187,7 +208,28 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeJSONError(w http.ResponseWriter, status int, err error) {
-	writeJSON(w, status, map[string]string{"error": err.Error()})
+	writeJSON(w, status, map[string]string{"error": shortened(err.Error(), maxErrorBytes)})
+}
+
+// maxErrorBytes bounds an error response's message: an error that quotes a client's input (a whole first line of
+// a tell) must not send it back whole (an 800 KB line once made an 800 KB answer).
+const maxErrorBytes = 1024
+
+// shortened returns msg when it has at most max bytes, else its start and end around a note of what was cut,
+// cut at UTF-8 boundaries.
+func shortened(msg string, max int) string {
+	if len(msg) <= max {
+		return msg
+	}
+	head, tail := max*3/4, max/4
+	for head > 0 && !utf8.RuneStart(msg[head]) {
+		head--
+	}
+	end := len(msg) - tail
+	for end < len(msg) && !utf8.RuneStart(msg[end]) {
+		end++
+	}
+	return fmt.Sprintf("%s … (%d bytes cut) … %s", msg[:head], end-head, msg[end:])
 }
 
 // refuseDriven answers a request that asks or tells in a run that Drive scores, and reports whether it did.
@@ -326,14 +368,27 @@ func (s *Server) handleReportHTML(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mols := bench.BestMolecules(run, 20)
+	rdkit := false // a drawer came: RDKit is there to check the rules too, as nfbo report has it
 	if s.draw != nil {
 		draw, closeDraw, err := s.draw(r.Context())
 		if err != nil {
 			writeJSONError(w, http.StatusInternalServerError, err)
 			return
 		}
+		rdkit = draw != nil
 		err = bench.Draw(r.Context(), mols, draw)
 		closeDraw()
+		if err != nil {
+			writeJSONError(w, http.StatusInternalServerError, err)
+			return
+		}
+	}
+	if s.check != nil && (rdkit || s.draw == nil) {
+		check, closeCheck, err := s.check(r.Context())
+		if err == nil {
+			err = bench.Check(r.Context(), mols, check)
+			closeCheck()
+		}
 		if err != nil {
 			writeJSONError(w, http.StatusInternalServerError, err)
 			return

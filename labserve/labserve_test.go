@@ -15,8 +15,11 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nfbo/nfbo/asktell"
+	"github.com/nfbo/nfbo/bench"
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // TestToken: a loopback address needs no token; any other needs a token file with at least 16 characters.
@@ -40,10 +43,26 @@ func TestToken(t *testing.T) {
 		{"0.0.0.0:8080", short, false},
 		{"0.0.0.0:8080", filepath.Join(dir, "none"), false},
 	} {
-		_, err := Token(c.addr, c.file)
+		_, err := Token(c.addr, c.file, false, t.Logf)
 		if (err == nil) != c.ok {
 			t.Errorf("Token(%q, %q): %v", c.addr, c.file, err)
 		}
+	}
+
+	// A token file others may read is refused, or served with a warning when -token-file-shared says so
+	// (issue #56: serve started on 0.0.0.0 without a word).
+	open := filepath.Join(dir, "open")
+	os.WriteFile(open, []byte("0123456789abcdef0123\n"), 0o600)
+	if err := os.Chmod(open, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Token("0.0.0.0:8080", open, false, t.Logf); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("a world-readable token file: %v, want a refusal saying chmod 600", err)
+	}
+	var said []string
+	warnf := func(f string, a ...any) { said = append(said, fmt.Sprintf(f, a...)) }
+	if tok, err := Token("0.0.0.0:8080", open, true, warnf); err != nil || tok != "0123456789abcdef0123" || len(said) != 1 || !strings.Contains(said[0], "mode 0644") {
+		t.Errorf("-token-file-shared: token %q, %v, said %q", tok, err, said)
 	}
 }
 
@@ -189,5 +208,66 @@ func TestTellsAtOnce(t *testing.T) {
 		if code != http.StatusConflict { // read and checked; no run yet
 			t.Errorf("tell %d: %d", i, code)
 		}
+	}
+}
+
+// TestTellErrorQuotesExcerpt: a bad first line of 800 KB was echoed whole in the 400 answer (800,118 bytes); an
+// error answer quotes a short excerpt of it and says how long it was (issue #56).
+func TestTellErrorQuotesExcerpt(t *testing.T) {
+	h := New(t.TempDir(), "", nil, nil)
+	line := "x," + strings.Repeat("é", 400_000) + "\n1,2\n"
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/tell", strings.NewReader(line)))
+	body := rec.Body.String()
+	if rec.Code != http.StatusBadRequest || len(body) > 2048 || !strings.Contains(body, "800002 bytes") || !strings.Contains(body, "header") {
+		t.Errorf("a bad 800 KB header: %d, %d bytes:\n%.300s", rec.Code, len(body), body)
+	}
+	if got := shortened(strings.Repeat("é", 5000), 1024); len(got) > 1100 || !strings.Contains(got, "bytes cut") || !utf8.ValidString(got) {
+		t.Errorf("shortened: %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
+	}
+}
+
+// report.html marks the drawn molecules that break the default rules when MarkRules gives a checker (nfbo serve:
+// RDKit's), as nfbo report's pages do; without one it marks none.
+func TestReportMarksRules(t *testing.T) {
+	dir := t.TempDir()
+	var log []byte
+	for i, smi := range []string{"CCO", "CCBr", "c1ccccc1"} {
+		var err error
+		if log, err = rundir.AppendRecord(log, rundir.Record{Call: i + 1, SMILES: smi, Canonical: smi, Score: float64(i), Task: "demo"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, rundir.EvalLogFile), log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := rundir.WriteInfo(dir, rundir.Info{Task: "demo", Method: "nfbo", Budget: 3, Calls: 3, Setting: "0+3"}); err != nil {
+		t.Fatal(err)
+	}
+	page := func(s *Server) string {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/report.html", nil))
+		if rec.Code != 200 {
+			t.Fatalf("report.html: %d %s", rec.Code, rec.Body)
+		}
+		return rec.Body.String()
+	}
+	if p := page(New(dir, "", nil, nil)); strings.Contains(p, "breaks the default rules") {
+		t.Error("a page without a checker marks molecules")
+	}
+	s := New(dir, "", nil, nil)
+	s.MarkRules(func(context.Context) (bench.CheckFunc, func(), error) {
+		return func(_ context.Context, smiles []string) ([]string, error) {
+			why := make([]string, len(smiles))
+			for i, m := range smiles {
+				if strings.Contains(m, "Br") {
+					why[i] = "alert NIH:alkyl_halide"
+				}
+			}
+			return why, nil
+		}, func() {}, nil
+	})
+	if p := page(s); strings.Count(p, "breaks the default rules: alert NIH:alkyl_halide") != 1 {
+		t.Errorf("the page does not mark CCBr once:\n%s", p)
 	}
 }

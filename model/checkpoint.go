@@ -1,12 +1,12 @@
 package model
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nfbo/nfbo/internal/atomicfile"
 	"hash/crc32"
 	"io"
 	"math"
@@ -87,10 +87,9 @@ func (ck *Checkpoint) validate() error {
 	return nil
 }
 
-// SaveCheckpoint writes ck to path atomically: it writes a temporary file in
-// the same directory, syncs it, renames it over path and syncs the
-// directory, so that a crash leaves either the old file or the new one.
-func SaveCheckpoint(path string, ck *Checkpoint) (err error) {
+// SaveCheckpoint writes ck to path atomically (internal/atomicfile), so that
+// a crash leaves either the old file or the new one.
+func SaveCheckpoint(path string, ck *Checkpoint) error {
 	if err := ck.validate(); err != nil {
 		return fmt.Errorf("model: save checkpoint %s: %w", path, err)
 	}
@@ -98,55 +97,30 @@ func SaveCheckpoint(path string, ck *Checkpoint) (err error) {
 	if err != nil {
 		return fmt.Errorf("model: save checkpoint %s: %w", path, err)
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
+	err = atomicfile.WriteFunc(path, func(w io.Writer) error {
+		var hdr [checkpointHeader]byte
+		copy(hdr[:8], checkpointMagic)
+		binary.LittleEndian.PutUint32(hdr[8:], CheckpointVersion)
+		binary.LittleEndian.PutUint64(hdr[12:], uint64(payloadSize(ck, len(cfgJSON))))
+		if _, err := w.Write(hdr[:]); err != nil {
+			return err
+		}
+		crc := crc32.New(castagnoli)
+		pw := &payloadWriter{w: io.MultiWriter(w, crc)}
+		pw.writePayload(ck, cfgJSON)
+		if pw.err != nil {
+			return pw.err
+		}
+		if want := payloadSize(ck, len(cfgJSON)); pw.n != want {
+			panic(fmt.Sprintf("model: checkpoint payload is %d bytes, size computed as %d", pw.n, want))
+		}
+		var sum [4]byte
+		binary.LittleEndian.PutUint32(sum[:], crc.Sum32())
+		_, err := w.Write(sum[:])
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("model: save checkpoint: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	var hdr [checkpointHeader]byte
-	copy(hdr[:8], checkpointMagic)
-	binary.LittleEndian.PutUint32(hdr[8:], CheckpointVersion)
-	binary.LittleEndian.PutUint64(hdr[12:], uint64(payloadSize(ck, len(cfgJSON))))
-	if _, err := bw.Write(hdr[:]); err != nil {
-		return fmt.Errorf("model: save checkpoint %s: %w", tmp.Name(), err)
-	}
-	crc := crc32.New(castagnoli)
-	pw := &payloadWriter{w: io.MultiWriter(bw, crc)}
-	pw.writePayload(ck, cfgJSON)
-	if pw.err != nil {
-		return fmt.Errorf("model: save checkpoint %s: %w", tmp.Name(), pw.err)
-	}
-	if want := payloadSize(ck, len(cfgJSON)); pw.n != want {
-		panic(fmt.Sprintf("model: checkpoint payload is %d bytes, size computed as %d", pw.n, want))
-	}
-	var sum [4]byte
-	binary.LittleEndian.PutUint32(sum[:], crc.Sum32())
-	if _, err := bw.Write(sum[:]); err != nil {
-		return fmt.Errorf("model: save checkpoint %s: %w", tmp.Name(), err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("model: save checkpoint %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("model: save checkpoint %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("model: save checkpoint %s: %w", tmp.Name(), err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("model: save checkpoint: %w", err)
-	}
-	// Make the rename itself durable.
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

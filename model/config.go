@@ -1,8 +1,8 @@
 // Package model holds SeqFlow, the autoregressive normalizing flow of NF-BO:
 // its configuration and presets, its parameters with their exact layout, the
 // checkpoint format, and the pure-Go inference path (encode, decode, log
-// density) that is both the CPU fallback and the test oracle for the gorgonia
-// and ONNX Runtime backends in engine/.
+// density) that is both the CPU fallback and the test oracle for the training
+// step and the ONNX Runtime backend in engine/.
 //
 // Axis names are fixed project-wide: B batch, T positions, F features per
 // token, D = T·F latent size, H LSTM hidden units, V vocabulary size,

@@ -29,8 +29,8 @@ package model
 //
 // Other backends may multiply more to get the same result: the ONNX encoder
 // feeds layer 0 a (T−1)-wide one-hot step code, the ONNX decoder advances
-// the LSTM at the last position too, and the training graph multiplies
-// one-hot token matrices by the embedding. Those products are overhead of
+// the LSTM at the last position too, and the tests' gorgonia graph
+// multiplies one-hot token matrices by the embedding. Those products are overhead of
 // the backend, not work of the flow, so they are not counted here.
 func (c Config) FlowFLOPs() int64 {
 	T, F, H, U := int64(c.T), int64(c.F), int64(c.H), int64(c.U)

@@ -10,10 +10,10 @@ import (
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/bo/gp"
 	"github.com/nfbo/nfbo/chem/fingerprint"
+	"github.com/nfbo/nfbo/chem/molfile"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/model"
-	"github.com/nfbo/nfbo/optimize"
 )
 
 // FitcheckSettings are the settings of Fitcheck, the flags of "nfbo fitcheck".
@@ -32,8 +32,8 @@ type FitcheckSettings struct {
 // each surrogate (an exact GP on token counts, as the screened variant; one on Morgan count fingerprints with the
 // Tanimoto kernel, as -features morgan; an exact GP on the flow's latents; the reference's deep-kernel SVGP on
 // latents) and writes, one Markdown row per size as it goes, the Spearman rank
-// correlation between its posterior mean and the held-out scores to s.Stdout.
-func Fitcheck(ctx context.Context, s optimize.Streams, set FitcheckSettings) error {
+// correlation between its posterior mean and the held-out scores to stdout.
+func Fitcheck(ctx context.Context, stdout, stderr io.Writer, set FitcheckSettings) error {
 	ck, err := model.LoadModelDir(set.Model)
 	if err != nil {
 		return err
@@ -42,7 +42,8 @@ func Fitcheck(ctx context.Context, s optimize.Streams, set FitcheckSettings) err
 	if err != nil {
 		return fmt.Errorf("fitcheck: vocabulary of %s: %w", set.Model, err)
 	}
-	mols, t, hasScores, err := optimize.ReadMolecules(set.Data, set.Task, maxInt(set.Train)+set.Test, voc, ck.Params.Config.MaxT, s.Stderr)
+	mols, t, hasScores, err := molfile.ReadMolecules(set.Data, set.Task, maxInt(set.Train)+set.Test, voc, ck.Params.Config.MaxT,
+		func(msg string) { fmt.Fprintf(stderr, "fitcheck: %s\n", msg) })
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func Fitcheck(ctx context.Context, s optimize.Streams, set FitcheckSettings) err
 	if len(mols) < set.Test+2 {
 		return fmt.Errorf("fitcheck: %s: %d usable molecules, fewer than -test %d + 2", set.Data, len(mols), set.Test)
 	}
-	flow, err := seqflow.New(ck, t, seqflow.Options{Warn: s.Stderr})
+	flow, err := seqflow.New(ck, t, seqflow.Options{Warn: stderr})
 	if err != nil {
 		return fmt.Errorf("fitcheck: model %s: %w", set.Model, err)
 	}
@@ -85,11 +86,11 @@ func Fitcheck(ctx context.Context, s optimize.Streams, set FitcheckSettings) err
 
 	perm := rand.New(rand.NewPCG(set.Seed, 0x66697463)).Perm(n)
 	testIdx, trainIdx := perm[:set.Test], perm[set.Test:]
-	fmt.Fprintf(s.Stdout, "%s, column %s: %d molecules, %d held out, T=%d\n\n", set.Data, set.Task, n, set.Test, t)
-	fmt.Fprintln(s.Stdout, "| train | tokens | morgan | latent | latent-svgp | seconds (tokens / morgan / latent / svgp) |")
-	fmt.Fprintln(s.Stdout, "|---|---|---|---|---|---|")
+	fmt.Fprintf(stdout, "%s, column %s: %d molecules, %d held out, T=%d\n\n", set.Data, set.Task, n, set.Test, t)
+	fmt.Fprintln(stdout, "| train | tokens | morgan | latent | latent-svgp | seconds (tokens / morgan / latent / svgp) |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|")
 	for _, size := range set.Train {
-		if err := d.row(ctx, s.Stdout, trainIdx[:min(size, len(trainIdx))], testIdx, set.Seed); err != nil {
+		if err := d.row(ctx, stdout, trainIdx[:min(size, len(trainIdx))], testIdx, set.Seed); err != nil {
 			return err
 		}
 	}

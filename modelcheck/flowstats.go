@@ -1,7 +1,6 @@
 package modelcheck
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,12 +9,12 @@ import (
 	"sort"
 
 	"github.com/nfbo/nfbo/bo/flowstats"
+	"github.com/nfbo/nfbo/chem/molfile"
 	"github.com/nfbo/nfbo/chem/molseq"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/engine/train"
 	"github.com/nfbo/nfbo/model"
-	"github.com/nfbo/nfbo/optimize"
 )
 
 // FlowstatsSettings are the settings of Flowstats, the flags of "nfbo flowstats".
@@ -43,8 +42,8 @@ type FlowstatsSettings struct {
 
 // Flowstats measures the model as the optimiser's move operator (how well it decodes what it encodes, the
 // lengths of its prior samples, its NLL per position at each length, the locality of bo.Perturb around
-// anchors) and writes the tables in Markdown to s.Stdout, and messages to s.Stderr.
-func Flowstats(ctx context.Context, s optimize.Streams, set FlowstatsSettings) error {
+// anchors) and writes the tables in Markdown to stdout, and messages to stderr.
+func Flowstats(ctx context.Context, stdout, stderr io.Writer, set FlowstatsSettings) error {
 	ck, err := model.LoadModelDir(set.Model)
 	if err != nil {
 		return err
@@ -59,17 +58,17 @@ func Flowstats(ctx context.Context, s optimize.Streams, set FlowstatsSettings) e
 			return fmt.Errorf("flowstats: sequence length %d outside [2, %d] (the model's max_seq_len)", t, maxT)
 		}
 	}
-	mols, err := readScored(s.Stderr, set.Data, "", set.N, voc, maxT)
+	mols, err := readScored(stderr, set.Data, "", set.N, voc, maxT)
 	if err != nil {
 		return err
 	}
-	w := s.Stdout
+	w := stdout
 	fmt.Fprintf(w, "model %s: %d parameters, trained at T = %d; %d molecules of %s\n\n",
 		set.Model, ck.Params.NumParams(), ck.Params.Config.T, len(mols), set.Data)
 	if err := writeDecoding(ctx, w, ck.Params, voc, mols, set.T); err != nil {
 		return err
 	}
-	flow, err := seqflow.New(ck, set.T, seqflow.Options{Backend: set.Backend, Warn: s.Stderr})
+	flow, err := seqflow.New(ck, set.T, seqflow.Options{Backend: set.Backend, Warn: stderr})
 	if err != nil {
 		return fmt.Errorf("flowstats: model %s: %w", set.Model, err)
 	}
@@ -87,11 +86,11 @@ func Flowstats(ctx context.Context, s optimize.Streams, set FlowstatsSettings) e
 	}
 	anchors := mols
 	if set.Anchors != "" {
-		src, err := readScored(s.Stderr, set.Anchors, set.Task, 1<<30, voc, maxT)
+		src, err := readScored(stderr, set.Anchors, set.Task, 1<<30, voc, maxT)
 		if err != nil {
 			return err
 		}
-		anchors = append([]optimize.Molecule(nil), src...)
+		anchors = append([]molfile.Molecule(nil), src...)
 		sort.SliceStable(anchors, func(i, j int) bool { return anchors[i].Score > anchors[j].Score })
 	}
 	return writeLocality(ctx, w, flow, codec, anchors, set, rng)
@@ -99,9 +98,9 @@ func Flowstats(ctx context.Context, s optimize.Streams, set FlowstatsSettings) e
 
 // readScored reads up to count molecules of path (and their task scores when task is set) as token sequences
 // padded to the model's maxT, skipping those the vocabulary cannot spell with one message to warn that counts them.
-func readScored(warn io.Writer, path, task string, count int, voc *vocab.Vocab, maxT int) ([]optimize.Molecule, error) {
-	var skipped lineCounter
-	mols, _, hasScores, err := optimize.ReadMolecules(path, task, count, voc, maxT, &skipped)
+func readScored(warn io.Writer, path, task string, count int, voc *vocab.Vocab, maxT int) ([]molfile.Molecule, error) {
+	skipped := 0
+	mols, _, hasScores, err := molfile.ReadMolecules(path, task, count, voc, maxT, func(string) { skipped++ })
 	if err != nil {
 		return nil, err
 	}
@@ -109,22 +108,14 @@ func readScored(warn io.Writer, path, task string, count int, voc *vocab.Vocab, 
 		return nil, fmt.Errorf("flowstats: %s has no column %q", path, task)
 	}
 	if skipped > 0 {
-		fmt.Fprintf(warn, "flowstats: %s: %d of %d molecules skipped (duplicates or not spelt by the vocabulary)\n", path, skipped, len(mols)+int(skipped))
+		fmt.Fprintf(warn, "flowstats: %s: %d of %d molecules skipped (duplicates or not spelt by the vocabulary)\n", path, skipped, len(mols)+skipped)
 	}
 	return mols, nil
 }
 
-// lineCounter counts the lines written to it (ReadMolecules' messages, one per skipped molecule).
-type lineCounter int
-
-func (c *lineCounter) Write(p []byte) (int, error) {
-	*c += lineCounter(bytes.Count(p, []byte("\n")))
-	return len(p), nil
-}
-
 // writeDecoding writes how many of the molecules shorter than t the flow of p reconstructs at t, and the
 // closest pair of token embeddings: a move operator must first give back what it encodes.
-func writeDecoding(ctx context.Context, w io.Writer, p *model.Params, voc *vocab.Vocab, mols []optimize.Molecule, t int) error {
+func writeDecoding(ctx context.Context, w io.Writer, p *model.Params, voc *vocab.Vocab, mols []molfile.Molecule, t int) error {
 	var fit [][]int
 	for _, m := range mols {
 		if m.N < t {
@@ -144,7 +135,7 @@ func writeDecoding(ctx context.Context, w io.Writer, p *model.Params, voc *vocab
 }
 
 // writeLengths writes the table of the lengths of the data's molecules and of the prior samples' at set.T.
-func writeLengths(ctx context.Context, w io.Writer, flow *seqflow.Flow, codec *molseq.Codec, mols []optimize.Molecule,
+func writeLengths(ctx context.Context, w io.Writer, flow *seqflow.Flow, codec *molseq.Codec, mols []molfile.Molecule,
 	set FlowstatsSettings, rng *rand.Rand) error {
 	dataLen := make([]int, len(mols))
 	for i, m := range mols {
@@ -169,7 +160,7 @@ func writeLengths(ctx context.Context, w io.Writer, flow *seqflow.Flow, codec *m
 }
 
 // writeNLL writes the NLL per position at each length of ts, on the same molecules: those that fit the shortest.
-func writeNLL(ctx context.Context, w io.Writer, p *model.Params, mols []optimize.Molecule, ts []int) error {
+func writeNLL(ctx context.Context, w io.Writer, p *model.Params, mols []molfile.Molecule, ts []int) error {
 	minT := slices.Min(ts)
 	var seqs [][]int
 	for _, m := range mols {
@@ -191,7 +182,7 @@ func writeNLL(ctx context.Context, w io.Writer, p *model.Params, mols []optimize
 }
 
 // writeLocality writes the locality table around the first set.Top anchors that fit set.T.
-func writeLocality(ctx context.Context, w io.Writer, flow *seqflow.Flow, codec *molseq.Codec, anchors []optimize.Molecule,
+func writeLocality(ctx context.Context, w io.Writer, flow *seqflow.Flow, codec *molseq.Codec, anchors []molfile.Molecule,
 	set FlowstatsSettings, rng *rand.Rand) error {
 	tok := make([]int, 0, set.Top*set.T)
 	var picked int

@@ -11,7 +11,6 @@ import (
 
 	"github.com/nfbo/nfbo/bo/flowstats"
 	"github.com/nfbo/nfbo/model/modeltest"
-	"github.com/nfbo/nfbo/optimize"
 )
 
 // guacamol100 holds 100 scored GuacaMol molecules (smile, and a column per task).
@@ -20,18 +19,18 @@ const guacamol100 = "../data/guacamol/guacamol_train_data_first_100.csv"
 // writeTinyModel writes a small random SeqFlow over the shipped vocabulary into dir: untrained, but a flow all
 // the same (exact round trip, fine-tunable), so that every check runs in seconds.
 
-// streams returns Streams writing to two buffers.
-func streams() (optimize.Streams, *bytes.Buffer, *bytes.Buffer) {
+// streams returns two buffers, for the results and the messages.
+func streams() (*bytes.Buffer, *bytes.Buffer) {
 	var out, errb bytes.Buffer
-	return optimize.Streams{Stdout: &out, Stderr: &errb}, &out, &errb
+	return &out, &errb
 }
 
 // Flowstats on a tiny random model prints every table, with the anchors the best by the task column.
 func TestFlowstats(t *testing.T) {
 	dir := t.TempDir()
 	modeltest.WriteShippedVocabModel(t, dir)
-	s, out, errb := streams()
-	err := Flowstats(context.Background(), s, FlowstatsSettings{Model: dir, Data: guacamol100, N: 40, Anchors: guacamol100,
+	out, errb := streams()
+	err := Flowstats(context.Background(), out, errb, FlowstatsSettings{Model: dir, Data: guacamol100, N: 40, Anchors: guacamol100,
 		Task: "adip", Top: 3, T: 60, NLLT: []int{40, 60}, Samples: 50, Backend: "go", Seed: 1,
 		Locality: flowstats.LocalityConfig{Lengths: []float64{0.8, 0.05}, PerAnchor: 4, Prob: 0.1}})
 	t.Logf("stdout:\n%s\nstderr:\n%s", out, errb)
@@ -52,8 +51,8 @@ func TestFlowstats(t *testing.T) {
 	if m := regexp.MustCompile(`Decoding at T = 60: (\d+) of (\d+) molecules`).FindStringSubmatch(out.String()); m == nil || m[1] != m[2] || m[1] == "0" {
 		t.Errorf("output lacks a full reconstruction line: %q", m)
 	}
-	s, _, _ = streams()
-	if err := Flowstats(context.Background(), s, FlowstatsSettings{Model: dir, Data: guacamol100, N: 10, T: 300, NLLT: []int{60}}); err == nil ||
+	out, errb = streams()
+	if err := Flowstats(context.Background(), out, errb, FlowstatsSettings{Model: dir, Data: guacamol100, N: 10, T: 300, NLLT: []int{60}}); err == nil ||
 		!strings.Contains(err.Error(), "outside [2, 288]") {
 		t.Errorf("T beyond the model's max_seq_len: %v, want an error naming the range", err)
 	}
@@ -63,8 +62,8 @@ func TestFlowstats(t *testing.T) {
 func TestFitcheck(t *testing.T) {
 	dir := t.TempDir()
 	modeltest.WriteShippedVocabModel(t, dir)
-	s, out, errb := streams()
-	if err := Fitcheck(context.Background(), s, FitcheckSettings{Data: guacamol100, Task: "adip", Model: dir, Train: []int{10, 30}, Test: 20, Seed: 1}); err != nil {
+	out, errb := streams()
+	if err := Fitcheck(context.Background(), out, errb, FitcheckSettings{Data: guacamol100, Task: "adip", Model: dir, Train: []int{10, 30}, Test: 20, Seed: 1}); err != nil {
 		t.Fatalf("%v\n%s", err, errb)
 	}
 	for _, want := range []string{"column adip: ", "20 held out", "| train | tokens | morgan | latent | latent-svgp |"} {
@@ -75,8 +74,8 @@ func TestFitcheck(t *testing.T) {
 	if rows := regexp.MustCompile(`(?m)^\| (10|30) \| -?\d\.\d{3} \| -?\d\.\d{3} \| -?\d\.\d{3} \| -?\d\.\d{3} \|`).FindAllString(out.String(), -1); len(rows) != 2 {
 		t.Errorf("want the rows of sizes 10 and 30, got %q:\n%s", rows, out)
 	}
-	s, _, _ = streams()
-	if err := Fitcheck(context.Background(), s, FitcheckSettings{Data: guacamol100, Task: "nope", Model: dir, Train: []int{10}, Test: 20}); err == nil ||
+	out, errb = streams()
+	if err := Fitcheck(context.Background(), out, errb, FitcheckSettings{Data: guacamol100, Task: "nope", Model: dir, Train: []int{10}, Test: 20}); err == nil ||
 		!strings.Contains(err.Error(), `no column "nope"`) {
 		t.Errorf("a missing column: %v, want an error naming it", err)
 	}
@@ -95,8 +94,8 @@ func TestRecon(t *testing.T) {
 	if err := os.WriteFile(ft, []byte("CCO\nCCN ZINC1\nc1ccccc1O\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, out, errb := streams()
-	c, err := Recon(context.Background(), s, ReconSettings{Model: dir, File: in, Format: "auto", Backend: "go", Batch: 2,
+	out, errb := streams()
+	c, err := Recon(context.Background(), out, errb, ReconSettings{Model: dir, File: in, Format: "auto", Backend: "go", Batch: 2,
 		FineTune: ft, Epochs: 2, Seed: 1, FreezeEmbed: true})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errb)
@@ -118,8 +117,8 @@ func TestRecon(t *testing.T) {
 	if err := os.WriteFile(empty, []byte("\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, _, _ = streams()
-	if _, err := Recon(context.Background(), s, ReconSettings{Model: dir, File: empty, Format: "auto", Backend: "go", Batch: 2}); err == nil ||
+	out, errb = streams()
+	if _, err := Recon(context.Background(), out, errb, ReconSettings{Model: dir, File: empty, Format: "auto", Backend: "go", Batch: 2}); err == nil ||
 		err.Error() != "recon: "+empty+": no molecules" {
 		t.Errorf("a file without molecules: %v", err)
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/nfbo/nfbo/engine/train"
 	"github.com/nfbo/nfbo/internal/textfile"
 	"github.com/nfbo/nfbo/model"
-	"github.com/nfbo/nfbo/optimize"
 )
 
 // ReconSettings are the settings of Recon, the flags and argument of "nfbo recon".
@@ -57,8 +56,8 @@ type reconItem struct {
 
 // Recon encodes every molecule of set.File into the flow's latent space and decodes it back (after
 // fine-tuning the flow when set.FineTune says so), writing each molecule not reconstructed and then the
-// fraction reconstructed to s.Stdout, and each line that cannot be encoded to s.Stderr as FILE:LINE: reason.
-func Recon(ctx context.Context, s optimize.Streams, set ReconSettings) (ReconCounts, error) {
+// fraction reconstructed to stdout, and each line that cannot be encoded to stderr as FILE:LINE: reason.
+func Recon(ctx context.Context, stdout, stderr io.Writer, set ReconSettings) (ReconCounts, error) {
 	var c ReconCounts
 	ck, err := model.LoadModelDir(set.Model)
 	if err != nil {
@@ -69,14 +68,14 @@ func Recon(ctx context.Context, s optimize.Streams, set ReconSettings) (ReconCou
 		return c, fmt.Errorf("recon: model %s: %w", set.Model, err)
 	}
 	cfg := ck.Params.Config
-	flow, err := seqflow.New(ck, cfg.T, seqflow.Options{Backend: set.Backend, Warn: s.Stderr,
+	flow, err := seqflow.New(ck, cfg.T, seqflow.Options{Backend: set.Backend, Warn: stderr,
 		Train: train.Options{FreezeEmbeddings: set.FreezeEmbed}})
 	if err != nil {
 		return c, fmt.Errorf("recon: model %s: %w", set.Model, err)
 	}
 	defer flow.Close()
 	if set.FineTune != "" {
-		if err := fineTune(ctx, s, flow, voc, set, cfg.T); err != nil {
+		if err := fineTune(ctx, stderr, flow, voc, set, cfg.T); err != nil {
 			return c, err
 		}
 	}
@@ -85,7 +84,7 @@ func Recon(ctx context.Context, s optimize.Streams, set ReconSettings) (ReconCou
 		return c, err
 	}
 	defer fh.Close()
-	out := bufio.NewWriter(s.Stdout)
+	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	var pending []reconItem
 	flush := func() error {
@@ -114,7 +113,7 @@ func Recon(ctx context.Context, s optimize.Streams, set ReconSettings) (ReconCou
 		if err != nil {
 			c.Bad++
 			out.Flush() // keep stdout and stderr in step for a reader of both
-			fmt.Fprintf(s.Stderr, "%s:%d: %v\n", set.File, line, err)
+			fmt.Fprintf(stderr, "%s:%d: %v\n", set.File, line, err)
 			continue
 		}
 		it.line = line
@@ -173,8 +172,8 @@ func reconstruct(ctx context.Context, flow *seqflow.Flow, voc *vocab.Vocab, batc
 	return nil
 }
 
-// fineTune fine-tunes flow for set.Epochs epochs on the molecules of set.FineTune, reporting on s.Stderr.
-func fineTune(ctx context.Context, s optimize.Streams, flow *seqflow.Flow, voc *vocab.Vocab, set ReconSettings, T int) error {
+// fineTune fine-tunes flow for set.Epochs epochs on the molecules of set.FineTune, reporting on stderr.
+func fineTune(ctx context.Context, stderr io.Writer, flow *seqflow.Flow, voc *vocab.Vocab, set ReconSettings, T int) error {
 	f, err := textfile.Open(set.FineTune)
 	if err != nil {
 		return fmt.Errorf("recon: -finetune: %w", err)
@@ -216,13 +215,13 @@ func fineTune(ctx context.Context, s optimize.Streams, flow *seqflow.Flow, voc *
 		if tok, as := flow.ConfusedToken(); tok >= 0 {
 			line += fmt.Sprintf("; decodes %s as %s", voc.Token(tok), voc.Token(as))
 		}
-		fmt.Fprintln(s.Stderr, line)
+		fmt.Fprintln(stderr, line)
 	}
 	what := "one epoch"
 	if set.Epochs > 1 {
 		what = fmt.Sprintf("%d epochs", set.Epochs)
 	}
-	fmt.Fprintf(s.Stderr, "recon: fine-tuned %s on %d molecules of %s in %.1fs\n", what, n, set.FineTune, time.Since(start).Seconds())
+	fmt.Fprintf(stderr, "recon: fine-tuned %s on %d molecules of %s in %.1fs\n", what, n, set.FineTune, time.Since(start).Seconds())
 	return nil
 }
 

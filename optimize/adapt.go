@@ -17,7 +17,6 @@ var (
 	_ bo.Flow         = (*seqflow.Flow)(nil)
 	_ bo.Checkpointer = (*seqflow.Flow)(nil)
 	_ bo.Codec        = (*molseq.Codec)(nil)
-	_ bo.VariantKeyer = (*molseq.Codec)(nil)
 	_ bo.Objective    = budgetObjective{}
 	_ bo.CallCounter  = budgetObjective{}
 )

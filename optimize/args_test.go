@@ -16,7 +16,7 @@ import (
 // args.json keeps -request-size, and one written before it was kept reads back with the size that run had.
 func TestArgsRequestSize(t *testing.T) {
 	dir := t.TempDir()
-	a := Args{Task: "demo", Init: "init.csv", Model: "model", Out: dir, Workers: 2, RequestSize: 1, Timeout: time.Minute}
+	a := Args{RunArgs: RunArgs{Init: "init.csv", Model: "model", Out: dir}, ObjectiveArgs: ObjectiveArgs{Task: "demo", Workers: 2, RequestSize: 1, Timeout: time.Minute}}
 	if err := WriteArgs(a); err != nil {
 		t.Fatal(err)
 	}
@@ -57,15 +57,14 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 		queries, cands, kids int
 		target               int
 		band                 bo.NoveltyBand
-		distinct, skip       bool
+		distinct             bool
 	}{
-		{"screened", Args{Variant: "screened"}, 10, bo.ScreenedCandidates, bo.DefaultOffspring, 100, band, true, false},
-		{"screened, flags", Args{Variant: "screened", Queries: 20, Candidates: 300, Offspring: 50, CandidateTarget: 50, TRNovelty: "0.3,0.7",
-			DistinctScores: &yes, SkipVariants: true}, 20, 300, 50, 50, bo.NoveltyBand{Shrink: 0.3, Grow: 0.7}, true, true},
-		{"screened, the paper's batch", Args{Variant: "screened", Queries: 100, CandidateTarget: -1, TRNovelty: "0.8,0.95", DistinctScores: &no},
-			100, bo.ScreenedCandidates, bo.DefaultOffspring, 0, bo.NoveltyBand{Shrink: 0.8, Grow: 0.95}, false, false},
-		{"reference", Args{Variant: "reference"}, pmo.Config.Queries, 0, 0, 0, bo.NoveltyBand{}, false, false},
-		{"reference, distinct", Args{Variant: "reference", DistinctScores: &yes}, pmo.Config.Queries, 0, 0, 0, bo.NoveltyBand{}, true, false},
+		{"screened", Args{OptimiserArgs: OptimiserArgs{Variant: "screened"}}, 10, bo.ScreenedCandidates, bo.DefaultOffspring, 100, band, true},
+		{"screened, flags", Args{OptimiserArgs: OptimiserArgs{Variant: "screened", Queries: 20, Candidates: 300, TRNovelty: "0.3,0.7", DistinctScores: &yes, ScreenedArgs: ScreenedArgs{Offspring: 50, CandidateTarget: 50}}}, 20, 300, 50, 50, bo.NoveltyBand{Shrink: 0.3, Grow: 0.7}, true},
+		{"screened, the paper's batch", Args{OptimiserArgs: OptimiserArgs{Variant: "screened", Queries: 100, TRNovelty: "0.8,0.95", DistinctScores: &no, ScreenedArgs: ScreenedArgs{CandidateTarget: -1}}},
+			100, bo.ScreenedCandidates, bo.DefaultOffspring, 0, bo.NoveltyBand{Shrink: 0.8, Grow: 0.95}, false},
+		{"reference", Args{OptimiserArgs: OptimiserArgs{Variant: "reference"}}, pmo.Config.Queries, 0, 0, 0, bo.NoveltyBand{}, false},
+		{"reference, distinct", Args{OptimiserArgs: OptimiserArgs{Variant: "reference", DistinctScores: &yes}}, pmo.Config.Queries, 0, 0, 0, bo.NoveltyBand{}, true},
 	} {
 		c.a.AnchorRule = "minmax" // the flag's default
 		cfg, err := c.a.Config(pmo)
@@ -73,10 +72,10 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		if cfg.Queries != c.queries || cfg.Candidates != c.cands || cfg.Offspring != c.kids || cfg.CandidateTarget != c.target ||
-			cfg.NoveltyBand != c.band || cfg.DistinctScores != c.distinct || cfg.SkipVariants != c.skip {
-			t.Errorf("%s: queries %d, candidates %d, offspring %d, target %d, band %v, distinct %v, skip %v; want %d, %d, %d, %d, %v, %v, %v", c.name,
-				cfg.Queries, cfg.Candidates, cfg.Offspring, cfg.CandidateTarget, cfg.NoveltyBand, cfg.DistinctScores, cfg.SkipVariants,
-				c.queries, c.cands, c.kids, c.target, c.band, c.distinct, c.skip)
+			cfg.NoveltyBand != c.band || cfg.DistinctScores != c.distinct {
+			t.Errorf("%s: queries %d, candidates %d, offspring %d, target %d, band %v, distinct %v; want %d, %d, %d, %d, %v, %v", c.name,
+				cfg.Queries, cfg.Candidates, cfg.Offspring, cfg.CandidateTarget, cfg.NoveltyBand, cfg.DistinctScores,
+				c.queries, c.cands, c.kids, c.target, c.band, c.distinct)
 		}
 	}
 	g500, err := bo.PresetByName("guacamol-500")
@@ -84,18 +83,15 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 		t.Fatal(err)
 	}
 	// guacamol-500 shares the pmo preset's screened settings except its batch: 5 trust regions × 10 queries.
-	if cfg, err := (Args{Variant: "screened", AnchorRule: "minmax"}).Config(g500); err != nil || cfg.Anchors != 5 || cfg.Queries != 10 ||
+	if cfg, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "screened", AnchorRule: "minmax"}}).Config(g500); err != nil || cfg.Anchors != 5 || cfg.Queries != 10 ||
 		cfg.CandidateTarget != 100 || cfg.NoveltyBand != band || !cfg.DistinctScores {
 		t.Errorf("guacamol-500, screened: %+v, %v; want the preset's own settings", cfg, err)
 	}
-	if _, err := (Args{Variant: "screened", AnchorRule: "minmax", CandidateTarget: -2}).Config(pmo); err == nil {
+	if _, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "screened", AnchorRule: "minmax", ScreenedArgs: ScreenedArgs{CandidateTarget: -2}}}).Config(pmo); err == nil {
 		t.Error("-candidate-target -2 accepted")
 	}
-	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", CandidateTarget: 100}).Config(pmo); err == nil {
+	if _, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "reference", AnchorRule: "minmax", ScreenedArgs: ScreenedArgs{CandidateTarget: 100}}}).Config(pmo); err == nil {
 		t.Error("-candidate-target with the reference variant accepted")
-	}
-	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", SkipVariants: true}).Config(pmo); err == nil {
-		t.Error("-skip-variants with the reference variant accepted")
 	}
 	// -features names the surrogate's inputs; "" keeps the preset's, and the featurizer goes with them.
 	for _, c := range []struct {
@@ -104,11 +100,11 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 		fw       int // the featurizer's width; 0: none (bo computes token counts)
 	}{{"", bo.InputsMorganTokens, fingerprint.DefaultWidth + bo.TokenFeatureLen(20)}, {"tokens", bo.InputsTokens, 0},
 		{"morgan", bo.InputsMorgan, fingerprint.DefaultWidth}, {"morgan+tokens", bo.InputsMorganTokens, fingerprint.DefaultWidth + bo.TokenFeatureLen(20)}} {
-		cfg, err := (Args{Variant: "screened", AnchorRule: "minmax", Features: c.features}).Config(pmo)
+		cfg, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "screened", AnchorRule: "minmax", ScreenedArgs: ScreenedArgs{Features: c.features}}}).Config(pmo)
 		if err != nil || cfg.Inputs != c.want {
 			t.Errorf("-features %q: inputs %q, %v; want %q", c.features, cfg.Inputs, err, c.want)
 		}
-		f := surrogateFeatures(surrogateInputs(cfg, Args{Features: c.features}), 8, 20, 1)
+		f := surrogateFeatures(surrogateInputs(cfg, Args{OptimiserArgs: OptimiserArgs{ScreenedArgs: ScreenedArgs{Features: c.features}}}), 8, 20, 1)
 		w := 0
 		if f != nil {
 			w = f.Width()
@@ -118,35 +114,45 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 		}
 	}
 	// A configuration saved before the inputs had a name keeps its kernel, and the run's flag names its inputs.
-	if f := surrogateFeatures(surrogateInputs(bo.Config{}, Args{Features: "morgan"}), 8, 20, 1); f == nil || f.Width() != fingerprint.DefaultWidth {
+	if f := surrogateFeatures(surrogateInputs(bo.Config{}, Args{OptimiserArgs: OptimiserArgs{ScreenedArgs: ScreenedArgs{Features: "morgan"}}}), 8, 20, 1); f == nil || f.Width() != fingerprint.DefaultWidth {
 		t.Errorf("a saved configuration without inputs, -features morgan: featurizer %v", f)
 	}
 	if f := surrogateFeatures(surrogateInputs(bo.Config{}, Args{}), 8, 20, 1); f != nil {
 		t.Errorf("a saved configuration without inputs, no -features: featurizer %v, want token counts", f)
 	}
-	if _, err := (Args{Variant: "screened", AnchorRule: "minmax", Features: "ecfp"}).Config(pmo); err == nil {
+	if _, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "screened", AnchorRule: "minmax", ScreenedArgs: ScreenedArgs{Features: "ecfp"}}}).Config(pmo); err == nil {
 		t.Error("-features ecfp accepted")
 	}
-	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", Features: "morgan"}).Config(pmo); err == nil {
+	if _, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "reference", AnchorRule: "minmax", ScreenedArgs: ScreenedArgs{Features: "morgan"}}}).Config(pmo); err == nil {
 		t.Error("-features morgan with the reference variant accepted")
 	}
+}
+
+// GA children's operators: the presets' screened variant crosses and mutates them as graphs, the flags restore the
+// symbols' operators, and the reference variant has no GA children.
+func TestConfigGAOperators(t *testing.T) {
+	pmo, err := bo.PresetByName("pmo")
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The presets' screened variant crosses GA children as graphs; -crossover selfies restores the symbols'
-	// crossover; the reference has no GA children to cross.
+	// crossover; the reference has no GA children to cross, and ring crossovers are -method ga's.
 	for _, c := range []struct {
-		crossover   string
-		want, rings bool
-	}{{"", true, false}, {"selfies", false, false}, {"graph", true, false}, {"graph+rings", true, true}} {
-		cfg, err := (Args{Variant: "screened", AnchorRule: "minmax", Crossover: c.crossover}).Config(pmo)
-		if err != nil || cfg.GraphCrossover != c.want || cfg.CrossoverRings != c.rings {
-			t.Errorf("-crossover %q: GraphCrossover %v, CrossoverRings %v, %v; want %v, %v", c.crossover, cfg.GraphCrossover,
-				cfg.CrossoverRings, err, c.want, c.rings)
+		crossover string
+		want      bool
+	}{{"", true}, {"selfies", false}, {"graph", true}} {
+		cfg, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "screened", AnchorRule: "minmax", Crossover: c.crossover}}).Config(pmo)
+		if err != nil || cfg.GraphCrossover != c.want {
+			t.Errorf("-crossover %q: GraphCrossover %v, %v; want %v", c.crossover, cfg.GraphCrossover, err, c.want)
 		}
 	}
-	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", Crossover: "graph"}).Config(pmo); err == nil {
+	if _, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "screened", AnchorRule: "minmax", Crossover: "graph+rings"}}).Config(pmo); err == nil || !strings.Contains(err.Error(), "-method ga") {
+		t.Errorf("-crossover graph+rings with NF-BO: %v; want an error naming -method ga", err)
+	}
+	if _, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "reference", AnchorRule: "minmax", Crossover: "graph"}}).Config(pmo); err == nil {
 		t.Error("-crossover graph with the reference variant accepted")
 	}
-	ok := Args{Task: "t", Init: "i", Model: "m", Timeout: time.Minute, Workers: 1, RequestSize: 1, Method: "nfbo", AnchorRule: "minmax",
-		Sampler: "exact", Update: "once"}
+	ok := Args{RunArgs: RunArgs{Init: "i", Model: "m"}, ObjectiveArgs: ObjectiveArgs{Task: "t", Timeout: time.Minute, Workers: 1, RequestSize: 1}, OptimiserArgs: OptimiserArgs{Method: "nfbo", AnchorRule: "minmax", ReferenceArgs: ReferenceArgs{Sampler: "exact", Update: "once"}}}
 	bad := ok
 	bad.Crossover = "ring"
 	if err := ok.Check(); err != nil {
@@ -161,12 +167,12 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 		mutation string
 		want     bool
 	}{{"", true}, {"selfies", false}, {"graph", true}} {
-		cfg, err := (Args{Variant: "screened", AnchorRule: "minmax", Mutation: c.mutation}).Config(pmo)
+		cfg, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "screened", AnchorRule: "minmax", Mutation: c.mutation}}).Config(pmo)
 		if err != nil || cfg.GraphMutation != c.want {
 			t.Errorf("-mutation %q: GraphMutation %v, %v; want %v", c.mutation, cfg.GraphMutation, err, c.want)
 		}
 	}
-	if _, err := (Args{Variant: "reference", AnchorRule: "minmax", Mutation: "graph"}).Config(pmo); err == nil {
+	if _, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "reference", AnchorRule: "minmax", Mutation: "graph"}}).Config(pmo); err == nil {
 		t.Error("-mutation graph with the reference variant accepted")
 	}
 	bad = ok

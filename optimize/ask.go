@@ -12,6 +12,7 @@ import (
 
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/internal/atomicfile"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -110,7 +111,7 @@ func WriteArgs(a Args) error {
 	if err != nil {
 		return err
 	}
-	return rundir.WriteFileAtomic(path, append(b, '\n'))
+	return atomicfile.Write(path, append(b, '\n'))
 }
 
 // ReadArgs reads the settings a run was made with from dir's args.json.

@@ -10,7 +10,10 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/nfbo/nfbo/bo/baseline"
+	"github.com/nfbo/nfbo/chem/molfile"
+	"github.com/nfbo/nfbo/chem/objective/metrics"
+
+	"github.com/nfbo/nfbo/baseline"
 	"github.com/nfbo/nfbo/chem/graphga"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/selfies"
@@ -28,7 +31,7 @@ type baselineRun struct {
 	start     time.Time
 	budget    *objective.Budget
 	initCalls int
-	mols      []initMol
+	mols      []molfile.Molecule
 	voc       *vocab.Vocab
 	flow      *seqflow.Flow
 	t         int // sequence length of the run
@@ -46,7 +49,7 @@ func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 	codec := selfiesCodec{enc: selfies.NewEncoder(selfies.DefaultConstraints()), dec: selfies.NewDecoder(selfies.DefaultConstraints())}
 	init := make([]baseline.Scored, 0, len(r.mols))
 	for _, m := range r.mols {
-		init = append(init, baseline.Scored{SELFIES: r.voc.DecodeString(m.ids[:r.t]), SMILES: m.key, Score: r.info.Gain(m.score)})
+		init = append(init, baseline.Scored{SELFIES: r.voc.DecodeString(m.IDs[:r.t]), SMILES: m.Key, Score: r.info.Gain(m.Score)})
 	}
 	rng := rand.New(rand.NewPCG(a.Seed, 0x62617365))
 	rec := baselinePrinter{w: s.Stdout, total: r.calls}
@@ -75,7 +78,7 @@ func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 	info.InitialScores = nil // a resumed run's run.json holds them already
 	if r.hasScores {
 		for _, m := range r.mols {
-			info.InitialScores = append(info.InitialScores, m.score)
+			info.InitialScores = append(info.InitialScores, m.Score)
 		}
 	}
 	info.Seconds += time.Since(r.start).Seconds()
@@ -110,7 +113,7 @@ func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 	}
 	initBest := math.Inf(-1)
 	for _, m := range r.mols {
-		initBest = max(initBest, info.Gain(m.score))
+		initBest = max(initBest, info.Gain(m.Score))
 	}
 	return printResults(ctx, s.Stdout, r.canon, a.Out, info, status, y, smiles, initialNames(r.mols), initBest)
 }
@@ -190,6 +193,6 @@ type baselinePrinter struct {
 
 // Record implements baseline.Recorder.
 func (p baselinePrinter) Record(g baseline.Progress) {
-	fmt.Fprintf(p.w, "iter %d calls %d/%d best %.4f proposed %d new %d dup %d invalid %d\n",
-		g.Iteration, g.Calls, p.total, g.Best, g.Proposed, g.New, g.Duplicate, g.Invalid)
+	fmt.Fprintf(p.w, "iter %d calls %d/%d best %s proposed %d new %d dup %d invalid %d\n",
+		g.Iteration, g.Calls, p.total, metrics.FormatScore(g.Best, 4), g.Proposed, g.New, g.Duplicate, g.Invalid)
 }

@@ -61,7 +61,7 @@ func TestCanonicalSMILESListing(t *testing.T) {
 // default, however short -timeout is (a 1 s -timeout killed it while it imported RDKit on a loaded machine).
 func TestObjectiveCmdTimeoutSparesCanonicalizer(t *testing.T) {
 	warnings := 0
-	a := Args{Task: "demo", ObjectiveCmd: "python3 -c pass", Timeout: time.Nanosecond, Workers: 1}
+	a := Args{ObjectiveArgs: ObjectiveArgs{Task: "demo", ObjectiveCmd: "python3 -c pass", Timeout: time.Nanosecond, Workers: 1}}
 	_, canon, stop, err := openObjective(context.Background(), Streams{Stdout: io.Discard, Stderr: io.Discard}, a,
 		func(string, ...any) { warnings++ })
 	if err != nil {

@@ -71,8 +71,13 @@ func checkResume(a Args, info rundir.Info, paidInit int, warnf func(string, ...a
 	if info.InitialCalls > 0 {
 		initial = info.InitialCalls
 	}
-	restart := func(names ...string) error {
-		if err := rundir.SetAside(a.Out, restartWarnf(warnf), names...); err != nil {
+	// restart sets the damaged files aside, and the pending batch, which belongs to the checkpoint that is now
+	// damaged or gone (and may be intact: it is not called damaged).
+	restart := func(damaged ...string) error {
+		if err := rundir.SetAside(a.Out, restartWarnf(warnf), damaged...); err != nil {
+			return err
+		}
+		if err := rundir.SetAsideUnused(a.Out, restartWarnf(warnf), ", the batch its lost checkpoint was proposing,", rundir.PendingFile); err != nil {
 			return err
 		}
 		warnf("-restart: the optimiser starts again from the initial molecules; the %d molecules already in %s are answered from it",
@@ -83,7 +88,7 @@ func checkResume(a Args, info rundir.Info, paidInit int, warnf func(string, ...a
 	case damaged == rundir.PendingFile:
 		return rundir.SetAside(a.Out, restartWarnf(warnf), rundir.PendingFile)
 	case damaged == rundir.CheckpointFile:
-		return restart(rundir.CheckpointFile, rundir.PendingFile)
+		return restart(rundir.CheckpointFile)
 	case a.Method != "nfbo":
 		return nil // the baselines keep no checkpoint: they replay from their seed
 	case st.Checkpoint && a.Restart:
@@ -97,7 +102,7 @@ func checkResume(a Args, info rundir.Info, paidInit int, warnf func(string, ...a
 			"uninterrupted one. Restore %s from a backup, or %s",
 			a.Out, rundir.CheckpointFile, logged, logged-initial, rundir.CheckpointFile, restartHow)
 	}
-	return restart(rundir.PendingFile)
+	return restart()
 }
 
 // restartWarnf prefixes -restart's messages.

@@ -6,7 +6,7 @@ import (
 )
 
 // surrogateInputs returns the inputs the run's surrogate reads: those its configuration names, or, for a
-// configuration saved before the inputs had a name in it (TokenSettings.Inputs ""), those of the run's flag
+// configuration saved before the inputs had a name in it (bo.ScreenedSettings.Inputs ""), those of the run's flag
 // (Args.Features), whose kernel that configuration holds already.
 func surrogateInputs(cfg bo.Config, a Args) bo.SurrogateInputs {
 	if cfg.Inputs == "" {

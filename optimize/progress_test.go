@@ -5,13 +5,17 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/nfbo/nfbo/bo"
+	"github.com/nfbo/nfbo/chem/rules"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/model"
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // TestProgressHealthWarnsOnce: the flow check runs after every iteration and its first complaint is printed
@@ -29,7 +33,7 @@ func TestProgressHealthWarnsOnce(t *testing.T) {
 		},
 		warnf: func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }}
 	for i := 1; i <= 5; i++ {
-		if err := p.Record(bo.Progress{Iteration: i, FitRank: math.NaN(), FromFlow: -1}); err != nil {
+		if err := p.Record(bo.Progress{Iteration: i, FitRank: math.NaN()}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -51,7 +55,7 @@ func TestFrozenEmbeddings(t *testing.T) {
 		{"screened", nil, true}, {"reference", nil, false}, {"", nil, true},
 		{"screened", &no, false}, {"reference", &yes, true},
 	} {
-		if got := (Args{Variant: c.variant, FreezeEmbed: c.set}).FrozenEmbeddings(); got != c.want {
+		if got := (Args{OptimiserArgs: OptimiserArgs{Variant: c.variant, FreezeEmbed: c.set}}).FrozenEmbeddings(); got != c.want {
 			t.Errorf("variant %q, -freeze-embed %v: FrozenEmbeddings = %v, want %v", c.variant, c.set, got, c.want)
 		}
 	}
@@ -99,5 +103,36 @@ func TestFlowHealth(t *testing.T) {
 		if tc.want != "" && (!strings.Contains(got, "[C]") || !strings.Contains(got, "[Cl]")) {
 			t.Errorf("%s: %q does not name [C] and [Cl]", tc.name, got)
 		}
+	}
+}
+
+// TestProgressFilteredByKind: the progress line says what the chemistry rules dropped, by kind.
+func TestProgressFilteredByKind(t *testing.T) {
+	var b strings.Builder
+	p := &progressPrinter{w: &b, health: func() string { return "" }, warnf: func(string, ...any) {}}
+	g := bo.Progress{Iteration: 1, FitRank: math.NaN(), Weight: math.NaN(), Filtered: 12,
+		FilteredBy: map[string]int{"alerts": 5, "unseen environments": 6, "": 1}}
+	if err := p.Record(g); err != nil {
+		t.Fatal(err)
+	}
+	if want := " filtered 12: alerts 5, unseen environments 6, other 1;"; !strings.Contains(b.String(), want) {
+		t.Errorf("progress line %q lacks %q", b.String(), want)
+	}
+}
+
+// TestRunRulesDefaultKept: a run begun under an earlier default (its rules.json) resumed with -rules default goes
+// on under its own rules; other named rules are refused.
+func TestRunRulesDefaultKept(t *testing.T) {
+	dir := t.TempDir()
+	old := rules.Rules{ClosedShell: true, MinMW: 150, MaxMW: 650, Catalogs: []string{"PAINS"}}
+	if err := os.WriteFile(filepath.Join(dir, rundir.RulesFile), old.JSON(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := runRules(Args{RunArgs: RunArgs{Out: dir, Resume: true}, OptimiserArgs: OptimiserArgs{Rules: "default"}}, rules.Default(), func(string, ...any) {})
+	if err != nil || string(got.JSON()) != string(old.JSON()) {
+		t.Errorf("-rules default on a run of the former default: %s, %v; want its own rules", got.JSON(), err)
+	}
+	if _, err := runRules(Args{RunArgs: RunArgs{Out: dir, Resume: true}, OptimiserArgs: OptimiserArgs{Rules: "none"}}, rules.Rules{}, func(string, ...any) {}); err == nil {
+		t.Error("-rules none on a run with rules: accepted")
 	}
 }

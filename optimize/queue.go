@@ -48,7 +48,7 @@ func openQueue(ctx context.Context, a Args, ropts objective.RDKitOptions, checkT
 		}
 		return nil, nil, nil, err
 	}
-	nc, err := queue.Connect(a.Queue, queue.ConnectOptions{Credentials: a.QueueCredentials, Name: "nfbo optimize run " + runID, Warnf: warnf})
+	nc, err := queue.ConnectWaiting(ctx, a.Queue, queue.ConnectOptions{Credentials: a.QueueCredentials, Name: "nfbo optimize run " + runID, Warnf: warnf}, a.QueueWait)
 	if err != nil {
 		closeCanon()
 		return nil, nil, nil, err

@@ -13,8 +13,7 @@ import (
 // args.json keeps -queue and none of the NATS credentials.
 func TestArgsQueueCredentials(t *testing.T) {
 	dir := t.TempDir()
-	a := Args{Task: "demo", Init: "init.csv", Model: "model", Out: dir, Queue: "nats://host:4222",
-		QueueCredentials: queue.Credentials{User: "alice", Password: "Xyzzy1", Token: "Plugh2", NKeySeed: "seed.nk"}}
+	a := Args{RunArgs: RunArgs{Init: "init.csv", Model: "model", Out: dir}, ObjectiveArgs: ObjectiveArgs{Task: "demo", Queue: "nats://host:4222", QueueCredentials: queue.Credentials{User: "alice", Password: "Xyzzy1", Token: "Plugh2", NKeySeed: "seed.nk"}}}
 	if err := WriteArgs(a); err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +36,7 @@ func TestArgsQueueCredentials(t *testing.T) {
 func TestQueueRunID(t *testing.T) {
 	dir := t.TempDir()
 	id := func(out, task string) string {
-		s, err := queueRunID(Args{Out: out, Task: task})
+		s, err := queueRunID(Args{RunArgs: RunArgs{Out: out}, ObjectiveArgs: ObjectiveArgs{Task: task}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/rules"
+	"github.com/nfbo/nfbo/internal/atomicfile"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -27,6 +28,10 @@ func runRules(a Args, r rules.Rules, warnf func(string, ...any)) (rules.Rules, e
 		if err != nil {
 			return r, fmt.Errorf("optimize: %w", err)
 		}
+		if !bytes.Equal(saved.JSON(), r.JSON()) && (a.Rules == "" || a.Rules == rules.DefaultName) {
+			// -rules default names the default of the nfbo that began the run, kept in rules.json.
+			return saved, nil
+		}
 		if !bytes.Equal(saved.JSON(), r.JSON()) {
 			return r, argErrorf("-rules %q (%s): the run in %s proposes under other chemistry rules (%s, in %s); "+
 				"give them again, or start a new run", a.Rules, r, a.Out, saved, path)
@@ -41,7 +46,7 @@ func runRules(a Args, r rules.Rules, warnf func(string, ...any)) (rules.Rules, e
 		}
 		return rules.Rules{}, nil
 	}
-	return r, rundir.WriteFileAtomic(path, append(r.JSON(), '\n'))
+	return r, atomicfile.Write(path, append(r.JSON(), '\n'))
 }
 
 // ruleChecker is bo.Rules by the RDKit worker.
@@ -59,6 +64,9 @@ func (c ruleChecker) Check(ctx context.Context, why, smiles []string) error {
 	copy(why, got)
 	return nil
 }
+
+// Kind implements bo.RuleKinds: the progress line counts the filtered candidates by kind of rule.
+func (c ruleChecker) Kind(why string) string { return rules.Kind(why) }
 
 // newRuleChecker returns the optimiser's rules: nil when r allows everything, else r checked by the RDKit
 // worker behind canon, whose verdict on the rules themselves (a bad SMARTS) comes before anything is paid.

@@ -5,7 +5,6 @@
 package optimize
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,17 +17,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nfbo/nfbo/chem/molfile"
+	"github.com/nfbo/nfbo/chem/objective/metrics"
+
+	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/bo"
-	"github.com/nfbo/nfbo/bo/bench"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/objective/queue"
-	"github.com/nfbo/nfbo/chem/sdf"
 	"github.com/nfbo/nfbo/chem/selfies"
-	"github.com/nfbo/nfbo/chem/smiles"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/engine/train"
-	"github.com/nfbo/nfbo/internal/textfile"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -49,67 +48,43 @@ func (e *ArgError) Unwrap() error { return e.Err }
 
 func argErrorf(format string, args ...any) error { return &ArgError{fmt.Errorf(format, args...)} }
 
-// DefaultLibraryDraw is how many molecules of -library a trust region's candidates get unless -library-draw says.
-const DefaultLibraryDraw = 100
-
-// Args are the settings of a run: the flags of "nfbo optimize" and "nfbo ask" (args.json keeps them).
+// Args are the settings of a run: the flags of "nfbo optimize" and "nfbo ask" (args.json keeps them, one flat
+// object), in three parts: the run's (RunArgs), the objective's (ObjectiveArgs) and the optimiser's
+// (OptimiserArgs). AddFlags defines them on a FlagSet.
 type Args struct {
-	Task, Init, Preset, Model, Out string
-	ObjectiveCmd, Python, Sampler  string
-	Update, Backend                string
-	InitCount, Budget, Workers     int
-	Candidates, Queries, Anchors   int
-	Seed                           uint64
-	Resume, Restart, NoTACS        bool
-	// FreezeEmbed keeps the flow's token embeddings fixed while it is fine-tuned; nil means the variant's
-	// choice (Args.FrozenEmbeddings).
-	FreezeEmbed              *bool `json:",omitempty"`
-	Method, Setting          string
-	Variant, Label           string
-	Offspring, FineTuneEvery int
-	TRInit, AnchorTemp       float64
-	// TRNovelty is the novelty rule's band on the stale fraction of the candidates, "SHRINK,GROW" (bo.NoveltyBand);
-	// "" means the reference's 0.8,0.95.
-	TRNovelty  string `json:",omitempty"`
-	AnchorRule string
-	Timeout    time.Duration
-	// Rules names the chemistry rules (chem/rules.Load: "default", "none" or a JSON file); "" means default.
-	Rules string `json:",omitempty"`
+	RunArgs
+	ObjectiveArgs
+	OptimiserArgs
+
+	// ask, set by "nfbo ask", makes the run an ask/tell run: the objective scores nothing (objective.Deferred),
+	// and the run stops when it needs scores not yet told, with the molecules it asked for in the ledger.
+	ask *askSession
+}
+
+// RunArgs say what a run starts from, where it goes, and how it is filed.
+type RunArgs struct {
+	Init, Model, Out string
+	// ScoreColumn names the column (or SDF data item) of -init that holds the initial scores; "" means the
+	// column named like the task.
+	ScoreColumn string `json:",omitempty"`
+	InitCount   int
+	Budget      int
+	Seed        uint64
+	Resume      bool
+	Restart     bool
+	Backend     string
+	// Label names the method in run.json and reports; Setting files the run under a setting (both set by nfbo
+	// bench).
+	Label, Setting string
+}
+
+// ObjectiveArgs say what scores the molecules and how it is run.
+type ObjectiveArgs struct {
+	Task, ObjectiveCmd, Python string
+	Workers                    int
+	Timeout                    time.Duration
 	// Minimize makes lower scores better (a docking energy): the optimiser maximises −score.
 	Minimize bool `json:",omitempty"`
-	// NoFlow is the ablation without the flow: the GP screens GA children alone (bo.TokenSettings.NoFlow).
-	NoFlow bool `json:",omitempty"`
-	// CandidateTarget stops decoding an anchor's candidates once this many are new
-	// (bo.TokenSettings.CandidateTarget); 0 keeps the preset's, -1 decodes them all.
-	CandidateTarget int `json:",omitempty"`
-	// DistinctScores, when set, draws anchors and GA parents one per distinct score, or not
-	// (bo.Config.DistinctScores); nil keeps the preset's.
-	DistinctScores *bool `json:",omitempty"`
-	// Library is a file of molecules (as -init reads them; their scores, if any, are not used) of which the
-	// screened variant adds LibraryDraw a trust region, those most similar to one of the best molecules, to the
-	// candidates the GP screens (bo.TokenSettings.Library); "" means none.
-	Library     string `json:",omitempty"`
-	LibraryDraw int    `json:",omitempty"`
-	// LibraryPicks reserves this many of each trust region's picks for -library's molecules (bo.TokenSettings.LibraryPicks).
-	LibraryPicks int `json:",omitempty"`
-	// SkipVariants drops variants of paid molecules once the objective scores them alike (bo.TokenSettings.SkipVariants).
-	SkipVariants bool `json:",omitempty"`
-	// Features names the screened surrogate's inputs (bo.SurrogateInputs): "tokens" for token counts, "morgan"
-	// for Morgan count fingerprints (Tanimoto kernel), "morgan+tokens" for both (a Tanimoto kernel on the
-	// fingerprints plus a Matérn kernel on the token counts, weighed by the marginal likelihood); "" means the
-	// preset's.
-	Features string `json:",omitempty"`
-	// Crossover is how GA children start from two parents, those of -method ga and the screened variant's:
-	// "selfies" (one-point crossover of the symbols), "graph" (chem/graphga: fragments of the two molecules
-	// joined; bo.TokenSettings.GraphCrossover) or "graph+rings" (half of them ring crossovers where both parents
-	// have a ring to cut; bo.TokenSettings.CrossoverRings); "" means the method's default: the preset's for NF-BO
-	// (graph with guacamol-500 and pmo), selfies for -method ga (our GA of the tables).
-	Crossover string `json:",omitempty"`
-	// Mutation is how GA children mutate, those of -method ga and the screened variant's: "selfies" (one symbol
-	// replaced, inserted or deleted) or "graph" (chem/graphga: an atom or bond inserted, deleted or changed, or a
-	// ring closed; bo.TokenSettings.GraphMutation); "" means the method's default: the preset's for NF-BO (graph
-	// with guacamol-500 and pmo), selfies for -method ga (our GA of the tables).
-	Mutation string `json:",omitempty"`
 	// RequestSize is the most molecules in one request to an objective worker (-request-size). args.json files
 	// written before it lack it (0): ask and serve take it from their flags, as they take Workers.
 	RequestSize int
@@ -118,10 +93,44 @@ type Args struct {
 	Queue string `json:",omitempty"`
 	// QueueCredentials are those of the NATS server; never written to args.json.
 	QueueCredentials queue.Credentials `json:"-"`
+	// QueueWait is how long to wait for the NATS server when none answers at the start (-connect-wait,
+	// queue.ConnectWaiting); never written to args.json.
+	QueueWait time.Duration `json:"-"`
+}
 
-	// ask, set by "nfbo ask", makes the run an ask/tell run: the objective scores nothing (objective.Deferred),
-	// and the run stops when it needs scores not yet told, with the molecules it asked for in the ledger.
-	ask *askSession
+// OptimiserArgs say how molecules are proposed: the method, the preset, the variant and the settings that change
+// the preset's, each variant's own in its part (ReferenceArgs, ScreenedArgs, optimize/variants.go).
+type OptimiserArgs struct {
+	Method, Preset, Variant      string
+	Candidates, Queries, Anchors int
+	NoTACS                       bool
+	// FreezeEmbed keeps the flow's token embeddings fixed while it is fine-tuned; nil means the variant's
+	// choice (Args.FrozenEmbeddings).
+	FreezeEmbed        *bool `json:",omitempty"`
+	FineTuneEvery      int
+	TRInit, AnchorTemp float64
+	// TRNovelty is the novelty rule's band on the stale fraction of the candidates, "SHRINK,GROW" (bo.NoveltyBand);
+	// "" means the reference's 0.8,0.95.
+	TRNovelty  string `json:",omitempty"`
+	AnchorRule string
+	// Rules names the chemistry rules (chem/rules.Load: "default", "none" or a JSON file); "" means default.
+	Rules string `json:",omitempty"`
+	// DistinctScores, when set, draws anchors and GA parents one per distinct score, or not
+	// (bo.Config.DistinctScores); nil keeps the preset's.
+	DistinctScores *bool `json:",omitempty"`
+	// Crossover is how GA children start from two parents, those of -method ga and the screened variant's:
+	// "selfies" (one-point crossover of the symbols), "graph" (chem/graphga: fragments of the two molecules
+	// joined; bo.ScreenedSettings.GraphCrossover) or, for -method ga only, "graph+rings" (half of them ring
+	// crossovers where both parents have a ring to cut); "" means the method's default: the preset's for NF-BO
+	// (graph with guacamol-500 and pmo), selfies for -method ga (our GA of the tables).
+	Crossover string `json:",omitempty"`
+	// Mutation is how GA children mutate, those of -method ga and the screened variant's: "selfies" (one symbol
+	// replaced, inserted or deleted) or "graph" (chem/graphga: an atom or bond inserted, deleted or changed, or a
+	// ring closed; bo.ScreenedSettings.GraphMutation); "" means the method's default: the preset's for NF-BO (graph
+	// with guacamol-500 and pmo), selfies for -method ga (our GA of the tables).
+	Mutation string `json:",omitempty"`
+	ReferenceArgs
+	ScreenedArgs
 }
 
 // crossoverGraph reads a -crossover name that crossoverKnown accepts: whether GA children cross as molecular
@@ -134,18 +143,6 @@ func crossoverGraph(name string) (graph, rings bool) {
 // graph+rings.
 func crossoverKnown(name string) bool {
 	return name == "" || name == "selfies" || name == "graph" || name == "graph+rings"
-}
-
-// FrozenEmbeddings reports whether the run fine-tunes its flow with the token embeddings fixed: Args.FreezeEmbed
-// if set, else true for the screened variant and false for the reference (whose code trains them). Fine-tuning
-// as BO does pulls two tokens' embeddings together until the decoder cannot tell them apart (the shipped model:
-// [C] and [Cl] after ~300 steps, a few hundred calls into a pmo run; BENCHMARKS.md), after which the flow
-// proposes molecules with one of them as molecules with the other.
-func (a Args) FrozenEmbeddings() bool {
-	if a.FreezeEmbed != nil {
-		return *a.FreezeEmbed
-	}
-	return a.Variant != "reference"
 }
 
 // Check checks the settings that need neither the model nor the data; a bad one is an *ArgError.
@@ -165,10 +162,6 @@ func (a Args) Check() error {
 		return argErrorf("-request-size must be at least 1, not %d", a.RequestSize)
 	case a.Budget < 0 || a.InitCount < 0 || a.Candidates < 0 || a.Anchors < 0 || a.Queries < 0:
 		return argErrorf("-budget, -init-count, -candidates, -anchors and -queries must not be negative")
-	case a.Sampler != "exact" && a.Sampler != "pathwise":
-		return argErrorf("-sampler %q: want exact or pathwise", a.Sampler)
-	case a.Update != "once" && a.Update != "every":
-		return argErrorf("-update %q: want once or every", a.Update)
 	case a.Method != "nfbo" && a.Method != "prior" && a.Method != "ga" && a.Method != "graph-ga":
 		return argErrorf("-method %q: want nfbo, prior, ga or graph-ga", a.Method)
 	case a.AnchorRule != "minmax" && a.AnchorRule != "raw":
@@ -177,10 +170,8 @@ func (a Args) Check() error {
 		return argErrorf("-anchor-temp must be positive, 0 (the rule's) or -1 (greedy)")
 	case a.TRNovelty != "" && parseBand(a.TRNovelty) == nil:
 		return argErrorf("-tr-novelty %q: want SHRINK,GROW, two stale fractions with 0 ≤ SHRINK < GROW ≤ 1, e.g. 0.4,0.6", a.TRNovelty)
-	case a.LibraryDraw < 0 || a.LibraryPicks < 0:
-		return argErrorf("-library-draw and -library-picks must not be negative")
-	case a.Offspring < -1 || a.FineTuneEvery < -1 || a.TRInit < 0:
-		return argErrorf("-offspring and -finetune-every must be -1 or more, and -tr-init not negative")
+	case a.FineTuneEvery < -1 || a.TRInit < 0:
+		return argErrorf("-finetune-every must be -1 or more, and -tr-init not negative")
 	case seqflow.CheckBackend(a.Backend) != nil:
 		return argErrorf("-%v", seqflow.CheckBackend(a.Backend))
 	case !crossoverKnown(a.Crossover):
@@ -188,17 +179,10 @@ func (a Args) Check() error {
 	case a.Mutation != "" && a.Mutation != "selfies" && a.Mutation != "graph":
 		return argErrorf("-mutation %q: want selfies or graph", a.Mutation)
 	}
-	return nil
-}
-
-// initMol is one initial molecule after canonicalisation.
-type initMol struct {
-	line  int    // 1-based line in the init file
-	key   string // the codec's key (SMILES of the canonical SELFIES)
-	ids   []int  // canonical ids, padded to the model's MaxT
-	n     int    // number of symbols
-	score float64
-	name  string // in the init file, if any
+	if err := a.ReferenceArgs.check(); err != nil {
+		return err
+	}
+	return a.ScreenedArgs.check()
 }
 
 // Run makes or resumes (a.Resume) the run in a.Out and runs it until its budget is spent, ctx is done or it
@@ -248,78 +232,14 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 	if a.FineTuneEvery != 0 {
 		cfg.TrainEvery = a.FineTuneEvery
 	}
-	if a.Sampler == "pathwise" || a.Update == "every" {
-		if cfg.Screen != bo.ScreenLatent {
-			return cfg, errors.New("-sampler and -update set the reference variant's surrogate: they need -variant reference")
-		}
-		if a.Sampler == "pathwise" {
-			cfg.Sampler = bo.SamplerPathwise
-		}
-		if a.Update == "every" {
-			cfg.Update = bo.UpdateEveryIteration
-		}
+	if err := a.ReferenceArgs.apply(&cfg); err != nil {
+		return cfg, err
 	}
-	switch {
-	case a.Offspring > 0 && cfg.Screen != bo.ScreenTokens:
-		return cfg, errors.New("-offspring needs -variant screened")
-	case a.Offspring > 0:
-		cfg.Offspring = a.Offspring
-	case a.Offspring == -1:
-		cfg.Offspring = 0
+	if err := a.ScreenedArgs.apply(&cfg); err != nil {
+		return cfg, err
 	}
-	switch {
-	case a.Library != "" && cfg.Screen != bo.ScreenTokens:
-		return cfg, errors.New("-library needs -variant screened")
-	case a.Library != "":
-		cfg.Library, cfg.LibraryPicks = cmp.Or(a.LibraryDraw, DefaultLibraryDraw), a.LibraryPicks
-	case a.LibraryDraw != 0 || a.LibraryPicks != 0:
-		return cfg, errors.New("-library-draw and -library-picks need -library FILE")
-	}
-	switch {
-	case a.CandidateTarget > 0 && cfg.Screen != bo.ScreenTokens:
-		return cfg, errors.New("-candidate-target needs -variant screened")
-	case a.CandidateTarget > 0:
-		cfg.CandidateTarget = a.CandidateTarget
-	case a.CandidateTarget == -1:
-		cfg.CandidateTarget = 0
-	case a.CandidateTarget < -1:
-		return cfg, fmt.Errorf("-candidate-target %d: want N > 0, 0 for the preset's or -1 to decode every candidate", a.CandidateTarget)
-	}
-	if a.SkipVariants {
-		if cfg.Screen != bo.ScreenTokens {
-			return cfg, errors.New("-skip-variants needs -variant screened")
-		}
-		cfg.SkipVariants = true
-	}
-	if a.Crossover != "" {
-		graph, rings := crossoverGraph(a.Crossover)
-		if graph && cfg.Screen != bo.ScreenTokens {
-			return cfg, fmt.Errorf("-crossover %s needs -variant screened (the reference proposes no GA children)", a.Crossover)
-		}
-		cfg.GraphCrossover, cfg.CrossoverRings = graph, rings
-	}
-	if a.Mutation != "" {
-		graph := a.Mutation == "graph"
-		if graph && cfg.Screen != bo.ScreenTokens {
-			return cfg, errors.New("-mutation graph needs -variant screened (the reference proposes no GA children)")
-		}
-		cfg.GraphMutation = graph
-	}
-	if a.Features != "" {
-		in, err := bo.ParseSurrogateInputs(a.Features)
-		if err != nil {
-			return cfg, fmt.Errorf("-features %q: want %s, %s or %s", a.Features, bo.InputsTokens, bo.InputsMorgan, bo.InputsMorganTokens)
-		}
-		if cfg.Screen != bo.ScreenTokens {
-			return cfg, fmt.Errorf("-features %s needs -variant screened", a.Features)
-		}
-		cfg.Inputs = in
-	}
-	if a.NoFlow {
-		if cfg.Screen != bo.ScreenTokens || cfg.Offspring == 0 {
-			return cfg, errors.New("-no-flow needs -variant screened and GA children (-offspring not -1): they are its only candidates")
-		}
-		cfg.NoFlow = true
+	if err := a.applyChildren(&cfg); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
@@ -494,8 +414,8 @@ func (p *progressPrinter) watch() (stop func()) {
 func (p *progressPrinter) Record(g bo.Progress) error {
 	t := g.Times
 	s := func(d time.Duration) float64 { return d.Seconds() }
-	line := fmt.Sprintf("iter %d calls %d/%d best %.4f tr %.3g new %d dup %d invalid %d",
-		g.Iteration, g.Calls, g.Budget, g.Best, g.TRLength, g.New, g.Duplicate, g.Invalid)
+	line := fmt.Sprintf("iter %d calls %d/%d best %s tr %.3g new %d dup %d invalid %d",
+		g.Iteration, g.Calls, g.Budget, metrics.FormatScore(g.Best, 4), g.TRLength, g.New, g.Duplicate, g.Invalid)
 	if g.Unpaid > 0 {
 		line += fmt.Sprintf(" (unpaid %d)", g.Unpaid)
 	}
@@ -505,22 +425,23 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 	if !math.IsNaN(g.Weight) {
 		line += fmt.Sprintf(" fp %.2f", g.Weight) // the surrogate's weight on the fingerprints
 	}
-	if g.FromFlow >= 0 {
-		line += fmt.Sprintf(" flow %d ga %d", g.FromFlow, g.New-g.FromFlow-g.FromLibrary)
-	}
-	if g.FromLibrary > 0 {
-		line += fmt.Sprintf(" lib %d", g.FromLibrary)
+	if st := g.Screened; st != nil && st.FromFlow >= 0 {
+		line += fmt.Sprintf(" flow %d ga %d", st.FromFlow, g.New-st.FromFlow)
 	}
 	if g.Filtered > 0 {
 		line += fmt.Sprintf(" filtered %d", g.Filtered)
+		if g.FilteredBy != nil {
+			line += fmt.Sprintf(": alerts %d, unseen environments %d", g.FilteredBy["alerts"], g.FilteredBy["unseen environments"])
+			if n := g.FilteredBy[""]; n > 0 {
+				line += fmt.Sprintf(", other %d", n)
+			}
+			line += ";"
+		}
 	}
-	if g.Variants > 0 {
-		line += fmt.Sprintf(" variants %d", g.Variants)
-	}
-	if g.Decoded > 0 {
-		line += fmt.Sprintf(" decoded %d (%d new)", g.Decoded, g.Novel)
-		if g.Spare > 0 {
-			line += fmt.Sprintf(" spare %d", g.Spare)
+	if st := g.Screened; st != nil && st.Decoded > 0 {
+		line += fmt.Sprintf(" decoded %d (%d new)", st.Decoded, st.Novel)
+		if st.Spare > 0 {
+			line += fmt.Sprintf(" spare %d", st.Spare)
 		}
 	}
 	line += fmt.Sprintf(" | s: encode %.2f tacs %.2f cand %.2f ts %.2f decode %.2f obj %.2f finetune %.2f surr %.2f ckpt %.2f total %.2f",
@@ -585,7 +506,7 @@ func printResults(ctx context.Context, w io.Writer, canon objective.Canonicalize
 		if name := names[keys[k]]; name != "" {
 			shownAs += "  (" + name + ")"
 		}
-		fmt.Fprintf(w, "  %.6f  %s\n", info.Gain(y[shown[k]]), shownAs)
+		fmt.Fprintf(w, "  %s  %s\n", metrics.FormatScore(info.Gain(y[shown[k]]), 6), shownAs)
 	}
 	run, err := bench.LoadRun(dir)
 	if err != nil {
@@ -596,86 +517,40 @@ func printResults(ctx context.Context, w io.Writer, canon objective.Canonicalize
 	if info.Minimize {
 		of = " of −score"
 	}
-	fmt.Fprintf(w, "Top-1 %.4f  Top-10 %.4f  Top-100 %.4f  AUC Top-10 %.4f%s  (%d calls in %s)\n",
-		f.Top[0], f.Top[1], f.Top[2], f.AUC[1], of, f.Calls, filepath.Join(dir, rundir.EvalLogFile))
+	fmt.Fprintf(w, "Top-1 %s  Top-10 %s  Top-100 %s  AUC Top-10 %s%s  (%d calls in %s)\n",
+		metrics.FormatScore(f.Top[0], 4), metrics.FormatScore(f.Top[1], 4), metrics.FormatScore(f.Top[2], 4), metrics.FormatScore(f.AUC[1], 4), of, f.Calls, filepath.Join(dir, rundir.EvalLogFile))
 	if len(idx) > 0 {
 		best := y[idx[0]]
 		verdict := "no molecule better than the best initial one was found"
 		if best > initBest {
-			verdict = fmt.Sprintf("%+.4f over the best initial molecule", info.Gain(best)-info.Gain(initBest))
+			verdict = "better than the best initial molecule by more than a float64 holds" // (1e308) − (−1e308)
+			if d := info.Gain(best) - info.Gain(initBest); !math.IsInf(d, 0) {
+				verdict = fmt.Sprintf("%s over the best initial molecule", plus(metrics.FormatScore(d, 4)))
+			}
 		}
-		fmt.Fprintf(w, "best initial molecule %.4f, best found %.4f: %s\n", info.Gain(initBest), info.Gain(best), verdict)
+		fmt.Fprintf(w, "best initial molecule %s, best found %s: %s\n", metrics.FormatScore(info.Gain(initBest), 4), metrics.FormatScore(info.Gain(best), 4), verdict)
 	}
 	return nil
 }
 
-// readInit reads the first count molecules of an init file (through gzip when its name ends in ".gz"): a CSV
-// with a smiles/smile column (and the task's scores when it has a column named like the task), or one SMILES per
-// line. See parseInit.
-func readInit(path, task string, count int) (rows []initRow, hasScores bool, err error) {
-	return readMoleculeFile("-init", path, task, count)
-}
-
-// readMoleculeFile is readInit for the file a flag (named in its errors) gives: -init, or -library.
-func readMoleculeFile(flag, path, task string, count int) (rows []initRow, hasScores bool, err error) {
-	r, err := textfile.Open(path)
+// readInit reads the first count molecules of the -init file (molfile.Read).
+func readInit(path, task string, count int) (rows []molfile.Row, hasScores bool, err error) {
+	rows, hasScores, err = molfile.Read(path, task, count)
 	if err != nil {
-		return nil, false, fmt.Errorf("optimize: %s: %w", flag, err)
+		return nil, false, fmt.Errorf("optimize: -init: %w", err)
 	}
-	defer r.Close()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, false, fmt.Errorf("optimize: %s: read %s: %w", flag, path, err)
-	}
-	return parseInit(path, b, task, count)
-}
-
-// parseInit reads the first count molecules of the init file path, whose bytes are data. A SMILES that holds a
-// byte that is not printable ASCII (another encoding, a binary file) is an error naming the line and the byte's
-// offset, as is a task score that is not a finite number; both are found before anything is paid.
-func parseInit(path string, data []byte, task string, count int) (rows []initRow, hasScores bool, err error) {
-	if sdf.Looks(data) {
-		return readInitSDF(path, data, task, count)
-	}
-	text := strings.TrimPrefix(string(data), "\ufeff") // the byte order mark some editors write
-	first, _, _ := strings.Cut(text, "\n")
-	if strings.Contains(first, ",") {
-		return readInitCSV(path, text, task, count, ',')
-	}
-	if tsvHeader(first) {
-		return readInitCSV(path, text, task, count, '\t')
-	}
-	if smilesHeader(strings.Split(first, ";")) {
-		return nil, false, fmt.Errorf("optimize: %s:1: %w", path, objective.ErrSemicolons)
-	}
-	for i, line := range strings.Split(text, "\n") {
-		if len(rows) == count {
-			break
-		}
-		f, _ := smiles.FirstField(line)
-		if f == "" || strings.HasPrefix(f, "#") || (i == 0 && strings.EqualFold(f, "smiles")) {
-			continue
-		}
-		if err := smiles.CheckText(f); err != nil {
-			return nil, false, fmt.Errorf("optimize: %s:%d: %w", path, i+1, err)
-		}
-		rows = append(rows, initRow{line: i + 1, smiles: f, name: strings.TrimSpace(strings.TrimPrefix(trimSpace(line), f))})
-	}
-	if len(rows) == 0 {
-		return nil, false, fmt.Errorf("optimize: %s: no molecules", path)
-	}
-	return rows, false, nil
+	return rows, hasScores, nil
 }
 
 // initScores returns the initial molecules' scores from the file, or nil when it had none (they are paid for
 // through the log).
-func initScores(mols []initMol, hasScores bool) []float64 {
+func initScores(mols []molfile.Molecule, hasScores bool) []float64 {
 	if !hasScores {
 		return nil
 	}
 	out := make([]float64, len(mols))
 	for i, m := range mols {
-		out[i] = m.score
+		out[i] = m.Score
 	}
 	return out
 }
@@ -692,4 +567,12 @@ func parseBand(s string) *bo.NoveltyBand {
 		return nil
 	}
 	return &bo.NoveltyBand{Shrink: shrink, Grow: grow}
+}
+
+// plus prefixes a formatted non-negative figure with +, as %+f would.
+func plus(s string) string {
+	if strings.HasPrefix(s, "-") {
+		return s
+	}
+	return "+" + s
 }

@@ -8,10 +8,12 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/bo"
-	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/chem/molfile"
 	"github.com/nfbo/nfbo/chem/molseq"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/rules"
@@ -42,11 +44,10 @@ type runState struct {
 	// loadInputs
 	ck        *model.Checkpoint
 	voc       *vocab.Vocab
-	mols      []initMol
-	t         int   // the run's sequence length
-	hasScores bool  // the init file has the task's scores: the initial molecules cost nothing
-	paysFewer bool  // NF-BO pays for fewer initial molecules than the preset's count, by the preset's choice
-	library   []int // -library's molecules, rows of t token ids (bo.Problem.Library)
+	mols      []molfile.Molecule
+	t         int  // the run's sequence length
+	hasScores bool // the init file has the task's scores: the initial molecules cost nothing
+	paysFewer bool // NF-BO pays for fewer initial molecules than the preset's count, by the preset's choice
 
 	// plan
 	paidInit, total int
@@ -111,9 +112,18 @@ func (r *runState) loadInputs(ctx context.Context) error {
 	if r.voc, err = vocab.New(r.ck.Vocab); err != nil {
 		return fmt.Errorf("optimize: vocabulary of %s: %w", a.Model, err)
 	}
-	rows, hasScores, err := readInit(a.Init, a.Task, r.count)
+	column := a.ScoreColumn
+	if column == "" {
+		column = a.Task
+	}
+	rows, hasScores, err := readInit(a.Init, column, r.count)
 	if err != nil {
 		return err
+	}
+	if !hasScores {
+		if err := r.checkScoreColumn(); err != nil {
+			return err
+		}
 	}
 	if r.paysFewer = r.presetPaysFewer(hasScores); r.paysFewer {
 		rows = rows[:min(len(rows), r.preset.PaidInitial(a.Variant))]
@@ -122,13 +132,9 @@ func (r *runState) loadInputs(ctx context.Context) error {
 		return err
 	}
 	r.hasScores = hasScores
-	if r.mols, r.t, err = canonicalInit(r.s.Stderr, a.Init, rows, r.voc, r.ck.Params.Config.MaxT); err != nil {
-		return err
-	}
-	if a.Library != "" && a.Method == "nfbo" { // the baselines propose as published
-		if r.library, err = readLibrary(r.s.Stderr, a.Library, r.voc, r.ck.Params.Config.MaxT, r.t); err != nil {
-			return err
-		}
+	skipped := func(msg string) { fmt.Fprintf(r.s.Stderr, "nfbo optimize: %s\n", msg) }
+	if r.mols, r.t, err = molfile.Canonicalize(rows, a.Init, r.voc, r.ck.Params.Config.MaxT, skipped); err != nil {
+		return fmt.Errorf("optimize: -init: %w", err)
 	}
 	if a.ask != nil {
 		a.ask.names = initialNames(r.mols) // the names go with the molecules into the ledger
@@ -155,11 +161,11 @@ func (r *runState) presetPaysFewer(hasScores bool) bool {
 }
 
 // initialNames returns the names the initial file gives its molecules mols, by the optimiser's key.
-func initialNames(mols []initMol) map[string]string {
+func initialNames(mols []molfile.Molecule) map[string]string {
 	names := map[string]string{}
 	for _, m := range mols {
-		if m.name != "" {
-			names[m.key] = m.name
+		if m.Name != "" {
+			names[m.Key] = m.Name
 		}
 	}
 	return names
@@ -181,9 +187,14 @@ func (r *runState) plan(context.Context) error {
 		}
 	}
 	if r.total <= r.paidInit {
+		want := a.Budget // most likely meant as new calls
+		if want <= 0 {
+			want = r.preset.Config.Budget
+		}
 		return argErrorf("-budget %d leaves no call for the optimiser: the %d initial molecules of %s have no %s scores, "+
-			"so they are scored first and count as calls (PMO's accounting); give -budget %d for %d new calls, or fewer molecules "+
-			"with -init-count", r.total, r.paidInit, a.Init, a.Task, r.paidInit+r.preset.Config.Budget, r.preset.Config.Budget)
+			"so they are scored first and count as calls (-budget counts every objective call, PMO's accounting); "+
+			"give -budget %d for %d new calls, or fewer molecules with -init-count, or scores in the initial file",
+			r.total, r.paidInit, a.Init, a.Task, r.paidInit+want, want)
 	}
 	var err error
 	if r.cfg, err = a.Config(r.preset); err != nil {
@@ -200,6 +211,9 @@ func (r *runState) plan(context.Context) error {
 	if a.Method != "nfbo" {
 		r.chemRules = rules.Rules{} // the baselines propose as published
 	}
+	if a.Method == "nfbo" && !a.Resume {
+		r.warnFewRounds()
+	}
 	if a.Method == "nfbo" {
 		// The optimiser's budget is known once the initial molecules are paid; the settings are checked with
 		// the least it can be, all of paidInit paid.
@@ -211,6 +225,38 @@ func (r *runState) plan(context.Context) error {
 		}
 	}
 	return nil
+}
+
+// checkScoreColumn refuses a -score-column that -init lacks, and warns when -init has columns besides its
+// molecules' (one may hold scores under another name than the task's): its molecules are about to be paid for.
+func (r *runState) checkScoreColumn() error {
+	a := r.a
+	others := molfile.ScoreColumns(a.Init)
+	if a.ScoreColumn != "" {
+		return argErrorf("-score-column %s: %s has no column (or SDF data item on every record) of that name; its columns: %s",
+			a.ScoreColumn, a.Init, strings.Join(others, ", "))
+	}
+	if len(others) > 0 && !a.Resume {
+		r.warnf("warning: %s has no column named %s, so its molecules are scored by the objective and count as calls; "+
+			"its other columns (%s) are not read as scores: give -score-column NAME to use one", a.Init, a.Task, strings.Join(others, ", "))
+	}
+	return nil
+}
+
+// minRounds is the fewest batches worth optimising with: the optimiser learns only from the scores of the
+// batches before, so one batch is a random draw around the initial molecules.
+const minRounds = 3
+
+// warnFewRounds warns when the optimiser's calls (-budget less the initial molecules paid for) fill fewer
+// than minRounds batches, naming the -budget that gives minRounds.
+func (r *runState) warnFewRounds() {
+	batch := max(r.cfg.Anchors, 1) * max(r.cfg.Queries, 1)
+	calls := r.total - r.paidInit
+	if rounds := (calls + batch - 1) / batch; rounds < minRounds {
+		r.warnf("warning: -budget %d leaves %d new calls after the %d initial molecules it pays for: %d batch(es) of %d "+
+			"(%d trust regions x %d), %d round(s) of feedback; give -budget %d or more for %d rounds",
+			r.total, calls, r.paidInit, rounds, batch, r.cfg.Anchors, r.cfg.Queries, rounds, r.paidInit+minRounds*batch, minRounds)
+	}
 }
 
 // openEngines opens the flow, the codec and the objective.
@@ -293,7 +339,7 @@ func (r *runState) payInitial(ctx context.Context) (stop bool, err error) {
 	if !r.hasScores {
 		keys := make([]string, len(r.mols))
 		for i, m := range r.mols {
-			keys[i] = m.key
+			keys[i] = m.Key
 		}
 		evs, err := r.budget.Evaluate(ctx, keys)
 		if err != nil {
@@ -301,7 +347,7 @@ func (r *runState) payInitial(ctx context.Context) (stop bool, err error) {
 		}
 		calls := map[int]bool{}
 		for i, e := range evs {
-			r.mols[i].score = e.Score
+			r.mols[i].Score = e.Score
 			if e.Call > 0 {
 				calls[e.Call] = true
 			}
@@ -351,9 +397,9 @@ func (r *runState) runOptimiser(ctx context.Context) error {
 	a := r.a
 	init := bo.Initial{Tokens: make([]int, 0, len(r.mols)*r.t)}
 	for _, m := range r.mols {
-		init.Tokens = append(init.Tokens, m.ids[:r.t]...)
-		init.Y = append(init.Y, r.info.Gain(m.score)) // what the optimiser maximises
-		init.SMILES = append(init.SMILES, m.key)
+		init.Tokens = append(init.Tokens, m.IDs[:r.t]...)
+		init.Y = append(init.Y, r.info.Gain(m.Score)) // what the optimiser maximises
+		init.SMILES = append(init.SMILES, m.Key)
 	}
 	rec := &progressPrinter{w: r.s.Stdout, health: flowHealth(r.flow, r.voc, a.FrozenEmbeddings()), warnf: r.warnf,
 		saved: r.saveProgress}
@@ -362,7 +408,7 @@ func (r *runState) runOptimiser(ctx context.Context) error {
 		r.warnf("warning: the flow of model %s %s", a.Model, msg)
 	}
 	opt, err := bo.NewOptimizer(r.cfg, bo.Problem{Flow: r.flow, Codec: r.codec, Objective: newBudgetObjective(r.budget, r.initCalls, r.info, initScores(r.mols, r.hasScores)),
-		Initial: init, Vocab: r.voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(r.voc), Rules: r.ruler, Library: r.library,
+		Initial: init, Vocab: r.voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(r.voc), Rules: r.ruler,
 		Features: surrogateFeatures(surrogateInputs(r.cfg, a), r.t, r.voc.Len(), vocab.Stop)},
 		rand.NewPCG(a.Seed, 0x6e66626f), rec)
 	if err != nil {
@@ -397,43 +443,7 @@ func (r *runState) printHeader() error {
 	if !r.hasScores {
 		scored = "scored by the objective"
 	}
-	decoded := ""
-	if cfg.CandidateTarget > 0 {
-		decoded = fmt.Sprintf(", decoded until %d are new", cfg.CandidateTarget)
-	}
-	if cfg.DistinctScores {
-		decoded += ", anchors and parents one per distinct score"
-	}
-	if cfg.SkipVariants {
-		decoded += ", variants skipped once scored alike"
-	}
-	switch surrogateInputs(cfg, a) {
-	case bo.InputsMorgan:
-		decoded += ", surrogate on Morgan count fingerprints (Tanimoto kernel)"
-	case bo.InputsMorganTokens:
-		decoded += ", surrogate on Morgan count fingerprints (Tanimoto kernel) plus token counts (Matérn kernel)"
-	default:
-		if cfg.Screen == bo.ScreenTokens {
-			decoded += ", surrogate on token counts"
-		}
-	}
-	kids := ""
-	if cfg.Offspring > 0 {
-		cross, mut := "SELFIES", "SELFIES"
-		if cfg.GraphCrossover {
-			cross = "graph"
-			if cfg.CrossoverRings {
-				cross = "graph+rings"
-			}
-		}
-		if cfg.GraphMutation {
-			mut = "graph"
-		}
-		kids = fmt.Sprintf(": %s crossover, %s mutation", cross, mut)
-	}
-	if cfg.Library > 0 {
-		kids += fmt.Sprintf("; +%d molecules of %s's %d", cfg.Library, a.Library, len(r.library)/r.t)
-	}
+	decoded, kids := describeProposals(cfg, surrogateInputs(cfg, a))
 	fmt.Fprintf(r.s.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
 		"preset %s, variant %s: %d anchors × %d queries from %d candidates each%s (+%d offspring%s), %s sampler, TACS %v, "+
 		"trust regions shrink below %g and grow above %g stale; budget %d new calls (%d in all), seed %d, chemistry rules: %s, run directory %s\n",

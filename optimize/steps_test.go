@@ -42,8 +42,7 @@ func TestPaidInitial(t *testing.T) {
 		{"resumed, begun with its own", "demo", "nfbo", "screened", 0, 0, 8, 50},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := Args{Task: tc.task, Method: tc.method, Variant: tc.variant, InitCount: tc.initCount, Budget: tc.budget,
-				Init: guacamol100, Model: dir, Rules: "none", AnchorRule: "minmax", Sampler: "exact", Update: "once"}
+			a := Args{RunArgs: RunArgs{InitCount: tc.initCount, Budget: tc.budget, Init: guacamol100, Model: dir}, ObjectiveArgs: ObjectiveArgs{Task: tc.task}, OptimiserArgs: OptimiserArgs{Method: tc.method, Variant: tc.variant, Rules: "none", AnchorRule: "minmax", ReferenceArgs: ReferenceArgs{Sampler: "exact", Update: "once"}}}
 			if strings.HasPrefix(tc.name, "resumed") {
 				a.Resume, a.Out = true, t.TempDir()
 				begun := rundir.Info{Setting: "20+30", Task: "demo", Method: "nfbo", Budget: 50, Initial: tc.wantMols,

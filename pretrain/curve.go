@@ -17,7 +17,7 @@ import (
 	"github.com/nfbo/nfbo/engine/train"
 )
 
-// Okabe–Ito colours, as in bo/bench's plots.
+// Okabe–Ito colours, as in package bench's plots.
 var (
 	curveTrainColor = color.RGBA{0, 114, 178, 255} // blue
 	curveValColor   = color.RGBA{213, 94, 0, 255}  // vermillion

@@ -82,8 +82,8 @@ type Settings struct {
 	// rate, or the checkpoint's decay on a resume), from step DecayStart (-1: this run's first step).
 	DecaySteps, DecayStart int64
 	LRMin                  float64
-	// Device runs the training steps (engine/step: train.CPU, or engine/gpustep's GPU); nil means the gorgonia
-	// graph on the CPU. Checkpoints do not depend on it: a run may be resumed on another.
+	// Device runs the training steps and validations (engine/step on engine/gpustep's GPU); nil means this
+	// machine's cores (train.CPU). Checkpoints do not depend on it: a run may be resumed on another.
 	Device step.Device
 }
 
@@ -334,14 +334,14 @@ func (r *run) train(ctx context.Context, tr *train.Trainer, voc *vocab.Vocab, mo
 	return r.pretrain(ctx, tr, voc, trainSet, val, steps, learnRate, save)
 }
 
-// pretrain compiles the training graphs and runs engine/train's loop, writing a checkpoint when ctx is done.
+// pretrain allocates the training steps and runs engine/train's loop, writing a checkpoint when ctx is done.
 func (r *run) pretrain(ctx context.Context, tr *train.Trainer, voc *vocab.Vocab, trainSet, val [][]int, steps int64,
 	learnRate func(int64) float64, save func(context.Context, *train.Trainer) error) error {
-	compileStart := time.Now()
+	prepStart := time.Now()
 	if err := tr.Prepare(ctx, r.args.Batch); err != nil {
 		return err
 	}
-	r.notef("pretrain: graphs compiled in %.1fs", time.Since(compileStart).Seconds())
+	r.notef("pretrain: training steps allocated in %.1fs", time.Since(prepStart).Seconds())
 	rec := train.RecorderFunc(func(p train.Progress) error {
 		if err := r.rep.Step(p); err != nil {
 			return err

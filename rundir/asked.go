@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nfbo/nfbo/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -192,6 +193,6 @@ func (l *Ledger) AppendNamed(smiles, canonical, names []string, now time.Time) (
 	}
 	l.end += int64(buf.Len())
 	l.torn = 0
-	_ = SyncDir(l.Dir) // the file may be new
+	_ = atomicfile.SyncDir(l.Dir) // the file may be new
 	return out, nil
 }

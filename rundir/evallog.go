@@ -4,17 +4,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// Record is one paid evaluation, one JSON line of the evaluation log:
+// Record is one paid evaluation, one JSON line of the evaluation log (AppendRecord):
 //
-//	{"call":1,"smiles":"OCC","canonical":"CCO","score":0.25,"error":"","time":"2026-11-21T14:00:00.1Z","task":"adip"}
+//	{"call":1,"smiles":"OCC","canonical":"CCO","score":0.25,"error":"","time":"2026-11-21T14:00:00.1Z","task":"adip","crc":"8c1c2f0e"}
 //
-// Call numbers start at 1 and increase by one per line.
+// Call numbers start at 1 and increase by one per line. The last field, crc, is the CRC-32C of the line without
+// it: a changed digit of a score or character of a SMILES is found by ReadLog, which names the line. Logs of
+// an earlier nfbo have no crc; they read as before (ReadLogChecked counts them).
 type Record struct {
 	// Call is the 1-based index of the paid call.
 	Call int `json:"call"`
@@ -56,40 +60,87 @@ func (e *LogError) Unwrap() error { return e.Err }
 // part) and its length as torn, so the caller can drop it. Any complete
 // line that is not a valid, in-sequence record is a *LogError.
 func ReadLog(path string) (recs []Record, end int64, torn int, err error) {
+	recs, end, torn, _, err = ReadLogChecked(path)
+	return recs, end, torn, err
+}
+
+// ReadLogChecked is ReadLog that also returns how many of the records carry no check (crc): records written by
+// an nfbo from before the checks, whose damage cannot be found. A record whose check does not match its line,
+// or one without a check after one with a check (nfbo never writes such a log), is a *LogError.
+func ReadLogChecked(path string) (recs []Record, end int64, torn, unchecked int, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("rundir: reading evaluation log: %w", err)
+		return nil, 0, 0, 0, fmt.Errorf("rundir: reading evaluation log: %w", err)
 	}
 	return parseLog(path, data)
 }
 
-func parseLog(path string, data []byte) (recs []Record, end int64, torn int, err error) {
+// crcField begins a record's check: `,"crc":"` then 8 hex digits and `"}` end the line.
+const crcField = `,"crc":"`
+
+// AppendRecord appends r to dst as one line of the evaluation log, its newline included: r's JSON with, as its
+// last field, "crc", the CRC-32C (Castagnoli) in 8 hex digits of the same line without that field.
+func AppendRecord(dst []byte, r Record) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return dst, fmt.Errorf("rundir: encoding record %d: %w", r.Call, err)
+	}
+	dst = append(dst, b[:len(b)-1]...)
+	return fmt.Appendf(dst, "%s%08x\"}\n", crcField, crc32.Checksum(b, castagnoli)), nil
+}
+
+// checked splits a line into the record without its check and whether it had one, or says why the check fails.
+func checked(text []byte) (body []byte, ok bool, err error) {
+	n := len(text) - len(crcField) - 10
+	if n < 1 || string(text[n:n+len(crcField)]) != crcField || !bytes.HasSuffix(text, []byte(`"}`)) {
+		return text, false, nil
+	}
+	want, perr := strconv.ParseUint(string(text[n+len(crcField):len(text)-2]), 16, 32)
+	body = append(text[:n:n], '}')
+	if got := crc32.Checksum(body, castagnoli); perr != nil || uint32(want) != got {
+		return nil, false, fmt.Errorf("damaged: the record does not match its check (crc %s, its contents give %08x): "+
+			"a score, SMILES or other field was changed after nfbo wrote it; restore the line from a backup, or correct it "+
+			"from the objective's own records and remove its crc field", text[n+len(crcField):len(text)-2], got)
+	}
+	return body, true, nil
+}
+
+func parseLog(path string, data []byte) (recs []Record, end int64, torn, unchecked int, err error) {
 	line := 0
 	for len(data[end:]) > 0 {
 		rest := data[end:]
 		nl := bytes.IndexByte(rest, '\n')
 		if nl < 0 {
-			return recs, end, len(rest), nil
+			return recs, end, len(rest), unchecked, nil
 		}
 		line++
-		text := rest[:nl]
+		text, ok, err := checked(rest[:nl])
+		switch {
+		case err != nil:
+			return nil, 0, 0, 0, &LogError{Path: path, Line: line, Err: err}
+		case !ok && unchecked < len(recs):
+			return nil, 0, 0, 0, &LogError{Path: path, Line: line, Err: fmt.Errorf("damaged: the record has no check (crc), " +
+				"though the records before it have one: it was changed or added after nfbo wrote the log")}
+		case !ok:
+			unchecked++
+		}
 		var r Record
 		dec := json.NewDecoder(bytes.NewReader(text))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&r); err != nil {
-			return nil, 0, 0, &LogError{Path: path, Line: line, Err: fmt.Errorf("not a record: %w", err)}
+			return nil, 0, 0, 0, &LogError{Path: path, Line: line, Err: fmt.Errorf("not a record: %w", err)}
 		}
 		if _, err := dec.Token(); err != io.EOF {
-			return nil, 0, 0, &LogError{Path: path, Line: line, Err: fmt.Errorf("trailing data after the record")}
+			return nil, 0, 0, 0, &LogError{Path: path, Line: line, Err: fmt.Errorf("trailing data after the record")}
 		}
 		if r.Call != len(recs)+1 {
-			return nil, 0, 0, &LogError{Path: path, Line: line,
+			return nil, 0, 0, 0, &LogError{Path: path, Line: line,
 				Err: fmt.Errorf("call %d out of sequence (want %d)", r.Call, len(recs)+1)}
 		}
 		recs = append(recs, r)
 		end += int64(nl + 1)
 	}
-	return recs, end, 0, nil
+	return recs, end, 0, unchecked, nil
 }
 
 // RecordScores returns the records' scores in call order: the input of

@@ -3,6 +3,7 @@ package rundir
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/nfbo/nfbo/internal/atomicfile"
 	"math"
 	"os"
 	"path/filepath"
@@ -113,7 +114,8 @@ func ReadInfo(dir string) (Info, error) {
 	}
 	info, err := ParseInfo(b)
 	if err != nil {
-		return info, fmt.Errorf("rundir: %s: %w", path, err)
+		return info, fmt.Errorf("rundir: %s: %w; nfbo ask -run %s (an ask/tell run) or nfbo optimize -resume with the run's "+
+			"flags rebuilds it from the evaluation log", path, err, dir)
 	}
 	return info, nil
 }
@@ -124,5 +126,5 @@ func WriteInfo(dir string, info Info) error {
 	if err != nil {
 		return fmt.Errorf("rundir: encode %s: %w", InfoFile, err)
 	}
-	return WriteFileAtomic(filepath.Join(dir, InfoFile), append(b, '\n'))
+	return atomicfile.Write(filepath.Join(dir, InfoFile), append(b, '\n'))
 }

@@ -18,5 +18,3 @@ func LockWait(ctx context.Context, dir string) (unlock func(), err error) { retu
 
 // LockFileWait does nothing where flock is not available.
 func LockFileWait(ctx context.Context, path string) (unlock func(), err error) { return func() {}, nil }
-
-func isSyncUnsupported(err error) bool { return true }

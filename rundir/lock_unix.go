@@ -70,7 +70,3 @@ func wait(ctx context.Context, lock func() (func(), error)) (unlock func(), err 
 		}
 	}
 }
-
-func isSyncUnsupported(err error) bool {
-	return errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP)
-}

@@ -45,7 +45,7 @@ func Open(dir string, want Info, resume bool, legacySetting string, warnf func(s
 	}
 	saved, err := ParseInfo(b)
 	if err != nil {
-		return want, fmt.Errorf("-resume: %s: %w", path, err)
+		return rebuildInfo(dir, want, err, warnf)
 	}
 	if saved.Setting == legacySetting {
 		saved.Setting = want.Setting
@@ -77,18 +77,67 @@ func Open(dir string, want Info, resume bool, legacySetting string, warnf func(s
 	return saved, nil
 }
 
+// rebuildInfo replaces dir's run.json, which does not parse (bad), with want, the Info of the flags a resume is
+// given (which must be the run's own), and the count of paid calls in the evaluation log: all that a resume
+// needs of it. The damaged file is set aside; the wall time of the earlier legs, which only it held, is lost.
+func rebuildInfo(dir string, want Info, bad error, warnf func(string, ...any)) (Info, error) {
+	path := filepath.Join(dir, InfoFile)
+	logPath := filepath.Join(dir, EvalLogFile)
+	var recs []Record
+	if Exists(logPath) {
+		var err error
+		if recs, _, _, err = ReadLog(logPath); err != nil {
+			return want, fmt.Errorf("-resume: %s is damaged (%v), and it cannot be rebuilt from the log: %w", path, bad, err)
+		}
+	}
+	for i, r := range recs {
+		if r.Task != "" && r.Task != want.Task {
+			return want, fmt.Errorf("-resume: %s is damaged (%v), and %s:%d is for task %q, not -task %s: resume with the run's own flags",
+				path, bad, logPath, i+1, r.Task, want.Task)
+		}
+	}
+	info := want
+	info.Calls = 0
+	for _, r := range recs {
+		if !r.NoAnswer() {
+			info.Calls++
+		}
+	}
+	if err := SetAside(dir, warnf, InfoFile); err != nil {
+		return want, err
+	}
+	if err := WriteInfo(dir, info); err != nil {
+		return want, err
+	}
+	warnf("%s did not read (%v); rebuilt from this command's flags, which must be the run's own, and the %d paid calls "+
+		"of %s (the checkpoint is checked against them next); the wall time of the earlier legs is not known and "+
+		"counts from 0", path, bad, info.Calls, logPath)
+	return info, nil
+}
+
 // SetAside renames the named files of dir that exist to NAME.damaged, so that a restarted run neither reads nor
 // destroys them, and says so through warnf.
 func SetAside(dir string, warnf func(string, ...any), names ...string) error {
+	return setAside(dir, ".damaged", func(path, to string) { warnf("%s set aside as %s", path, to) }, names)
+}
+
+// SetAsideUnused renames the named files of dir that exist to NAME.unused: files a restarted run cannot use,
+// though nothing says they are damaged (the pending batch of a checkpoint that is damaged or gone), and says so
+// through warnf with why (", the batch of the damaged checkpoint,").
+func SetAsideUnused(dir string, warnf func(string, ...any), why string, names ...string) error {
+	return setAside(dir, ".unused", func(path, to string) { warnf("%s%s set aside as %s", path, why, to) }, names)
+}
+
+func setAside(dir, suffix string, said func(path, to string), names []string) error {
 	for _, name := range names {
 		path := filepath.Join(dir, name)
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err := os.Rename(path, path+".damaged"); err != nil {
+		if err := os.Rename(path, path+suffix); err != nil {
 			return fmt.Errorf("rundir: %w", err)
 		}
-		warnf("%s set aside as %s", path, path+".damaged")
+		said(path, path+suffix)
 	}
 	return nil
 }

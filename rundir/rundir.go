@@ -1,6 +1,7 @@
 // Package rundir owns the run directory: the names of its files, its lock,
-// atomic writes, run.json (Info), the evaluation log's format (Record,
-// ReadLog) and the ledger of molecules asked for by ask/tell (Asked).
+// run.json (Info), the evaluation log's format (Record, ReadLog) and the
+// ledger of molecules asked for by ask/tell (Asked). Its files are written
+// through internal/atomicfile.
 //
 // A run directory holds
 //
@@ -13,7 +14,7 @@
 //	asked.jsonl        molecules handed out by "nfbo ask" and their ids (Asked)
 //	rules.json         the chemistry rules the run proposes under (chem/rules)
 //	lock               held (flock) by the one process that writes the directory
-//	run.log            the output of a bench run (bo/bench)
+//	run.log            the output of a bench run (package bench)
 //
 // Every package that reads or writes one of these files takes its name
 // from here. The checkpoint and the pending batch are sealed in rundir's
@@ -28,7 +29,6 @@
 package rundir
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,52 +83,6 @@ func IsRunFile(dir, path string) bool {
 		}
 	}
 	return false
-}
-
-// WriteFileAtomic writes data to path so that a crash leaves either the old file or the new one: it writes a
-// temporary file in the same directory, syncs it, renames it over path and syncs the directory.
-func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("rundir: write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	err = f.Chmod(0o644) // CreateTemp's 0600 would make a user's file (ask's -o) unreadable to their group
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("rundir: write %s: %w", path, err)
-	}
-	if err := SyncDir(dir); err != nil {
-		return fmt.Errorf("rundir: sync %s: %w", dir, err)
-	}
-	return nil
-}
-
-// SyncDir makes the directory entries of dir durable (a file just created or renamed there). A file system
-// that cannot sync a directory is not an error.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !isSyncUnsupported(err) {
-		return err
-	}
-	return nil
 }
 
 // Exists reports whether path exists.

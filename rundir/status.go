@@ -75,3 +75,9 @@ func SortByGain(recs []Record, info Info) {
 		return 0
 	})
 }
+
+// Finished reports whether the run has nothing left to do: run.json says so, or every call of the budget is
+// paid and no molecule awaits a score (an ask/tell run after its last tell, before an ask closes it).
+func (s Status) Finished() bool {
+	return s.Info.Finished || (s.Info.Budget > 0 && s.Calls >= s.Info.Budget && len(s.Awaiting) == 0)
+}

@@ -12,7 +12,7 @@ LSTM input is dense, as in the reference code. Noise is drawn without the
 rejection sampling (a CPU loop in both implementations, not measured here).
 
 Usage: python3 scripts/bench_torch.py [-preset small|medium|paper] [-B 32]
-       [-T 70] [-V 185] [-steps 8] [-threads 2] [-device cpu|cuda]
+       [-T 70] [-V 185] [-steps 8] [-threads 2] [-device cpu|cuda] [-compile]
 Needs Debian's python3-torch (apt-get install python3-torch) on the CPU, or
 any CUDA build of PyTorch with -device cuda (the GPU baseline of issue #15);
 it prints the median seconds per step and sequences per second.
@@ -122,6 +122,7 @@ def main():
     ap.add_argument("-steps", type=int, default=8)
     ap.add_argument("-threads", type=int, default=2)
     ap.add_argument("-device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("-compile", action="store_true", help="the loss under torch.compile (the GPU's second baseline)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
@@ -134,22 +135,25 @@ def main():
         # Full fp32, as nfbo's GPU engine computes (cuBLAS pedantic math): no TF32.
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
+    loss_fn = torch.compile(m.loss) if a.compile else m.loss
+    warm = 3 if a.compile else 1  # compiling takes the first steps
     times = []
-    for i in range(a.steps + 1):
+    for i in range(a.steps + warm):
         t0 = time.perf_counter()
         opt.zero_grad()
-        loss = m.loss(tok, neg)
+        loss = loss_fn(tok, neg)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
         opt.step()
         if a.device == "cuda":
             torch.cuda.synchronize()  # kernels run asynchronously: time the step, not its launch
-        if i > 0:  # the first step warms up
+        if i >= warm:  # the first steps warm up (and compile)
             times.append(time.perf_counter() - t0)
     med = statistics.median(times)
     n = sum(p.numel() for p in m.parameters())
     where = torch.cuda.get_device_name(dev) if a.device == "cuda" else f"threads={a.threads}"
-    print(f"pytorch {torch.__version__} {where} preset={a.preset} params={n} B={a.B} T={a.T} V={a.V}: "
+    mode = "compile" if a.compile else "eager"
+    print(f"pytorch {torch.__version__} {mode} {where} preset={a.preset} params={n} B={a.B} T={a.T} V={a.V}: "
           f"median {med:.3f} s/step over {len(times)} steps ({a.B / med:.1f} seq/s), min {min(times):.3f}")
 
 

@@ -16,8 +16,9 @@
 # (engine/gpuflow) against pure Go and times them, checks the GPU training step (engine/gpustep: its kernels
 # against float64 references, the step against the CPU's, 200 pretraining steps tracking the CPU's, checkpoints
 # moving between GPU and CPU), runs nfbo pretrain -device cuda and resumes it on the CPU, runs the optimiser's
-# flow through a fine-tune on the GPU (engine/seqflow's TestCUDA) and nfbo recon -backend cuda, and times
-# scripts/bench_torch.py on the GPU as the PyTorch baseline of the GPU training step. Every step writes OUT/<step>.txt and says PASS or FAIL in
+# flow through a fine-tune on the GPU (engine/seqflow's TestCUDA) and nfbo recon -backend cuda, counts what a
+# training step asks of the host, and times the step against scripts/bench_torch.py (PyTorch eager and
+# torch.compile) on the same GPU. Every step writes OUT/<step>.txt and says PASS or FAIL in
 # OUT/summary.txt; a failed step does not stop the others (GPU time is scarce: one run says everything).
 set -u
 out=${1:?usage: scripts/gpu-check.sh OUT}
@@ -93,23 +94,41 @@ memcheck() {
 	local cs
 	cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer "$sp"/nvidia/*/bin/compute-sanitizer 2>/dev/null | head -1)
 	[ -n "$cs" ] || { echo "compute-sanitizer not found"; return 1; }
-	(cd engine/cuda && "$cs" --tool memcheck --error-exitcode 1 ../../.gpu/cuda.test -test.run 'GPUKernels|GPUGemm') &&
-		cd engine/gpustep && "$cs" --tool memcheck --error-exitcode 1 ../../.gpu/gpustep.test -test.run 'GPUKernels|GPUStepMatchesCPU/nlsq/layers=2/B=4'
+	# Every kernel test of both packages (each kernel launched at the shapes of its test), and the step's parity
+	# cases, whose launches cover every kernel of the training step.
+	(cd engine/cuda && "$cs" --tool memcheck --error-exitcode 1 ../../.gpu/cuda.test -test.run 'GPU') &&
+		cd engine/gpustep && "$cs" --tool memcheck --error-exitcode 1 ../../.gpu/gpustep.test -test.run 'GPUKernels|GPUDraws|GPUStepMatchesCPU'
 }
-want memcheck && run memcheck 240 memcheck
+want memcheck && run memcheck 300 memcheck
 
 # The GPU training step (engine/gpustep): each kernel against its float64 reference, the step against
 # train.CPU's (loss, every gradient, Adam), 200 pretraining steps tracking the CPU's, checkpoints interchangeable.
 gpustep() { cd engine/gpustep && ../../.gpu/gpustep.test -test.v -test.count=1 -test.run GPU; }
 want gpustep && run gpustep 400 gpustep
 
-# nfbo pretrain -device cuda on 2,000 GuacaMol molecules (small preset), then its checkpoint resumed on the CPU.
+# What a step asks of the host (counted, no GPU needed), then the step's speed on this GPU against PyTorch eager
+# and torch.compile at the same shapes (small B=128 T=109, paper B=128 T=100; fp32, no TF32), with the minutes of
+# a 1.27M-molecule epoch per preset: the table of BENCHMARKS.md "GPU training step against PyTorch".
+counts() { cd engine/gpustep && ../../.gpu/gpustep.test -test.v -test.count=1 -test.run StepCounts; }
+want counts && run counts 60 counts
+speed() {
+	(cd engine/gpustep && ../../.gpu/gpustep.test -test.run '^$' -test.bench GPUStep -test.benchtime 20x -test.v) || return 1
+	for p in "small 128 109" "medium 128 109" "paper 128 100"; do
+		set -- $p
+		"$python" scripts/bench_torch.py -device cuda -preset "$1" -B "$2" -T "$3" -V 267 -steps 20 || return 1
+		"$python" scripts/bench_torch.py -device cuda -preset "$1" -B "$2" -T "$3" -V 267 -steps 20 -compile || echo "torch.compile failed"
+	done
+}
+want speed && run speed 420 speed
+
+# nfbo pretrain -device cuda -profile on 2,000 GuacaMol molecules (small preset: each progress line's counts per
+# step and GPU time per phase), then its checkpoint resumed on the CPU.
 pretraincli() {
 	set -o pipefail
 	head -2000 data/guacamol/guacamol_10k.smiles >/tmp/pt.smi
 	rm -rf /tmp/pt
 	s=$EPOCHREALTIME
-	.gpu/nfbo pretrain -device cuda -preset small -data /tmp/pt.smi -out /tmp/pt -steps 60 -batch 64 -val-every 30 \
+	.gpu/nfbo pretrain -device cuda -profile -preset small -data /tmp/pt.smi -out /tmp/pt -steps 60 -batch 64 -val-every 30 \
 		-checkpoint-every 30 -log-every 10 -recon 20 || return 1
 	awk -v a="$s" -v b="$EPOCHREALTIME" 'BEGIN { printf "GPU run: wall %.2f s\n", b - a }'
 	.gpu/nfbo pretrain -resume -device cpu -data /tmp/pt.smi -out /tmp/pt -steps 63 -log-every 1 -recon 20
@@ -135,12 +154,4 @@ recon() {
 }
 want recon && run recon 240 recon
 
-# PyTorch's eager training step on this GPU, full fp32 (no TF32), at the training shapes of BENCHMARKS.md.
-torchbench() {
-	"$python" scripts/bench_torch.py -device cuda -preset small -B 128 -T 109 -V 267 -steps 20 &&
-		"$python" scripts/bench_torch.py -device cuda -preset medium -B 128 -T 109 -V 267 -steps 20 &&
-		"$python" scripts/bench_torch.py -device cuda -preset paper -B 128 -T 100 -V 267 -steps 20 &&
-		"$python" scripts/bench_torch.py -device cuda -preset paper -B 32 -T 100 -V 267 -steps 20
-}
-want torchbench && run torchbench 120 torchbench
 cat "$summary"

@@ -87,7 +87,7 @@ type Exact struct {
 	ySd  float64
 	l    []float64 // N×N lower Cholesky factor of s·K + σ²·I
 	alph []float64 // (s·K + σ²·I)⁻¹·ỹ
-	xn   []float64 // N squared row norms of x
+	tr   inputRows // x as pairs reads it: with its squared row norms and sparse blocks
 }
 
 // NewExact returns an unfitted model for D-dimensional inputs.
@@ -197,10 +197,10 @@ func (e *Exact) Weight() (w float64, ok bool) {
 }
 
 // sqDistTo writes the squared distances between the rows of a and b into dst (a.Rows×b.Rows), given their
-// squared norms.
-func sqDistTo(dst []float64, a blas64.General, an []float64, b blas64.General, bn []float64) {
+// squared norms and sparse forms (nil for none).
+func sqDistTo(dst []float64, a blas64.General, an []float64, as *sparseMatrix, b blas64.General, bn []float64, bs *sparseMatrix) {
 	r, c := a.Rows, b.Rows
-	blas64.Gemm(blas.NoTrans, blas.Trans, -2, a, b, 0, gen(dst, r, c))
+	dotsTo(dst, -2, a, as, b, bs)
 	for i := range r {
 		row := dst[i*c : (i+1)*c]
 		for j := range row {
@@ -236,25 +236,56 @@ func (e *Exact) cols(a []float64, r, off, w int) blas64.General {
 	return blas64.General{Rows: r, Cols: w, Stride: e.d, Data: a[off : (r-1)*e.d+off+w]}
 }
 
-// pairs writes into dst what the kernel reads of each pair of rows of a (r×D) and b (c×D), given their norms
-// (norms): the squared distances (r×c), for Tanimoto the similarities, for TanimotoMatern both (2·r×c).
-func (e *Exact) pairs(dst, a []float64, r int, an []float64, b []float64, c int, bn []float64) {
+// inputRows are r rows of inputs (r×D) as pairs reads them, with their squared norms (norms) and the sparse
+// form of each column block that has one (sparseBlocks).
+type inputRows struct {
+	x      []float64
+	r      int
+	norms  []float64
+	sparse [2]*sparseMatrix
+}
+
+// rows returns x's r rows with their norms (norms) and sparse blocks.
+func (e *Exact) rows(x []float64, r int) inputRows {
+	xn := make([]float64, e.blocks()*r)
+	e.norms(xn, x, r)
+	return inputRows{x: x, r: r, norms: xn, sparse: e.sparseBlocks(x, r)}
+}
+
+// sparseBlocks returns the sparse form (sparseRows) of each column block of the r rows of x that pairs takes a
+// product of, nil where a block has none: for TanimotoMatern the Tanimoto part's, then the rest's.
+func (e *Exact) sparseBlocks(x []float64, r int) [2]*sparseMatrix {
+	var out [2]*sparseMatrix
+	if e.cfg.Kernel != TanimotoMatern {
+		out[0] = sparseRows(gen(x, r, e.d))
+		return out
+	}
+	k := e.cfg.Split
+	out[0], out[1] = sparseRows(e.cols(x, r, 0, k)), sparseRows(e.cols(x, r, k, e.d-k))
+	return out
+}
+
+// pairs writes into dst what the kernel reads of each pair of rows of a and b: the squared distances (a.r×b.r),
+// for Tanimoto the similarities, for TanimotoMatern both (2·a.r×b.r).
+func (e *Exact) pairs(dst []float64, a, b inputRows) {
+	r, c := a.r, b.r
 	switch e.cfg.Kernel {
 	case Tanimoto:
-		tanimotoTo(dst, gen(a, r, e.d), an, gen(b, c, e.d), bn)
+		tanimotoTo(dst, gen(a.x, r, e.d), a.norms, a.sparse[0], gen(b.x, c, e.d), b.norms, b.sparse[0])
 	case TanimotoMatern:
 		k, rest := e.cfg.Split, e.d-e.cfg.Split
-		tanimotoTo(dst[:r*c], e.cols(a, r, 0, k), an[:r], e.cols(b, c, 0, k), bn[:c])
-		sqDistTo(dst[r*c:], e.cols(a, r, k, rest), an[r:], e.cols(b, c, k, rest), bn[c:])
+		tanimotoTo(dst[:r*c], e.cols(a.x, r, 0, k), a.norms[:r], a.sparse[0], e.cols(b.x, c, 0, k), b.norms[:c], b.sparse[0])
+		sqDistTo(dst[r*c:], e.cols(a.x, r, k, rest), a.norms[r:], a.sparse[1], e.cols(b.x, c, k, rest), b.norms[c:], b.sparse[1])
 	default:
-		sqDistTo(dst, gen(a, r, e.d), an, gen(b, c, e.d), bn)
+		sqDistTo(dst, gen(a.x, r, e.d), a.norms, a.sparse[0], gen(b.x, c, e.d), b.norms, b.sparse[0])
 	}
 }
 
-// tanimotoTo writes the Tanimoto similarities of the rows of a and b, given their squared norms, into dst.
-func tanimotoTo(dst []float64, a blas64.General, an []float64, b blas64.General, bn []float64) {
+// tanimotoTo writes the Tanimoto similarities of the rows of a and b, given their squared norms and sparse forms
+// (nil for none), into dst.
+func tanimotoTo(dst []float64, a blas64.General, an []float64, as *sparseMatrix, b blas64.General, bn []float64, bs *sparseMatrix) {
 	r, c := a.Rows, b.Rows
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 0, gen(dst, r, c))
+	dotsTo(dst, 1, a, as, b, bs)
 	for i := range r {
 		row := dst[i*c : (i+1)*c]
 		for j, dot := range row {
@@ -292,15 +323,19 @@ func (e *Exact) Fit(ctx context.Context, x, y []float64) error {
 	}
 	e.x = append(e.x[:0], x...)
 	nb := e.blocks()
-	e.xn = slices.Grow(e.xn[:0], nb*n)[:nb*n]
-	e.norms(e.xn, e.x, n)
+	e.tr = e.rows(e.x, n)
 	e.yMu, e.ySd = meanStd(y)
 	e.y = slices.Grow(e.y[:0], n)[:n]
 	for i, v := range y {
 		e.y[i] = (v - e.yMu) / e.ySd
+		if !finite(e.y[i]) || !finite(e.yMu) || !finite(e.ySd) {
+			// A NaN here would reach every prediction; bo scales huge scores before they come (Optimizer.targets).
+			e.l = nil
+			return fmt.Errorf("gp: exact fit: target %d (%g) does not standardise (mean %g, sd %g): scale the targets", i, v, e.yMu, e.ySd)
+		}
 	}
 	d2 := make([]float64, nb*n*n)
-	e.pairs(d2, e.x, n, e.xn, e.x, n, e.xn)
+	e.pairs(d2, e.tr, e.tr)
 	if e.med == 0 {
 		e.med = 1 // Tanimoto's: no lengthscale to scale
 		if e.cfg.Kernel != Tanimoto {
@@ -530,6 +565,8 @@ func (e *Exact) nll(w *mllWork, d2 []float64, u []float64, grad []float64) float
 	return f
 }
 
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
 func meanStd(y []float64) (mu, sd float64) {
 	for _, v := range y {
 		mu += v
@@ -595,16 +632,15 @@ func (e *Exact) Predict(mean, variance, x []float64, observationNoise bool) {
 	}
 }
 
-// cross returns s·k(X, x) (N×C) for C candidates x, and their squared norms.
-func (e *Exact) cross(x []float64, c int) (kt, xn []float64) {
+// cross returns s·k(X, x) (N×C) for C candidates x, and the candidates as pairs reads them.
+func (e *Exact) cross(x []float64, c int) (kt []float64, cand inputRows) {
 	n, nb := len(e.y), e.blocks()
-	xn = make([]float64, nb*c)
-	e.norms(xn, x, c)
 	kt = make([]float64, nb*n*c)
-	e.pairs(kt, e.x, n, e.xn, x, c, xn)
+	cand = e.rows(x, c)
+	e.pairs(kt, e.tr, cand)
 	ell, s, _ := e.Hyper()
 	e.covTo(kt, kt, n*c, ell, s, e.weight(), nil, nil)
-	return kt[:n*c], xn
+	return kt[:n*c], cand
 }
 
 // Sample draws S = nSamples joint posterior samples of f (observationNoise false) or y (true) at C = len(x)/D
@@ -621,7 +657,7 @@ func (e *Exact) Sample(ctx context.Context, dst, x []float64, nSamples int, obse
 	}
 	n := len(e.y)
 	_, s, noise := e.Hyper()
-	kt, xn := e.cross(x, c)
+	kt, cand := e.cross(x, c)
 	mean := make([]float64, c)
 	blas64.Gemv(blas.Trans, 1, gen(kt, n, c), blas64.Vector{N: n, Inc: 1, Data: e.alph}, 0, blas64.Vector{N: c, Inc: 1, Data: mean})
 	trsmLeft(false, e.l, n, kt, c)
@@ -632,7 +668,7 @@ func (e *Exact) Sample(ctx context.Context, dst, x []float64, nSamples int, obse
 	cov := pm[:c*c]
 	var ok bool
 	for try := 0; ; try++ {
-		e.pairs(pm, x, c, xn, x, c, xn)
+		e.pairs(pm, cand, cand)
 		ell, _, _ := e.Hyper()
 		e.covTo(cov, pm, c*c, ell, s, e.weight(), nil, nil)
 		// cov −= VᵀV (lower triangle)
@@ -708,9 +744,8 @@ func (e *Exact) UnmarshalBinary(data []byte) error {
 	}
 	e.y = st.Y
 	nb := e.blocks()
-	e.xn = make([]float64, nb*n)
-	e.norms(e.xn, e.x, n)
+	e.tr = e.rows(e.x, n)
 	d2 := make([]float64, nb*n*n)
-	e.pairs(d2, e.x, n, e.xn, e.x, n, e.xn)
+	e.pairs(d2, e.tr, e.tr)
 	return e.factor(d2)
 }

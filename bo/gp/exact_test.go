@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -98,14 +99,13 @@ func TestExactNLLGradient(t *testing.T) {
 		x, y := inputs(k, rng, n, d, 0.1)
 		e := NewExact(ExactConfig{Kernel: k, Split: split(k, d)}, d)
 		nb := e.blocks()
-		e.x, e.xn = x, make([]float64, nb*n)
-		e.norms(e.xn, x, n)
+		e.x, e.tr = x, e.rows(x, n)
 		e.yMu, e.ySd = meanStd(y)
 		for _, v := range y {
 			e.y = append(e.y, (v-e.yMu)/e.ySd)
 		}
 		d2 := make([]float64, nb*n*n)
-		e.pairs(d2, x, n, e.xn, x, n, e.xn)
+		e.pairs(d2, e.tr, e.tr)
 		e.med = medianOffDiag(d2[(nb-1)*n*n:], n)
 		w := newMLLWork(n)
 		u := []float64{0.3, -0.2, 0.4, 0.7}[:2+nb]
@@ -329,5 +329,25 @@ func TestTanimotoMaternWeightRefits(t *testing.T) {
 	}
 	if second := e.weight(); !(first < 1e-6 && second > 1e-3) {
 		t.Errorf("the weight on the fingerprints: %.3g on data scored by the other inputs, then %.3g on data scored by the fingerprints; want < 1e-6, then > 1e-3", first, second)
+	}
+}
+
+// TestExactHugeTargets: targets whose squares overflow made the standard deviation +Inf and every prediction NaN
+// without a word; Fit says so instead (bo scales such scores first), and targets at the scale bo gives them fit.
+func TestExactHugeTargets(t *testing.T) {
+	x := []float64{0, 1, 2, 3}
+	e := NewExact(ExactConfig{MaxIter: 20}, 1)
+	if err := e.Fit(context.Background(), x, []float64{1e308, -1e308, 1e155, 0}); err == nil || !strings.Contains(err.Error(), "does not standardise") {
+		t.Errorf("Fit on ±1e308: err = %v, want one saying the targets do not standardise", err)
+	}
+	if err := e.Fit(context.Background(), x, []float64{0.5, -0.5, 1e-153, 5e-324}); err != nil {
+		t.Fatal(err)
+	}
+	mean, v := make([]float64, 2), make([]float64, 2)
+	e.Predict(mean, v, []float64{0.5, 2.5}, false)
+	for i := range mean {
+		if math.IsNaN(mean[i]) || math.IsInf(mean[i], 0) || math.IsNaN(v[i]) {
+			t.Errorf("prediction %d: mean %v variance %v", i, mean[i], v[i])
+		}
 	}
 }

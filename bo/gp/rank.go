@@ -1,35 +1,35 @@
 package gp
 
 import (
+	"cmp"
+	"math"
 	"slices"
 
 	"gonum.org/v1/gonum/stat"
 )
 
-// Spearman returns the rank correlation of a and b (average ranks for ties), or NaN when either is constant: how
-// well a surrogate's posterior mean orders scores it was not fitted on (the optimiser's FitRank, nfbo fitcheck).
+// Spearman returns the rank correlation of a and b (average ranks for ties), or NaN when either is constant or
+// holds a NaN: how well a surrogate's posterior mean orders scores it was not fitted on (the optimiser's FitRank,
+// nfbo fitcheck).
 func Spearman(a, b []float64) float64 {
+	if slices.ContainsFunc(a, math.IsNaN) || slices.ContainsFunc(b, math.IsNaN) {
+		return math.NaN() // a NaN has no rank
+	}
 	return stat.Correlation(fracRanks(a), fracRanks(b), nil) // 0/0, NaN, when either is constant
 }
 
-// fracRanks returns the 0-based rank of each element of v, ties sharing the mean of their ranks.
+// fracRanks returns the 0-based rank of each element of v, ties sharing the mean of their ranks. NaNs rank first,
+// each alone (equal to nothing): every group holds at least its first element, so the scan always advances.
 func fracRanks(v []float64) []float64 {
 	idx := make([]int, len(v))
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(i, j int) int {
-		switch {
-		case v[i] < v[j]:
-			return -1
-		case v[i] > v[j]:
-			return 1
-		}
-		return 0
-	})
+	// cmp.Compare orders a NaN before every number, consistently, as a sort needs; numbers as < and > do.
+	slices.SortStableFunc(idx, func(i, j int) int { return cmp.Compare(v[i], v[j]) })
 	r := make([]float64, len(v))
 	for i := 0; i < len(idx); {
-		j := i
+		j := i + 1
 		for j < len(idx) && v[idx[j]] == v[idx[i]] {
 			j++
 		}

@@ -79,10 +79,6 @@ func (c *Codec) decode(tokens []int) (string, bool) {
 	return smi, err == nil && smi != ""
 }
 
-// VariantKey returns the key that a molecule's key shares with its stereo, charge, hydrogen and radical
-// variants (smiles.VariantKey). It implements bo.VariantKeyer.
-func (c *Codec) VariantKey(key string) string { return smiles.VariantKey(key) }
-
 // Identity returns the identity of the molecule of key (chem/smiles.Identifier): the same for every key of one
 // molecule, whatever the order its atoms are written in, as graph-GA children are written in their own order.
 // A key the identifier cannot read is its own identity. It implements bo.Identifier.

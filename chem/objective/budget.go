@@ -3,14 +3,15 @@ package objective
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/nfbo/nfbo/internal/atomicfile"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -189,9 +190,13 @@ func (b *Budget) warnf(format string, args ...any) {
 }
 
 func (b *Budget) replay(created bool) error {
-	recs, end, torn, err := rundir.ReadLog(b.path)
+	recs, end, torn, unchecked, err := rundir.ReadLogChecked(b.path)
 	if err != nil {
 		return err
+	}
+	if unchecked > 0 {
+		b.warnf("objective: evaluation log %s: its first %d records were written by an earlier nfbo without a check (crc), "+
+			"so damage to them cannot be detected; the records written from now on carry one", b.path, unchecked)
 	}
 	if torn > 0 {
 		b.warnf("objective: evaluation log %s: dropping a torn last line (%d bytes after record %d, cut short by a crash)",
@@ -233,9 +238,21 @@ func (b *Budget) replay(created bool) error {
 	}
 	if created {
 		// The new file's directory entry must survive a crash too.
-		_ = rundir.SyncDir(filepath.Dir(b.path)) // best effort: some file systems cannot sync a directory
+		_ = atomicfile.SyncDir(filepath.Dir(b.path)) // best effort: some file systems cannot sync a directory
 	}
 	return nil
+}
+
+// unwritten is what pay does with paid answers it could not append to the log at offset at (a full disk): it cuts
+// the log back to its whole records, and prints the records, each a checked line, so that the answers paid for
+// need not be paid again: appended to the log by hand once there is room, -resume reads them as its own.
+func (b *Budget) unwritten(at int64, seekErr error, lines []byte, err error) {
+	if seekErr == nil && b.f.Truncate(at) == nil {
+		b.f.Seek(at, io.SeekStart)
+	}
+	b.warnf("objective: paid answers that could not be written to %s (%v), one record a line; once there is room, "+
+		"append them to the log as they are, before -resume, or -resume pays for them again:\n%s",
+		b.path, err, bytes.TrimSuffix(lines, []byte("\n")))
 }
 
 func countNoAnswer(recs []rundir.Record) int {
@@ -260,12 +277,11 @@ func (b *Budget) dropNoAnswer(recs []rundir.Record) (kept []rundir.Record, size 
 			continue
 		}
 		r.Call = len(kept) + 1
-		line, err := json.Marshal(r)
+		line, err := rundir.AppendRecord(nil, r)
 		if err != nil {
-			return nil, 0, "", fmt.Errorf("objective: encoding record %d of %s: %w", r.Call, b.path, err)
+			return nil, 0, "", fmt.Errorf("objective: %s: %w", b.path, err)
 		}
 		buf.Write(line)
-		buf.WriteByte('\n')
 		kept = append(kept, r)
 	}
 	old, err := os.ReadFile(b.path)
@@ -282,17 +298,9 @@ func (b *Budget) dropNoAnswer(recs []rundir.Record) (kept []rundir.Record, size 
 	if err := writeSynced(backup, old); err != nil {
 		return nil, 0, "", fmt.Errorf("objective: keeping a copy of %s before dropping its records of unanswered molecules: %w", b.path, err)
 	}
-	tmp := b.path + ".tmp"
-	os.Remove(tmp) // left by a crash during an earlier rewrite
-	if err := writeSynced(tmp, buf.Bytes()); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(b.path, buf.Bytes()); err != nil {
 		return nil, 0, "", fmt.Errorf("objective: rewriting %s: %w", b.path, err)
 	}
-	if err := os.Rename(tmp, b.path); err != nil {
-		os.Remove(tmp)
-		return nil, 0, "", fmt.Errorf("objective: rewriting %s: %w", b.path, err)
-	}
-	_ = rundir.SyncDir(filepath.Dir(b.path))
 	f, err := os.OpenFile(b.path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("objective: reopening %s: %w", b.path, err)
@@ -513,17 +521,18 @@ func (b *Budget) pay(idx []int, res []Result, out []Evaluation) error {
 		if r.Error != "" {
 			r.Score = 0
 		}
-		line, err := json.Marshal(r)
+		line, err := rundir.AppendRecord(nil, r)
 		if err != nil {
-			b.err = fmt.Errorf("objective: encoding record %d: %w", r.Call, err)
+			b.err = fmt.Errorf("objective: %w", err)
 			return b.err
 		}
 		buf.Write(line)
-		buf.WriteByte('\n')
 		recs = append(recs, r)
 	}
 	if len(recs) > 0 {
+		at, seekErr := b.f.Seek(0, io.SeekCurrent)
 		if _, err := b.f.Write(buf.Bytes()); err != nil {
+			b.unwritten(at, seekErr, buf.Bytes(), err)
 			b.err = fmt.Errorf("objective: appending to evaluation log %s: %w", b.path, err)
 			return b.err
 		}

@@ -45,3 +45,64 @@ func TestCheckRules(t *testing.T) {
 		t.Errorf("good rules, no molecules: %v", err)
 	}
 }
+
+// TestCheckGeneratedRules: the default rules' data-driven checks, on molecules an optimiser paid for under the
+// former default rules (issue #57) and on molecules of ZINC250k and GuacaMol 10k, which hold no alert of the list
+// and no unseen environment by construction; each check switched on alone.
+func TestCheckGeneratedRules(t *testing.T) {
+	pool := newTestRDKit(t, RDKitOptions{})
+	ctx := context.Background()
+	both := []byte(`{"alerts": true, "seen_environments": true}`)
+	paid := []struct{ smiles, why string }{
+		{"CCC1C(Br)N1CCOC(=O)C(=O)COC(=O)c1oc2ccccc2c1C", "alert NIH:alpha_halo_amine"}, // a 2-bromoaziridine
+		{"CCCCc1ccc(cc1)C(=O)Br", "alert NIH:carbonyl_halide"},                          // an acyl bromide
+		{"ClNCCCC1=CC(NC2CCCC2)[NH2+]CC=C1", "alert BRENK:N-halo"},
+		{"CCOC(=O)c1ccc(cc1)C(=O)OCl", "alert NIH:halogen_heteroatom"}, // an acyl hypochlorite
+		{"CC(C)(C)c1ccc2occ(CC(=O)Nc3ccccc3[Se]F)c2c1", "alert"},
+	}
+	real := []string{ // the first lines of ZINC250k and GuacaMol 10k
+		"CC(C)(C)c1ccc2occ(CC(=O)Nc3ccccc3F)c2c1",
+		"C[C@@H]1CC(Nc2cncc(-c3nncn3C)c2)C[C@@H](C)C1",
+		"CCCN(CCc1cccc(-c2ccccc2)c1)C(=O)C1OC(C(=O)O)=CC(N)C1NC(C)=O",
+		"Oc1ccc(C2CC(c3ccccc3)=NN2C(=S)Nc2ccccc2)cc1",
+	}
+	var smiles []string
+	for _, c := range paid {
+		smiles = append(smiles, c.smiles)
+	}
+	smiles = append(smiles, real...)
+	why, err := pool.Check(ctx, both, smiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range paid {
+		if !strings.HasPrefix(why[i], c.why) {
+			t.Errorf("%s: %q, want %q", c.smiles, why[i], c.why)
+		}
+	}
+	for i, s := range real {
+		if w := why[len(paid)+i]; w != "" {
+			t.Errorf("%s (a molecule of the sets): %q, want none", s, w)
+		}
+	}
+	// Each check alone, and an alert of the list allowed.
+	for _, c := range []struct{ rules, smiles, want string }{
+		{`{"seen_environments": true}`, "FS(F)C(SF)(SF)SF", "unseen environment at "}, // no real molecule has such a carbon
+		{`{"seen_environments": true}`, paid[0].smiles, ""},                           // its atoms' environments are common: the alert catches it
+		{`{"alerts": true}`, "FS(F)C(SF)(SF)SF", "alert NIH:halogen_heteroatom"},
+		{`{"alerts": true}`, "O=C1OC(=O)c2ccccc21", "alert NIH:anhydride"}, // phthalic anhydride
+		{`{"alerts": true, "allow_alerts": ["NIH:anhydride", "ZINC:Acid_anhydrides"]}`, "O=C1OC(=O)c2ccccc21", ""},
+	} {
+		why, err := pool.Check(ctx, []byte(c.rules), []string{c.smiles})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (c.want == "") != (why[0] == "") || !strings.HasPrefix(why[0], c.want) {
+			t.Errorf("%s on %s: %q, want %q", c.rules, c.smiles, why[0], c.want)
+		}
+	}
+	if _, err := pool.Check(ctx, []byte(`{"alerts": true, "allow_alerts": ["NIH:no_such_alert"]}`), nil); err == nil ||
+		!strings.Contains(err.Error(), "unknown alert") {
+		t.Errorf("an unknown allowed alert: %v", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -293,7 +294,9 @@ func TestBudgetDropsLegacyNoAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "dropped 2 of its 5 records") || !strings.Contains(warnings[0], path+".orig") {
+	// An earlier nfbo's log: its records carry no check (said once), and those of unanswered molecules are dropped.
+	if len(warnings) != 2 || !strings.Contains(warnings[0], "first 5 records were written by an earlier nfbo without a check") ||
+		!strings.Contains(warnings[1], "dropped 2 of its 5 records") || !strings.Contains(warnings[1], path+".orig") {
 		t.Errorf("warnings %q", warnings)
 	}
 	if kept, err := os.ReadFile(path + ".orig"); err != nil || string(kept) != old {
@@ -357,5 +360,55 @@ func TestCancelPaysTheAnswerInFlight(t *testing.T) {
 	}
 	if got := received(t, recv); len(got) != 3 {
 		t.Errorf("the program received %d molecules, want only the 3 of the request in flight", len(got))
+	}
+}
+
+// TestBudgetUnwrittenAnswers: answers that could not be appended to the log (a full disk) were lost, and paid for
+// again after -resume; they are printed as checked records, and appended by hand they are the log's own: nothing
+// is paid twice (issue #56).
+func TestBudgetUnwrittenAnswers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "evals.jsonl")
+	var warnings []string
+	warnf := func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
+	var calls atomic.Int64
+	opts := BudgetOptions{Task: "len", Warnf: warnf}
+	b, err := OpenBudget(path, countingObjective(&calls), upperCanon{}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Evaluate(context.Background(), []string{"a", "bb"}); err != nil {
+		t.Fatal(err)
+	}
+	// The disk fills: every write fails from now on.
+	end, _ := b.f.Seek(0, io.SeekCurrent)
+	ro, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro.Seek(end, io.SeekStart)
+	b.f.Close()
+	b.f = ro
+	if _, err := b.Evaluate(context.Background(), []string{"ccc", "dddd"}); err == nil || !strings.Contains(err.Error(), "appending to evaluation log") {
+		t.Fatalf("a failed append: %v", err)
+	}
+	b.Close()
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "paid answers that could not be written") || strings.Count(warnings[0], `"crc":"`) != 2 {
+		t.Fatalf("warnings %q", warnings)
+	}
+	_, lines, _ := strings.Cut(warnings[0], ":\n")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(lines + "\n") // what the user does once there is room
+	f.Close()
+	paid := calls.Load()
+	b, err = OpenBudget(path, countingObjective(&calls), upperCanon{}, opts)
+	if err != nil {
+		t.Fatalf("the log with the printed records appended: %v", err)
+	}
+	defer b.Close()
+	if _, err := b.Evaluate(context.Background(), []string{"ccc", "dddd"}); err != nil || calls.Load() != paid {
+		t.Errorf("the printed answers appended: %v, %d molecules paid again", err, calls.Load()-paid)
 	}
 }

@@ -38,9 +38,12 @@ func (pl *Pool) TasksFunc(tasks []string) TasksFunc {
 // a SMILES with a byte that is not printable ASCII) gets 0 and a message "NAME:LINE: reason" on errw. A SMILES
 // that is not printable ASCII is not sent to the objective: RDKit would stop reading at the first bad byte and
 // score the prefix, another molecule. It returns the number of failed lines.
-func ScoreLines(ctx context.Context, score TasksFunc, tasks []string, name string, in io.Reader, out *bufio.Writer, errw io.Writer) (int, error) {
+//
+// check, when not nil, is asked about the same molecules (the chemistry rules, Pool.Check): each line then ends
+// with one more field, "ok" or the rule the molecule breaks, which is no failure; tasks may then be empty.
+func ScoreLines(ctx context.Context, score TasksFunc, tasks []string, check CheckFunc, name string, in io.Reader, out *bufio.Writer, errw io.Writer) (int, error) {
 	r := bufio.NewReaderSize(in, 1<<16)
-	b := lineBatch{score: score, tasks: tasks, name: name, out: out, errw: errw}
+	b := lineBatch{score: score, tasks: tasks, check: check, name: name, out: out, errw: errw}
 	for {
 		line, err := r.ReadString('\n')
 		if len(line) > 0 {
@@ -64,10 +67,14 @@ func ScoreLines(ctx context.Context, score TasksFunc, tasks []string, name strin
 	return b.failed, b.flush(ctx)
 }
 
+// CheckFunc says for each molecule of batch "" when it keeps the chemistry rules, else the rule it breaks.
+type CheckFunc func(ctx context.Context, batch []string) ([]string, error)
+
 // lineBatch is ScoreLines' state: the lines read and not yet scored.
 type lineBatch struct {
 	score  TasksFunc
 	tasks  []string
+	check  CheckFunc
 	name   string
 	out    *bufio.Writer
 	errw   io.Writer
@@ -90,10 +97,18 @@ func (b *lineBatch) flush(ctx context.Context) error {
 		}
 	}
 	var res [][]Result
+	var why []string
 	if len(good) > 0 {
 		var err error
-		if res, err = b.score(ctx, good); err != nil {
-			return fmt.Errorf("%s: lines %d-%d: %w", b.name, first, b.lineNo, err)
+		if len(b.tasks) > 0 {
+			if res, err = b.score(ctx, good); err != nil {
+				return fmt.Errorf("%s: lines %d-%d: %w", b.name, first, b.lineNo, err)
+			}
+		}
+		if b.check != nil {
+			if why, err = b.check(ctx, good); err != nil {
+				return fmt.Errorf("%s: lines %d-%d: %w", b.name, first, b.lineNo, err)
+			}
 		}
 	}
 	k := 0 // index in good
@@ -115,6 +130,19 @@ func (b *lineBatch) flush(ctx context.Context) error {
 				msgs = append(msgs, reason)
 			}
 			b.out.WriteString(strconv.FormatFloat(res[j][k].Score, 'g', 17, 64))
+		}
+		if b.check != nil {
+			if len(b.tasks) > 0 {
+				b.out.WriteByte('\t')
+			}
+			switch {
+			case b.bad[i] != nil:
+				b.out.WriteString("not checked")
+			case why[k] != "":
+				b.out.WriteString(CleanMessage(why[k]))
+			default:
+				b.out.WriteString("ok")
+			}
 		}
 		b.out.WriteByte('\n')
 		if b.bad[i] != nil {

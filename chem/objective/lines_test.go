@@ -28,7 +28,7 @@ func TestScoreLines(t *testing.T) {
 	in := "CCO name\nC1CC\nC\u00e9C\nc1ccccc1\n"
 	var out, errw bytes.Buffer
 	w := bufio.NewWriter(&out)
-	failed, err := ScoreLines(context.Background(), score, []string{"a", "b"}, "in.smi", strings.NewReader(in), w, &errw)
+	failed, err := ScoreLines(context.Background(), score, []string{"a", "b"}, nil, "in.smi", strings.NewReader(in), w, &errw)
 	w.Flush()
 	if err != nil || failed != 2 {
 		t.Fatalf("failed %d, err %v; want 2 failed lines", failed, err)

@@ -1,17 +1,21 @@
 package objective
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
-	"strings"
+
+	"github.com/nfbo/nfbo/data"
+	"github.com/nfbo/nfbo/internal/atomicfile"
+	"github.com/nfbo/nfbo/internal/suggest"
 )
 
 // workerSource is the RDKit worker, embedded so that the nfbo binary works
@@ -64,6 +68,10 @@ func NewRDKit(opts RDKitOptions) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
+	rulesData, err := rulesDataDir()
+	if err != nil {
+		return nil, err
+	}
 	maxLen := opts.MaxSMILESLen
 	switch {
 	case maxLen == 0:
@@ -74,7 +82,7 @@ func NewRDKit(opts RDKitOptions) (*Pool, error) {
 	po := opts.PoolOptions
 	// -I: isolated mode, so PYTHONPATH and the user's site-packages cannot
 	// shadow Debian's RDKit or numpy. -u: unbuffered stderr.
-	po.command = []string{python, "-I", "-u", script, "--max-smiles-len", strconv.Itoa(maxLen)}
+	po.command = []string{python, "-I", "-u", script, "--max-smiles-len", strconv.Itoa(maxLen), "--rules-data", rulesData}
 	po.name = "RDKit worker (" + python + ")"
 	po.handshake = true
 	return newPool(po), nil
@@ -83,11 +91,54 @@ func NewRDKit(opts RDKitOptions) (*Pool, error) {
 // workerScript writes the embedded worker to the user's cache directory
 // (or the temporary directory) under a name derived from its content, so
 // that binaries of different versions never share a file, and returns its
-// path. The file is written to a temporary name and renamed, so a
-// concurrent nfbo never runs a half-written worker.
+// path.
 func workerScript() (string, error) {
 	sum := sha256.Sum256(workerSource)
-	name := "nfbo-rdkit-worker-" + hex.EncodeToString(sum[:8]) + ".py"
+	dir, err := cacheDir()
+	if err != nil {
+		return "", fmt.Errorf("objective: writing the RDKit worker: %w", err)
+	}
+	path := filepath.Join(dir, "nfbo-rdkit-worker-"+hex.EncodeToString(sum[:8])+".py")
+	if err := writeCached(path, workerSource); err != nil {
+		return "", fmt.Errorf("objective: writing the RDKit worker: %w", err)
+	}
+	return path, nil
+}
+
+// rulesDataDir writes the default chemistry rules' generated data (package data's rules files: the alerts and
+// the atom environments seen in real molecules) to a directory of the cache named by their content, for the
+// worker's --rules-data, and returns its path.
+func rulesDataDir() (string, error) {
+	files := []string{"alerts.tsv", "environments.txt.gz"}
+	h := sha256.New()
+	contents := make([][]byte, len(files))
+	for i, name := range files {
+		b, err := data.Rules(name)
+		if err != nil {
+			return "", fmt.Errorf("objective: %w", err)
+		}
+		contents[i] = b
+		fmt.Fprintf(h, "%s %d\n", name, len(b))
+		h.Write(b)
+	}
+	base, err := cacheDir()
+	if err != nil {
+		return "", fmt.Errorf("objective: writing the rules data: %w", err)
+	}
+	dir := filepath.Join(base, "nfbo-rules-"+hex.EncodeToString(h.Sum(nil)[:8]))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("objective: writing the rules data: %w", err)
+	}
+	for i, name := range files {
+		if err := writeCached(filepath.Join(dir, name), contents[i]); err != nil {
+			return "", fmt.Errorf("objective: writing the rules data: %w", err)
+		}
+	}
+	return dir, nil
+}
+
+// cacheDir is nfbo's directory in the user's cache directory, or the temporary directory.
+func cacheDir() (string, error) {
 	dir, err := os.UserCacheDir()
 	if err == nil {
 		dir = filepath.Join(dir, "nfbo")
@@ -96,25 +147,16 @@ func workerScript() (string, error) {
 	if err != nil {
 		dir = os.TempDir()
 	}
-	path := filepath.Join(dir, name)
-	if b, err := os.ReadFile(path); err == nil && string(b) == string(workerSource) {
-		return path, nil
+	return dir, nil
+}
+
+// writeCached makes path hold content unless it does already, atomically, so a concurrent nfbo never reads a
+// half-written file.
+func writeCached(path string, content []byte) error {
+	if b, err := os.ReadFile(path); err == nil && bytes.Equal(b, content) {
+		return nil
 	}
-	f, err := os.CreateTemp(dir, name+".tmp*")
-	if err != nil {
-		return "", fmt.Errorf("objective: writing the RDKit worker: %w", err)
-	}
-	_, werr := f.Write(workerSource)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("objective: writing the RDKit worker: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("objective: writing the RDKit worker: %w", err)
-	}
-	return path, nil
+	return atomicfile.Write(path, content)
 }
 
 // Version describes the worker's software.
@@ -164,17 +206,19 @@ func (pl *Pool) single(ctx context.Context, req *request) (*response, error) {
 
 // UnknownTaskError is CheckTasks' answer for a task the RDKit worker does not have.
 type UnknownTaskError struct {
-	Task  string
-	Known []string // the worker's task names
+	Task    string
+	Known   []string // the worker's task names
+	Aliases []string // and their other names
 }
 
-// Error names the task and lists the known ones.
+// Error names the task, the known name nearest to it when one is near, and the command that lists them all
+// (the whole list, 43 names, is too long for a message).
 func (e *UnknownTaskError) Error() string {
-	q := make([]string, len(e.Known))
-	for i, k := range e.Known {
-		q[i] = strconv.Quote(k)
+	msg := fmt.Sprintf("unknown task %q", e.Task)
+	if near := suggest.Closest(e.Task, append(slices.Clip(e.Known), e.Aliases...)); near != "" {
+		msg += fmt.Sprintf("; did you mean %q?", near)
 	}
-	return fmt.Sprintf("unknown task %q; run \"nfbo tasks\" for the list (%s)", e.Task, strings.Join(q, ", "))
+	return msg + fmt.Sprintf(" (\"nfbo tasks\" lists the %d tasks)", len(e.Known))
 }
 
 // CheckTasks returns an *UnknownTaskError for the first of tasks that the worker knows neither by name nor by
@@ -185,17 +229,18 @@ func (pl *Pool) CheckTasks(ctx context.Context, tasks []string) error {
 		return err
 	}
 	known := map[string]bool{}
-	var names []string
+	var names, aliases []string
 	for _, t := range infos {
 		known[t.Name] = true
 		for _, a := range t.Aliases {
 			known[a] = true
 		}
 		names = append(names, t.Name)
+		aliases = append(aliases, t.Aliases...)
 	}
 	for _, task := range tasks {
 		if !known[task] {
-			return &UnknownTaskError{Task: task, Known: names}
+			return &UnknownTaskError{Task: task, Known: names, Aliases: aliases}
 		}
 	}
 	return nil

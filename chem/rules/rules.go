@@ -15,8 +15,18 @@
 //	  "required_smarts": ["c1ccccc1"],                       every pattern must match
 //	  "forbidden_smarts": ["[N+](=O)[O-]"],                  no pattern may match
 //	  "catalogs": ["PAINS", "BRENK"],                        RDKit's alert catalogues (PAINS, BRENK, NIH, ZINC)
+//	  "alerts": true,                                        no alert of the generated list (below)
+//	  "allow_alerts": ["NIH:anhydride"],                     alerts of that list not applied
+//	  "seen_environments": true,                             every atom environment seen in real molecules
 //	  "max_sa": 6                                            synthetic accessibility ceiling, 1-10 (0: none)
 //	}
+//
+// The default rules' two data-driven checks come from molecules chemists made, ZINC250k and GuacaMol 10k
+// (scripts/gen-rules.py writes both files, embedded in the binary by package data): "alerts" rejects a molecule
+// that holds any structural alert of RDKit's NIH, BRENK and ZINC catalogues that fewer than 0.1 % of either set's
+// molecules hold (data/rules/alerts.tsv, rows marked default, with their frequencies, to review); and
+// "seen_environments" rejects a molecule with an atom environment (Morgan radius 0 or 1) that no molecule of
+// either set holds (data/rules/environments.txt.gz): the "never seen in a real molecule" check.
 //
 // The rules are checked by the RDKit worker (chem/objective, op "check"), their one implementation.
 package rules
@@ -45,7 +55,12 @@ type Rules struct {
 	RequiredSMARTS  []string `json:"required_smarts,omitempty"`
 	ForbiddenSMARTS []string `json:"forbidden_smarts,omitempty"`
 	Catalogs        []string `json:"catalogs,omitempty"`
-	MaxSA           float64  `json:"max_sa,omitempty"`
+	// Alerts rejects the structural alerts of the generated list (DefaultAlerts), but those of AllowAlerts.
+	Alerts      bool     `json:"alerts,omitempty"`
+	AllowAlerts []string `json:"allow_alerts,omitempty"`
+	// SeenEnvironments rejects a molecule with an atom environment no molecule of ZINC250k or GuacaMol 10k has.
+	SeenEnvironments bool    `json:"seen_environments,omitempty"`
+	MaxSA            float64 `json:"max_sa,omitempty"`
 }
 
 // Charges limit formal charges: only atoms of Elements may carry one, of ±1, and the molecule's net charge is
@@ -64,10 +79,11 @@ const (
 )
 
 // Default returns the rules of user runs: closed-shell molecules, formal charges only on N and O with a net
-// charge within ±1, molecular weight 150-650 and no PAINS alert.
+// charge within ±1, molecular weight 150-650, no PAINS alert, no alert of the generated list and no atom
+// environment unseen in real molecules.
 func Default() Rules {
 	return Rules{ClosedShell: true, Charges: &Charges{Elements: []string{"N", "O"}, MaxAbsNet: 1}, MinMW: 150, MaxMW: 650,
-		Catalogs: []string{"PAINS"}}
+		Catalogs: []string{"PAINS"}, Alerts: true, SeenEnvironments: true}
 }
 
 // Catalogs are the alert catalogues the rules may name.
@@ -98,6 +114,18 @@ func (r Rules) Validate() error {
 			return fmt.Errorf("catalogs: unknown %q (want %s)", c, strings.Join(catalogs, ", "))
 		}
 	}
+	if len(r.AllowAlerts) > 0 {
+		all, err := GeneratedAlerts()
+		if err != nil {
+			return err
+		}
+		for _, id := range r.AllowAlerts {
+			if !slices.ContainsFunc(all, func(a Alert) bool { return a.ID() == id && a.Default }) {
+				return fmt.Errorf("allow_alerts: %q is no alert of the default list (data/rules/alerts.tsv, "+
+					"default yes; written CATALOGUE:name)", id)
+			}
+		}
+	}
 	return nil
 }
 
@@ -110,7 +138,8 @@ func (r Rules) JSON() json.RawMessage {
 	return b
 }
 
-// String describes the rules in one line, e.g. "closed-shell, charges ±1 on N O (net ±1), MW 150-650, PAINS".
+// String describes the rules in one line, e.g. "closed-shell, charges ±1 on N O (net ±1), MW 150-650, PAINS,
+// rare alerts, seen environments".
 func (r Rules) String() string {
 	if r.IsZero() {
 		return "none"
@@ -145,6 +174,16 @@ func (r Rules) String() string {
 		p = append(p, fmt.Sprintf("%d forbidden SMARTS", n))
 	}
 	p = append(p, r.Catalogs...)
+	if r.Alerts {
+		if n := len(r.AllowAlerts); n > 0 {
+			p = append(p, fmt.Sprintf("rare alerts (%d allowed)", n))
+		} else {
+			p = append(p, "rare alerts")
+		}
+	}
+	if r.SeenEnvironments {
+		p = append(p, "seen environments")
+	}
 	if r.MaxSA > 0 {
 		p = append(p, fmt.Sprintf("SA ≤ %g", r.MaxSA))
 	}

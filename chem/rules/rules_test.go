@@ -17,7 +17,7 @@ func TestLoadNames(t *testing.T) {
 	if r, err := Load("none"); err != nil || !r.IsZero() || r.String() != "none" {
 		t.Errorf("none: %+v, %v", r, err)
 	}
-	if got := Default().String(); got != "closed-shell, charges ±1 on N O (net ±1), MW 150-650, PAINS" {
+	if got := Default().String(); got != "closed-shell, charges ±1 on N O (net ±1), MW 150-650, PAINS, rare alerts, seen environments" {
 		t.Errorf("Default().String() = %q", got)
 	}
 }
@@ -54,6 +54,7 @@ func TestParseFile(t *testing.T) {
 		"catalog.json":  {`{"catalogs": ["pains"]}`, `unknown "pains"`},
 		"ring.json":     {`{"max_ring_size": 2}`, "max_ring_size 2"},
 		"sa.json":       {`{"max_sa": 11}`, "max_sa 11"},
+		"allow.json":    {`{"alerts": true, "allow_alerts": ["NIH:peroxid"]}`, `allow_alerts: "NIH:peroxid" is no alert of the default list`},
 	} {
 		_, err := Load(write(name, c.text))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -62,5 +63,54 @@ func TestParseFile(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), `"default", "none" or a JSON file`) {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// The generated alert list: every row read, unique ids, the default alerts rare in both sets and the others not,
+// the alerts of the issue's paid molecules among the defaults; and the rules that switch each check.
+func TestGeneratedAlerts(t *testing.T) {
+	all, err := GeneratedAlerts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) < 300 {
+		t.Fatalf("%d alerts, want NIH's, BRENK's and ZINC's (335)", len(all))
+	}
+	ids := map[string]bool{}
+	defaults := 0
+	for _, a := range all {
+		if a.SMARTS == "" || a.MinCount < 0 {
+			t.Errorf("%s: SMARTS %q, min count %d", a.ID(), a.SMARTS, a.MinCount)
+		}
+		ids[a.ID()] = true
+		rare := a.ZINC < 0.001 && a.GuacaMol < 0.001
+		if a.Default != rare {
+			t.Errorf("%s: default %v with frequencies %g (ZINC250k) and %g (GuacaMol 10k)", a.ID(), a.Default, a.ZINC, a.GuacaMol)
+		}
+		if a.Default {
+			defaults++
+		}
+	}
+	for _, id := range []string{"NIH:alpha_halo_amine", "NIH:carbonyl_halide", "NIH:halogen_heteroatom", "NIH:peroxide", "NIH:anhydride"} {
+		if !ids[id] {
+			t.Errorf("%s missing", id)
+		}
+	}
+	if defaults == 0 || defaults == len(all) {
+		t.Errorf("%d default alerts of %d: the threshold chose nothing", defaults, len(all))
+	}
+	r := Default()
+	if !r.Alerts || !r.SeenEnvironments {
+		t.Errorf("default rules without the generated checks: %+v", r)
+	}
+	r.AllowAlerts = []string{"NIH:anhydride"}
+	if err := r.Validate(); err != nil {
+		t.Errorf("allowing a default alert: %v", err)
+	}
+	for why, want := range map[string]string{"alert NIH:peroxide": "alerts", "alert: azo_A": "alerts",
+		"unseen environment at C3 (radius 1): …": "unseen environments", "radical on C4": ""} {
+		if got := Kind(why); got != want {
+			t.Errorf("Kind(%q) = %q, want %q", why, got, want)
+		}
 	}
 }

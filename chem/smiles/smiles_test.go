@@ -175,20 +175,3 @@ func TestElements(t *testing.T) {
 		t.Errorf("%d element symbols, want 114", n)
 	}
 }
-
-func TestVariantKey(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"C#C[C@@H1]1CC[C@]2(C)[O-1]", "C#CC1CCC2(C)O"},
-		{"[C+1]#CC1=CC[C]C2", "C#CC1=CCCC2"},
-		{"F/C=C\\F", "FC=CF"},
-		{"[13CH3][NH4+]", "[13C]N"},
-		{"[Se]c1cc[nH]c1", "[Se]c1ccnc1"},
-		{"[se]1cccc1", "[se]1cccc1"},
-		{"C[Xx]C", "C[Xx]C"},
-		{"C[C", "C[C"},
-	} {
-		if got := VariantKey(c.in); got != c.want {
-			t.Errorf("VariantKey(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}

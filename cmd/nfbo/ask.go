@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/nfbo/nfbo/bo"
+	"github.com/nfbo/nfbo/internal/atomicfile"
 	"github.com/nfbo/nfbo/optimize"
 	"github.com/nfbo/nfbo/rundir"
 )
@@ -69,19 +70,31 @@ of them is DIR/asked.jsonl.`,
 			return Usagef(cmd, "ask: -o %s is a file of the run in %s: writing the batch there would destroy it; "+
 				"write the batch outside the run's files", *outFile, a.Out)
 		}
-		run, err := resolveRunArgs(cmd, fs, a, "ask")
+		run, switched, err := resolveRunArgs(cmd, fs, a, "ask")
 		if err != nil {
 			return err
 		}
 		if *max < 0 {
 			return Usagef(cmd, "ask: -n %d: want 0 (the whole batch) or more", *max)
 		}
-		batch, info, err := optimize.Ask(ctx, optimize.Streams{Stdout: cmd.Stdout, Stderr: cmd.Stderr}, run, optimize.AskOptions{Max: *max})
+		// A run whose budget is spent is closed by this ask (run.json marked finished) without its banner and
+		// summary: the one line below says it, as status does.
+		streams := optimize.Streams{Stdout: cmd.Stdout, Stderr: cmd.Stderr}
+		var quiet bytes.Buffer
+		if st, err := rundir.ReadStatus(a.Out, 0); err == nil && st.Finished() {
+			streams = optimize.Streams{Stdout: &quiet, Stderr: &quiet}
+		}
+		batch, info, err := optimize.Ask(ctx, streams, run, optimize.AskOptions{Max: *max})
 		if err != nil {
+			cmd.Stderr.Write(quiet.Bytes())
 			return runError(cmd, "ask", err)
 		}
+		if switched != "" { // said only now: a refused ask switches nothing
+			fmt.Fprintln(cmd.Stderr, switched)
+		}
 		if batch == nil {
-			fmt.Fprintf(cmd.Stderr, "nfbo ask: the run in %s is finished: its budget is spent; nothing to ask\n", a.Out)
+			fmt.Fprintf(cmd.Stderr, "nfbo ask: the run in %s is finished: all %d calls of its budget are paid; nothing to ask "+
+				"(nfbo report %s draws its best molecules)\n", a.Out, info.Budget, a.Out)
 		}
 		if *outFile == "" {
 			if err := writeBatch(cmd.Stdout, batch); err != nil {
@@ -93,7 +106,7 @@ of them is DIR/asked.jsonl.`,
 			if err := writeBatch(&buf, batch); err != nil {
 				return fmt.Errorf("ask: %w", err)
 			}
-			if err := rundir.WriteFileAtomic(*outFile, buf.Bytes()); err != nil {
+			if err := atomicfile.Write(*outFile, buf.Bytes()); err != nil {
 				return fmt.Errorf("ask: the batch is in the run's ledger, but %w", err)
 			}
 		}
@@ -108,19 +121,21 @@ of them is DIR/asked.jsonl.`,
 
 // resolveRunArgs returns the flags of the ask/tell run in a.Out for the command name (ask or serve): those of
 // its args.json when it has one (then only the flags in runFlags may be given), else the flags given, which
-// make the run or, for a run made by an nfbo that kept no args.json, must be the ones it was made with.
-func resolveRunArgs(cmd *Command, fs *flag.FlagSet, a optimize.Args, name string) (optimize.Args, error) {
-	run := a
+// make the run or, for a run made by an nfbo that kept no args.json, must be the ones it was made with. For a run
+// made with an objective program or a queue, switched is the line to print once the command has taken the run
+// over: its scores come from nfbo tell from then on.
+func resolveRunArgs(cmd *Command, fs *flag.FlagSet, a optimize.Args, name string) (run optimize.Args, switched string, err error) {
+	run = a
 	switch {
 	case rundir.Exists(filepath.Join(a.Out, rundir.ArgsFile)):
 		saved, err := optimize.ReadArgs(a.Out)
 		if err != nil {
-			return run, fmt.Errorf("%s: %w", name, err)
+			return run, "", fmt.Errorf("%s: %w", name, err)
 		}
 		// The run's flags given again with the values it was made with (a client repeating its first command)
 		// are the run's own; another value is refused.
 		if differ := changedRunFlags(fs, a, saved); len(differ) > 0 {
-			return run, Usagef(cmd, "%s: %s holds a run already, made with other flags (they are in %s): %s; give only -run "+
+			return run, "", Usagef(cmd, "%s: %s holds a run already, made with other flags (they are in %s): %s; give only -run "+
 				"(and -python, -backend, -timeout, -workers, -request-size), or the run's own flags", name, a.Out,
 				filepath.Join(a.Out, rundir.ArgsFile), strings.Join(differ, ", "))
 		}
@@ -135,23 +150,23 @@ func resolveRunArgs(cmd *Command, fs *flag.FlagSet, a optimize.Args, name string
 	}
 	if run.ObjectiveCmd != "" {
 		// A run made by optimize with a program switches to ask/tell: its scores come from tell from now on.
-		fmt.Fprintf(cmd.Stderr, "nfbo %s: %s was made with -objective-cmd %q; from now on its scores come from nfbo tell\n",
+		switched = fmt.Sprintf("nfbo %s: %s was made with -objective-cmd %q; from now on its scores come from nfbo tell",
 			name, a.Out, run.ObjectiveCmd)
 		run.ObjectiveCmd = ""
 	}
 	if run.Queue != "" {
 		// Likewise a run whose workers scored its molecules through a NATS queue.
-		fmt.Fprintf(cmd.Stderr, "nfbo %s: %s was made with -queue %s; from now on its scores come from nfbo tell\n",
+		switched = fmt.Sprintf("nfbo %s: %s was made with -queue %s; from now on its scores come from nfbo tell",
 			name, a.Out, run.Queue)
 		run.Queue = ""
 	}
 	if err := run.Check(); err != nil {
-		return run, runError(cmd, name, err)
+		return run, "", runError(cmd, name, err)
 	}
 	if _, err := bo.PresetByName(run.Preset); err != nil {
-		return run, Usagef(cmd, "%s: %v", name, err)
+		return run, "", Usagef(cmd, "%s: %v", name, err)
 	}
-	return run, nil
+	return run, switched, nil
 }
 
 // changedRunFlags returns, for each flag given in fs (other than runFlags) whose value differs from the one the

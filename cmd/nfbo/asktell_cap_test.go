@@ -15,6 +15,7 @@ import (
 // the batch with the same ids, never a molecule beyond the budget, and telling it finishes the run with the
 // budget in the log and nothing awaiting.
 func TestAskCappedBatchPartlyTold(t *testing.T) {
+	t.Parallel()
 	needRDKit(t)
 	dir := t.TempDir()
 	modeltest.WriteShippedVocabModel(t, dir)

@@ -26,7 +26,7 @@ func TestAskTellKill9(t *testing.T) {
 	}
 	needRDKit(t)
 	dir := t.TempDir()
-	bin := buildNfbo(t, dir)
+	bin := buildNfbo(t)
 	modeltest.WriteShippedVocabModel(t, dir)
 	rng := rand.New(rand.NewPCG(3, 4))
 	flags := []string{"-task", "demo", "-init", guacamol100, "-init-count", "60", "-budget", "70", "-model", dir,

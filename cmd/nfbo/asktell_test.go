@@ -65,6 +65,7 @@ func tell(t *testing.T, run, file string) string {
 // refused with FILE:LINE and change nothing. Halfway, the run switches to optimize -resume with an objective
 // program, which scores the batch left untold and finishes the run; no molecule is paid twice.
 func TestAskTellRoundTrip(t *testing.T) {
+	t.Parallel()
 	needRDKit(t)
 	dir := t.TempDir()
 	modeltest.WriteShippedVocabModel(t, dir)
@@ -170,6 +171,7 @@ func TestAskTellRoundTrip(t *testing.T) {
 // TestTellConcurrent tells one batch from 20 clients at once, each sending an overlapping half of it: every
 // score is paid once, and none is lost.
 func TestTellConcurrent(t *testing.T) {
+	t.Parallel()
 	needRDKit(t)
 	dir := t.TempDir()
 	modeltest.WriteShippedVocabModel(t, dir)
@@ -246,5 +248,30 @@ for n, line in enumerate(sys.stdin):
 	}
 	if out := tell(t, run, tellFile(t, dir, "b.csv", batch)); !strings.Contains(out, fmt.Sprintf("told %d new scores", len(batch))) {
 		t.Errorf("tell: %q", out)
+	}
+}
+
+// After the last tell the run is finished: status says so, and the next ask says it in one line (no banner) and
+// writes only the CSV header.
+func TestAskTellFinishedInOneLine(t *testing.T) {
+	needRDKit(t)
+	dir := t.TempDir()
+	modeltest.WriteShippedVocabModel(t, dir)
+	run := filepath.Join(dir, "run")
+	flags := []string{"-run", run, "-task", "demo", "-init", guacamol100, "-init-count", "6", "-budget", "11", "-anchors", "1",
+		"-queries", "5", "-candidates", "100", "-model", dir}
+	tell(t, run, tellFile(t, dir, "first.csv", askBatch(t, flags...)))
+	_, stderr, err := runCmd(t, newTellCmd(), "", "-run", run, tellFile(t, dir, "second.csv", askBatch(t, "-run", run)))
+	if err != nil || !strings.Contains(stderr, "nfbo tell: the run in "+run+" is finished: all 11 calls of its budget are paid") {
+		t.Errorf("the last tell: %v\nstderr %q", err, stderr)
+	}
+	if out, _, err := runCmd(t, newStatusCmd(), "", "-run", run, "-best", "0"); err != nil ||
+		!strings.Contains(out, "11 calls paid of 11; finished\n") {
+		t.Errorf("status after the last tell: %q, %v", out, err)
+	}
+	stdout, stderr, err := runCmd(t, newAskCmd(), "", "-run", run)
+	want := "nfbo ask: the run in " + run + " is finished: all 11 calls of its budget are paid; nothing to ask"
+	if err != nil || stdout != "id,smiles\n" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, want) {
+		t.Errorf("ask after the last tell: %v\nstdout %q\nstderr %q\nwant one line starting %q", err, stdout, stderr, want)
 	}
 }

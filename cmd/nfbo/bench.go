@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/chem/objective"
 )
 

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"syscall"
+
+	"github.com/nfbo/nfbo/internal/suggest"
 )
 
 // A Command is one nfbo subcommand, in the manner of cmd/go's base.Command:
@@ -23,6 +25,11 @@ type Command struct {
 	Long string
 	// Flag holds the command's flags; Run sees the arguments left after parsing.
 	Flag *flag.FlagSet
+	// Groups, when set, sort the flags for a reader: -h shows the first
+	// group alone (the everyday flags) and points to "nfbo help CMD", which
+	// shows every group under its title. Every flag belongs to one group
+	// (TestFlagGroupsCoverEveryFlag).
+	Groups []FlagGroup
 	// Run executes the command. A *UsageError makes main exit 2; any other
 	// error exits 1. Nil Run means the command only groups Commands.
 	Run func(ctx context.Context, cmd *Command, args []string) error
@@ -32,6 +39,44 @@ type Command struct {
 	// the process's, tests to buffers.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+}
+
+// FlagGroup is a titled set of a command's flags, named without the dash.
+type FlagGroup struct {
+	Title string
+	Names []string
+}
+
+// printFlags writes the defaults of the flags of fs named in names, in that
+// order, as flag.PrintDefaults writes them.
+func printFlags(w io.Writer, fs *flag.FlagSet, names []string) {
+	sub := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	for _, n := range names {
+		if f := fs.Lookup(n); f != nil {
+			sub.Var(f.Value, f.Name, f.Usage)
+		}
+	}
+	sub.SetOutput(w)
+	sub.PrintDefaults()
+}
+
+// printUsage writes the flags for -h: the everyday group and a pointer to
+// the rest, or every flag when the command has no groups.
+func (c *Command) printUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: nfbo %s\n", c.UsageLine)
+	if len(c.Groups) == 0 {
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		return
+	}
+	g := c.Groups[0]
+	fmt.Fprintf(w, "\n%s:\n", g.Title)
+	printFlags(w, fs, g.Names)
+	n := 0
+	for _, g := range c.Groups[1:] {
+		n += len(g.Names)
+	}
+	fmt.Fprintf(w, "\n%d more settings, in groups, and what the command does: \"nfbo help %s\"\n", n, c.Path())
 }
 
 // Name returns the command's last word, e.g. "encode" for "selfies encode".
@@ -155,30 +200,62 @@ func (c *Command) Execute(ctx context.Context, args []string) error {
 		if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 			return c.help(args[1:])
 		}
+		name := args[0]
+		if c.Path() == "" && (name == "-version" || name == "--version") {
+			name = "version" // what a newcomer tries first
+		}
+		var names []string
 		for _, sub := range c.Commands {
-			if sub.Name() == args[0] {
+			if sub.Name() == name {
 				return sub.Execute(ctx, args[1:])
 			}
+			names = append(names, sub.Name())
 		}
-		c.printCommands(c.Stderr)
-		return &UsageError{Err: fmt.Errorf("%sunknown command %q", c.errPrefix(), args[0])}
+		msg := fmt.Sprintf("%sunknown command %q", c.errPrefix(), args[0])
+		if near := suggest.Closest(strings.TrimLeft(args[0], "-"), names); near != "" {
+			msg += fmt.Sprintf("; did you mean %q?", near)
+		}
+		return &UsageError{Err: fmt.Errorf("%s\nrun \"nfbo %shelp\" for the list of commands", msg, c.pathSpace())}
 	}
 	fs := c.Flag
 	if fs == nil {
 		fs = flag.NewFlagSet(c.Path(), flag.ContinueOnError)
 	}
-	fs.SetOutput(c.Stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(c.Stderr, "usage: nfbo %s\n", c.UsageLine)
-		fs.PrintDefaults()
-	}
+	// The flag package prints its error and the whole flag list on a bad flag (over a hundred lines for
+	// optimize); the error comes back here instead, with one pointer to the help, and -h prints the list.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			c.printUsage(c.Stderr, fs)
 			return err
 		}
-		return &UsageError{Cmd: c, Err: err}
+		return &UsageError{Cmd: c, Err: c.flagError(fs, err)}
 	}
 	return c.Run(ctx, c, fs.Args())
+}
+
+// flagError is the flag package's parse error, with the nearest flag's name when the flag is unknown and a
+// pointer to the command's help.
+func (c *Command) flagError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	const unknown = "flag provided but not defined: -"
+	if name, ok := strings.CutPrefix(msg, unknown); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if near := suggest.Closest(strings.TrimLeft(name, "-"), names); near != "" {
+			msg += fmt.Sprintf("; did you mean -%s?", near)
+		}
+	}
+	return fmt.Errorf("%s%s (\"nfbo help %s\" lists the flags)", c.errPrefix(), msg, c.Path())
+}
+
+// pathSpace is the command's path followed by a space, or "" for the root.
+func (c *Command) pathSpace() string {
+	if p := c.Path(); p != "" {
+		return p + " "
+	}
+	return ""
 }
 
 func (c *Command) help(args []string) error {
@@ -204,7 +281,14 @@ func (c *Command) help(args []string) error {
 		return nil
 	}
 	fmt.Fprintf(c.Stdout, "usage: nfbo %s\n\n%s\n", cur.UsageLine, strings.TrimSpace(cur.Long))
-	if cur.Flag != nil {
+	switch {
+	case cur.Flag == nil:
+	case len(cur.Groups) > 0:
+		for _, g := range cur.Groups {
+			fmt.Fprintf(c.Stdout, "\n%s:\n", g.Title)
+			printFlags(c.Stdout, cur.Flag, g.Names)
+		}
+	default:
 		fmt.Fprintln(c.Stdout, "\nFlags:")
 		cur.Flag.SetOutput(c.Stdout)
 		cur.Flag.PrintDefaults()

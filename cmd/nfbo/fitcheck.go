@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/nfbo/nfbo/modelcheck"
-	"github.com/nfbo/nfbo/optimize"
 )
 
 // newFitcheckCmd returns "nfbo fitcheck", flags around modelcheck.Fitcheck: how well each surrogate ranks held-out
@@ -27,7 +26,7 @@ of -test molecules and training sets of each -train size, fits each surrogate
 on a training set and prints the Spearman rank correlation between its
 posterior mean and the scores of the held-out molecules:
 
-  tokens       the screened variant's: an exact GP on token counts
+  tokens       -features tokens (guacamol-10k's): an exact GP on token counts
   morgan       -features morgan: an exact GP on Morgan count fingerprints,
                Tanimoto kernel
   latent       an exact GP on the flow's latents
@@ -49,7 +48,7 @@ have already paid for.`,
 		if *test < 3 {
 			return Usagef(cmd, "fitcheck: -test must be at least 3")
 		}
-		return modelcheck.Fitcheck(ctx, optimize.Streams{Stdout: cmd.Stdout, Stderr: cmd.Stderr},
+		return modelcheck.Fitcheck(ctx, cmd.Stdout, cmd.Stderr,
 			modelcheck.FitcheckSettings{Data: *data, Task: *task, Model: *modelDir, Train: sizes, Test: *test, Seed: *seed})
 	}
 	return cmd

@@ -9,7 +9,6 @@ import (
 
 	"github.com/nfbo/nfbo/bo/flowstats"
 	"github.com/nfbo/nfbo/modelcheck"
-	"github.com/nfbo/nfbo/optimize"
 )
 
 // newFlowstatsCmd returns "nfbo flowstats", flags around modelcheck.Flowstats: a model as the optimiser's move
@@ -75,7 +74,7 @@ trained on ZINC250k and the GuacaMol 10k set).`,
 		if err != nil {
 			return Usagef(cmd, "flowstats: -lengths: %v", err)
 		}
-		return modelcheck.Flowstats(ctx, optimize.Streams{Stdout: cmd.Stdout, Stderr: cmd.Stderr}, modelcheck.FlowstatsSettings{
+		return modelcheck.Flowstats(ctx, cmd.Stdout, cmd.Stderr, modelcheck.FlowstatsSettings{
 			Model: *modelDir, Data: *data, N: *n, Anchors: *anchorsFile, Task: *task, Top: *top, T: *t, NLLT: ts,
 			Samples: *samples, Backend: *backend, Seed: *seed,
 			Locality: flowstats.LocalityConfig{Lengths: ls, PerAnchor: *perAnchor, Prob: *prob}})

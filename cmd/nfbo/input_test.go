@@ -9,12 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/model/modeltest"
 )
 
@@ -156,6 +157,7 @@ func TestOptimizePreflight(t *testing.T) {
 	}{
 		{"budget below the initial molecules", []string{"-init", guacamol100, "-budget", "80"},
 			"-budget 80 leaves no call for the optimiser: the 100 initial molecules of " + guacamol100 + " have no demo scores"},
+		{"budget read as new calls", []string{"-init", guacamol100, "-budget", "40"}, "give -budget 140 for 40 new calls"},
 		{"budget equal to the initial molecules", []string{"-init", smi, "-budget", "25"}, "-budget 25 leaves no call"},
 		{"more anchors than initial points", []string{"-init", smi, "-init-count", "2", "-budget", "30"},
 			"bo: config: 5 anchors but only 2 initial points"},
@@ -169,6 +171,8 @@ func TestOptimizePreflight(t *testing.T) {
 			"hex.csv:3: column 2 (adip): the score \"0x1p-2\" is not a decimal number"},
 		{"non-ASCII SMILES", []string{"-init", nonASCII, "-budget", "30"},
 			"latin1.smi:3: smiles: invalid UTF-8 byte 0xe9 at byte offset 2 of \"CC\\xe9N\""},
+		{"score column absent", []string{"-init", guacamol100, "-score-column", "nope", "-budget", "30"},
+			"-score-column nope: " + guacamol100 + " has no column (or SDF data item on every record) of that name; its columns: med1, pdop, adip"},
 		{"-restart without -resume", []string{"-init", smi, "-budget", "30", "-restart"}, "-restart goes with -resume"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -190,7 +194,7 @@ func TestOptimizePreflight(t *testing.T) {
 		needRDKit(t)
 		out := filepath.Join(dir, "run-unknown-task")
 		_, _, err := runCmd(t, newOptimizeCmd(), "", "-task", "qde", "-init", smi, "-budget", "30", "-model", dir, "-out", out)
-		if err == nil || !strings.Contains(err.Error(), `unknown task "qde"`) {
+		if err == nil || !strings.Contains(err.Error(), `unknown task "qde"; did you mean "qed"? ("nfbo tasks" lists the`) {
 			t.Fatalf("error %v, want unknown task", err)
 		}
 		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
@@ -199,20 +203,37 @@ func TestOptimizePreflight(t *testing.T) {
 	})
 }
 
+// demoRun makes a small run of the shipped vocabulary's random model with the counting objective (25
+// initial molecules paid for, budget calls in all, seed 2) in a new directory's "run" and returns the
+// directory, the run's, its optimize arguments, the objective's calls and what the run printed on stderr.
+func demoRun(t *testing.T, budget int) (dir, out string, args []string, calls func() []string, stderr string) {
+	t.Helper()
+	dir = t.TempDir()
+	modeltest.WriteShippedVocabModel(t, dir)
+	oracle, calls := countingOracle(t, dir)
+	smi, _, _ := writeInitFiles(t, dir, 25)
+	out = filepath.Join(dir, "run")
+	args = []string{"-task", "demo", "-objective-cmd", oracle, "-init", smi, "-budget", strconv.Itoa(budget), "-candidates", "200",
+		"-model", dir, "-out", out, "-seed", "2"}
+	_, stderr, err := runCmd(t, newOptimizeCmd(), "", args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	return dir, out, args, calls, stderr
+}
+
 // A resumed run is checked before it pays: an emptied or shortened log, a deleted checkpoint, a damaged
 // checkpoint or pending batch are refused with what to do, and no call is made; -restart sets the damaged or
 // missing state aside and continues from the log without paying twice. The run's setting label counts the
 // initial molecules actually used (25, not the preset's 100).
 func TestOptimizeResumeChecks(t *testing.T) {
-	dir := t.TempDir()
-	modeltest.WriteShippedVocabModel(t, dir)
-	oracle, calls := countingOracle(t, dir)
-	smi, _, _ := writeInitFiles(t, dir, 25)
-	out := filepath.Join(dir, "run")
-	args := []string{"-task", "demo", "-objective-cmd", oracle, "-init", smi, "-budget", "35", "-candidates", "200",
-		"-model", dir, "-out", out, "-seed", "2"}
-	if _, stderr, err := runCmd(t, newOptimizeCmd(), "", args...); err != nil {
-		t.Fatalf("%v\n%s", err, stderr)
+	t.Parallel()
+	_, out, args, calls, stderr := demoRun(t, 35)
+	oracle := args[slices.Index(args, "-objective-cmd")+1]
+	// 10 new calls are one batch of 50: the run is warned about, with the budget that gives three.
+	if want := "-budget 35 leaves 10 new calls after the 25 initial molecules it pays for: 1 batch(es) of 50 " +
+		"(5 trust regions x 10), 1 round(s) of feedback; give -budget 175 or more for 3 rounds"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 	paid := len(calls())
 	if paid != 35 {
@@ -238,6 +259,7 @@ func TestOptimizeResumeChecks(t *testing.T) {
 				t.Fatal(err)
 			}
 			os.Remove(filepath.Join(out, name+".damaged"))
+			os.Remove(filepath.Join(out, name+".unused"))
 		}
 	}
 	flip := func(name string) {
@@ -288,6 +310,10 @@ func TestOptimizeResumeChecks(t *testing.T) {
 				stderr, err := resume("-restart")
 				if err != nil {
 					t.Fatalf("-resume -restart: %v\n%s", err, stderr)
+				}
+				// The pending batch is set aside with a damaged checkpoint, but called damaged only when it is.
+				if damagedPending := strings.Contains(stderr, "pending.gob.damaged"); damagedPending != (tc.name == "damaged pending batch") {
+					t.Errorf("-restart on a %s says pending.gob.damaged: %v\n%s", tc.name, damagedPending, stderr)
 				}
 				if n := len(calls()); n != paid {
 					t.Errorf("%d objective calls after -restart, want %d: nothing is paid twice", n, paid)
@@ -344,5 +370,38 @@ func TestSelfiesEncodeLongBadLine(t *testing.T) {
 	_, stderr, code := run(t, strings.Repeat("C", 1<<20)+"X\nC\x1b[31mC\n", "selfies", "encode")
 	if code != 1 || len(stderr) > 600 || strings.Contains(stderr, "\x1b") || !strings.Contains(stderr, "(1048577 bytes)") {
 		t.Errorf("exit %d, stderr of %d bytes: %.600q", code, len(stderr), stderr)
+	}
+}
+
+// Initial scores in a column not named like the task are taken with -score-column and not paid for again; without
+// it the run says, naming the columns, that it pays for the initial molecules.
+func TestOptimizeScoreColumn(t *testing.T) {
+	dir := t.TempDir()
+	modeltest.WriteShippedVocabModel(t, dir)
+	oracle, calls := countingOracle(t, dir)
+	common := []string{"-task", "demo", "-objective-cmd", oracle, "-init", guacamol100, "-init-count", "6", "-anchors", "1",
+		"-queries", "5", "-candidates", "100", "-model", dir}
+	_, stderr, err := runCmd(t, newOptimizeCmd(), "", append(common, "-out", filepath.Join(dir, "column"), "-score-column", "adip", "-budget", "5")...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	paid := calls()
+	if len(paid) != 5 {
+		t.Fatalf("-score-column adip: %d calls, want the 5 new ones (the initial scores are in the file): %q", len(paid), paid)
+	}
+	if strings.Contains(stderr, "-score-column NAME") {
+		t.Errorf("warned with -score-column given:\n%s", stderr)
+	}
+	_, stderr, err = runCmd(t, newOptimizeCmd(), "", append(common, "-out", filepath.Join(dir, "task"), "-budget", "11")...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if got := len(calls()) - len(paid); got != 11 {
+		t.Errorf("without -score-column: %d calls, want 11 (6 initial + 5)", got)
+	}
+	want := "warning: " + guacamol100 + " has no column named demo, so its molecules are scored by the objective and count as " +
+		"calls; its other columns (med1, pdop, adip"
+	if !strings.Contains(stderr, want) || !strings.Contains(stderr, "give -score-column NAME to use one") {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 }

@@ -27,7 +27,7 @@ func TestObjectiveDiesWithNfbo(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	dir := t.TempDir()
-	bin := buildNfbo(t, dir)
+	bin := buildNfbo(t)
 	script := filepath.Join(dir, "dock.sh")
 	if err := os.WriteFile(script, []byte(proctest.JobScript), 0o644); err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestSecondSignalStops(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	dir := t.TempDir()
-	bin := buildNfbo(t, dir)
+	bin := buildNfbo(t)
 	script := filepath.Join(dir, "dock.sh")
 	if err := os.WriteFile(script, []byte(proctest.JobScript), 0o644); err != nil {
 		t.Fatal(err)

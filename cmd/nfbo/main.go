@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -46,7 +47,7 @@ func root() *Command {
 }
 
 func main() {
-	ctx, stop := signalContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	stopProfile := startProfile(os.Getenv("NFBO_CPUPROFILE"))
 	cmd := root()
@@ -58,6 +59,8 @@ func main() {
 		switch {
 		case errors.As(err, new(*ExitError)):
 			// The command has said what went wrong.
+		case errors.Is(err, flag.ErrHelp):
+			// -h: the usage was the answer.
 		case err == context.Canceled && errors.As(context.Cause(ctx), &sig):
 			fmt.Fprintf(os.Stderr, "nfbo: stopped by %v\n", sig)
 		default:
@@ -104,6 +107,8 @@ func (e *signalError) Error() string {
 			return "interrupt (SIGINT)"
 		case syscall.SIGTERM:
 			return "termination signal (SIGTERM)"
+		case syscall.SIGHUP:
+			return "hangup (SIGHUP: its terminal or SSH session closed)"
 		}
 	}
 	return e.sig.String()
@@ -115,7 +120,8 @@ func (e *signalError) Is(target error) bool { return target == context.Canceled 
 // signalContext returns a copy of parent that is cancelled when one of sigs arrives, with a *signalError naming
 // the signal as its cause (signal.NotifyContext's cause does not say which signal in a form exitStatus can
 // read). A second signal stops the process at once, for a user who will not wait for the requests in flight:
-// one line on stderr, then exit status 128 + the signal's number (130 for SIGINT, 143 for SIGTERM). The
+// one line on stderr, then exit status 128 + the signal's number (130 for SIGINT, 143 for SIGTERM, 129 for
+// SIGHUP, which main handles as SIGTERM: a closed terminal or SSH session no longer kills a run mid-batch). The
 // objective's workers die with the process (package objective). The second signal is caught rather than left
 // to its default action because a process started in the background of a non-interactive shell inherits SIGINT
 // ignored, which signal.Stop would restore: a second Ctrl-C did nothing.

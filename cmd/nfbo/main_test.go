@@ -5,11 +5,13 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,6 +66,64 @@ func TestUnknownCommandExits2(t *testing.T) {
 	}
 	if _, _, code := run(t, ""); code != 2 {
 		t.Fatalf("no command: exit %d, want 2", code)
+	}
+}
+
+// What a newcomer types first: --version and -version print the version; a mistyped command or flag gets a
+// short message with the name meant and a pointer to the help, not the whole flag list.
+func TestNewcomerMistakes(t *testing.T) {
+	for _, flag := range []string{"--version", "-version"} {
+		out, errs, code := run(t, "", flag)
+		if code != 0 || !strings.HasPrefix(out, "nfbo ") || errs != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", flag, code, out, errs)
+		}
+	}
+	_, errs, code := run(t, "", "optimize", "-budgte", "40")
+	if code != 2 || !strings.Contains(errs, "flag provided but not defined: -budgte; did you mean -budget?") ||
+		!strings.Contains(errs, `"nfbo help optimize" lists the flags`) {
+		t.Errorf("wrong flag: exit %d, stderr %q", code, errs)
+	}
+	if n := strings.Count(errs, "\n"); n > 2 {
+		t.Errorf("wrong flag: %d lines of stderr, want at most 3:\n%s", n+1, errs)
+	}
+	_, errs, code = run(t, "", "optimze")
+	if code != 2 || !strings.Contains(errs, `unknown command "optimze"; did you mean "optimize"?`) || strings.Count(errs, "\n") > 2 {
+		t.Errorf("wrong command: exit %d, stderr %q", code, errs)
+	}
+	_, errs, code = run(t, "", "report", "runs/nonexist")
+	if want := "report: runs/nonexist does not exist (want a run directory, a suite directory or a runs.tsv)"; code != 1 || !strings.Contains(errs, want) {
+		t.Errorf("report of a missing directory: exit %d, stderr %q, want %q", code, errs, want)
+	}
+	out, errs, code := run(t, "", "optimize", "-h")
+	if code != 0 || !strings.Contains(errs, "-budget int") {
+		t.Errorf("-h: exit %d, stdout %q, stderr lacks the flag list: %q", code, out, errs)
+	}
+}
+
+// The help and the README say what is true: the pure-Go decoder is the default and the faster, the screened GP
+// reads fingerprints and token counts, and the example objective's length is its own.
+func TestHelpAndREADMEFacts(t *testing.T) {
+	out, _, code := run(t, "", "help", "optimize")
+	if code != 0 || strings.Contains(out, "several\ntimes faster") || strings.Contains(out, "several times faster") ||
+		!strings.Contains(out, "auto (the default) is pure Go") || !strings.Contains(out, "an exact GP on Morgan fingerprints and token counts") {
+		t.Errorf("help optimize: the backend or the screened GP's inputs misdescribed:\n%s", out)
+	}
+	example, err := os.ReadFile("../../examples/objectives/user_objectives.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%d lines of Python", bytes.Count(example, []byte("\n")))
+	for _, doc := range []string{"../../README.md", "../../docs/USAGE.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("%s does not say the example objective is %s", doc, want)
+		}
+		if bytes.Contains(b, []byte("It prints one line per iteration")) {
+			t.Errorf("%s says status prints a line per iteration", doc)
+		}
 	}
 }
 
@@ -175,12 +235,12 @@ func TestAnchorFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := optimize.Args{Variant: "screened", AnchorRule: "raw", AnchorTemp: 0.2, Sampler: "exact", Update: "once"}
+	a := optimize.Args{OptimiserArgs: optimize.OptimiserArgs{Variant: "screened", AnchorRule: "raw", AnchorTemp: 0.2, ReferenceArgs: optimize.ReferenceArgs{Sampler: "exact", Update: "once"}}}
 	cfg, err := a.Config(preset)
 	if err != nil || cfg.AnchorRule != bo.AnchorsRaw || cfg.Temperature != 0.2 {
 		t.Errorf("raw at 0.2: rule %v, temperature %v, err %v", cfg.AnchorRule, cfg.Temperature, err)
 	}
-	a = optimize.Args{Variant: "screened", AnchorRule: "minmax", Sampler: "exact", Update: "once"}
+	a = optimize.Args{OptimiserArgs: optimize.OptimiserArgs{Variant: "screened", AnchorRule: "minmax", ReferenceArgs: optimize.ReferenceArgs{Sampler: "exact", Update: "once"}}}
 	if cfg, err = a.Config(preset); err != nil || cfg.AnchorRule != bo.AnchorsMinMax || cfg.Temperature != 0 {
 		t.Errorf("default: rule %v, temperature %v, err %v", cfg.AnchorRule, cfg.Temperature, err)
 	}
@@ -212,12 +272,79 @@ func TestStartProfile(t *testing.T) {
 	startProfile(t.TempDir() + "/missing/dir/cpu.pprof")()
 }
 
-// buildNfbo builds the nfbo binary into dir and returns its path.
-func buildNfbo(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "nfbo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+// nfboBinary is the nfbo binary that the tests running it as a child process share: built once (buildNfbo),
+// removed by TestMain.
+var nfboBinary struct {
+	once      sync.Once
+	dir, path string
+	out       []byte
+	err       error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if nfboBinary.dir != "" {
+		os.RemoveAll(nfboBinary.dir)
 	}
-	return bin
+	os.Exit(code)
+}
+
+// buildNfbo returns the path of the nfbo binary built from this package, building it the first time.
+func buildNfbo(t *testing.T) string {
+	t.Helper()
+	b := &nfboBinary
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "nfbo-test-bin-"); b.err != nil {
+			return
+		}
+		b.path = filepath.Join(b.dir, "nfbo")
+		b.out, b.err = exec.Command("go", "build", "-o", b.path, ".").CombinedOutput()
+	})
+	if b.err != nil {
+		t.Fatalf("go build: %v\n%s", b.err, b.out)
+	}
+	return b.path
+}
+
+// A command's flag groups hold each of its flags once and name no flag it lacks, and optimize's -h, the everyday
+// group and a pointer to the rest, fits one screen (issue #58: it printed 112 lines).
+func TestFlagGroupsCoverEveryFlag(t *testing.T) {
+	var walk func(c *Command)
+	walk = func(c *Command) {
+		for _, sub := range c.Commands {
+			walk(sub)
+		}
+		if len(c.Groups) == 0 || c.Flag == nil {
+			return
+		}
+		seen := map[string]string{}
+		for _, g := range c.Groups {
+			for _, n := range g.Names {
+				if c.Flag.Lookup(n) == nil {
+					t.Errorf("%s: group %q names -%s, which the command lacks", c.Path(), g.Title, n)
+				}
+				if prev, ok := seen[n]; ok {
+					t.Errorf("%s: -%s in groups %q and %q", c.Path(), n, prev, g.Title)
+				}
+				seen[n] = g.Title
+			}
+		}
+		c.Flag.VisitAll(func(f *flag.Flag) {
+			if _, ok := seen[f.Name]; !ok {
+				t.Errorf("%s: -%s is in no flag group", c.Path(), f.Name)
+			}
+		})
+	}
+	walk(root())
+	_, stderr, code := run(t, "", "optimize", "-h")
+	if code != 0 || !strings.Contains(stderr, `"nfbo help optimize"`) || strings.Contains(stderr, "-candidate-target") {
+		t.Errorf("optimize -h: exit %d\n%s", code, stderr)
+	}
+	if n := strings.Count(stderr, "\n"); n > 45 {
+		t.Errorf("optimize -h prints %d lines, want at most 45", n)
+	}
+	out, _, _ := run(t, "", "help", "optimize")
+	if !strings.Contains(out, "-candidate-target") || !strings.Contains(out, "Everyday flags:") {
+		t.Error("help optimize does not list every group")
+	}
 }

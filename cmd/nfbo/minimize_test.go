@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/rundir"
 )

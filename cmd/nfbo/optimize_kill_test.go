@@ -26,7 +26,7 @@ func TestOptimizeKill9(t *testing.T) {
 		t.Skip("builds the binary and starts many processes")
 	}
 	dir := t.TempDir()
-	bin := buildNfbo(t, dir)
+	bin := buildNfbo(t)
 	modeltest.WriteShippedVocabModel(t, dir)
 	oracle := lengthOracle(t, dir)
 	const budget = 100 // 20 initial molecules scored through the log + 80 new ones
@@ -49,7 +49,7 @@ func TestOptimizeKill9(t *testing.T) {
 	kills, done := 0, false
 	// Up to maxKills legs are killed at random moments; the leg after them runs to the end, so that a slow or
 	// loaded machine, where a leg may not get past start-up, still finishes the run.
-	const maxKills = 40
+	const maxKills = 12
 	for leg := 0; leg <= maxKills && !done; leg++ {
 		a := args(killed)
 		if rundir.Exists(filepath.Join(killed, "run.json")) {

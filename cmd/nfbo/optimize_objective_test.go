@@ -17,6 +17,7 @@ import (
 // that got no answer, and leave a run that, once the program is fixed,
 // resumes and scores those molecules (issue #11, defect 1).
 func TestOptimizeCmdBrokenObjective(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts Python workers and an optimiser run per case")
 	}
@@ -49,6 +50,7 @@ func TestOptimizeCmdBrokenObjective(t *testing.T) {
 	const budget = 150
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			script := filepath.Join(dir, tc.name+".py")
 			if err := os.WriteFile(script, []byte(tc.script), 0o644); err != nil {
 				t.Fatal(err)

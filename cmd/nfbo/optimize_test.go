@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/model"
 	"github.com/nfbo/nfbo/model/modeltest"
@@ -94,7 +94,8 @@ func TestOptimizeCmdRDKit(t *testing.T) {
 	}{{"adip", 20, 20}, {"qed", 40, 40}} {
 		out := filepath.Join(dir, tc.task)
 		stdout, stderr, err := runCmd(t, newOptimizeCmd(), "", "-task", tc.task, "-init", guacamol100, "-init-count", "20",
-			"-budget", strconv.Itoa(tc.budget), "-candidates", "300", "-variant", "reference", "-sampler", "pathwise", "-model", dir, "-out", out, "-seed", "3")
+			"-budget", strconv.Itoa(tc.budget), "-candidates", "300", "-variant", "reference", "-sampler", "pathwise", "-model", dir, "-out", out, "-seed", "3",
+			"-rules", "none") // the random test model proposes molecules the default rules would almost all drop
 		if err != nil {
 			t.Fatalf("%s: %v\n%s\n%s", tc.task, err, stdout, stderr)
 		}
@@ -130,12 +131,14 @@ func TestOptimizeCmdRDKit(t *testing.T) {
 	}
 	// The finished run cannot be started again without -resume; with it, it prints its results at once.
 	_, _, err := runCmd(t, newOptimizeCmd(), "", "-task", "adip", "-init", guacamol100, "-init-count", "20",
-		"-budget", "20", "-candidates", "300", "-variant", "reference", "-sampler", "pathwise", "-model", dir, "-out", filepath.Join(dir, "adip"), "-seed", "3")
+		"-budget", "20", "-candidates", "300", "-variant", "reference", "-sampler", "pathwise", "-model", dir, "-out", filepath.Join(dir, "adip"), "-seed", "3",
+		"-rules", "none")
 	if err == nil || !strings.Contains(err.Error(), "-resume") {
 		t.Errorf("second start without -resume: %v", err)
 	}
 	stdout, _, err := runCmd(t, newOptimizeCmd(), "", "-task", "adip", "-init", guacamol100, "-init-count", "20", "-resume",
-		"-budget", "20", "-candidates", "300", "-variant", "reference", "-sampler", "pathwise", "-model", dir, "-out", filepath.Join(dir, "adip"), "-seed", "3")
+		"-budget", "20", "-candidates", "300", "-variant", "reference", "-sampler", "pathwise", "-model", dir, "-out", filepath.Join(dir, "adip"), "-seed", "3",
+		"-rules", "none")
 	if err != nil || !strings.Contains(stdout, "status: budget spent") || strings.Contains(stdout, "iter ") {
 		t.Errorf("resume of a finished run: %v\n%s", err, stdout)
 	}
@@ -351,41 +354,5 @@ func TestRunJSONKeptCurrent(t *testing.T) {
 	}
 	if !info.Finished || info.Calls != 35 || info.Seconds <= 0 {
 		t.Errorf("run.json at the end: finished %v, calls %d, seconds %v; want true, 35, > 0", info.Finished, info.Calls, info.Seconds)
-	}
-}
-
-// TestOptimizeCmdLibrary: with -library the GP also screens molecules drawn from the file; the progress lines
-// count the picks it took from there, and the molecules the run's length cannot hold are left out with one
-// message. -library needs the screened variant, and -library-draw needs -library.
-func TestOptimizeCmdLibrary(t *testing.T) {
-	dir := t.TempDir()
-	modeltest.WriteShippedVocabModel(t, dir)
-	out := filepath.Join(dir, "run")
-	stdout, stderr, err := runCmd(t, newOptimizeCmd(), "", "-task", "demo", "-objective-cmd", lengthOracle(t, dir),
-		"-init", guacamol100, "-init-count", "20", "-budget", "50", "-no-flow", "-library", guacamol100,
-		"-library-draw", "40", "-offspring", "1", "-model", dir, "-out", out, "-seed", "5")
-	if err != nil {
-		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
-	}
-	picked := 0
-	for _, m := range regexp.MustCompile(` lib (\d+)`).FindAllStringSubmatch(stdout, -1) {
-		n, _ := strconv.Atoi(m[1])
-		picked += n
-	}
-	if picked == 0 {
-		t.Errorf("no pick from the library, where all but one candidate a trust region come from:\n%s", stdout)
-	}
-	if !regexp.MustCompile(`-library \S+: \d+ of 100 molecules used \(\d+ the vocabulary cannot spell or repeated, [1-9]\d* longer`).MatchString(stderr) {
-		t.Errorf("no message on the library molecules left out:\n%s", stderr)
-	}
-	for _, args := range [][]string{
-		{"-variant", "reference", "-library", guacamol100},
-		{"-library-draw", "10"},
-	} {
-		a := append([]string{"-task", "demo", "-objective-cmd", "true", "-init", guacamol100, "-model", dir,
-			"-out", filepath.Join(dir, "bad")}, args...)
-		if _, _, err := runCmd(t, newOptimizeCmd(), "", a...); err == nil || !strings.Contains(err.Error(), "-library") {
-			t.Errorf("%v: %v; want an error naming -library", args, err)
-		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/nfbo/nfbo/engine/cuda"
 	"github.com/nfbo/nfbo/engine/gpustep"
@@ -49,6 +51,8 @@ func newPretrainCmd() *Command {
 	f.Int64Var(&s.DecayStart, "decay-start", -1, "the step at which -decay-steps begins (default: this run's first step)")
 	f.StringVar(&s.InitEmbed, "init-embed", "", "start from the token embeddings of the model in `DIR` (same vocabulary)")
 	device := f.String("device", "cpu", "where the training steps run: cpu, or cuda (GPU 0)")
+	tf32 := f.Bool("tf32", false, "with -device cuda: products on TF32 tensor cores (faster, 10-bit mantissas; off: full float32)")
+	profile := f.Bool("profile", false, "with -device cuda: print what each step asks of the GPU and its phases' GPU time at every progress line")
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if len(args) != 0 {
 			return Usagef(cmd, "pretrain: unexpected arguments %q", args)
@@ -59,6 +63,13 @@ func newPretrainCmd() *Command {
 		if *device != "cpu" && *device != "cuda" {
 			return Usagef(cmd, "pretrain: -device %q: want cpu or cuda", *device)
 		}
+		if *profile && *device != "cuda" {
+			return Usagef(cmd, "pretrain: -profile needs -device cuda")
+		}
+		if *tf32 && *device != "cuda" {
+			return Usagef(cmd, "pretrain: -tf32 needs -device cuda")
+		}
+		pr := pretrainPrinter{cmd: cmd, logEvery: *logEvery}
 		if *device == "cuda" {
 			// Before anything is read or written: without a GPU the run stops here.
 			g, err := gpustep.Open(cuda.OSEnv(), 0)
@@ -70,6 +81,16 @@ func newPretrainCmd() *Command {
 			fmt.Fprintf(cmd.Stderr, "pretrain: training steps on GPU %d: %s (compute capability %d.%d, %.1f GiB)\n",
 				info.Ordinal, info.Name, info.Major, info.Minor, float64(info.TotalMem)/(1<<30))
 			s.Device = g
+			if *tf32 {
+				if err := g.SetTF32(true); err != nil {
+					return fmt.Errorf("pretrain: -tf32: %w", err)
+				}
+				fmt.Fprintln(cmd.Stderr, "pretrain: products on TF32 tensor cores")
+			}
+			if *profile {
+				g.SetProfile(true)
+				pr.gpu = g
+			}
 		}
 		// A flag given overrides the checkpoint's setting on -resume; one not given leaves it.
 		f.Visit(func(fl *flag.Flag) {
@@ -80,7 +101,7 @@ func newPretrainCmd() *Command {
 				s.FreezeEmbed = freezeEmbed
 			}
 		})
-		err := pretrain.Run(ctx, s, pretrainPrinter{cmd: cmd, logEvery: *logEvery})
+		err := pretrain.Run(ctx, s, &pr)
 		var ae *pretrain.ArgError
 		if errors.As(err, &ae) {
 			return Usagef(cmd, "pretrain: %v", ae.Err)
@@ -95,18 +116,54 @@ func newPretrainCmd() *Command {
 type pretrainPrinter struct {
 	cmd      *Command
 	logEvery int64
+	// With -profile: the GPU, and its counts and step at the last line.
+	gpu      *gpustep.Device
+	counts   gpustep.Counts
+	lastStep int64
 }
 
 // Note prints line on standard error.
-func (p pretrainPrinter) Note(line string) { fmt.Fprintln(p.cmd.Stderr, line) }
+func (p *pretrainPrinter) Note(line string) { fmt.Fprintln(p.cmd.Stderr, line) }
 
-// Step prints the step's line when it is due.
-func (p pretrainPrinter) Step(pr train.Progress) error {
+// Step prints the step's line when it is due, and with -profile the profile since the last line.
+func (p *pretrainPrinter) Step(pr train.Progress) error {
 	if pr.Step%p.logEvery != 0 && pr.Val == nil && pr.Step != pr.TotalSteps {
 		return nil
 	}
-	_, err := fmt.Fprintln(p.cmd.Stdout, train.FormatStep(pr))
-	return err
+	if _, err := fmt.Fprintln(p.cmd.Stdout, train.FormatStep(pr)); err != nil {
+		return err
+	}
+	if p.gpu != nil {
+		p.printProfile(pr)
+	}
+	return nil
+}
+
+// printProfile prints, on standard error, what each step since the last line asked of the GPU on average and
+// the GPU time of its phases (a validation or checkpoint in the interval adds its downloads, which the line
+// says).
+func (p *pretrainPrinter) printProfile(pr train.Progress) {
+	n := pr.Step - p.lastStep
+	if p.lastStep == 0 || n <= 0 {
+		n = max(pr.Step, 1)
+	}
+	c := p.gpu.Counts()
+	d := c.Sub(p.counts)
+	per := gpustep.Counts{H2D: d.H2D / n, D2H: d.D2H / n, Syncs: d.Syncs / n, Launches: d.Launches / n, Allocs: d.Allocs / n}
+	var b strings.Builder
+	fmt.Fprintf(&b, "profile: steps %d-%d: per step %v", pr.Step-n+1, pr.Step, per)
+	var total time.Duration
+	for _, ph := range p.gpu.Phases() {
+		fmt.Fprintf(&b, "; %s %.2f ms", ph.Name, float64(ph.Time.Microseconds())/1e3/float64(max(ph.Count, 1)))
+		total += ph.Time / time.Duration(max(ph.Count, 1))
+	}
+	fmt.Fprintf(&b, "; step %.2f ms on the GPU", float64(total.Microseconds())/1e3)
+	if pr.Val != nil || pr.Checkpoint {
+		b.WriteString(" (the interval holds a validation or checkpoint)")
+	}
+	fmt.Fprintln(p.cmd.Stderr, b.String())
+	p.counts, p.lastStep = c, pr.Step
+	p.gpu.SetProfile(true)
 }
 
 // pretrainHelp is "nfbo help pretrain".

@@ -64,6 +64,7 @@ func TestPretrainCmd(t *testing.T) {
 // pretrain -init-only writes a random paper-preset model at step 0 that recon
 // inverts exactly on every usable molecule.
 func TestPretrainInitOnlyPaperRecon(t *testing.T) {
+	t.Parallel()
 	dir, data := pretrainTestDir(t)
 	out := filepath.Join(dir, "paper")
 	if _, stderr, code := run(t, "", "pretrain", "-init-only", "-preset", "paper", "-vocab", "guacamol+zinc", "-data", data, "-out", out); code != 0 ||
@@ -159,5 +160,11 @@ func TestPretrainDeviceCUDAWithoutGPU(t *testing.T) {
 	}
 	if _, stderr, code := run(t, "", "pretrain", "-device", "tpu", "-data", data, "-out", out); code != 2 || !strings.Contains(stderr, `-device "tpu"`) {
 		t.Errorf("-device tpu: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := run(t, "", "pretrain", "-profile", "-data", data, "-out", out); code != 2 || !strings.Contains(stderr, "-profile needs -device cuda") {
+		t.Errorf("-profile on the CPU: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := run(t, "", "pretrain", "-tf32", "-data", data, "-out", out); code != 2 || !strings.Contains(stderr, "-tf32 needs -device cuda") {
+		t.Errorf("-tf32 on the CPU: exit %d\n%s", code, stderr)
 	}
 }

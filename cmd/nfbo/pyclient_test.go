@@ -22,6 +22,7 @@ const pyClientTests = "../../clients/python/test_nfbo_client.py"
 // has RDKit, against two real servers on loopback: a run of budget 50, and a run served with -token-file. Then
 // the run's evaluation log must hold exactly the budget, every call scored as the client scored it.
 func TestPythonClient(t *testing.T) {
+	t.Parallel()
 	needRDKit(t) // the servers canonicalise with RDKit; the client itself needs only the standard library
 	dir := t.TempDir()
 	modeltest.WriteShippedVocabModel(t, dir)

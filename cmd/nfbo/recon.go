@@ -8,7 +8,6 @@ import (
 	"github.com/nfbo/nfbo/engine/seqflow"
 	"github.com/nfbo/nfbo/model"
 	"github.com/nfbo/nfbo/modelcheck"
-	"github.com/nfbo/nfbo/optimize"
 )
 
 // newReconCmd returns "nfbo recon", flags around modelcheck.Recon: the exit status is 1 unless every molecule
@@ -76,7 +75,7 @@ embeddings fixed, as the optimiser's screened variant does.`,
 		if *epochs < 1 {
 			return Usagef(cmd, "recon: -epochs %d: must be positive", *epochs)
 		}
-		c, err := modelcheck.Recon(ctx, optimize.Streams{Stdout: cmd.Stdout, Stderr: cmd.Stderr}, modelcheck.ReconSettings{
+		c, err := modelcheck.Recon(ctx, cmd.Stdout, cmd.Stderr, modelcheck.ReconSettings{
 			Model: *modelDir, File: args[0], Format: *format, Backend: *backend, Batch: *batch,
 			FineTune: *finetune, Seed: *seed, Epochs: *epochs, FreezeEmbed: *freeze})
 		if err == nil && !c.All() {

@@ -10,8 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/nfbo/nfbo/bo/bench"
+	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/chem/rules"
 )
 
 func newReportCmd() *Command {
@@ -48,7 +49,10 @@ the tables and runs.tsv, not in the plots or run pages.
 OUT defaults to SUITEDIR (and must be given for anything else). The Markdown is
 also printed on standard output.
 Without RDKit the pages show the molecules' SMILES without drawings, with a
-warning. SUITEDIR may also be a single run directory.
+warning. A drawn molecule that breaks a rule of the default chemistry rules
+(what optimize proposes under unless -rules says otherwise; see nfbo score
+-rules default) is marked in red with the rule, so that a run made with
+-rules none shows what a chemist would discard. SUITEDIR may also be a single run directory.
 
 A task scored by -objective-cmd is reported apart from the RDKit task of the
 same name, as "TASK [program]". A run whose run.json or log cannot be read is
@@ -67,6 +71,13 @@ like an unfinished run, left out of the sums.`,
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if len(args) == 0 {
 			return Usagef(cmd, "report: want a suite directory or runs.tsv files")
+		}
+		for _, a := range args {
+			if _, err := os.Stat(a); errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("report: %s does not exist (want a run directory, a suite directory or a runs.tsv)", a)
+			} else if err != nil {
+				return fmt.Errorf("report: %w", err)
+			}
 		}
 		dir := strings.Join(args, ", ")
 		if *out == "" {
@@ -90,6 +101,14 @@ like an unfinished run, left out of the sums.`,
 			}
 			defer closeDraw()
 			opts.Draw = draw
+			if draw != nil {
+				check, closeCheck, err := defaultRulesChecker(ctx, *python, cmd.Stderr)
+				if err != nil {
+					return fmt.Errorf("report: %w", err)
+				}
+				defer closeCheck()
+				opts.Check = check
+			}
 		}
 		md, err := bench.WriteReport(ctx, suite, dir, *out, opts)
 		if err != nil {
@@ -109,6 +128,19 @@ like an unfinished run, left out of the sums.`,
 		return err
 	}
 	return c
+}
+
+// defaultRulesChecker returns a CheckFunc that checks molecules against nfbo's default chemistry rules with
+// RDKit's worker (the run pages mark those that break one), and the function that stops it.
+func defaultRulesChecker(ctx context.Context, python string, stderr io.Writer) (bench.CheckFunc, func(), error) {
+	warnf := func(format string, args ...any) { fmt.Fprintf(stderr, "nfbo report: "+format+"\n", args...) }
+	pool, err := objective.NewRDKit(objective.RDKitOptions{Python: python, PoolOptions: objective.PoolOptions{Workers: 1, Stderr: stderr, Warnf: warnf}})
+	if err != nil {
+		return nil, nil, err
+	}
+	js := rules.Default().JSON()
+	check := func(ctx context.Context, smiles []string) ([]string, error) { return pool.Check(ctx, js, smiles) }
+	return check, func() { pool.Close() }, nil
 }
 
 // rdkitDrawer returns a DrawFunc drawing molecules with RDKit's worker, and the function that stops it. Without

@@ -36,6 +36,7 @@ func needChromium(t *testing.T) string {
 // drawing's bounding box into its data-bbox attribute), in score order, with its canonical SMILES and call, and
 // the suite page must link to the run page.
 func TestReportHTMLInChromium(t *testing.T) {
+	t.Parallel()
 	needRDKit(t)
 	chromium := needChromium(t)
 	suite := t.TempDir()
@@ -72,7 +73,7 @@ func TestReportHTMLInChromium(t *testing.T) {
 	}
 	page := filepath.Join(suite, "runs", "qed_nfbo_seed1.html")
 	dom := dumpDOM(t, chromium, page)
-	boxes := regexp.MustCompile(`class="mol" data-rank="(\d+)" data-bbox="(\d+)x(\d+)"`).FindAllStringSubmatch(dom, -1)
+	boxes := regexp.MustCompile(`class="mol(?: breaks)?" data-rank="(\d+)" data-bbox="(\d+)x(\d+)"`).FindAllStringSubmatch(dom, -1)
 	if len(boxes) != 4 {
 		t.Fatalf("%d rendered drawings in %s, want the 4 molecules with a score:\n%.3000s", len(boxes), page, dom)
 	}
@@ -92,6 +93,10 @@ func TestReportHTMLInChromium(t *testing.T) {
 			t.Errorf("%s missing or out of order", s)
 		}
 		last = i
+	}
+	// Phenol and ethanol weigh less than the default rules' 150: marked, with the rule; the other two not.
+	if n := strings.Count(dom, `class="mol breaks"`); n != 2 || !strings.Contains(dom, "breaks the default rules: molecular weight 46.1") {
+		t.Errorf("%d molecules marked as breaking the default rules, want phenol and ethanol, with the rule", n)
 	}
 	if !strings.Contains(dom, "0.5900</span> · call 2") || strings.Contains(dom, "C1CC") {
 		t.Errorf("the run page lacks the best score with its call, or shows the molecule answered with an error")

@@ -17,6 +17,7 @@ import (
 // and a file of stricter ones: no molecule the optimiser paid for breaks them (checked again by RDKit), the
 // progress lines say what was filtered, the rules are kept in the run, and a resume with other rules is refused.
 func TestOptimizeRules(t *testing.T) {
+	t.Parallel()
 	needRDKit(t)
 	dir := t.TempDir()
 	modeltest.WriteShippedVocabModel(t, dir)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/chem/rules"
 	"github.com/nfbo/nfbo/internal/textfile"
 )
 
@@ -25,8 +26,10 @@ func newScoreCmd() *Command {
 		"e.g. \"python3 oracle.py\" (split at spaces, no shell)")
 	timeout := fs.Duration("timeout", 5*time.Minute, "longest one request to a worker may take before it is restarted")
 	requestSize := fs.Int("request-size", objective.DefaultChunkSize, "the most molecules in one request to a worker (`N` at least 1)")
+	ruleSpec := fs.String("rules", "", "also check each molecule against chemistry `rules` (default, none or a JSON file, as optimize's -rules): "+
+		"each line ends with \"ok\" or the rule the molecule breaks")
 	cmd := &Command{
-		UsageLine: "score [-workers N] [-request-size N] [-objective-cmd CMD] -task NAME[,NAME...] [file...]",
+		UsageLine: "score [-workers N] [-request-size N] [-objective-cmd CMD] [-rules RULES] -task NAME[,NAME...] [file...]",
 		Short:     "score SMILES, one per line, for a task",
 		Long: `Score reads SMILES one per line from the named files, or from standard input
 when there are none, and writes one line per input line to standard output:
@@ -44,12 +47,19 @@ not printable ASCII (the message names the byte and its offset; such a line
 is not sent to the objective, which would score the part before the byte).
 
 By default the RDKit worker computes the task; -objective-cmd runs an external
-program that speaks the same protocol instead (docs/objective-protocol.md).`,
+program that speaks the same protocol instead (docs/objective-protocol.md).
+
+-rules default checks each molecule against the rules optimize proposes
+under by default, and says which rule a molecule breaks in a last
+tab-separated field ("ok" when it breaks none), e.g. "alert
+NIH:alpha_halo_amine" or "unseen environment at C4 (radius 1)"; without
+-task only that field is printed. A molecule that breaks a rule is no failed
+line.`,
 		Flag: fs,
 	}
 	cmd.Run = func(ctx context.Context, cmd *Command, args []string) error {
-		if *task == "" && *objCmd == "" {
-			return Usagef(cmd, "-task is required")
+		if *task == "" && *objCmd == "" && *ruleSpec == "" {
+			return Usagef(cmd, "-task is required (or -rules alone)")
 		}
 		if *workers < 1 {
 			return Usagef(cmd, "-workers must be at least 1, not %d", *workers)
@@ -60,7 +70,10 @@ program that speaks the same protocol instead (docs/objective-protocol.md).`,
 		if *timeout <= 0 {
 			return Usagef(cmd, "-timeout must be positive, not %v (a hung worker would block the run for ever)", *timeout)
 		}
-		tasks := strings.Split(*task, ",")
+		var tasks []string
+		if *task != "" || *objCmd != "" {
+			tasks = strings.Split(*task, ",")
+		}
 		if len(tasks) > 1 && *objCmd != "" {
 			return Usagef(cmd, "-objective-cmd takes a single -task")
 		}
@@ -76,7 +89,12 @@ program that speaks the same protocol instead (docs/objective-protocol.md).`,
 		if err != nil {
 			return err
 		}
-		failed, err := scoreFiles(ctx, cmd, pool.TasksFunc(tasks), tasks, args, stderr)
+		check, closeCheck, err := ruleCheck(ctx, *ruleSpec, *python, pool, *objCmd != "", popts)
+		if err != nil {
+			return Usagef(cmd, "%v", err)
+		}
+		defer closeCheck()
+		failed, err := scoreFiles(ctx, cmd, pool.TasksFunc(tasks), tasks, check, args, stderr)
 		if err != nil {
 			return err
 		}
@@ -87,6 +105,32 @@ program that speaks the same protocol instead (docs/objective-protocol.md).`,
 		return nil
 	}
 	return cmd
+}
+
+// ruleCheck returns the check of "nfbo score -rules SPEC" (nil without -rules), by pool's RDKit worker or, when
+// pool is an external program's, by an RDKit worker of its own; the rules are checked before any line is read.
+// The function returned closes what it started.
+func ruleCheck(ctx context.Context, spec, python string, pool *objective.Pool, external bool, popts objective.PoolOptions) (objective.CheckFunc, func(), error) {
+	if spec == "" {
+		return nil, func() {}, nil
+	}
+	r, err := rules.Load(spec)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	closer := func() {}
+	if external {
+		if pool, err = objective.NewRDKit(objective.RDKitOptions{PoolOptions: popts, Python: python}); err != nil {
+			return nil, closer, fmt.Errorf("-rules needs RDKit: %w", err)
+		}
+		closer = func() { pool.Close() }
+	}
+	js := r.JSON()
+	if _, err := pool.Check(ctx, js, nil); err != nil {
+		closer()
+		return nil, func() {}, err
+	}
+	return func(ctx context.Context, batch []string) ([]string, error) { return pool.Check(ctx, js, batch) }, closer, nil
 }
 
 // openScorePool starts the objective of "nfbo score": the program objCmd when given, else RDKit's worker,
@@ -113,12 +157,12 @@ func openScorePool(ctx context.Context, cmd *Command, tasks []string, objCmd, py
 
 // scoreFiles scores the lines of the named files, or of standard input when there are none, writing the
 // scores to standard output and a message per failed line to stderr; it returns the number of failed lines.
-func scoreFiles(ctx context.Context, cmd *Command, score objective.TasksFunc, tasks, files []string, stderr io.Writer) (int, error) {
+func scoreFiles(ctx context.Context, cmd *Command, score objective.TasksFunc, tasks []string, check objective.CheckFunc, files []string, stderr io.Writer) (int, error) {
 	out := bufio.NewWriter(cmd.Stdout)
 	defer out.Flush()
 	failed := 0
 	each := func(name string, r io.Reader) error {
-		n, err := objective.ScoreLines(ctx, score, tasks, name, r, out, stderr)
+		n, err := objective.ScoreLines(ctx, score, tasks, check, name, r, out, stderr)
 		failed += n
 		return err
 	}

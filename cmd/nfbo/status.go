@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/nfbo/nfbo/chem/objective/metrics"
+
 	"github.com/nfbo/nfbo/labserve"
 	"github.com/nfbo/nfbo/rundir"
 )
@@ -52,7 +54,7 @@ scores and calls (RDKit canonical SMILES).`,
 		i := st.Info
 		state := "not finished"
 		switch {
-		case i.Finished:
+		case st.Finished():
 			state = "finished"
 		case i.Error != "":
 			state = "stopped: " + i.Error
@@ -75,7 +77,7 @@ scores and calls (RDKit canonical SMILES).`,
 		if len(st.Best) > 0 {
 			fmt.Fprintln(cmd.Stdout, "best molecules (score, call, SMILES):")
 			for _, r := range st.Best {
-				fmt.Fprintf(cmd.Stdout, "  %.6f  %5d  %s\n", r.Score, r.Call, r.Canonical)
+				fmt.Fprintf(cmd.Stdout, "  %s  %5d  %s\n", metrics.FormatScore(r.Score, 6), r.Call, r.Canonical)
 			}
 		}
 		return nil

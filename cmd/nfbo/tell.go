@@ -83,8 +83,12 @@ cannot be changed) is rejected with FILE:LINE and changes nothing.`,
 		}
 		fmt.Fprintf(cmd.Stdout, "told %d new scores (%d rows already told); %d calls paid of %d; %d molecules await scores\n",
 			sum.New, sum.Repeated, sum.Calls, info.Budget, sum.Awaiting)
-		if sum.Awaiting == 0 && sum.Calls < info.Budget {
+		switch {
+		case sum.Awaiting == 0 && sum.Calls < info.Budget:
 			fmt.Fprintf(cmd.Stderr, "nfbo tell: the batch is complete; the next one: nfbo ask -run %s\n", *dir)
+		case sum.Awaiting == 0:
+			fmt.Fprintf(cmd.Stderr, "nfbo tell: the run in %s is finished: all %d calls of its budget are paid "+
+				"(nfbo report %s draws its best molecules)\n", *dir, info.Budget, *dir)
 		}
 		return nil
 	}

@@ -30,6 +30,7 @@ func newWorkerCmd() *Command {
 		"is given up (`N`): workers that die on it count, as do failed answers")
 	timeout := fs.Duration("timeout", 5*time.Minute, "longest the objective may take on one molecule before its process is restarted")
 	python := fs.String("python", objective.DefaultPython, "Python interpreter that can import RDKit")
+	connectWait := addConnectWait(fs)
 	creds := addNATSFlags(fs)
 	cmd := &Command{
 		UsageLine: "worker -queue URL -task NAME [-objective-cmd CMD] [-concurrency N] [-ack-wait D] [-max-failures N] [-max-deliver N] [NATS credential flags]",
@@ -55,6 +56,8 @@ func newWorkerCmd() *Command {
 			return Usagef(cmd, "worker: -ack-wait must be positive, not %v", *ackWait)
 		case *timeout <= 0:
 			return Usagef(cmd, "worker: -timeout must be positive, not %v", *timeout)
+		case *connectWait < 0:
+			return Usagef(cmd, "worker: -connect-wait must not be negative, not %v", *connectWait)
 		}
 		server, cred, err := natsCredentials(*url, *creds)
 		if err != nil {
@@ -95,7 +98,7 @@ func newWorkerCmd() *Command {
 
 		host, _ := os.Hostname()
 		name := host + " pid " + strconv.Itoa(os.Getpid())
-		nc, err := queue.Connect(server, queue.ConnectOptions{Credentials: cred, Name: "nfbo worker on " + name, Warnf: warnf})
+		nc, err := queue.ConnectWaiting(ctx, server, queue.ConnectOptions{Credentials: cred, Name: "nfbo worker on " + name, Warnf: warnf}, *connectWait)
 		if err != nil {
 			return err
 		}
@@ -142,6 +145,13 @@ func addNATSFlags(fs *flag.FlagSet) *queue.Credentials {
 	return &c
 }
 
+// addConnectWait defines -connect-wait, how long worker, optimize and serve wait for a NATS server that does not
+// answer yet.
+func addConnectWait(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("connect-wait", queue.DefaultConnectWait, "how long to wait for the NATS server when none answers at the start "+
+		"(trying again after 0.5 s, 1 s, 2 s, ... up to 30 s), so that it may start after this; 0 gives up at once")
+}
+
 // natsCredentials returns the server URL without credentials, and the credentials: those of the flags, else of
 // the URL, else of the environment.
 func natsCredentials(url string, flags queue.Credentials) (string, queue.Credentials, error) {
@@ -164,6 +174,10 @@ molecules of -task as it is free, -concurrency at a time. The objective is
 the RDKit worker for an RDKit task ("nfbo tasks"), or the program of
 -objective-cmd (docs/objective-protocol.md), one process per molecule in
 flight, started once.
+
+A worker may start before its server: while none answers it tries again,
+saying so each time, for up to -connect-wait; once connected it reconnects
+for as long as it takes when the server goes away.
 
 A molecule leaves the queue only once its result is published. A worker that
 dies (kill -9, a power cut) loses the molecules it was scoring: the server

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,4 +161,89 @@ func TestOptimizeQueue(t *testing.T) {
 	if args, _ := os.ReadFile(filepath.Join(out, "args.json")); !bytes.Contains(args, []byte(`"Queue": "`+url+`"`)) {
 		t.Errorf("args.json does not keep the queue's URL:\n%s", args)
 	}
+}
+
+// optimize -queue and serve -queue wait for a NATS server that does not answer yet, as the worker does, for
+// -connect-wait, saying so, and then give up naming the wait.
+func TestOptimizeAndServeWaitForServer(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	modeltest.WriteShippedVocabModel(t, dir)
+	l, err := net.Listen("tcp", "127.0.0.1:0") // a free port where no server answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("nats://127.0.0.1:%d", l.Addr().(*net.TCPAddr).Port)
+	l.Close()
+	run := []string{"-task", "qed", "-init", guacamol100, "-init-count", "20", "-budget", "40", "-model", dir,
+		"-queue", url, "-connect-wait", "1500ms"}
+	for _, c := range []struct {
+		name string
+		cmd  *Command
+		args []string
+	}{
+		{"optimize", newOptimizeCmd(), append([]string{"-out", filepath.Join(dir, "opt")}, run...)},
+		{"serve", newServeCmd(), append([]string{"-run", filepath.Join(dir, "srv"), "-addr", "127.0.0.1:0"}, run...)},
+	} {
+		start := time.Now()
+		_, stderr, err := runCmd(t, c.cmd, "", c.args...)
+		if err == nil || !strings.Contains(err.Error(), "gave up after waiting 1.5s") || !strings.Contains(stderr, "no NATS server answers at "+url+" yet") {
+			t.Errorf("%s with no server and -connect-wait 1.5s: %v after %v\n%s", c.name, err, time.Since(start), stderr)
+		}
+	}
+	if _, _, err := runCmd(t, newOptimizeCmd(), "", append([]string{"-out", filepath.Join(dir, "neg"), "-connect-wait", "-1s"}, run[:len(run)-2]...)...); err == nil ||
+		!strings.Contains(err.Error(), "-connect-wait must not be negative") {
+		t.Errorf("a negative -connect-wait: %v", err)
+	}
+}
+
+// TestWorkerWaitsForServer: a worker started before its NATS server exited in 0.19 s and never tried again; it
+// waits, saying so, connects once the server is up, and gives up after -connect-wait (issue #56).
+func TestWorkerWaitsForServer(t *testing.T) {
+	dir := t.TempDir()
+	l, err := net.Listen("tcp", "127.0.0.1:0") // a free port, for the server to come later
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+
+	start := time.Now()
+	_, stderr, err := runCmd(t, newWorkerCmd(), "", "-queue", url, "-task", "demo", "-objective-cmd", lengthOracle(t, dir), "-connect-wait", "1500ms")
+	if err == nil || !strings.Contains(err.Error(), "gave up after waiting 1.5s") || !strings.Contains(stderr, "trying again in") {
+		t.Errorf("no server for -connect-wait 1.5s: %v after %v\n%s", err, time.Since(start), stderr)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := newLockedBuffer()
+	w := newWorkerCmd()
+	w.Stdout, w.Stderr, w.Stdin = out, out, strings.NewReader("")
+	done := make(chan error, 1)
+	go func() {
+		done <- w.Execute(ctx, []string{"-queue", url, "-task", "demo", "-objective-cmd", lengthOracle(t, dir)})
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	defer func() { s.Shutdown(); s.WaitForShutdown() }()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "nfbo worker: scoring task demo"); time.Sleep(50 * time.Millisecond) {
+		select {
+		case err := <-done:
+			t.Fatalf("the worker stopped: %v\n%s", err, out)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker did not connect within 30 s of the server's start:\n%s", out)
+		}
+	}
+	if !strings.Contains(out.String(), "no NATS server answers at "+url+" yet") {
+		t.Errorf("the worker did not say it was waiting:\n%s", out)
+	}
+	cancel()
+	<-done
 }

@@ -35,8 +35,12 @@ import (
 var cublasSonames = []string{"libcublas.so.13", "libcublas.so.12"}
 
 // cublasMathPedantic is CUBLAS_PEDANTIC_MATH: no TF32 or other reduced-precision shortcuts, for the parity
-// with the CPU that exact reconstruction needs.
-const cublasMathPedantic = 2
+// with the CPU that exact reconstruction needs; cublasMathTF32 is CUBLAS_TF32_TENSOR_OP_MATH, float32 products on
+// the tensor cores with 10-bit mantissas (SetTF32, an option measured for accuracy, off by default).
+const (
+	cublasMathPedantic = 2
+	cublasMathTF32     = 3
+)
 
 // BLAS is a cuBLAS handle bound to a Device's context, in pedantic (full float32) math.
 type BLAS struct {
@@ -94,6 +98,15 @@ func (b *BLAS) check(call string, s C.cublasStatus_t) error {
 	return fmt.Errorf("cuda: %s: %s (%d)", call, C.GoString(C.nfbo_cublasGetStatusString(b.statusString, s)), int(s))
 }
 
+// SetTF32 lets the products use TF32 tensor cores (on) or keeps them in full float32 (off, the default).
+func (b *BLAS) SetTF32(on bool) error {
+	mode := C.int(cublasMathPedantic)
+	if on {
+		mode = cublasMathTF32
+	}
+	return b.d.do(func() error { return b.check("cublasSetMathMode", C.nfbo_cublasSetMathMode(b.mathMode, b.h, mode)) })
+}
+
 // Close destroys the handle.
 func (b *BLAS) Close() error {
 	return b.d.do(func() error { return b.check("cublasDestroy_v2", C.nfbo_cublasDestroy(b.destroy, b.h)) })
@@ -104,6 +117,11 @@ func (b *BLAS) Close() error {
 // column-major, so it computes Cᵀ = op(B)ᵀ·op(A)ᵀ on the same memory: the operands swap, m and n swap, and
 // nothing is copied.
 func (b *BLAS) Gemm(tA, tB bool, alpha float32, A Ptr, ar, ac int, B Ptr, br, bc int, beta float32, Cm Ptr) error {
+	return b.d.do(func() error { return b.gemm(tA, tB, alpha, A, ar, ac, B, br, bc, beta, Cm) })
+}
+
+// gemm is Gemm on the device goroutine; cuBLAS queues the product on the default stream and returns.
+func (b *BLAS) gemm(tA, tB bool, alpha float32, A Ptr, ar, ac int, B Ptr, br, bc int, beta float32, Cm Ptr) error {
 	m, k := ar, ac
 	if tA {
 		m, k = ac, ar
@@ -121,8 +139,6 @@ func (b *BLAS) Gemm(tA, tB bool, alpha float32, A Ptr, ar, ac int, B Ptr, br, bc
 		}
 		return 0
 	}
-	return b.d.do(func() error {
-		return b.check("cublasSgemm_v2", C.nfbo_cublasSgemm(b.sgemm, b.h, op(tB), op(tA), C.int(n), C.int(m), C.int(k),
-			C.float(alpha), C.ulonglong(B), C.int(bc), C.ulonglong(A), C.int(ac), C.float(beta), C.ulonglong(Cm), C.int(n)))
-	})
+	return b.check("cublasSgemm_v2", C.nfbo_cublasSgemm(b.sgemm, b.h, op(tB), op(tA), C.int(n), C.int(m), C.int(k),
+		C.float(alpha), C.ulonglong(B), C.int(bc), C.ulonglong(A), C.int(ac), C.float(beta), C.ulonglong(Cm), C.int(n)))
 }

@@ -25,6 +25,10 @@ static CUresult nfbo_cuMemFree(void* f, CUdeviceptr p) { return ((CUresult (*)(C
 static CUresult nfbo_cuMemcpyHtoD(void* f, CUdeviceptr dst, const void* src, size_t n) { return ((CUresult (*)(CUdeviceptr, const void*, size_t))f)(dst, src, n); }
 static CUresult nfbo_cuMemcpyDtoH(void* f, void* dst, CUdeviceptr src, size_t n) { return ((CUresult (*)(void*, CUdeviceptr, size_t))f)(dst, src, n); }
 static CUresult nfbo_cuMemcpyDtoD(void* f, CUdeviceptr dst, CUdeviceptr src, size_t n) { return ((CUresult (*)(CUdeviceptr, CUdeviceptr, size_t))f)(dst, src, n); }
+// Host-to-device copies from pinned staging memory on the legacy default stream: they return at once and are
+// ordered with every launch.
+static CUresult nfbo_cuMemcpyHtoDAsync(void* f, CUdeviceptr dst, const void* src, size_t n) { return ((CUresult (*)(CUdeviceptr, const void*, size_t, void*))f)(dst, src, n, NULL); }
+static CUresult nfbo_cuMemAllocHost(void* f, void** p, size_t n) { return ((CUresult (*)(void**, size_t))f)(p, n); }
 // The legacy default stream (NULL): ordered with every launch, which all run there.
 static CUresult nfbo_cuMemsetD32Async(void* f, CUdeviceptr dst, unsigned v, size_t n) { return ((CUresult (*)(CUdeviceptr, unsigned, size_t, void*))f)(dst, v, n, NULL); }
 static CUresult nfbo_cuModuleLoadData(void* f, void** m, const void* image) { return ((CUresult (*)(void**, const void*))f)(m, image); }
@@ -53,8 +57,12 @@ import (
 type driverFns struct {
 	init, driverVersion, errName, errString, deviceCount, deviceGet, deviceName, deviceAttr, totalMem unsafe.Pointer
 	ctxRetain, ctxRelease, ctxSetCurrent, ctxSync, memAlloc, memFree, htod, dtoh, dtod, memsetD32     unsafe.Pointer
-	moduleLoad, moduleGetFunction, moduleUnload, launch                                               unsafe.Pointer
+	moduleLoad, moduleGetFunction, moduleUnload, launch, htodAsync, memAllocHost, memFreeHost         unsafe.Pointer
 }
+
+// stagingBytes is the pinned host memory an upload is copied through, so that it returns before the GPU has
+// read it: a training step's token ids and lengths fit many times over. A larger upload waits.
+const stagingBytes = 8 << 20
 
 // CUdevice_attribute values read.
 const (
@@ -74,7 +82,16 @@ type Device struct {
 	Info DeviceInfo
 	work chan func()
 	done chan struct{}
+
+	// On the device goroutine only: the pinned staging area of asynchronous uploads and how much of it the
+	// copies not yet known to be done use (reset by every call that waits for the GPU).
+	staging     unsafe.Pointer
+	stagingUsed int
 }
+
+// Thread is the device goroutine, given to the function Do runs there: its methods call the driver directly,
+// without the hop to the device goroutine that Device's methods make. It is valid only inside that function.
+type Thread struct{ d *Device }
 
 // OpenDevice loads the driver (libcuda.so.1, DriverDirs then the system's search), initialises it and makes
 // the primary context of GPU ordinal current on the device goroutine.
@@ -96,7 +113,8 @@ func OpenDevice(env Env, ordinal int) (*Device, error) {
 		{"cuMemFree_v2", &f.memFree}, {"cuMemcpyHtoD_v2", &f.htod}, {"cuMemcpyDtoH_v2", &f.dtoh},
 		{"cuMemcpyDtoD_v2", &f.dtod}, {"cuMemsetD32Async", &f.memsetD32},
 		{"cuModuleLoadData", &f.moduleLoad}, {"cuModuleGetFunction", &f.moduleGetFunction},
-		{"cuModuleUnload", &f.moduleUnload}, {"cuLaunchKernel", &f.launch}} {
+		{"cuModuleUnload", &f.moduleUnload}, {"cuLaunchKernel", &f.launch}, {"cuMemcpyHtoDAsync_v2", &f.htodAsync},
+		{"cuMemAllocHost_v2", &f.memAllocHost}, {"cuMemFreeHost", &f.memFreeHost}} {
 		if *s.dst, err = lib.sym(s.name); err != nil {
 			return nil, err
 		}
@@ -120,6 +138,9 @@ func (d *Device) loop(ordinal int, started chan<- error) {
 	started <- nil
 	for w := range d.work {
 		w()
+	}
+	if d.staging != nil {
+		C.nfbo_ptr_in(d.fn.memFreeHost, d.staging)
 	}
 	C.nfbo_int_in(d.fn.ctxRelease, d.dev)
 	close(d.done)
@@ -203,6 +224,11 @@ func (d *Device) do(f func() error) error {
 	return <-errc
 }
 
+// Do runs f on the device goroutine, handing it the Thread whose methods reach the driver directly: a training
+// step submitted in one crossing instead of one per call (each crossing is a goroutine hop, tens of
+// microseconds). Other goroutines' calls wait until f returns.
+func (d *Device) Do(f func(*Thread) error) error { return d.do(func() error { return f(&Thread{d}) }) }
+
 // Close releases the primary context and ends the device goroutine.
 func (d *Device) Close() error {
 	close(d.work)
@@ -211,87 +237,159 @@ func (d *Device) Close() error {
 }
 
 // Alloc returns n bytes of device memory (cuMemAlloc_v2: plain allocations, never managed memory).
-func (d *Device) Alloc(n int) (Ptr, error) {
-	var p C.CUdeviceptr
-	err := d.do(func() error { return d.check("cuMemAlloc_v2", C.nfbo_cuMemAlloc(d.fn.memAlloc, &p, C.size_t(n))) })
-	return Ptr(p), err
+func (d *Device) Alloc(n int) (p Ptr, err error) {
+	err = d.do(func() error { p, err = d.alloc(n); return err })
+	return p, err
 }
 
 // Free releases memory from Alloc.
-func (d *Device) Free(p Ptr) error {
-	return d.do(func() error { return d.check("cuMemFree_v2", C.nfbo_cuMemFree(d.fn.memFree, C.CUdeviceptr(p))) })
-}
+func (d *Device) Free(p Ptr) error { return d.do(func() error { return d.free(p) }) }
 
-// Upload copies src to the device at dst (synchronously).
+// Upload copies src to the device at dst. It returns before the GPU has the data: src is copied into pinned
+// staging memory first (a copy larger than the staging area waits for the GPU instead).
 func (d *Device) Upload(dst Ptr, src []float32) error {
-	if len(src) == 0 {
-		return nil
-	}
-	return d.do(func() error {
-		return d.check("cuMemcpyHtoD_v2", C.nfbo_cuMemcpyHtoD(d.fn.htod, C.CUdeviceptr(dst), unsafe.Pointer(&src[0]), C.size_t(4*len(src))))
-	})
+	return d.do(func() error { return d.upload(dst, unsafe.Pointer(unsafe.SliceData(src)), 4*len(src)) })
 }
 
-// Download copies len(dst) floats from the device at src into dst (synchronously).
-func (d *Device) Download(dst []float32, src Ptr) error {
-	if len(dst) == 0 {
-		return nil
-	}
-	return d.do(func() error {
-		return d.check("cuMemcpyDtoH_v2", C.nfbo_cuMemcpyDtoH(d.fn.dtoh, unsafe.Pointer(&dst[0]), C.CUdeviceptr(src), C.size_t(4*len(dst))))
-	})
-}
-
-// DownloadInt32 copies len(dst) int32 values from the device at src into dst (synchronously).
-func (d *Device) DownloadInt32(dst []int32, src Ptr) error {
-	if len(dst) == 0 {
-		return nil
-	}
-	return d.do(func() error {
-		return d.check("cuMemcpyDtoH_v2", C.nfbo_cuMemcpyDtoH(d.fn.dtoh, unsafe.Pointer(&dst[0]), C.CUdeviceptr(src), C.size_t(4*len(dst))))
-	})
-}
-
-// UploadInt32 copies src to the device at dst (synchronously).
+// UploadInt32 is Upload for int32 values.
 func (d *Device) UploadInt32(dst Ptr, src []int32) error {
-	if len(src) == 0 {
-		return nil
-	}
-	return d.do(func() error {
-		return d.check("cuMemcpyHtoD_v2", C.nfbo_cuMemcpyHtoD(d.fn.htod, C.CUdeviceptr(dst), unsafe.Pointer(&src[0]), C.size_t(4*len(src))))
-	})
+	return d.do(func() error { return d.upload(dst, unsafe.Pointer(unsafe.SliceData(src)), 4*len(src)) })
 }
 
-// DownloadFloat64 copies len(dst) float64 values from the device at src into dst (synchronously): a
-// reduction's double-precision result.
+// Download copies len(dst) floats from the device at src into dst, once every earlier call is done.
+func (d *Device) Download(dst []float32, src Ptr) error {
+	return d.do(func() error { return d.download(unsafe.Pointer(unsafe.SliceData(dst)), src, 4*len(dst)) })
+}
+
+// DownloadInt32 copies len(dst) int32 values from the device at src into dst, once every earlier call is done.
+func (d *Device) DownloadInt32(dst []int32, src Ptr) error {
+	return d.do(func() error { return d.download(unsafe.Pointer(unsafe.SliceData(dst)), src, 4*len(dst)) })
+}
+
+// DownloadFloat64 copies len(dst) float64 values from the device at src into dst, once every earlier call is
+// done: a reduction's double-precision result.
 func (d *Device) DownloadFloat64(dst []float64, src Ptr) error {
-	if len(dst) == 0 {
-		return nil
-	}
-	return d.do(func() error {
-		return d.check("cuMemcpyDtoH_v2", C.nfbo_cuMemcpyDtoH(d.fn.dtoh, unsafe.Pointer(&dst[0]), C.CUdeviceptr(src), C.size_t(8*len(dst))))
-	})
+	return d.do(func() error { return d.download(unsafe.Pointer(unsafe.SliceData(dst)), src, 8*len(dst)) })
 }
 
 // Zero sets n 4-byte words from dst to zero (cuMemsetD32Async on the default stream, so after every earlier
 // launch and before every later one; a failure shows at the next call that waits).
-func (d *Device) Zero(dst Ptr, n int) error {
-	if n == 0 {
-		return nil
-	}
-	return d.do(func() error {
-		return d.check("cuMemsetD32Async", C.nfbo_cuMemsetD32Async(d.fn.memsetD32, C.CUdeviceptr(dst), 0, C.size_t(n)))
-	})
+func (d *Device) Zero(dst Ptr, n int) error { return d.do(func() error { return d.zero(dst, n) }) }
+
+// Copy copies n 4-byte words from src to dst on the device (cuMemcpyDtoD_v2, not waiting); the ranges must not
+// overlap.
+func (d *Device) Copy(dst, src Ptr, n int) error {
+	return d.do(func() error { return d.copy(dst, src, n) })
 }
 
-// Copy copies n 4-byte words from src to dst on the device (cuMemcpyDtoD_v2); the ranges must not overlap.
-func (d *Device) Copy(dst, src Ptr, n int) error {
+// Alloc is Device.Alloc on the device goroutine.
+func (t *Thread) Alloc(n int) (Ptr, error) { return t.d.alloc(n) }
+
+// Free is Device.Free on the device goroutine.
+func (t *Thread) Free(p Ptr) error { return t.d.free(p) }
+
+// Upload is Device.Upload on the device goroutine.
+func (t *Thread) Upload(dst Ptr, src []float32) error {
+	return t.d.upload(dst, unsafe.Pointer(unsafe.SliceData(src)), 4*len(src))
+}
+
+// UploadInt32 is Device.UploadInt32 on the device goroutine.
+func (t *Thread) UploadInt32(dst Ptr, src []int32) error {
+	return t.d.upload(dst, unsafe.Pointer(unsafe.SliceData(src)), 4*len(src))
+}
+
+// Download is Device.Download on the device goroutine.
+func (t *Thread) Download(dst []float32, src Ptr) error {
+	return t.d.download(unsafe.Pointer(unsafe.SliceData(dst)), src, 4*len(dst))
+}
+
+// DownloadFloat64 is Device.DownloadFloat64 on the device goroutine.
+func (t *Thread) DownloadFloat64(dst []float64, src Ptr) error {
+	return t.d.download(unsafe.Pointer(unsafe.SliceData(dst)), src, 8*len(dst))
+}
+
+// Zero is Device.Zero on the device goroutine.
+func (t *Thread) Zero(dst Ptr, n int) error { return t.d.zero(dst, n) }
+
+// Copy is Device.Copy on the device goroutine.
+func (t *Thread) Copy(dst, src Ptr, n int) error { return t.d.copy(dst, src, n) }
+
+// Synchronize is Device.Synchronize on the device goroutine.
+func (t *Thread) Synchronize() error { return t.d.synchronize() }
+
+// Launch is Kernel.Launch on the device goroutine.
+func (t *Thread) Launch(k *Kernel, g Grid, args ...any) error { return k.launch(g, args) }
+
+// Gemm is BLAS.Gemm on the device goroutine.
+func (t *Thread) Gemm(b *BLAS, tA, tB bool, alpha float32, A Ptr, ar, ac int, B Ptr, br, bc int, beta float32, Cm Ptr) error {
+	return b.gemm(tA, tB, alpha, A, ar, ac, B, br, bc, beta, Cm)
+}
+
+// The methods below run on the device goroutine.
+
+func (d *Device) alloc(n int) (Ptr, error) {
+	var p C.CUdeviceptr
+	err := d.check("cuMemAlloc_v2", C.nfbo_cuMemAlloc(d.fn.memAlloc, &p, C.size_t(n)))
+	return Ptr(p), err
+}
+
+func (d *Device) free(p Ptr) error {
+	return d.check("cuMemFree_v2", C.nfbo_cuMemFree(d.fn.memFree, C.CUdeviceptr(p)))
+}
+
+// upload copies n bytes at src to dst through the staging area: a copy that does not fit what is left of it
+// waits for the GPU to finish the earlier ones first, and one larger than the area is a synchronous copy.
+func (d *Device) upload(dst Ptr, src unsafe.Pointer, n int) error {
 	if n == 0 {
 		return nil
 	}
-	return d.do(func() error {
-		return d.check("cuMemcpyDtoD_v2", C.nfbo_cuMemcpyDtoD(d.fn.dtod, C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(4*n)))
-	})
+	if n > stagingBytes {
+		d.stagingUsed = 0 // the synchronous copy waits for the earlier work
+		return d.check("cuMemcpyHtoD_v2", C.nfbo_cuMemcpyHtoD(d.fn.htod, C.CUdeviceptr(dst), src, C.size_t(n)))
+	}
+	if d.staging == nil {
+		if err := d.check("cuMemAllocHost_v2", C.nfbo_cuMemAllocHost(d.fn.memAllocHost, &d.staging, stagingBytes)); err != nil {
+			d.staging = nil
+			return err
+		}
+	}
+	if d.stagingUsed+n > stagingBytes {
+		if err := d.check("cuCtxSynchronize", C.nfbo_void(d.fn.ctxSync)); err != nil {
+			return err
+		}
+		d.stagingUsed = 0
+	}
+	at := unsafe.Add(d.staging, d.stagingUsed)
+	copy(unsafe.Slice((*byte)(at), n), unsafe.Slice((*byte)(src), n))
+	d.stagingUsed += (n + 255) &^ 255
+	return d.check("cuMemcpyHtoDAsync_v2", C.nfbo_cuMemcpyHtoDAsync(d.fn.htodAsync, C.CUdeviceptr(dst), at, C.size_t(n)))
+}
+
+// download copies n bytes from src to dst once the GPU is done with every earlier call (cuMemcpyDtoH_v2 on the
+// legacy stream waits for it), after which the staging area is free again.
+func (d *Device) download(dst unsafe.Pointer, src Ptr, n int) error {
+	if n == 0 {
+		return nil
+	}
+	err := d.check("cuMemcpyDtoH_v2", C.nfbo_cuMemcpyDtoH(d.fn.dtoh, dst, C.CUdeviceptr(src), C.size_t(n)))
+	if err == nil {
+		d.stagingUsed = 0
+	}
+	return err
+}
+
+func (d *Device) zero(dst Ptr, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return d.check("cuMemsetD32Async", C.nfbo_cuMemsetD32Async(d.fn.memsetD32, C.CUdeviceptr(dst), 0, C.size_t(n)))
+}
+
+func (d *Device) copy(dst, src Ptr, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return d.check("cuMemcpyDtoD_v2", C.nfbo_cuMemcpyDtoD(d.fn.dtod, C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(4*n)))
 }
 
 // Module is a loaded CUBIN or PTX image.
@@ -338,28 +436,40 @@ func (m *Module) Unload() error {
 	return m.d.do(func() error { return m.d.check("cuModuleUnload", C.nfbo_ptr_in(m.d.fn.moduleUnload, m.h)) })
 }
 
-// Launch runs the kernel on the default stream and waits for it. args are its parameters in order (see slot).
+// Launch queues the kernel on the default stream and returns without waiting for it: a failure in the kernel
+// shows at the next call that waits (a download). args are its parameters in order (see slot).
 func (k *Kernel) Launch(g Grid, args ...any) error {
+	return k.d.do(func() error { return k.launch(g, args) })
+}
+
+// launch is Launch on the device goroutine.
+func (k *Kernel) launch(g Grid, args []any) error {
 	if len(args) > 64 {
 		return fmt.Errorf("cuda: kernel %s: %d arguments, at most 64", k.Name, len(args))
 	}
-	slots := (*C.ulonglong)(C.malloc(C.size_t(8 * max(1, len(args)))))
-	defer C.free(unsafe.Pointer(slots))
-	s := unsafe.Slice(slots, max(1, len(args)))
+	var slots [64]C.ulonglong
 	for i, a := range args {
 		v, err := slot(a)
 		if err != nil {
 			return fmt.Errorf("kernel %s argument %d: %w", k.Name, i, err)
 		}
-		s[i] = C.ulonglong(v)
+		slots[i] = C.ulonglong(v)
 	}
-	return k.d.do(func() error {
-		r := C.nfbo_cuLaunchKernel(k.d.fn.launch, k.h, C.uint(g.Blocks), C.uint(g.Threads), C.uint(g.SharedBytes), slots, C.int(len(args)))
-		if err := k.d.check("cuLaunchKernel "+k.Name, r); err != nil {
-			return err
-		}
-		return k.d.check("cuCtxSynchronize after "+k.Name, C.nfbo_void(k.d.fn.ctxSync))
-	})
+	// The driver copies the parameters before cuLaunchKernel returns, so C memory is not needed: the slots
+	// live in a Go array passed for the call's duration only (cgo's pointer rules hold: no Go pointers in it).
+	r := C.nfbo_cuLaunchKernel(k.d.fn.launch, k.h, C.uint(g.Blocks), C.uint(g.Threads), C.uint(g.SharedBytes), &slots[0], C.int(len(args)))
+	return k.d.check("cuLaunchKernel "+k.Name, r)
+}
+
+// Synchronize waits for every call queued on the device.
+func (d *Device) Synchronize() error { return d.do(d.synchronize) }
+
+func (d *Device) synchronize() error {
+	err := d.check("cuCtxSynchronize", C.nfbo_void(d.fn.ctxSync))
+	if err == nil {
+		d.stagingUsed = 0
+	}
+	return err
 }
 
 // loadAll loads image and looks up each entry, then unloads it.

@@ -366,7 +366,7 @@ func (c *LatentCodec) forwardBlock(k, n int) error {
 			if l == 0 {
 				bias = off(g.stepBias, t*4*H)
 			}
-			if err := ks["lstm_cell_fwd"].Launch(grid(n*H), gt, bias, 0, e.c, e.tc, off(s, (t+1)*n*H), n, H); err != nil {
+			if err := ks["lstm_cell_step"].Launch(grid(n*H), gt, bias, 0, e.c, e.c, e.tc, off(s, (t+1)*n*H), n, H); err != nil {
 				return err
 			}
 		}
@@ -540,7 +540,7 @@ func (c *LatentCodec) inverseBlock(k, n int) error {
 			if err := bl.Gemm(false, false, 1, b.h[l], n, H, g.whh[l], H, 4*H, 1, b.gates); err != nil {
 				return err
 			}
-			if err := ks["lstm_cell_fwd"].Launch(grid(n*H), b.gates, bias, 0, b.c[l], b.tc, b.h[l], n, H); err != nil {
+			if err := ks["lstm_cell_step"].Launch(grid(n*H), b.gates, bias, 0, b.c[l], b.c[l], b.tc, b.h[l], n, H); err != nil {
 				return err
 			}
 		}

@@ -1,7 +1,8 @@
 // Package gpustep is the SeqFlow training step's Device (engine/step) on an NVIDIA GPU: buffers in device
 // memory, the products through cuBLAS in pedantic float32 (engine/cuda.BLAS) and every other call one kernel of
 // engine/cuda/kernels (seqflow.cu and train.cu). engine/train trains through it with Options.Device, as it trains
-// through its CPU Device (train.CPU): the same step, the same inputs drawn on the host, so the CPU checks the GPU.
+// through its CPU Device (train.CPU) without one: the same step, the same inputs drawn under the same keys, so the
+// CPU checks the GPU.
 //
 // The Device keeps no state of the step: it maps each call to a launch on a small backend (memory, copies, the
 // GEMM, a kernel launch by name). Open's backend is engine/cuda's; the tests also run the Device on an emulator of

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/nfbo/nfbo/engine/cuda"
+	"github.com/nfbo/nfbo/engine/step"
 	"github.com/nfbo/nfbo/kernels"
 )
 
@@ -101,6 +102,12 @@ type emu struct {
 	after    func(e *emu, kernel string, a args) // run after each kernel's reference (tests of the tests)
 	failed   error
 	closed   bool
+	// dry runs no kernel and backs no allocation: every launch is still
+	// checked against its kernel's signature and every copy against its
+	// allocation's extent, but memory is one scratch area that all regions
+	// share. It counts a paper-preset step without its gigabytes.
+	dry     bool
+	scratch []byte
 }
 
 func newEmu() *emu {
@@ -116,6 +123,12 @@ func (e *emu) region(p cuda.Ptr, n int) []byte {
 	a := e.allocs[i]
 	if n == 0 {
 		return nil
+	}
+	if e.dry {
+		if len(e.scratch) < n {
+			e.scratch = make([]byte, n)
+		}
+		return e.scratch[:n]
 	}
 	all := unsafe.Slice((*byte)(unsafe.Pointer(&a.words[0])), 8*len(a.words))
 	off := int(p - a.base)
@@ -153,7 +166,10 @@ func (e *emu) alloc(bytes int) (cuda.Ptr, error) {
 	if e.failed != nil {
 		return 0, e.failed
 	}
-	a := &emuAlloc{base: e.next, bytes: bytes, words: make([]uint64, (bytes+7)/8)}
+	a := &emuAlloc{base: e.next, bytes: bytes}
+	if !e.dry {
+		a.words = make([]uint64, (bytes+7)/8)
+	}
 	e.next += cuda.Ptr((bytes+255)/256*256 + 256) // a gap: an overrun is never in the next allocation
 	e.allocs = append(e.allocs, a)
 	return a.base, nil
@@ -190,7 +206,10 @@ func (e *emu) copy(dst, src cuda.Ptr, n int) error {
 	copy(e.region(dst, 4*n), e.region(src, 4*n))
 	return e.failed
 }
-func (e *emu) close() error { e.closed = true; return nil }
+func (e *emu) close() error            { e.closed = true; return nil }
+func (e *emu) do(f func() error) error { return f() }
+func (e *emu) sync() error             { return e.failed }
+func (e *emu) setTF32(bool) error      { return nil }
 
 // gemm is the row-major product in float64.
 func (e *emu) gemm(tA, tB bool, alpha float32, a cuda.Ptr, ar, ac int, b cuda.Ptr, br, bc int, beta float32, c cuda.Ptr) error {
@@ -202,6 +221,10 @@ func (e *emu) gemm(tA, tB bool, alpha float32, a cuda.Ptr, ar, ac int, b cuda.Pt
 		n = br
 	}
 	A, B, C := e.f32(a, ar*ac), e.f32(b, br*bc), e.f32(c, m*n)
+	if e.dry {
+		e.launches["gemm"]++
+		return e.failed
+	}
 	out := make([]float64, m*n)
 	for i := range m {
 		for j := range n {
@@ -277,6 +300,10 @@ func (e *emu) launch(kernel string, g cuda.Grid, a ...any) error {
 	if !ok {
 		panic(fmt.Sprintf("emu: no reference for kernel %s", kernel))
 	}
+	if e.dry {
+		e.launches[kernel]++
+		return nil
+	}
 	if e.fail != nil {
 		if err := e.fail(kernel); err != nil {
 			e.failed = err
@@ -340,16 +367,39 @@ var refs = map[string]func(e *emu, name string, g cuda.Grid, a args){
 			}
 		}
 	},
-	"col_sums": func(e *emu, name string, g cuda.Grid, a args) {
+	"col_sums_part": func(e *emu, name string, g cuda.Grid, a args) {
 		n, w := a.i(2), a.i(3)
-		cover(name, g, w)
-		D, X := e.f32(a.p(0), w), e.f32(a.p(1), n*w)
-		for j := range w {
-			var s float64
-			for r := range n {
-				s += float64(X[r*w+j])
+		tiles, chunks := (w+31)/32, max(1, (n+255)/256)
+		if g.Threads != 256 || g.Blocks != tiles*chunks {
+			panic(fmt.Sprintf("emu: %s: %d blocks of %d threads, want %d of 256", name, g.Blocks, g.Threads, tiles*chunks))
+		}
+		P, X := e.f32(a.p(0), chunks*w), e.f32(a.p(1), n*w)
+		for c := range chunks {
+			for j := range w {
+				var lanes [8]float32
+				for l := range 8 {
+					for r := c*256 + l; r < min((c+1)*256, n); r += 8 {
+						lanes[l] += X[r*w+j]
+					}
+				}
+				t := lanes[0]
+				for _, v := range lanes[1:] {
+					t += v
+				}
+				P[c*w+j] = t
 			}
-			D[j] = float32(s)
+		}
+	},
+	"col_sums_fin": func(e *emu, name string, g cuda.Grid, a args) {
+		chunks, w := a.i(2), a.i(3)
+		cover(name, g, w)
+		D, P := e.f32(a.p(0), w), e.f32(a.p(1), chunks*w)
+		for j := range w {
+			s := P[j]
+			for c := 1; c < chunks; c++ {
+				s += P[c*w+j]
+			}
+			D[j] = s
 		}
 	},
 	"copy_cols": func(e *emu, name string, g cuda.Grid, a args) {
@@ -634,7 +684,7 @@ var refs = map[string]func(e *emu, name string, g cuda.Grid, a args){
 			part[(i/256)%g.Blocks] += float64(v) * float64(v)
 		}
 	},
-	"sum_part": func(e *emu, name string, g cuda.Grid, a args) {
+	"sum_part_add": func(e *emu, name string, g cuda.Grid, a args) {
 		m := a.i(2)
 		if g.Threads != 256 || g.Blocks != 1 {
 			panic(fmt.Sprintf("emu: %s: %d blocks of %d threads, want one of 256", name, g.Blocks, g.Threads))
@@ -644,18 +694,74 @@ var refs = map[string]func(e *emu, name string, g cuda.Grid, a args){
 		for _, v := range part {
 			s += v
 		}
-		out[0] = s
+		out[0] += s
+	},
+	"adam_clipped": func(e *emu, name string, g cuda.Grid, a args) {
+		n := a.i(4)
+		cover(name, g, n)
+		lossSlot, sqSlot := a.i(6), a.i(7)
+		acc := e.f64(a.p(5), max(lossSlot, sqSlot)+1)
+		if !step.Finite(acc[lossSlot], acc[sqSlot]) {
+			return
+		}
+		c := kernels.AdamCoeffs{Scale: step.ClipScale(acc[sqSlot], a.d(8)), Beta1: a.d(9), Beta2: a.d(10), StepSize: a.d(11), BC2Sqrt: a.d(12), Eps: a.d(13)}
+		adamRef(e.f32(a.p(0), n), e.f32(a.p(1), n), e.f32(a.p(2), n), e.f32(a.p(3), n), c)
+	},
+	"batch_layout": func(e *emu, name string, g cuda.Grid, a args) {
+		B, T, maxT, real := a.i(6), a.i(7), a.i(8), a.i(9)
+		N := T * B
+		cover(name, g, max(N, B*2*maxT))
+		step.LayoutTo(e.f32(a.p(0), N), e.f32(a.p(1), N), e.f32(a.p(2), N), e.i32(a.p(3), 2*(T-1)*B), e.f32(a.p(4), B*2*maxT),
+			e.i32(a.p(5), B), T, maxT, real, a[10].(float32))
+	},
+	"draw_negatives": func(e *emu, name string, g cuda.Grid, a args) {
+		n := a.i(3)
+		cover(name, g, n)
+		step.NegativesTo(e.i32(a.p(0), n), e.i32(a.p(1), n), e.f32(a.p(2), n), a.i(4), kernels.KeyOf(uint64(a[5].(int64))))
+	},
+	"draw_noise": func(e *emu, name string, g cuda.Grid, a args) {
+		n, F, V := a.i(4), a.i(5), a.i(6)
+		cover(name, g, n)
+		rej := step.NoiseTo(e.f32(a.p(0), n*F), e.i32(a.p(1), n), e.f32(a.p(2), n), e.f32(a.p(3), V*F), F, a.d(7), a.i(8),
+			kernels.KeyOf(uint64(a[9].(int64))))
+		e.f64(a.p(10), a.i(11)+1)[a.i(11)] += float64(rej)
+	},
+	"draw_dropout": func(e *emu, name string, g cuda.Grid, a args) {
+		n := a.i(1)
+		cover(name, g, (n+3)/4)
+		m := e.f32(a.p(0), n)
+		step.DropoutTo(m, a.d(2), kernels.KeyOf(uint64(a[4].(int64))), a.i(5))
+		if keep := a[3].(float32); n > 0 && keep != step.DropoutScale(a.d(2)) {
+			panic(fmt.Sprintf("emu: %s: kept value %g for rate %g", name, keep, a.d(2)))
+		}
+	},
+	"sum_loss": func(e *emu, name string, g cuda.Grid, a args) {
+		n := a.i(5)
+		if g.Threads != 256 || g.Blocks != 1 {
+			panic(fmt.Sprintf("emu: %s: %d blocks of %d threads, want one of 256", name, g.Blocks, g.Threads))
+		}
+		l, ns, ss, rows := step.LossSums(e.f32(a.p(2), n), e.f32(a.p(3), n), e.f32(a.p(4), n), a.d(6))
+		s := e.f64(a.p(0), a.i(1)+4)[a.i(1):]
+		s[0] += l
+		s[1] += ns
+		s[2] += ss
+		s[3] += rows
 	},
 	"adam_update": func(e *emu, name string, g cuda.Grid, a args) {
 		n := a.i(4)
 		cover(name, g, n)
 		scale, b1, b2, stepSize, bc2, eps := a.d(5), a.d(6), a.d(7), a.d(8), a.d(9), a.d(10)
-		P, G, M, V := e.f32(a.p(0), n), e.f32(a.p(1), n), e.f32(a.p(2), n), e.f32(a.p(3), n)
-		for i := range n {
-			gi := float64(G[i]) * scale
-			M[i] = float32(b1*float64(M[i]) + (1-b1)*gi)
-			V[i] = float32(b2*float64(V[i]) + (1-b2)*gi*gi)
-			P[i] = float32(float64(P[i]) - stepSize*float64(M[i])/(math.Sqrt(float64(V[i]))/bc2+eps))
-		}
+		adamRef(e.f32(a.p(0), n), e.f32(a.p(1), n), e.f32(a.p(2), n), e.f32(a.p(3), n),
+			kernels.AdamCoeffs{Scale: scale, Beta1: b1, Beta2: b2, StepSize: stepSize, BC2Sqrt: bc2, Eps: eps})
 	},
+}
+
+// adamRef is one Adam update in float64 on float32 storage (kernels.AdamUpdate's formula).
+func adamRef(P, G, M, V []float32, c kernels.AdamCoeffs) {
+	for i := range P {
+		gi := float64(G[i]) * c.Scale
+		M[i] = float32(c.Beta1*float64(M[i]) + (1-c.Beta1)*gi)
+		V[i] = float32(c.Beta2*float64(V[i]) + (1-c.Beta2)*gi*gi)
+		P[i] = float32(float64(P[i]) - c.StepSize*float64(M[i])/(math.Sqrt(float64(V[i]))/c.BC2Sqrt+c.Eps))
+	}
 }

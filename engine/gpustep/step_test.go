@@ -157,6 +157,71 @@ func stepParity(t *testing.T, dev step.Device, cfg model.Config, c parityCase) (
 			}
 		}
 	}
+	return append(fails, trainParity(t, dev, cfg, c, p, rng)...)
+}
+
+// trainParity runs step.Train, the step with its inputs drawn on the device and Adam's clipping computed there,
+// from p on dev and on train.CPU, and returns the failures: the sums off by more than 1e-5 relative, another
+// number of rejected draws, the weights' change or a moment off by more than 1e-4 relative per tensor.
+func trainParity(t *testing.T, dev step.Device, cfg model.Config, c parityCase, p *model.Params, rng *rand.Rand) (fails []string) {
+	t.Helper()
+	in := &step.Inputs{Tok: make([]int32, cfg.T*c.B), Lens: make([]int32, c.B), Real: max(1, c.B-1), Key: kernels.KeyOf(rng.Uint64())}
+	for r := range in.Tok {
+		in.Tok[r] = int32(rng.IntN(cfg.V))
+	}
+	for b := range in.Lens {
+		in.Lens[b] = int32(cfg.T)
+		if c.lens != nil {
+			in.Lens[b] = int32(c.lens[b])
+		}
+	}
+	coef := kernels.AdamCoeffs{Beta1: 0.9, Beta2: 0.999, StepSize: 1e-3 / (1 - 0.9), BC2Sqrt: math.Sqrt(1 - 0.999), Eps: 1e-4}
+	var res [2]step.Result
+	var upd, ms [2][][]float32
+	for i, d := range []step.Device{train.CPU{}, dev} {
+		s, err := step.New(d, cfg, c.B, step.Options{FreezeEmbeddings: c.frozen})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetParams(p)
+		if res[i], err = s.Train(in, coef, 0.5); err != nil {
+			t.Fatal(err)
+		}
+		q := p.Clone()
+		ms[i] = tensors(p)
+		if err := errors.Join(s.ParamsTo(q), s.MomentsTo(ms[i], tensors(p))); err != nil {
+			t.Fatal(err)
+		}
+		upd[i] = tensors(p)
+		for j, ts := range q.Tensors() {
+			for k, v := range ts.Data {
+				upd[i][j][k] = v - p.Tensors()[j].Data[k]
+			}
+		}
+		s.Close()
+	}
+	want, got := res[0], res[1]
+	for _, v := range []struct {
+		what      string
+		got, want float64
+	}{{"loss", got.Loss, want.Loss}, {"NLL", got.NLL, want.NLL}, {"similarity", got.Sim, want.Sim}, {"gradient norm", got.GradNorm, want.GradNorm}} {
+		if e := relErr(v.got, v.want); !(e <= 1e-5) {
+			fails = append(fails, fmt.Sprintf("Train: %s %.8g, CPU %.8g (rel %.2g)", v.what, v.got, v.want, e))
+		}
+	}
+	if got.Rejected != want.Rejected {
+		fails = append(fails, fmt.Sprintf("Train: %d rejected draws, CPU %d", got.Rejected, want.Rejected))
+	}
+	for _, x := range []struct {
+		what      string
+		got, want [][]float32
+	}{{"Train's update", upd[1], upd[0]}, {"Train's first moment", ms[1], ms[0]}} {
+		for i, ts := range p.Tensors() {
+			if e := enginetest.RelNorm(x.got[i], x.want[i]); !(e <= 1e-4) {
+				fails = append(fails, fmt.Sprintf("%s of %s: rel err %.3g", x.what, ts.Name, e))
+			}
+		}
+	}
 	return fails
 }
 
@@ -175,8 +240,8 @@ func TestEmulatedStepMatchesCPU(t *testing.T) {
 			for _, f := range stepParity(t, d, cfg, c) {
 				t.Error(f)
 			}
-			if len(d.live) != 0 || len(e.allocs) != 1 {
-				t.Errorf("after the steps' Close: %d live buffers, %d allocations (want the norm's scratch only)", len(d.live), len(e.allocs))
+			if own := d.ownBuffers(); len(d.live) != own || len(e.allocs) != own+1 {
+				t.Errorf("after the steps' Close: %d live buffers, %d allocations (want the Device's own scratch only, %d buffers and the norm's)", len(d.live), len(e.allocs), own)
 			}
 			if err := d.Close(); err != nil || !e.closed || len(e.allocs) != 0 {
 				t.Errorf("Close: %v, backend closed %v, %d allocations left", err, e.closed, len(e.allocs))

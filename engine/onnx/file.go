@@ -2,11 +2,10 @@ package onnx
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/nfbo/nfbo/engine/onnx/onnxpb"
+	"github.com/nfbo/nfbo/internal/atomicfile"
 	"github.com/nfbo/nfbo/model"
 	"google.golang.org/protobuf/proto"
 )
@@ -20,33 +19,14 @@ func Marshal(m *onnxpb.ModelProto) ([]byte, error) {
 	return b, nil
 }
 
-// WriteFile writes m to path atomically (temporary file, sync, rename).
-func WriteFile(path string, m *onnxpb.ModelProto) (err error) {
+// WriteFile writes m to path atomically (internal/atomicfile).
+func WriteFile(path string, m *onnxpb.ModelProto) error {
 	data, err := Marshal(m)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("onnx: write model: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("onnx: write model %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("onnx: write model %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("onnx: write model %s: %w", tmp.Name(), err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("onnx: write model: %w", err)
+	if err := atomicfile.Write(path, data); err != nil {
+		return fmt.Errorf("onnx: %w", err)
 	}
 	return nil
 }

@@ -15,26 +15,21 @@ import (
 // BenchmarkFineTune times the optimiser's flow update at the guacamol-500
 // setting: one epoch over 320 sequences (10 batches of 32; a 100 + 500 run
 // fine-tunes on its 10 newest points plus its best up to 1,000, so 110 to 610
-// sequences) of the shipped model at T = 88, with each coupling one fused op
-// (coupling=op, the default) or elementary nodes (coupling=nodes), with the
-// token embeddings trained or frozen (embed=frozen, the optimiser's default),
-// on pure-Go decoding (no ONNX Runtime session to rebuild).
+// sequences) of the shipped model at T = 88, through the trainer's step
+// (engine/step on the CPU), with the token embeddings trained or frozen
+// (embed=frozen, the optimiser's default), on pure-Go decoding (no ONNX
+// Runtime session to rebuild).
 func BenchmarkFineTune(b *testing.B) {
 	ck := shippedModel(b)
 	const T, n = 88, 320
 	tokens := seqs(rand.New(rand.NewPCG(1, 1)), n, T, ck.Params.Config.V)
-	for _, c := range []struct {
-		nodes, frozen bool
-	}{{false, true}, {false, false}, {true, false}} {
-		coupling, embed := "op", "trained"
-		if c.nodes {
-			coupling = "nodes"
-		}
-		if c.frozen {
+	for _, frozen := range []bool{true, false} {
+		embed := "trained"
+		if frozen {
 			embed = "frozen"
 		}
-		b.Run(fmt.Sprintf("coupling=%s/embed=%s/T=%d/seqs=%d", coupling, embed, T, n), func(b *testing.B) {
-			opts := train.Options{CouplingNodes: c.nodes, FreezeEmbeddings: c.frozen}
+		b.Run(fmt.Sprintf("embed=%s/T=%d/seqs=%d", embed, T, n), func(b *testing.B) {
+			opts := train.Options{FreezeEmbeddings: frozen}
 			f, err := seqflow.New(ck, T, seqflow.Options{Backend: "go", Train: opts})
 			if err != nil {
 				b.Fatal(err)
@@ -42,7 +37,7 @@ func BenchmarkFineTune(b *testing.B) {
 			defer f.Close()
 			rng := rand.New(rand.NewPCG(2, 2))
 			ctx := context.Background()
-			if err := f.FineTune(ctx, tokens[:32*T], rng); err != nil { // compiles the graph
+			if err := f.FineTune(ctx, tokens[:32*T], rng); err != nil { // allocates the step
 				b.Fatal(err)
 			}
 			b.ResetTimer()

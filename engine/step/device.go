@@ -70,6 +70,24 @@ func (b IntBuf) Slice(lo, hi int) IntBuf {
 	return IntBuf{mem: b.mem, off: b.off + lo, n: hi - lo}
 }
 
+// Acc is a few float64 accumulators on a Device (a step's sums: loss,
+// gradient norm, rejected draws), a handle like Buf, read back together in
+// one transfer (Device.ReadAcc).
+type Acc struct {
+	mem any
+	n   int
+}
+
+// NewAcc returns the handle of an allocation of n float64 accumulators
+// (see NewBuf).
+func NewAcc(mem any, n int) Acc { return Acc{mem: mem, n: n} }
+
+// Mem returns the allocation's device-side identity.
+func (a Acc) Mem() any { return a.mem }
+
+// Len returns the number of accumulators.
+func (a Acc) Len() int { return a.n }
+
 // Device is what the training step needs of a processor: float32 buffers
 // and the step's kernels, one method per kernel, in device terms. Matrices
 // are row-major; "n×w" is n rows of w, element (i, j) at i·w + j of the
@@ -77,14 +95,14 @@ func (b IntBuf) Slice(lo, hi int) IntBuf {
 // than its shape needs (its first elements are used).
 //
 // Calls run in order, each seeing the results of the calls before it. A
-// GPU may queue them: its calls return before the work is done, and an
-// error (a failed launch or allocation) is kept, later calls do nothing,
-// and the next call that waits for the device, Download or Norm, returns
-// it. A wrong shape or a buffer too short is a programmer error and
+// GPU queues them: its calls return before the work is done, and an error
+// (a failed launch or allocation) is kept, later calls do nothing, and the
+// next call that waits for the device, Download or ReadAcc, returns it.
+// Uploads do not wait (a GPU copies src before returning). A wrong shape or a buffer too short is a programmer error and
 // panics, as in kernels.
 //
 // engine/train.CPU is the CPU's implementation, on kernels and the float32
-// loops of engine/train's fused ops.
+// loops of engine/train (loops.go).
 type Device interface {
 	// Alloc returns a new buffer of n zeros, and AllocInt one of n int32
 	// zeros.
@@ -100,7 +118,7 @@ type Device interface {
 	UploadInt(dst IntBuf, src []int32)
 	// Download copies src into dst (len(dst) ≤ src.Len()) once every
 	// earlier call is done, and returns the first error of any call since
-	// the last Download or Norm.
+	// the last Download or ReadAcc.
 	Download(dst []float32, src Buf) error
 	// Zero sets every element of dst to 0, and Copy copies src into dst
 	// (equal lengths; no overlap).
@@ -151,6 +169,23 @@ type Device interface {
 	// from the later steps, by the one for the earlier step.
 	LSTMCellBackward(dg, dc, act, tc, cPrev, dout, dh Buf, B, H int)
 
+	// LSTMForward runs an LSTM layer's recurrence over S steps for B
+	// sequences (RecurrenceForward: at each step the recurrent product
+	// h·Whh added to act's rows, then LSTMCellForward): act [S·B, 4H] holds
+	// each row's input product and receives its activations; bias is
+	// [biasRows, 4H], biasRows 1 or S·B (a row per step and sequence);
+	// whh [H, 4H]; out [(S+1)·B, H] holds h0 in its first B rows and
+	// receives h_1..h_S; c0 [B, H]; c and tc [S·B, H] receive the cell
+	// states and their tanh. A Device may run the whole recurrence its own
+	// way (the CPU: each core the recurrence of its sequences, Whh packed
+	// once).
+	LSTMForward(act, bias Buf, biasRows int, whh, c0, c, tc, out Buf, S, B, H int)
+	// LSTMBackward runs its gradient backwards over the S steps
+	// (RecurrenceBackward): from the outputs' gradient dOut [S·B, H] it
+	// writes the gate gradients dG [S·B, 4H] and leaves dL/dh0 and dL/dc0
+	// in dh and dc [B, H], which are zero on entry.
+	LSTMBackward(dG, dh, dc, act, tc, c, c0, whh, dOut Buf, S, B, H int)
+
 	// NLSqForward transforms w (n×half) with the raw parameters o
 	// [n, half, 5] (parameter fastest) and writes out (n×(half+1)): u, then
 	// the row's Σ log du/dw. AffineForward does the same for the affine
@@ -180,13 +215,37 @@ type Device interface {
 	GaussNLL(nll, y, logdet Buf, n, w int)
 	GaussNLLGrad(dy, y, s Buf, n, w int)
 
-	// Norm returns the L2 norm of x's first n elements, summed in float64,
-	// once every earlier call is done, with the first error of any call
-	// since the last Download or Norm.
-	Norm(x Buf, n int) (float64, error)
+	// AllocAcc returns n float64 accumulators (zero), FreeAcc releases
+	// them, ZeroAcc zeroes them, and ReadAcc copies them into dst once
+	// every earlier call is done, returning the first error of any call
+	// since the last Download or ReadAcc: a step's one wait.
+	AllocAcc(n int) Acc
+	FreeAcc(a Acc)
+	ZeroAcc(a Acc)
+	ReadAcc(dst []float64, a Acc) error
+	// SumLoss adds LossSums of rows nll, sim and wt [n] to acc[slot ..
+	// slot+4); SumSquares adds Σ x_i² over x's first n elements (float64)
+	// to acc[slot].
+	SumLoss(acc Acc, slot int, nll, sim, wt Buf, n int, simCoef float64)
+	SumSquares(acc Acc, slot int, x Buf, n int)
+
+	// Layout writes LayoutTo's weights, positional rows and initial codes
+	// from the B padded lengths lens for T positions.
+	Layout(wt, negWt, simC Buf, pos IntBuf, pos0 Buf, lens IntBuf, B, T, maxT, real int, simCoef float32)
+	// DrawNegatives is NegativesTo over n rows, DrawNoise NoiseTo (rows
+	// [n, F], normalised embeddings en [V, F]) adding its rejected rows to
+	// acc[slot], and DrawDropout DropoutTo over n entries.
+	DrawNegatives(neg, tok IntBuf, wt Buf, n, V int, key kernels.PhiloxKey)
+	DrawNoise(eps Buf, tok IntBuf, wt, en Buf, n, F, V int, sigma float64, rounds int, key kernels.PhiloxKey, acc Acc, slot int)
+	DrawDropout(mask Buf, n int, p float64, key kernels.PhiloxKey, stream int)
+
 	// Adam applies one Adam update with the coefficients c to n parameters
 	// p, gradients g and moments m, v (kernels.AdamUpdate).
 	Adam(p, g, m, v Buf, n int, c kernels.AdamCoeffs)
+	// AdamClipped is Adam with c.Scale replaced by ClipScale(acc[sqSlot],
+	// clip), and no update at all unless Finite(acc[lossSlot],
+	// acc[sqSlot]): the clipping and the guard computed where the sums are.
+	AdamClipped(p, g, m, v Buf, n int, c kernels.AdamCoeffs, clip float64, acc Acc, lossSlot, sqSlot int)
 }
 
 // GemmShape returns the shape of Device.Gemm's product for a (ar×ac) and b (br×bc), transposed as tA and tB say:
@@ -202,4 +261,42 @@ func GemmShape(tA, tB bool, ar, ac, br, bc int) (m, n, k int, ok bool) {
 		n, kb = br, bc
 	}
 	return m, n, k, k == kb
+}
+
+// RecurrenceForward is Device.LSTMForward in terms of the Device's Gemm and
+// LSTMCellForward, step by step: what a Device without a recurrence of its
+// own runs.
+func RecurrenceForward(d Device, act, bias Buf, biasRows int, whh, c0, c, tc, out Buf, S, B, H int) {
+	if biasRows != 1 && biasRows != S*B {
+		panic(fmt.Sprintf("step: LSTMForward: %d bias rows for %d steps of %d sequences", biasRows, S, B))
+	}
+	H4 := 4 * H
+	for st := range S {
+		a := act.Rows(st, st+1, B*H4)
+		d.Gemm(false, false, 1, out.Rows(st, st+1, B*H), B, H, whh, H, H4, 1, a)
+		cPrev := c0
+		if st > 0 {
+			cPrev = c.Rows(st-1, st, B*H)
+		}
+		bias, rows := bias, 1
+		if biasRows > 1 {
+			bias, rows = bias.Rows(st, st+1, B*H4), B
+		}
+		d.LSTMCellForward(a, bias, rows, cPrev, c.Rows(st, st+1, B*H), tc.Rows(st, st+1, B*H), out.Rows(st+1, st+2, B*H), B, H)
+	}
+}
+
+// RecurrenceBackward is Device.LSTMBackward in terms of the Device's Gemm
+// and LSTMCellBackward, step by step.
+func RecurrenceBackward(d Device, dG, dh, dc, act, tc, c, c0, whh, dOut Buf, S, B, H int) {
+	H4 := 4 * H
+	for st := S - 1; st >= 0; st-- {
+		cPrev := c0
+		if st > 0 {
+			cPrev = c.Rows(st-1, st, B*H)
+		}
+		dg := dG.Rows(st, st+1, B*H4)
+		d.LSTMCellBackward(dg, dc, act.Rows(st, st+1, B*H4), tc.Rows(st, st+1, B*H), cPrev, dOut.Rows(st, st+1, B*H), dh, B, H)
+		d.Gemm(false, true, 1, dg, B, H4, whh, H, H4, 0, dh)
+	}
 }

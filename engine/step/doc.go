@@ -12,11 +12,13 @@
 // and one method per kernel, every shape an argument. A Step holds the
 // parameters, gradients and Adam's moments of one config and batch size,
 // each one flat buffer in model.Params.Tensors order, and the activations,
-// all allocated once. Its inputs, a Batch (tokens, negative tokens, noise,
-// row weights, padded lengths, dropout masks), are drawn on the host, so
-// every device sees the same ones: engine/train draws them as for its
-// gorgonia graph, and its tests hold the two steps' losses and gradients
-// to float32 rounding of each other.
+// all allocated once. Train draws a step's random inputs (noise, negative
+// tokens, dropout masks) on the device from a counter-based generator
+// (draw.go), so every device draws the same ones; Run takes a Batch drawn
+// on the host instead, which is how engine/train's tests give the step and
+// their gorgonia graph (the autodiff reference) the same inputs and hold
+// the two steps' losses and gradients to float32 rounding of each other.
+// engine/train's Trainer trains through this step on every device.
 //
 // Rows are t-major, as in engine/train: row r = t·B + b holds position t of
 // sequence b; N = T·B rows, S = T − 1 LSTM steps, step s reading rows

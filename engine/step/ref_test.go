@@ -345,12 +345,83 @@ func (ref) GaussNLLGrad(dy, y, s Buf, n, w int) {
 	}
 }
 
-func (ref) Norm(x Buf, n int) (float64, error) {
-	var s float64
-	for _, v := range mem(x)[:n] {
-		s += v * v
+func amem(a Acc) []float64 { return a.Mem().([]float64) }
+
+func (ref) AllocAcc(n int) Acc { return NewAcc(make([]float64, n), n) }
+func (ref) FreeAcc(Acc)        {}
+func (ref) ZeroAcc(a Acc)      { clear(amem(a)) }
+func (ref) ReadAcc(dst []float64, a Acc) error {
+	copy(dst, amem(a))
+	return nil
+}
+
+func (ref) SumLoss(acc Acc, slot int, nll, sim, wt Buf, n int, simCoef float64) {
+	N, S, W, a := mem(nll), mem(sim), mem(wt), amem(acc)
+	for r := range n {
+		a[slot] += W[r] * (N[r] + simCoef*S[r])
+		if W[r] != 0 {
+			a[slot+1] += N[r]
+			a[slot+2] += S[r]
+			a[slot+3]++
+		}
 	}
-	return math.Sqrt(s), nil
+}
+
+func (ref) SumSquares(acc Acc, slot int, x Buf, n int) {
+	for _, v := range mem(x)[:n] {
+		amem(acc)[slot] += v * v
+	}
+}
+
+// f32s and put64 move between the reference's float64 buffers and the
+// float32 slices of the draws' Go twins.
+func f32s(b Buf, n int) []float32 {
+	out := make([]float32, n)
+	for i, v := range mem(b)[:n] {
+		out[i] = float32(v)
+	}
+	return out
+}
+
+func put64(b Buf, x []float32) {
+	for i, v := range x {
+		mem(b)[i] = float64(v)
+	}
+}
+
+func (ref) Layout(wt, negWt, simC Buf, pos IntBuf, pos0 Buf, lens IntBuf, B, T, maxT, real int, simCoef float32) {
+	N := T * B
+	w, nw, sc, p0 := make([]float32, N), make([]float32, N), make([]float32, N), make([]float32, B*2*maxT)
+	LayoutTo(w, nw, sc, imem(pos), p0, imem(lens)[:B], T, maxT, real, simCoef)
+	put64(wt, w)
+	put64(negWt, nw)
+	put64(simC, sc)
+	put64(pos0, p0)
+}
+
+func (ref) DrawNegatives(neg, tok IntBuf, wt Buf, n, V int, key kernels.PhiloxKey) {
+	NegativesTo(imem(neg)[:n], imem(tok)[:n], f32s(wt, n), V, key)
+}
+
+func (ref) DrawNoise(eps Buf, tok IntBuf, wt, en Buf, n, F, V int, sigma float64, rounds int, key kernels.PhiloxKey, acc Acc, slot int) {
+	e := make([]float32, n*F)
+	amem(acc)[slot] += float64(NoiseTo(e, imem(tok)[:n], f32s(wt, n), f32s(en, V*F), F, sigma, rounds, key))
+	put64(eps, e)
+}
+
+func (ref) DrawDropout(mask Buf, n int, p float64, key kernels.PhiloxKey, stream int) {
+	m := make([]float32, n)
+	DropoutTo(m, p, key, stream)
+	put64(mask, m)
+}
+
+func (r ref) AdamClipped(p, g, m, v Buf, n int, c kernels.AdamCoeffs, clip float64, acc Acc, lossSlot, sqSlot int) {
+	a := amem(acc)
+	if !Finite(a[lossSlot], a[sqSlot]) {
+		return
+	}
+	c.Scale = ClipScale(a[sqSlot], clip)
+	r.Adam(p, g, m, v, n, c)
 }
 
 func (ref) Adam(p, g, m, v Buf, n int, c kernels.AdamCoeffs) {
@@ -361,4 +432,12 @@ func (ref) Adam(p, g, m, v Buf, n int, c kernels.AdamCoeffs) {
 		V[i] = c.Beta2*V[i] + (1-c.Beta2)*gi*gi
 		P[i] -= c.StepSize * M[i] / (math.Sqrt(V[i])/c.BC2Sqrt + c.Eps)
 	}
+}
+
+func (r ref) LSTMForward(act, bias Buf, biasRows int, whh, c0, c, tc, out Buf, S, B, H int) {
+	RecurrenceForward(r, act, bias, biasRows, whh, c0, c, tc, out, S, B, H)
+}
+
+func (r ref) LSTMBackward(dG, dh, dc, act, tc, c, c0, whh, dOut Buf, S, B, H int) {
+	RecurrenceBackward(r, dG, dh, dc, act, tc, c, c0, whh, dOut, S, B, H)
 }

@@ -3,6 +3,7 @@ package step
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/nfbo/nfbo/kernels"
 	"github.com/nfbo/nfbo/model"
@@ -14,6 +15,10 @@ type Options struct {
 	// gradient stays zero (so it adds nothing to the norm) and Apply leaves
 	// them and their moments alone.
 	FreezeEmbeddings bool
+	// State, when not nil, holds the parameters, gradients and Adam's
+	// moments the step trains (shared by the steps of every batch size of
+	// one trainer); nil: the step allocates its own.
+	State *State
 }
 
 // Result describes one step's forward and backward pass.
@@ -25,6 +30,47 @@ type Result struct {
 	NLL, Sim float64
 	// GradNorm is the L2 norm of the gradient of every parameter.
 	GradNorm float64
+	// Rejected counts the rows whose noise was rejected NoiseRounds times
+	// (Train's draws; 0 for Run's).
+	Rejected int
+}
+
+// State is what a trainer keeps on a Device from its first step to its
+// last: the parameters, their gradients and Adam's moments, each one flat
+// buffer holding the tensors of model.Params.Tensors in that order (so the
+// norm and Adam are one call each). The host's copies are written only when
+// asked (ParamsTo, MomentsTo): for a checkpoint, a validation or the end.
+type State struct {
+	dev                 Device
+	cfg                 model.Config
+	sizes, offs         []int // of each tensor in the flat buffers
+	total               int
+	params, grads, m, v Buf
+}
+
+// NewState allocates the training state of cfg on dev, zero until
+// SetParams and SetMoments.
+func NewState(dev Device, cfg model.Config) (*State, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	st := &State{dev: dev, cfg: cfg}
+	for _, t := range model.ZeroParams(cfg).Tensors() {
+		st.offs = append(st.offs, st.total)
+		st.sizes = append(st.sizes, t.Len())
+		st.total += t.Len()
+	}
+	st.params, st.grads = dev.Alloc(st.total), dev.Alloc(st.total)
+	st.m, st.v = dev.Alloc(st.total), dev.Alloc(st.total)
+	return st, nil
+}
+
+// Close frees the state's buffers.
+func (st *State) Close() {
+	for _, b := range []Buf{st.params, st.grads, st.m, st.v} {
+		st.dev.Free(b)
+	}
+	*st = State{}
 }
 
 // Step is the SeqFlow training step for one config and B sequences of T
@@ -41,18 +87,22 @@ type Step struct {
 	cfg         model.Config
 	opts        Options
 	B, S, N     int
-	sizes, offs []int // of each tensor in the flat buffers
+	st          *State
+	ownState    bool
+	sizes, offs []int // the state's
 	total       int
 
-	params, grads, m, v Buf
+	params, grads, m, v Buf // the state's
 	embed, dEmbed       Buf
 	blocks              []block
 
 	// Inputs of the current batch.
 	tok, neg, pos IntBuf
-	pos0          Buf // [B, P]
-	eps, wt       Buf // [N, F], [N]
-	negWt, simC   Buf // −Wt and λ·Wt [N]
+	lens          IntBuf // [B], Train's
+	acc           Acc    // [AccSlots]
+	pos0          Buf    // [B, P]
+	eps, wt       Buf    // [N, F], [N]
+	negWt, simC   Buf    // −Wt and λ·Wt [N]
 	dropout       bool
 
 	// Forward results.
@@ -76,6 +126,7 @@ type Step struct {
 		negWt, simC []float32 // −Wt, λ·Wt
 		nll, sim    []float32
 		lens        []int
+		acc         []float64
 	}
 }
 
@@ -144,16 +195,23 @@ func New(dev Device, cfg model.Config, B int, opts Options) (*Step, error) {
 
 	// The flat layout: model.ZeroParams gives the tensors, in order, and
 	// the layout's views follow the model's structure.
+	s.st, s.ownState = opts.State, opts.State == nil
+	if s.ownState {
+		st, err := NewState(dev, cfg)
+		if err != nil {
+			return nil, err
+		}
+		s.st = st
+	} else if s.st.cfg != cfg || s.st.dev != dev {
+		return nil, fmt.Errorf("step: a state of config %+v on another device or config", s.st.cfg)
+	}
+	s.offs, s.sizes, s.total = s.st.offs, s.st.sizes, s.st.total
+	s.params, s.grads, s.m, s.v = s.st.params, s.st.grads, s.st.m, s.st.v
 	shape := model.ZeroParams(cfg)
 	index := map[*model.Tensor]int{}
 	for i, t := range shape.Tensors() {
 		index[t] = i
-		s.offs = append(s.offs, s.total)
-		s.sizes = append(s.sizes, t.Len())
-		s.total += t.Len()
 	}
-	s.params, s.grads = dev.Alloc(s.total), dev.Alloc(s.total)
-	s.m, s.v = dev.Alloc(s.total), dev.Alloc(s.total)
 	view := func(flat Buf, t *model.Tensor, row0, rows int) Buf {
 		cols := t.Shape[len(t.Shape)-1]
 		o := s.offs[index[t]] + row0*cols
@@ -205,7 +263,8 @@ func New(dev Device, cfg model.Config, B int, opts Options) (*Step, error) {
 		s.blocks = append(s.blocks, b)
 	}
 
-	s.tok, s.neg, s.pos = dev.AllocInt(N), dev.AllocInt(N), dev.AllocInt(2*S*B)
+	s.tok, s.neg, s.pos, s.lens = dev.AllocInt(N), dev.AllocInt(N), dev.AllocInt(2*S*B), dev.AllocInt(B)
+	s.acc = dev.AllocAcc(AccSlots)
 	s.pos0, s.eps, s.wt = dev.Alloc(B*P), dev.Alloc(N*F), dev.Alloc(N)
 	s.negWt, s.simC = dev.Alloc(N), dev.Alloc(N)
 	s.en, s.ex, s.ej, s.v0 = dev.Alloc(V*F), dev.Alloc(N*F), dev.Alloc(N*F), dev.Alloc(N*F)
@@ -222,6 +281,7 @@ func New(dev Device, cfg model.Config, B int, opts Options) (*Step, error) {
 	s.host.negWt, s.host.simC = make([]float32, N), make([]float32, N)
 	s.host.nll, s.host.sim = make([]float32, N), make([]float32, N)
 	s.host.lens = make([]int, B)
+	s.host.acc = make([]float64, AccSlots)
 	return s, nil
 }
 
@@ -231,40 +291,40 @@ func (s *Step) Config() model.Config { return s.cfg }
 // BatchSize returns the number of sequences per batch, B.
 func (s *Step) BatchSize() int { return s.B }
 
-// checkTensors panics unless ts has the step's tensors' sizes.
-func (s *Step) checkTensors(what string, ts [][]float32) {
-	if len(ts) != len(s.sizes) {
-		panic(fmt.Sprintf("step: %s: %d tensors, want %d", what, len(ts), len(s.sizes)))
+// checkTensors panics unless ts has the state's tensors' sizes.
+func (st *State) checkTensors(what string, ts [][]float32) {
+	if len(ts) != len(st.sizes) {
+		panic(fmt.Sprintf("step: %s: %d tensors, want %d", what, len(ts), len(st.sizes)))
 	}
 	for i, t := range ts {
-		if len(t) != s.sizes[i] {
-			panic(fmt.Sprintf("step: %s: tensor %d has %d entries, want %d", what, i, len(t), s.sizes[i]))
+		if len(t) != st.sizes[i] {
+			panic(fmt.Sprintf("step: %s: tensor %d has %d entries, want %d", what, i, len(t), st.sizes[i]))
 		}
 	}
 }
 
-func (s *Step) upload(flat Buf, ts [][]float32) {
-	s.checkTensors("upload", ts)
+func (st *State) upload(flat Buf, ts [][]float32) {
+	st.checkTensors("upload", ts)
 	for i, t := range ts {
-		s.dev.Upload(flat.Slice(s.offs[i], s.offs[i]+s.sizes[i]), t)
+		st.dev.Upload(flat.Slice(st.offs[i], st.offs[i]+st.sizes[i]), t)
 	}
 }
 
-func (s *Step) download(ts [][]float32, flat Buf) error {
-	s.checkTensors("download", ts)
+func (st *State) download(ts [][]float32, flat Buf) error {
+	st.checkTensors("download", ts)
 	for i, t := range ts {
-		if err := s.dev.Download(t, flat.Slice(s.offs[i], s.offs[i]+s.sizes[i])); err != nil {
+		if err := st.dev.Download(t, flat.Slice(st.offs[i], st.offs[i]+st.sizes[i])); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// datas returns the data of each tensor of p, which must have the step's
+// datas returns the data of each tensor of p, which must have the state's
 // config.
-func (s *Step) datas(p *model.Params) [][]float32 {
-	if p.Config != s.cfg {
-		panic(fmt.Sprintf("step: params of config %+v, the step's is %+v", p.Config, s.cfg))
+func (st *State) datas(p *model.Params) [][]float32 {
+	if p.Config != st.cfg {
+		panic(fmt.Sprintf("step: params of config %+v, the state's is %+v", p.Config, st.cfg))
 	}
 	var ts [][]float32
 	for _, t := range p.Tensors() {
@@ -273,45 +333,61 @@ func (s *Step) datas(p *model.Params) [][]float32 {
 	return ts
 }
 
-// SetParams uploads the weights of p (of the step's config).
-func (s *Step) SetParams(p *model.Params) { s.upload(s.params, s.datas(p)) }
+// SetParams uploads the weights of p (of the state's config).
+func (st *State) SetParams(p *model.Params) { st.upload(st.params, st.datas(p)) }
 
 // ParamsTo downloads the weights into p.
-func (s *Step) ParamsTo(p *model.Params) error { return s.download(s.datas(p), s.params) }
+func (st *State) ParamsTo(p *model.Params) error { return st.download(st.datas(p), st.params) }
 
-// GradsTo downloads the gradients of the last Run into dst, one slice per
+// GradsTo downloads the gradients of the last step into dst, one slice per
 // tensor of model.Params.Tensors.
-func (s *Step) GradsTo(dst [][]float32) error { return s.download(dst, s.grads) }
+func (st *State) GradsTo(dst [][]float32) error { return st.download(dst, st.grads) }
 
 // SetMoments uploads Adam's first and second moments, shaped as GradsTo's
 // dst.
-func (s *Step) SetMoments(m, v [][]float32) {
-	s.upload(s.m, m)
-	s.upload(s.v, v)
+func (st *State) SetMoments(m, v [][]float32) {
+	st.upload(st.m, m)
+	st.upload(st.v, v)
 }
 
 // MomentsTo downloads Adam's moments into m and v.
-func (s *Step) MomentsTo(m, v [][]float32) error {
-	return errors.Join(s.download(m, s.m), s.download(v, s.v))
+func (st *State) MomentsTo(m, v [][]float32) error {
+	return errors.Join(st.download(m, st.m), st.download(v, st.v))
 }
+
+// SetParams uploads the weights of p into the step's state.
+func (s *Step) SetParams(p *model.Params) { s.st.SetParams(p) }
+
+// ParamsTo downloads the state's weights into p.
+func (s *Step) ParamsTo(p *model.Params) error { return s.st.ParamsTo(p) }
+
+// GradsTo downloads the gradients of the last Run or Train into dst.
+func (s *Step) GradsTo(dst [][]float32) error { return s.st.GradsTo(dst) }
+
+// SetMoments uploads Adam's moments into the step's state.
+func (s *Step) SetMoments(m, v [][]float32) { s.st.SetMoments(m, v) }
+
+// MomentsTo downloads the state's Adam moments into m and v.
+func (s *Step) MomentsTo(m, v [][]float32) error { return s.st.MomentsTo(m, v) }
 
 // Apply takes one Adam step with the coefficients c (their Scale the
 // clipping factor) on every parameter but the frozen embeddings.
 func (s *Step) Apply(c kernels.AdamCoeffs) {
-	lo := 0
-	if s.opts.FreezeEmbeddings {
-		lo = s.sizes[0] // the embeddings are tensor 0
-	}
+	lo := s.trainedFrom()
 	d, n := s.dev, s.total-lo
 	d.Adam(s.params.Slice(lo, s.total), s.grads.Slice(lo, s.total), s.m.Slice(lo, s.total), s.v.Slice(lo, s.total), n, c)
 }
 
-// Close frees the step's buffers.
+// State returns the parameters, gradients and moments the step trains.
+func (s *Step) State() *State { return s.st }
+
+// Close frees the step's buffers, and its state unless Options gave it.
 func (s *Step) Close() {
 	d := s.dev
-	for _, b := range []Buf{s.params, s.grads, s.m, s.v} {
-		d.Free(b)
+	if s.ownState {
+		s.st.Close()
 	}
+	d.FreeAcc(s.acc)
 	for _, b := range s.blocks {
 		for _, x := range []Buf{b.hid, b.st, b.hq, b.cq, b.lo, b.hi, b.yNext} {
 			d.Free(x)
@@ -345,14 +421,15 @@ func (s *Step) Close() {
 		s.dhq, s.dcq, s.dst, s.dhid, s.dEn, s.dex, s.dej} {
 		d.Free(x)
 	}
-	for _, x := range []IntBuf{s.tok, s.neg, s.pos} {
+	for _, x := range []IntBuf{s.tok, s.neg, s.pos, s.lens} {
 		d.FreeInt(x)
 	}
 	*s = Step{}
 }
 
 // Run computes the loss of b and the gradient of every parameter (left on
-// the device for Apply and GradsTo).
+// the device for Apply and GradsTo): a batch drawn on the host, as the
+// parity tests give it. Training draws on the device instead (Train).
 func (s *Step) Run(b *Batch) (Result, error) {
 	if err := b.check(s.cfg, s.B); err != nil {
 		return Result{}, err
@@ -360,33 +437,143 @@ func (s *Step) Run(b *Batch) (Result, error) {
 	s.setInputs(b)
 	s.forward()
 	s.backward()
+	s.dev.ZeroAcc(s.acc)
+	return s.sums()
+}
+
+// sums adds the loss's and the gradient's sums to the accumulators and
+// reads them back: the step's one wait.
+func (s *Step) sums() (Result, error) {
 	d := s.dev
-	res := Result{}
-	if err := errors.Join(d.Download(s.host.nll, s.nll), d.Download(s.host.sim, s.sim)); err != nil {
-		return res, err
+	d.SumLoss(s.acc, AccLoss, s.nll, s.sim, s.wt, s.N, s.cfg.SimCoef)
+	d.SumSquares(s.acc, AccSq, s.grads, s.total)
+	return s.read()
+}
+
+// read reads the accumulators into a Result.
+func (s *Step) read() (Result, error) {
+	a := s.host.acc
+	if err := s.dev.ReadAcc(a, s.acc); err != nil {
+		return Result{}, err
 	}
-	var n float64
-	for r, w := range b.Wt {
-		nll, sim := float64(s.host.nll[r]), float64(s.host.sim[r])
-		res.Loss += float64(w) * (nll + s.cfg.SimCoef*sim)
-		if w != 0 {
-			res.NLL += nll
-			res.Sim += sim
-			n++
+	res := Result{Loss: a[AccLoss], GradNorm: math.Sqrt(a[AccSq]), Rejected: int(a[AccRejected])}
+	if a[AccRows] > 0 {
+		res.NLL, res.Sim = a[AccNLL]/a[AccRows], a[AccSim]/a[AccRows]
+	}
+	return res, nil
+}
+
+// Train takes one training step on the device: it uploads in's tokens and
+// lengths, draws the noise, negatives and dropout masks there, runs the
+// forward and backward passes, and takes the Adam step with the
+// coefficients c, its gradient scale computed on the device from the norm
+// and clip (0: no clipping), skipped when the loss or the norm is not
+// finite (check Result). It waits once, to read the step's sums back.
+func (s *Step) Train(in *Inputs, c kernels.AdamCoeffs, clip float64) (Result, error) {
+	cfg := s.cfg
+	if err := in.check(cfg.T, s.B, cfg.V); err != nil {
+		return Result{}, err
+	}
+	d, N := s.dev, s.N
+	phase := func(string) {}
+	if p, ok := d.(phaser); ok {
+		phase = p.Phase
+	}
+	phase("")
+	s.drawInputs(in)
+	s.dropout = cfg.Dropout > 0
+	if s.dropout {
+		s.allocMasks()
+		L := cfg.LSTMLayers
+		for k := range s.blocks {
+			blk := &s.blocks[k]
+			for l := range L - 1 {
+				d.DrawDropout(blk.lstm[l].mask, s.S*s.B*cfg.H, cfg.Dropout, in.Key, k*(L-1)+l)
+			}
+			d.DrawDropout(blk.ctxMask, N*cfg.H, cfg.Dropout, in.Key, cfg.Blocks*(L-1)+k)
 		}
 	}
-	res.NLL /= n
-	res.Sim /= n
-	norm, err := d.Norm(s.grads, s.total)
-	res.GradNorm = norm
+	phase("inputs")
+	s.forward()
+	phase("forward")
+	s.backward()
+	phase("backward")
+	d.SumLoss(s.acc, AccLoss, s.nll, s.sim, s.wt, N, cfg.SimCoef)
+	d.SumSquares(s.acc, AccSq, s.grads, s.total)
+	lo := s.trainedFrom()
+	d.AdamClipped(s.params.Slice(lo, s.total), s.grads.Slice(lo, s.total), s.m.Slice(lo, s.total), s.v.Slice(lo, s.total),
+		s.total-lo, c, clip, s.acc, AccLoss, AccSq)
+	res, err := s.read()
+	phase("update")
 	return res, err
+}
+
+// phaser is a Device that times the phases of a step (engine/gpustep.Device's profile): Phase(name) ends phase
+// name, "" starts a step.
+type phaser interface {
+	Phase(name string)
+}
+
+// Eval computes the loss of in without dropout and without touching the
+// gradients or the weights: a validation batch, its noise and negatives
+// drawn on the device under in.Key as Train draws them. It waits once, to
+// read the sums back.
+func (s *Step) Eval(in *Inputs) (Result, error) {
+	cfg := s.cfg
+	if err := in.check(cfg.T, s.B, cfg.V); err != nil {
+		return Result{}, err
+	}
+	s.drawInputs(in)
+	s.dropout = false
+	s.forward()
+	s.dev.SumLoss(s.acc, AccLoss, s.nll, s.sim, s.wt, s.N, cfg.SimCoef)
+	return s.read()
+}
+
+// drawInputs uploads in's tokens and lengths, zeroes the accumulators and
+// draws the batch's layout, negatives and noise on the device (the
+// embeddings normalised first: the noise is checked against them).
+func (s *Step) drawInputs(in *Inputs) {
+	d, cfg, N, F, V := s.dev, s.cfg, s.N, s.cfg.F, s.cfg.V
+	d.UploadInt(s.tok, in.Tok)
+	d.UploadInt(s.lens, in.Lens)
+	d.ZeroAcc(s.acc)
+	d.Layout(s.wt, s.negWt, s.simC, s.pos, s.pos0, s.lens, s.B, cfg.T, cfg.MaxT, in.Real, float32(cfg.SimCoef))
+	d.NormalizeRows(s.en, s.embed, V, F)
+	d.DrawNegatives(s.neg, s.tok, s.wt, N, V, in.Key)
+	d.DrawNoise(s.eps, s.tok, s.wt, s.en, N, F, V, cfg.Noise, NoiseRounds, in.Key, s.acc, AccRejected)
+}
+
+// trainedFrom returns the first entry of the flat buffers that Adam
+// updates: past the embeddings (tensor 0) when they are frozen.
+func (s *Step) trainedFrom() int {
+	if s.opts.FreezeEmbeddings {
+		return s.sizes[0]
+	}
+	return 0
+}
+
+// allocMasks allocates the dropout masks and the masked activations the
+// first time a batch has dropout.
+func (s *Step) allocMasks() {
+	d, B, S, N, H := s.dev, s.B, s.S, s.N, s.cfg.H
+	for k := range s.blocks {
+		blk := &s.blocks[k]
+		if blk.ctxMask.Len() > 0 {
+			continue
+		}
+		blk.ctxMask, blk.ctxM = d.Alloc(N*H), d.Alloc(N*H)
+		for l := range s.cfg.LSTMLayers - 1 {
+			blk.lstm[l].mask, blk.lstm[l].xNext = d.Alloc(S*B*H), d.Alloc(S*B*H)
+		}
+	}
 }
 
 // setInputs uploads b's inputs and, the first time b has dropout masks,
 // allocates the masked activations.
 func (s *Step) setInputs(b *Batch) {
 	d, cfg := s.dev, s.cfg
-	B, S, N, H, L := s.B, s.S, s.N, cfg.H, cfg.LSTMLayers
+	S, L := s.S, cfg.LSTMLayers
 	lens := s.host.lens
 	for i := range lens {
 		lens[i] = cfg.T
@@ -412,14 +599,9 @@ func (s *Step) setInputs(b *Batch) {
 	if !s.dropout {
 		return
 	}
+	s.allocMasks()
 	for k := range s.blocks {
 		blk := &s.blocks[k]
-		if blk.ctxMask.Len() == 0 {
-			blk.ctxMask, blk.ctxM = d.Alloc(N*H), d.Alloc(N*H)
-			for l := range L - 1 {
-				blk.lstm[l].mask, blk.lstm[l].xNext = d.Alloc(S*B*H), d.Alloc(S*B*H)
-			}
-		}
 		d.Upload(blk.ctxMask, b.CtxMask[k])
 		for l := range L - 1 {
 			d.Upload(blk.lstm[l].mask, b.InterMask[k*(L-1)+l])
@@ -433,7 +615,8 @@ func (s *Step) forward() {
 	N, F, V := s.N, cfg.F, cfg.V
 	half := cfg.Half()
 
-	// v̂ = E[x]/‖E[x]‖ + ε, and its similarity loss.
+	// v̂ = E[x]/‖E[x]‖ + ε, and its similarity loss. (Train normalised the
+	// embeddings before its draws already; once more costs a V×F pass.)
 	d.NormalizeRows(s.en, s.embed, V, F)
 	d.GatherRows(s.ex, s.en, s.tok, N, 1, F)
 	d.GatherRows(s.ej, s.en, s.neg, N, 1, F)
@@ -513,22 +696,9 @@ func (s *Step) lstmForward(blk *block, y Buf) {
 			// row, in that order of addition.
 			d.GatherRows(ly.bias, ly.wpos, s.pos, S*B, 2, H4)
 			d.BiasAct(ly.bias, ly.bsum, S*B, H4, false)
-			biasRows = B
+			biasRows = S * B // a row per step and sequence
 		}
-		for st := range S {
-			hPrev := ly.out.Rows(st, st+1, B*H)
-			act := ly.act.Rows(st, st+1, B*H4)
-			d.Gemm(false, false, 1, hPrev, B, H, ly.whh, H, H4, 1, act)
-			cPrev := ly.c0
-			if st > 0 {
-				cPrev = ly.c.Rows(st-1, st, B*H)
-			}
-			bias := ly.bias
-			if biasRows > 1 {
-				bias = ly.bias.Rows(st, st+1, B*H4)
-			}
-			d.LSTMCellForward(act, bias, biasRows, cPrev, ly.c.Rows(st, st+1, B*H), ly.tc.Rows(st, st+1, B*H), ly.out.Rows(st+1, st+2, B*H), B, H)
-		}
+		d.LSTMForward(ly.act, ly.bias, biasRows, ly.whh, ly.c0, ly.c, ly.tc, ly.out, S, B, H)
 		x = ly.out.Slice(B*H, (S+1)*B*H)
 		if l < len(blk.lstm)-1 && s.dropout {
 			d.Mul(ly.xNext, x, ly.mask, S*B*H)
@@ -657,16 +827,7 @@ func (s *Step) lstmBackward(blk *block) {
 		ly := &blk.lstm[l]
 		d.Zero(s.dhs)
 		d.Zero(s.dcs)
-		for st := S - 1; st >= 0; st-- {
-			cPrev := ly.c0
-			if st > 0 {
-				cPrev = ly.c.Rows(st-1, st, B*H)
-			}
-			dg := s.dG.Rows(st, st+1, B*H4)
-			dout := dOut.Slice((lead+st*B)*H, (lead+(st+1)*B)*H)
-			d.LSTMCellBackward(dg, s.dcs, ly.act.Rows(st, st+1, B*H4), ly.tc.Rows(st, st+1, B*H), cPrev, dout, s.dhs, B, H)
-			d.Gemm(false, true, 1, dg, B, H4, ly.whh, H, H4, 0, s.dhs)
-		}
+		d.LSTMBackward(s.dG, s.dhs, s.dcs, ly.act, ly.tc, ly.c, ly.c0, ly.whh, dOut.Slice(lead*H, (lead+S*B)*H), S, B, H)
 		if lead > 0 {
 			d.Add(s.dhs, s.dhs, dOut.Slice(0, B*H), B*H)
 		}

@@ -37,9 +37,11 @@ type Adam struct {
 	// ClipNorm is the maximum global L2 norm of the gradient; ≤ 0 disables
 	// clipping (default 1).
 	ClipNorm float64
-	// Frozen, when not nil, marks the tensors (by position) that Step
-	// leaves as they are, moments included; their gradients should be
-	// zero so that they do not count in the clipping norm.
+	// Frozen, when not nil, marks the tensors (by position) that an update
+	// leaves as they are, moments included (the Trainer's device step takes
+	// it as step.Options.FreezeEmbeddings; the tests' host Step reads it);
+	// their gradients should be zero so that they do not count in the
+	// clipping norm.
 	Frozen []bool
 
 	step int64
@@ -69,7 +71,12 @@ const normBlock = 1 << 14
 // GradNorm returns the global L2 norm of grads: the float64 sums of squares
 // of blocks of normBlock entries of each tensor, computed on every core,
 // added in tensor and block order.
-func GradNorm(grads [][]float32) float64 {
+func GradNorm(grads [][]float32) float64 { return math.Sqrt(gradSumSquares(grads)) }
+
+// gradSumSquares returns the sum of squares GradNorm takes the root of:
+// float64 sums of blocks of normBlock entries, on every core, added in
+// order.
+func gradSumSquares(grads [][]float32) float64 {
 	var blocks [][]float32
 	for _, g := range grads {
 		for lo := 0; lo < len(g); lo += normBlock {
@@ -86,7 +93,7 @@ func GradNorm(grads [][]float32) float64 {
 	for _, v := range sums {
 		s += v
 	}
-	return math.Sqrt(s)
+	return s
 }
 
 // sumSquares returns Σ x_i² in float64, over four interleaved accumulators
@@ -107,38 +114,6 @@ func sumSquares(x []float32) float64 {
 		s0 += a * a
 	}
 	return (s0 + s1) + (s2 + s3)
-}
-
-// Step clips grads in place (when their global norm exceeds ClipNorm, all
-// are scaled by ClipNorm/(norm + 1e-6), as PyTorch does) and applies one
-// Adam update to params. grads[i] must have the length of params[i].Data.
-// It returns the norm before clipping.
-func (a *Adam) Step(params []*model.Tensor, grads [][]float32) float64 {
-	norm := GradNorm(grads)
-	a.stepNorm(params, grads, norm)
-	return norm
-}
-
-// stepNorm is Step for grads whose norm the caller has computed.
-func (a *Adam) stepNorm(params []*model.Tensor, grads [][]float32, norm float64) {
-	if len(params) != len(a.m) || len(grads) != len(a.m) {
-		panic(fmt.Sprintf("train: Adam has %d tensors, got %d params and %d grads", len(a.m), len(params), len(grads)))
-	}
-	c := a.next(norm)
-	sizes := make([]int, len(params))
-	for i, p := range params {
-		if len(grads[i]) != len(p.Data) || len(a.m[i]) != len(p.Data) {
-			panic(fmt.Sprintf("train: Adam tensor %d (%s): %d params, %d grads, %d moments", i, p.Name, len(p.Data), len(grads[i]), len(a.m[i])))
-		}
-		sizes[i] = len(p.Data)
-	}
-	// Entries are independent, so splitting them over the cores changes no
-	// result.
-	parallelParts(sizes, func(i, lo, hi int) {
-		if a.Frozen == nil || !a.Frozen[i] {
-			kernels.AdamUpdate(params[i].Data[lo:hi], grads[i][lo:hi], a.m[i][lo:hi], a.v[i][lo:hi], &c)
-		}
-	})
 }
 
 // next counts one more step and returns its coefficients for gradients

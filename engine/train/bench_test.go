@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/model"
-	"gorgonia.org/tensor"
 )
 
 // benchT returns the sequence length for a preset's benchmark: 70 (a
@@ -27,107 +27,33 @@ func benchT() int {
 }
 
 // BenchmarkTrainStep times one training step (noise sampling, forward,
-// backward, Adam) at batch 32 for the small and paper presets (V = 185,
-// the GuacaMol vocabulary), with each LSTM layer as one op (lstm=op, the
-// default) or unrolled per step (lstm=unrolled). Graph compilation happens
-// before the timer and is reported as compile-s; live-MiB is the heap after
-// a forced GC with the trainer alive. The paper preset runs only
-// with NFBO_BENCH_PAPER=1 (lstm=op) or NFBO_BENCH_PAPER=all (both; the
-// unrolled form needs ~12 GiB and 1.5 minutes of compilation).
+// backward, Adam) at batch 32 for the small and paper presets (V = 185, the
+// GuacaMol vocabulary), through the Trainer (engine=step: engine/step on the
+// CPU Device, whose weights and moments stay on the device between steps)
+// and through the fused gorgonia graph that was the CPU trainer before it
+// (engine=graph: graphTrainer, now the tests' oracle), the two interleaved
+// in one run. Graph compilation or step allocation happens before the timer
+// (prepare-s); live-MiB is the heap after a forced GC with the trainer
+// alive; cpu-ms/op is the process's CPU time per step (robust to a loaded
+// machine, unlike ns/op); sync-ms (engine=step) is what reading the weights and moments back
+// and uploading them again once costs (a validation's or checkpoint's). The
+// paper preset runs only with NFBO_BENCH_PAPER=1.
 func BenchmarkTrainStep(b *testing.B) {
 	T := benchT()
-	for _, c := range []struct {
-		preset        string
-		unrolled      bool
-		couplingNodes bool
-	}{{"small", false, false}, {"small", false, true}, {"small", true, true},
-		{"paper", false, false}, {"paper", false, true}, {"paper", true, true}} {
-		preset := c.preset
-		form := "op"
-		if c.unrolled {
-			form = "unrolled"
-		}
-		coupling := "op"
-		if c.couplingNodes {
-			coupling = "nodes"
-		}
-		b.Run(fmt.Sprintf("preset=%s/lstm=%s/coupling=%s/B=32/T=%d", preset, form, coupling, T), func(b *testing.B) {
-			env := os.Getenv("NFBO_BENCH_PAPER")
-			if preset == "paper" && (env == "" || c.unrolled && env != "all") {
-				b.Skip("set NFBO_BENCH_PAPER=1 (lstm=op) or all")
-			}
-			cfg, err := model.Preset(preset, 185, T)
-			if err != nil {
-				b.Fatal(err)
-			}
-			p, err := model.NewParams(cfg, rand.New(rand.NewPCG(1, 1)))
-			if err != nil {
-				b.Fatal(err)
-			}
-			const B = 32
-			seqs := randomSeqs(cfg, B, rand.New(rand.NewPCG(2, 2)))
-			tr, err := NewTrainer(p, rand.NewPCG(3, 3), Options{Batch: B, UnrolledLSTM: c.unrolled, CouplingNodes: c.couplingNodes})
-			if err != nil {
-				b.Fatal(err)
-			}
-			start := time.Now()
-			g, err := tr.graph(B, kindTrain)
-			if err != nil {
-				b.Fatal(err)
-			}
-			compile := time.Since(start)
-			ctx := context.Background()
-			if _, err := tr.Step(ctx, seqs); err != nil { // warm-up
-				b.Fatal(err)
-			}
-			var ms runtime.MemStats
-			var peakHeap uint64
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				if _, err := tr.Step(ctx, seqs); err != nil {
-					b.Fatal(err)
+	for _, preset := range []string{"small", "paper"} {
+		for _, engine := range []string{"graph", "step"} {
+			b.Run(fmt.Sprintf("preset=%s/engine=%s/B=32/T=%d", preset, engine, T), func(b *testing.B) {
+				if preset == "paper" && os.Getenv("NFBO_BENCH_PAPER") == "" {
+					b.Skip("set NFBO_BENCH_PAPER=1")
 				}
-				runtime.ReadMemStats(&ms)
-				peakHeap = max(peakHeap, ms.HeapInuse)
-			}
-			b.StopTimer()
-			runtime.GC()
-			runtime.ReadMemStats(&ms)
-			b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-MiB")
-			var ru syscall.Rusage
-			if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
-				b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MiB")
-			}
-			b.ReportMetric(float64(peakHeap)/(1<<20), "heap-inuse-MiB")
-			b.ReportMetric(compile.Seconds(), "compile-s")
-			b.ReportMetric(float64(g.nodes), "nodes")
-			b.ReportMetric(float64(B)*float64(b.N)/b.Elapsed().Seconds(), "seq/s")
-			// GFLOP/s against kernels' BenchmarkSgemm peak, with the usual
-			// estimate of a training step's matrix-product work: the
-			// forward pass (model's FlowFLOPs per sequence) plus a backward
-			// pass of twice that (one product for the input gradient, one
-			// for the weight gradient, per forward product). Products the
-			// graph adds around the flow (one-hot embedding lookups, the
-			// per-batch initial-state MLP and positional gates) and Adam
-			// are not counted.
-			flops := 3 * float64(B) * float64(cfg.FlowFLOPs())
-			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
+				benchTrainStep(b, preset, engine, T)
+			})
+		}
 	}
 }
 
-// BenchmarkGraphVariant compares one forward+backward run of the small
-// preset's training graph (B = 32, no Adam) built three ways: LSTM unrolled
-// per step with the positional code gathered as rows of c·Wih[F:]
-// ("unrolled"), the same with PyTorch's dense [B, F+P] input per step
-// ("dense-pos"), and each LSTM layer as one op over all steps ("lstmop").
-func BenchmarkGraphVariant(b *testing.B) {
-	T := benchT()
-	preset := os.Getenv("NFBO_BENCH_PRESET")
-	if preset == "" {
-		preset = "small"
-	}
+// benchTrainStep is one of BenchmarkTrainStep's runs.
+func benchTrainStep(b *testing.B, preset, engine string, T int) {
 	cfg, err := model.Preset(preset, 185, T)
 	if err != nil {
 		b.Fatal(err)
@@ -137,42 +63,79 @@ func BenchmarkGraphVariant(b *testing.B) {
 		b.Fatal(err)
 	}
 	const B = 32
-	rng := rand.New(rand.NewPCG(2, 2))
-	in := prepareBatch(p, randomSeqs(cfg, B, rng), nil, B, cfg.Noise, rng)
-	for _, v := range []struct {
-		name string
-		opts graphOpts
-	}{{"unrolled", graphOpts{}}, {"dense-pos", graphOpts{posDense: true}}, {"lstmop", graphOpts{lstmOp: true}}} {
-		b.Run(fmt.Sprintf("%s/preset=%s/B=32/T=%d", v.name, preset, T), func(b *testing.B) {
-			if v.opts.posDense && preset == "paper" {
-				b.Skip("dense positional input at paper size is not worth the memory")
-			}
-			runtime.GC()
-			start := time.Now()
-			g, err := buildGraphOpts(p, B, tensor.Float32, kindTrain, v.opts)
-			if err != nil {
-				b.Fatal(err)
-			}
-			compile := time.Since(start)
-			if err := g.run(in, cfg.Dropout, rng); err != nil {
-				b.Fatal(err)
-			}
-			var ms runtime.MemStats
-			var peakHeap uint64
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				if err := g.run(in, cfg.Dropout, rng); err != nil {
-					b.Fatal(err)
-				}
-				runtime.ReadMemStats(&ms)
-				peakHeap = max(peakHeap, ms.HeapInuse)
-			}
-			b.StopTimer()
-			b.ReportMetric(compile.Seconds(), "compile-s")
-			b.ReportMetric(float64(peakHeap)/(1<<20), "heap-inuse-MiB")
-			b.ReportMetric(float64(g.nodes), "nodes")
-			runtime.KeepAlive(g)
-		})
+	seqs := randomSeqs(cfg, B, rand.New(rand.NewPCG(2, 2)))
+	ctx := context.Background()
+	var stepFn func() error
+	var tr *Trainer
+	start := time.Now()
+	if engine == "graph" {
+		gt := newGraphTrainer(p, rand.NewPCG(3, 3), fusedOpts, false)
+		if _, err := gt.graph(B, kindTrain); err != nil {
+			b.Fatal(err)
+		}
+		stepFn = func() error { _, err := gt.step(seqs, nil, B); return err }
+	} else {
+		if tr, err = NewTrainer(p, rand.NewPCG(3, 3), Options{Batch: B}); err != nil {
+			b.Fatal(err)
+		}
+		if err := tr.Prepare(ctx, B); err != nil {
+			b.Fatal(err)
+		}
+		stepFn = func() error { _, err := tr.Step(ctx, seqs); return err }
 	}
+	prepare := time.Since(start)
+	if err := stepFn(); err != nil { // warm-up
+		b.Fatal(err)
+	}
+	var ms runtime.MemStats
+	var peakHeap uint64
+	cpu0 := cpuTime()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := stepFn(); err != nil {
+			b.Fatal(err)
+		}
+		runtime.ReadMemStats(&ms)
+		peakHeap = max(peakHeap, ms.HeapInuse)
+	}
+	b.StopTimer()
+	// The process's CPU time per step, all cores: on a loaded machine the
+	// wall time measures the load too.
+	b.ReportMetric((cpuTime()-cpu0).Seconds()*1e3/float64(b.N), "cpu-ms/op")
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-MiB")
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MiB")
+	}
+	b.ReportMetric(float64(peakHeap)/(1<<20), "heap-inuse-MiB")
+	b.ReportMetric(prepare.Seconds(), "prepare-s")
+	b.ReportMetric(float64(B)*float64(b.N)/b.Elapsed().Seconds(), "seq/s")
+	// GFLOP/s with the usual estimate of a training step's matrix-product
+	// work: the forward pass (model's FlowFLOPs per sequence) plus a
+	// backward pass of twice that. Products around the flow (embedding
+	// lookups, the initial-state MLP and positional gates) and Adam are not
+	// counted.
+	flops := 3 * float64(B) * float64(cfg.FlowFLOPs())
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if tr != nil {
+		st, start := tr.res.state, time.Now()
+		st.SetParams(tr.p)
+		st.SetMoments(tr.adam.m, tr.adam.v)
+		if err := errors.Join(st.ParamsTo(tr.p), st.MomentsTo(tr.adam.m, tr.adam.v)); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(time.Since(start).Microseconds())/1e3, "sync-ms")
+	}
+}
+
+// cpuTime returns the user and system time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -20,7 +20,7 @@ func blasCore() string {
 	return ""
 }
 
-// packedProducts reports whether the fused ops' float32 products run on
+// packedProducts reports whether the CPU step's float32 products run on
 // kernels' packed micro-kernel (AVX2/FMA, on every core through gemm's
 // split) rather than gonum's Gemm: wherever the assembly runs, since it is
 // several times faster than gonum's pure-Go kernels at the flow's shapes

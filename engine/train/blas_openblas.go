@@ -40,20 +40,19 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
-	G "gorgonia.org/gorgonia"
 )
 
-// With the openblas build tag, gorgonia's matrix products and gonum's BLAS
-// run on OpenBLAS. gorgonia and gonum select their BLAS through process-wide
-// setters, so this is the one place the package sets global state, once, at
-// start-up.
+// With the openblas build tag, gonum's BLAS (the products of gemm and the
+// GP's algebra) runs on OpenBLAS. gonum selects its BLAS through
+// process-wide setters, so this is the one place the package sets global
+// state, once, at start-up.
 //
 // OpenBLAS runs one thread unless NFBO_BLAS_THREADS says otherwise: its
 // worker threads spin while they wait, so on a machine whose cores are all
 // busy (two benchmark runs on two cores, an objective worker beside the
 // optimiser) several threads per process were measured slower than pure Go,
 // and the optimiser's products are small (B = 32 fine-tuning steps, GPs of at
-// most a few thousand points). With one thread the flow's fused ops split
+// most a few thousand points). With one thread the CPU step's loops split
 // their products over the cores themselves (gemm.go), which made training
 // steps faster than two OpenBLAS threads did, pretraining included
 // (BENCHMARKS.md, "The products split over the cores").
@@ -64,7 +63,6 @@ import (
 // instead (openblasCoreFor), before any product.
 func init() {
 	impl := netlib.Implementation{}
-	G.Use(impl)
 	blas32.Use(impl)
 	blas64.Use(impl)
 	if _, set := os.LookupEnv("OPENBLAS_CORETYPE"); !set {
@@ -122,6 +120,6 @@ const BLAS = "OpenBLAS (netlib)"
 // ("Haswell", "SkylakeX", ...).
 func blasCore() string { return C.GoString(C.openblas_get_corename()) }
 
-// packedProducts reports false: with OpenBLAS the fused ops' products run on
+// packedProducts reports false: with OpenBLAS the CPU step's products run on
 // it (kernels' micro-kernel serves the LSTM recurrence only).
 func packedProducts() bool { return false }

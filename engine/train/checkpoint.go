@@ -31,8 +31,9 @@ func (tr *Trainer) Checkpoint(vocab []string, extra map[string][]byte) (*model.C
 
 // Restore returns a trainer of ck's weights (trained in place) continuing
 // from the state under OptimKey: Adam moments, random stream and data
-// position. Options must match the checkpointed run's (Batch and
-// UnrolledLSTM) for the continuation to be bit for bit.
+// position. Options must match the checkpointed run's (Batch, and the
+// Device: the CPU and a GPU round differently) for the continuation to be
+// bit for bit.
 func Restore(ck *model.Checkpoint, opts Options) (*Trainer, error) {
 	st, ok := ck.Optim[OptimKey]
 	if !ok {

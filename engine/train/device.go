@@ -2,19 +2,20 @@ package train
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/nfbo/nfbo/engine/step"
 	"github.com/nfbo/nfbo/kernels"
 	"github.com/nfbo/nfbo/model"
 )
 
-// CPU is the training step's Device (engine/step) on this machine's cores:
-// buffers are Go slices, and every kernel is the float32 loop that the
-// fused ops of this package run (gemm's products split over the cores,
-// addBiasReLU, the LSTM cell of kernels, the NLSq and affine transforms of
-// transformRows, the row gathers, the block copies, the dropout product,
-// Adam), or, for the loss's row-wise parts that the gorgonia graph builds
-// from nodes, kernels' (NormalizeRowsTo, SimilarityTo, GaussNLLTo and their
+// CPU is the training step's Device (engine/step) on this machine's cores,
+// the Trainer's device unless Options.Device names another: buffers are Go
+// slices, and every kernel is a float32 loop of this package (gemm's
+// products split over the cores, addBiasReLU, the NLSq and affine
+// transforms of transformRows, the row gathers, the block copies, the
+// dropout product; loops.go) or of kernels (the LSTM cell, Adam, and the
+// loss's row-wise parts: NormalizeRowsTo, SimilarityTo, GaussNLLTo and their
 // gradients). Calls run at once, so errors never arise; a wrong shape
 // panics. The zero value is ready to use.
 type CPU struct{}
@@ -153,6 +154,81 @@ func (CPU) LSTMCellForward(act, bias step.Buf, biasRows int, cPrev, c, tc, h ste
 	})
 }
 
+// LSTMForward runs the layer's recurrence: each
+// core runs the whole recurrence of its own sequences (no step waits for
+// another core), the recurrent products on Whh packed once
+// (kernels.MulPackedTo) where the packed micro-kernel has assembly, the
+// cells kernels.LSTMCellForward32.
+func (CPU) LSTMForward(act, bias step.Buf, biasRows int, whh, c0, c, tc, out step.Buf, S, B, H int) {
+	const fn = "LSTMForward"
+	if biasRows != 1 && biasRows != S*B {
+		panic(fmt.Sprintf("train: CPU.LSTMForward: %d bias rows for %d steps of %d sequences", biasRows, S, B))
+	}
+	H4 := 4 * H
+	a, bi, w := f32(fn, "act", act, S*B*H4), f32(fn, "bias", bias, biasRows*H4), f32(fn, "whh", whh, H*H4)
+	c0s, cs, ts, o := f32(fn, "c0", c0, B*H), f32(fn, "c", c, S*B*H), f32(fn, "tc", tc, S*B*H), f32(fn, "out", out, (S+1)*B*H)
+	var pk *kernels.Packed
+	if kernels.PackedAccelerated() {
+		pk = new(kernels.Packed)
+		pk.Pack(w, H4, H, H4, false)
+	}
+	perRow := biasRows > 1
+	parallelRows(B, S*H, func(b0, b1 int) {
+		for s := range S {
+			r0, r1 := s*B+b0, s*B+b1
+			hPrev, g := o[r0*H:r1*H], a[r0*H4:r1*H4] // out's rows s·B.. are h before step s
+			if pk != nil {
+				kernels.MulPackedTo(g, H4, hPrev, H, b1-b0, pk, true)
+			} else {
+				gemmBlock(false, false, b1-b0, H4, H, 1, hPrev, H, w, H4, 1, g, H4)
+			}
+			cPrev := c0s[b0*H : b1*H]
+			if s > 0 {
+				cPrev = cs[(r0-B)*H : (r1-B)*H]
+			}
+			bb := bi
+			if perRow {
+				bb = bi[r0*H4 : r1*H4]
+			}
+			kernels.LSTMCellForward32(g, cs[r0*H:r1*H], ts[r0*H:r1*H], o[(B+r0)*H:(B+r1)*H], cPrev, bb, b1-b0, H, perRow)
+		}
+	})
+}
+
+// LSTMBackward runs the recurrence's gradient:
+// each core its own sequences backwards, kernels.LSTMCellGrad32 per row
+// and the products on Whhᵀ packed once.
+func (CPU) LSTMBackward(dG, dh, dc, act, tc, c, c0, whh, dOut step.Buf, S, B, H int) {
+	const fn = "LSTMBackward"
+	H4 := 4 * H
+	g, dhs, dcs, a := f32(fn, "dG", dG, S*B*H4), f32(fn, "dh", dh, B*H), f32(fn, "dc", dc, B*H), f32(fn, "act", act, S*B*H4)
+	ts, cs, c0s, w, do := f32(fn, "tc", tc, S*B*H), f32(fn, "c", c, S*B*H), f32(fn, "c0", c0, B*H), f32(fn, "whh", whh, H*H4), f32(fn, "dOut", dOut, S*B*H)
+	var pk *kernels.Packed
+	if kernels.PackedAccelerated() {
+		pk = new(kernels.Packed)
+		pk.Pack(w, H4, H4, H, true)
+	}
+	parallelRows(B, S*H, func(b0, b1 int) {
+		for s := S - 1; s >= 0; s-- {
+			for b := b0; b < b1; b++ {
+				r, q := (s*B+b)*H, s*B+b
+				cp := c0s[b*H : (b+1)*H]
+				if s > 0 {
+					cp = cs[r-B*H : r-B*H+H]
+				}
+				kernels.LSTMCellGrad32(g[q*H4:(q+1)*H4], dcs[b*H:(b+1)*H], a[q*H4:(q+1)*H4], ts[r:r+H], cp, do[r:r+H], dhs[b*H:(b+1)*H])
+			}
+			// dh for step s−1 (for s = 0, dL/dh0): dG_s·Whhᵀ.
+			dGs := g[(s*B+b0)*H4 : (s*B+b1)*H4]
+			if pk != nil {
+				kernels.MulPackedTo(dhs[b0*H:b1*H], H, dGs, H4, b1-b0, pk, false)
+			} else {
+				gemmBlock(false, true, b1-b0, H, H4, 1, dGs, H4, w, H4, 0, dhs[b0*H:b1*H], H)
+			}
+		}
+	})
+}
+
 // LSTMCellBackward is kernels.LSTMCellGrad32 on every row, rows split over
 // the cores.
 func (CPU) LSTMCellBackward(dg, dc, act, tc, cPrev, dout, dh step.Buf, B, H int) {
@@ -243,9 +319,82 @@ func (CPU) GaussNLLGrad(dy, y, s step.Buf, n, w int) {
 	})
 }
 
-// Norm is GradNorm of one tensor.
-func (CPU) Norm(x step.Buf, n int) (float64, error) {
-	return GradNorm([][]float32{f32("Norm", "x", x, n)}), nil
+// acc returns the accumulators of a.
+func acc(a step.Acc) []float64 { return a.Mem().([]float64) }
+
+// AllocAcc returns n zero accumulators.
+func (CPU) AllocAcc(n int) step.Acc { return step.NewAcc(make([]float64, n), n) }
+
+// FreeAcc does nothing.
+func (CPU) FreeAcc(step.Acc) {}
+
+// ZeroAcc zeroes a.
+func (CPU) ZeroAcc(a step.Acc) { clear(acc(a)) }
+
+// ReadAcc copies a into dst.
+func (CPU) ReadAcc(dst []float64, a step.Acc) error {
+	copy(dst, acc(a))
+	return nil
+}
+
+// SumLoss adds step.LossSums to a[slot..slot+4).
+func (CPU) SumLoss(a step.Acc, slot int, nll, sim, wt step.Buf, n int, simCoef float64) {
+	l, ns, ss, rows := step.LossSums(f32("SumLoss", "nll", nll, n), f32("SumLoss", "sim", sim, n), f32("SumLoss", "wt", wt, n), simCoef)
+	s := acc(a)[slot : slot+4]
+	s[0] += l
+	s[1] += ns
+	s[2] += ss
+	s[3] += rows
+}
+
+// SumSquares adds GradNorm's sum of squares of x to a[slot].
+func (CPU) SumSquares(a step.Acc, slot int, x step.Buf, n int) {
+	acc(a)[slot] += gradSumSquares([][]float32{f32("SumSquares", "x", x, n)})
+}
+
+// Layout is step.LayoutTo.
+func (CPU) Layout(wt, negWt, simC step.Buf, pos step.IntBuf, pos0 step.Buf, lens step.IntBuf, B, T, maxT, real int, simCoef float32) {
+	const fn = "Layout"
+	N := T * B
+	step.LayoutTo(f32(fn, "wt", wt, N), f32(fn, "negWt", negWt, N), f32(fn, "simC", simC, N), i32(fn, "pos", pos, 2*(T-1)*B),
+		f32(fn, "pos0", pos0, B*2*maxT), i32(fn, "lens", lens, B), T, maxT, real, simCoef)
+}
+
+// DrawNegatives is step.NegativesTo.
+func (CPU) DrawNegatives(neg, tok step.IntBuf, wt step.Buf, n, V int, key kernels.PhiloxKey) {
+	step.NegativesTo(i32("DrawNegatives", "neg", neg, n), i32("DrawNegatives", "tok", tok, n), f32("DrawNegatives", "wt", wt, n), V, key)
+}
+
+// DrawNoise is step.NoiseTo, the rows split over the cores.
+func (CPU) DrawNoise(eps step.Buf, tok step.IntBuf, wt, en step.Buf, n, F, V int, sigma float64, rounds int, key kernels.PhiloxKey, a step.Acc, slot int) {
+	const fn = "DrawNoise"
+	e, tk, w, em := f32(fn, "eps", eps, n*F), i32(fn, "tok", tok, n), f32(fn, "wt", wt, n), f32(fn, "en", en, V*F)
+	var mu sync.Mutex
+	var rejected int
+	parallelRows(n, V*F, func(lo, hi int) {
+		k := step.NoiseRows(e, tk, w, em, F, sigma, rounds, key, lo, hi)
+		mu.Lock()
+		rejected += k
+		mu.Unlock()
+	})
+	acc(a)[slot] += float64(rejected)
+}
+
+// DrawDropout is step.DropoutTo, its words split over the cores.
+func (CPU) DrawDropout(mask step.Buf, n int, p float64, key kernels.PhiloxKey, stream int) {
+	m := f32("DrawDropout", "mask", mask, n)
+	parallelRows((n+3)/4, 16, func(lo, hi int) { step.DropoutWords(m, p, key, stream, lo, hi) })
+}
+
+// AdamClipped is Adam with the clipping scale of the accumulated norm, and
+// nothing when the loss or the norm is not finite.
+func (c CPU) AdamClipped(p, g, m, v step.Buf, n int, co kernels.AdamCoeffs, clip float64, a step.Acc, lossSlot, sqSlot int) {
+	s := acc(a)
+	if !step.Finite(s[lossSlot], s[sqSlot]) {
+		return
+	}
+	co.Scale = step.ClipScale(s[sqSlot], clip)
+	c.Adam(p, g, m, v, n, co)
 }
 
 // Adam is kernels.AdamUpdate, the entries split over the cores.

@@ -1,8 +1,7 @@
-// Package train pretrains and fine-tunes a SeqFlow (model.Params) with
-// gorgonia on the CPU in float32: the training loss of the reference
-// (github.com/mlvlab/NFBO, lstm_flow.py, AFPrior.forward), a hand-written
-// Adam with global gradient-norm clipping whose state is checkpointed, and a
-// trainer that resumes bit for bit.
+// Package train pretrains and fine-tunes a SeqFlow (model.Params) in
+// float32: the training loss of the reference (github.com/mlvlab/NFBO,
+// lstm_flow.py, AFPrior.forward), Adam with global gradient-norm clipping
+// whose state is checkpointed, and a trainer that resumes bit for bit.
 //
 // # Loss
 //
@@ -10,62 +9,41 @@
 //
 //	(1/B) Σ_b Σ_t [ −log p(v̂_{b,t} | v̂_{b,<t}) + λ·S_{b,t} ]
 //
-// with v̂ = E[x]/‖E[x]‖ + σ·n, n ~ N(0, I_F) redrawn (up to 100 times, in Go,
-// before the graph runs) until the cosine-nearest embedding of v̂ is the true
-// token, the log density through all blocks and couplings as in
-// model.Flow.LogDensityTo, and the similarity loss
-// S = (1 − cos(v̂, e_x)) + max(0, cos(v̂, e_j)) for one uniformly drawn token
-// j (0 when j = x). The noise enters the graph as an input, so the gradient
-// reaches E through E[x]/‖E[x]‖. λ = Config.SimCoef, σ = Config.Noise.
-// Dropout (Config.Dropout) applies, in training only, between LSTM layers
-// and to the LSTM outputs used as coupling context; its masks are inputs,
-// drawn in Go on every core from streams seeded by the trainer's random
-// source, so runs are reproducible whatever the number of cores.
+// with v̂ = E[x]/‖E[x]‖ + σ·n, n ~ N(0, I_F) redrawn (up to 100 times)
+// until the cosine-nearest embedding of v̂ is the true token, the log
+// density through all blocks and couplings as in model.Flow.LogDensityTo,
+// and the similarity loss S = (1 − cos(v̂, e_x)) + max(0, cos(v̂, e_j)) for
+// one uniformly drawn token j (0 when j = x). The noise is an input of the
+// step, so the gradient reaches E through E[x]/‖E[x]‖. λ = Config.SimCoef,
+// σ = Config.Noise. Dropout (Config.Dropout) applies, in training only,
+// between LSTM layers and to the LSTM outputs used as coupling context.
 //
-// # Graphs
+// # The step
 //
-// gorgonia graphs have fixed shapes, so the trainer compiles one graph and
-// tape machine per batch size (T is the config's) and reuses it; a short
-// batch is padded with rows of weight 0. Gradients are symbolic nodes
-// (gorgonia.Grad) read after each run, and evaluation uses a separate
-// forward-only graph. Every weight node shares its float32 memory with the
-// model.Params, so Adam's in-place updates are the graph's weights.
+// The training step is engine/step's, written once against a small device
+// interface: a Trainer runs every step and every validation through it, on
+// CPU (device.go: this machine's cores) unless Options.Device names another
+// (engine/gpustep's GPU). A step's random inputs (noise, negative tokens,
+// dropout masks) are drawn on the device by a counter-based generator under
+// a key the Trainer takes from its random source (engine/step/draw.go), so
+// runs are reproducible whatever the device's number of cores, and a CPU
+// run checks a GPU run. The weights and Adam's moments stay on the device
+// between steps (devicestep.go); the Params the Trainer was made with are
+// brought up to date when read (Params, Sync, checkpoints, the end of
+// Pretrain and FineTune). A short batch is padded with sequences of
+// weight 0.
 //
-// Each LSTM layer is one gorgonia op over all T−1 steps (lstmop.go): one
-// [(T−1)·B, In]·[In, 4H] product for the inputs, then the recurrence (gates
-// fused, order i, f, g, o), each core running it for its own sequences with
-// one [B/cores, H]·[H, 4H] product per step, and a hand-written backward
-// pass that accumulates the weight gradients in one product over all steps.
-// Each coupling (net and transform) is one op too (couplingop.go), and the
-// fused graph copies blocks of matrices with its own ops (blockop.go)
-// rather than gorgonia's strided slices and concatenations; the elementary
-// graph (Options.CouplingNodes, Options.UnrolledLSTM) keeps gorgonia's
-// nodes and is the oracle the fused ops are tested against. Options.UnrolledLSTM selects the alternative of
-// per-step gorgonia nodes (fused gates sliced into i, f, g, o), which gives
-// the same loss and gradients but compiles ~20× slower and keeps a weight-
-// gradient copy per step. The positional half of layer 0's input is a
-// one-hot code with two ones, so its contribution c_{t+1}·Wih[F:] is the
-// sum of two rows of Wih[F:], gathered per step and sequence (posop.go),
-// instead of a dense [B, F+P] input per step. The embedding lookups of the
-// true and the negative tokens are row gathers too in the fused graph
-// (embedop.go); the elementary graph multiplies one-hot inputs, its oracle.
-//
-// gorgonia v0.9.18 merges slice nodes of one parent whose bounds agree
-// modulo 256 (it hashes them as bytes), silently; slices here are built so
-// that no two of one node can collide (see builder.pick).
-//
-// # Devices
-//
-// engine/step writes the same training step once against a small device
-// interface, for the CPU and a GPU alike. CPU (device.go) is its CPU
-// implementation, whose kernels are this package's fused loops (the
-// functions the ops above call: gemm, transformRows, gatherRows,
-// scatterAddRows, copyCols, mulRows) and kernels'. With Options.Device a
-// Trainer runs its steps through engine/step on that device, drawing the
-// same inputs (prepareBatch, dropoutMasks) from the same random stream as
-// the graph, so that the two agree to float32 rounding
-// (TestStepMatchesGraph, TestTrainerDeviceMatchesGraph); evaluation stays
-// on the graph.
+// CPU's kernels are float32 loops split over the cores (loops.go, gemm.go,
+// parallel.go) and kernels' (the LSTM cell and its recurrence on a packed
+// Whh, Adam, the loss's row-wise parts). Their backward passes are written
+// by hand; the tests check them against gorgonia's automatic
+// differentiation: the test files oracle_*_test.go build the same loss as a
+// gorgonia graph (elementary nodes, and fused ops with hand-written
+// gradients checked against those nodes), and TestStepMatchesGraph holds
+// the step's loss, gradients and Adam update to the graph's on the same
+// inputs, for both transforms, one and two LSTM layers, dropout, padding,
+// random padded lengths and frozen embeddings. The graph itself is held to
+// float64 loop references and to model.Flow's log density.
 //
 // # Checkpoints
 //
@@ -77,9 +55,10 @@
 //
 // # BLAS
 //
-// Pure-Go gonum BLAS by default; build with -tags openblas and
-// CGO_LDFLAGS=-lopenblas to run gorgonia's products on OpenBLAS. With one
-// OpenBLAS thread (the default, NFBO_BLAS_THREADS) the fused ops split each
-// large product over the cores themselves (gemm.go): OpenBLAS's own idle
+// Pure-Go gonum BLAS by default, whose float32 products the step runs on
+// kernels' packed AVX2/FMA micro-kernel where it has assembly; build with
+// -tags openblas and CGO_LDFLAGS=-lopenblas to run them on OpenBLAS. With
+// one OpenBLAS thread (the default, NFBO_BLAS_THREADS) gemm splits each
+// large product over the cores itself (gemm.go): OpenBLAS's own idle
 // threads spin and take cores from the element-wise loops between products.
 package train

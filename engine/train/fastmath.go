@@ -2,31 +2,14 @@ package train
 
 import (
 	"math"
-	"unsafe"
 
 	"github.com/nfbo/nfbo/kernels"
 )
 
-// The fused ops' element-wise time is mostly exp, tanh and log. In the float32 graph they use kernels' float32
-// forms (Exp32, Tanh32, Log32, and the slice forms that run eight lanes at a time), accurate to a few units in
-// the last place of a float32, which is what the graph keeps anyway; float64 instantiations use the math
-// package, so the float64 reference checks of the fused ops are unchanged.
-
-// sigmoid returns 1/(1+e^−x).
-func sigmoid[T float32 | float64](x T) T {
-	if unsafe.Sizeof(x) == 4 { // decided at compile time for each instantiation
-		return T(1 / (1 + kernels.Exp32(-float32(x))))
-	}
-	return T(1 / (1 + math.Exp(-float64(x))))
-}
-
-// tanhT returns tanh(x).
-func tanhT[T float32 | float64](x T) T {
-	if unsafe.Sizeof(x) == 4 {
-		return T(kernels.Tanh32(float32(x)))
-	}
-	return T(math.Tanh(float64(x)))
-}
+// The loops' element-wise time is mostly exp, tanh and log. In float32 they use kernels' float32 forms (Exp32,
+// Tanh32, Log32, and the slice forms that run eight lanes at a time), accurate to a few units in the last place
+// of a float32, which is what the step keeps anyway; float64 instantiations use the math package, so the
+// float64 reference checks of the loops are unchanged.
 
 // expOf, tanhOf and logOf are kernels' Exp32, Tanh32 and Log32 when f32
 // is set, else the math package's.

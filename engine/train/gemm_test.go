@@ -46,38 +46,53 @@ func checkGemmParts[T float32 | float64](t *testing.T, m, k, n int, tA, tB bool,
 	}
 	a, b, c0 := fill(m*k), fill(k*n), fill(m*n)
 	_, ac, _, bc := storedShapes(tA, tB, m, k, n)
-	// op(A)[i, l] and op(B)[l, j] of the row-major operands.
-	opA := func(i, l int) float64 {
-		if tA {
-			return float64(a[l*ac+i])
+	// op(A) row by row and op(B) column by column in float64, so that each
+	// entry's dot product (and the sum of its terms' magnitudes, the error
+	// bound's scale) runs over two contiguous rows; computed once for both
+	// alphas.
+	opA, opBT := rowsOf(a, m, k, ac, tA), rowsOf(b, n, k, bc, !tB)
+	dot, abs := make([]float64, m*n), make([]float64, m*n)
+	for i := range m {
+		x := opA[i*k : (i+1)*k]
+		for j := range n {
+			y := opBT[j*k : (j+1)*k]
+			var s, sa float64
+			for l, v := range x {
+				p := v * y[l]
+				s += p
+				sa += math.Abs(p)
+			}
+			dot[i*n+j], abs[i*n+j] = s, sa
 		}
-		return float64(a[i*ac+l])
-	}
-	opB := func(l, j int) float64 {
-		if tB {
-			return float64(b[j*bc+l])
-		}
-		return float64(b[l*bc+j])
 	}
 	for _, alpha := range []T{0.5, 1} { // 1: the packed micro-kernel's case (packedProducts)
-		checkGemmPartsAlpha(t, m, k, n, tA, tB, alpha, beta, eps, a, b, c0, opA, opB)
+		checkGemmPartsAlpha(t, m, k, n, tA, tB, alpha, beta, eps, a, b, c0, dot, abs)
 	}
 }
 
-func checkGemmPartsAlpha[T float32 | float64](t *testing.T, m, k, n int, tA, tB bool, alpha, beta T, eps float64, a, b, c0 []T, opA, opB func(int, int) float64) {
+// rowsOf returns, in float64, the rows×k matrix stored in x (ld columns) as
+// it is (row i at x[i·ld:]) or, with trans, as the transpose of what x holds.
+func rowsOf[T float32 | float64](x []T, rows, k, ld int, trans bool) []float64 {
+	out := make([]float64, rows*k)
+	for i := range rows {
+		for l := range k {
+			if trans {
+				out[i*k+l] = float64(x[l*ld+i])
+			} else {
+				out[i*k+l] = float64(x[i*ld+l])
+			}
+		}
+	}
+	return out
+}
+
+func checkGemmPartsAlpha[T float32 | float64](t *testing.T, m, k, n int, tA, tB bool, alpha, beta T, eps float64, a, b, c0 []T, dot, abs []float64) {
 	ar, ac, br, bc := storedShapes(tA, tB, m, k, n)
 	want := make([]float64, m*n)
 	bound := make([]float64, m*n)
-	for i := range m {
-		for j := range n {
-			var s, abs float64
-			for l := range k {
-				s += opA(i, l) * opB(l, j)
-				abs += math.Abs(opA(i, l) * opB(l, j))
-			}
-			want[i*n+j] = float64(alpha)*s + float64(beta)*float64(c0[i*n+j])
-			bound[i*n+j] = float64(k+2) * eps * (float64(alpha)*abs + math.Abs(float64(beta)*float64(c0[i*n+j])))
-		}
+	for i := range want {
+		want[i] = float64(alpha)*dot[i] + float64(beta)*float64(c0[i])
+		bound[i] = float64(k+2) * eps * (float64(alpha)*abs[i] + math.Abs(float64(beta)*float64(c0[i])))
 	}
 	for _, parts := range []int{1, 2, 3, 7} {
 		got := append([]T(nil), c0...)

@@ -74,3 +74,21 @@ func Reconstructed(ctx context.Context, p *model.Params, seqs [][]int) (int, err
 	}
 	return n, nil
 }
+
+// normalisedEmbeddings returns E/‖E‖ row by row in float64, [V, F].
+func normalisedEmbeddings(p *model.Params) []float64 {
+	V, F := p.Config.V, p.Config.F
+	out := make([]float64, V*F)
+	for v := range V {
+		row := p.Embed.Data[v*F : (v+1)*F]
+		var s float64
+		for _, x := range row {
+			s += float64(x) * float64(x)
+		}
+		n := math.Sqrt(s)
+		for i, x := range row {
+			out[v*F+i] = float64(x) / n
+		}
+	}
+	return out
+}

@@ -17,7 +17,7 @@ const minParallelWork = 1 << 12
 // parallelRows calls f(lo, hi) on contiguous parts of [0, n) that together
 // cover it, one part per core (GOMAXPROCS) on its own goroutine, when the n
 // rows of work elements each are enough to pay for it; else f(0, n) on the
-// caller. The element-wise parts of the fused ops run this way while their
+// caller. The element-wise loops of the CPU step run this way while their
 // products run on the BLAS's threads; f must write only its own rows.
 func parallelRows(n, work int, f func(lo, hi int)) {
 	p := min(runtime.GOMAXPROCS(0), n)
@@ -36,24 +36,4 @@ func parallelRows(n, work int, f func(lo, hi int)) {
 	}
 	f(0, n/p)
 	wg.Wait()
-}
-
-// parallelParts splits the concatenation of parts of the given sizes over
-// the cores (parallelRows, one element of work an entry) and calls f(i, lo,
-// hi) for every piece [lo, hi) of part i that a core gets: loops over many
-// arrays of uneven sizes (a model's tensors) take one split, not one each.
-func parallelParts(sizes []int, f func(i, lo, hi int)) {
-	total := 0
-	for _, n := range sizes {
-		total += n
-	}
-	parallelRows(total, 1, func(lo, hi int) {
-		off := 0 // first entry of part i in the concatenation
-		for i, n := range sizes {
-			if a, b := max(lo, off), min(hi, off+n); a < b {
-				f(i, a-off, b-off)
-			}
-			off += n
-		}
-	})
 }

@@ -28,7 +28,7 @@ func TestLogDensityParity(t *testing.T) {
 			p := modeltest.FarParams(t, cfg, 17)
 			const B = 4
 			seqs := randomSeqs(cfg, 2*B+1, rand.New(rand.NewPCG(6, 1))) // two full batches and a partial one
-			got, want := logDensities(t, p, seqs, Options{EvalBatch: B, UnrolledLSTM: c.unrolled})
+			got, want := logDensities(t, p, seqs, B, graphOpts{lstmOp: !c.unrolled, couplingOp: true})
 			en := normalisedEmbeddings(p)
 			var maxRel float64
 			for i, s := range seqs {
@@ -71,7 +71,7 @@ func TestLogDensityParityTrained(t *testing.T) {
 	for i := range seqs {
 		seqs[i] = x[i*T : (i+1)*T]
 	}
-	checkLogDensities(t, f.Params(), seqs, Options{EvalBatch: 16})
+	checkLogDensities(t, f.Params(), seqs, 16)
 }
 
 // The paper preset at T 16 with the weights of engine/ort's TestParityPaper
@@ -82,21 +82,17 @@ func TestLogDensityParityPaper(t *testing.T) {
 		t.Run(c.Name, func(t *testing.T) {
 			f := modeltest.Flow(t, c.Cfg, c.Seed, c.W)
 			seqs := randomSeqs(c.Cfg, 7, rand.New(rand.NewPCG(c.Seed, 1))) // a full batch and a partial one
-			checkLogDensities(t, f.Params(), seqs, Options{EvalBatch: 4})
+			checkLogDensities(t, f.Params(), seqs, 4)
 		})
 	}
 }
 
 // logDensities returns the log densities of seqs under the weights p from
-// the training graph (Trainer.LogDensity with opts) and from pure Go
-// (model.Flow.LogProbTo).
-func logDensities(t *testing.T, p *model.Params, seqs [][]int, opts Options) (graph, flow []float64) {
+// the float32 training graph (graph options o, batches of B) and from pure
+// Go (model.Flow.LogProbTo).
+func logDensities(t *testing.T, p *model.Params, seqs [][]int, B int, o graphOpts) (graph, flow []float64) {
 	t.Helper()
-	tr, err := NewTrainer(p, rand.NewPCG(1, 1), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	graph, err = tr.LogDensity(context.Background(), seqs)
+	graph, err := newGraphTrainer(p, rand.NewPCG(1, 1), o, false).logDensity(context.Background(), seqs, B)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,9 +113,9 @@ func logDensities(t *testing.T, p *model.Params, seqs [][]int, opts Options) (gr
 
 // checkLogDensities requires logDensities' two answers to agree to rel 1e-5
 // per sequence.
-func checkLogDensities(t *testing.T, p *model.Params, seqs [][]int, opts Options) {
+func checkLogDensities(t *testing.T, p *model.Params, seqs [][]int, B int) {
 	t.Helper()
-	got, want := logDensities(t, p, seqs, opts)
+	got, want := logDensities(t, p, seqs, B, fusedOpts)
 	var maxRel float64
 	for i := range seqs {
 		rel := relErr(got[i], want[i])

@@ -6,13 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"time"
 
 	"github.com/nfbo/nfbo/engine/step"
 	"github.com/nfbo/nfbo/model"
-	"gorgonia.org/tensor"
 )
 
 // Defaults of Options, from the reference (nfbo_reference.md c and h).
@@ -46,18 +44,6 @@ type Options struct {
 	LearnRate float64
 	// ClipNorm is the global gradient-norm bound (default 1; negative: off).
 	ClipNorm float64
-	// UnrolledLSTM builds each LSTM layer from per-step gorgonia nodes
-	// (fused gates, sliced) instead of the default single op per layer over
-	// all steps (lstmop.go). Both give the same loss and gradients; the
-	// unrolled form compiles ~20× slower and holds per-step weight-gradient
-	// copies (BENCHMARKS.md).
-	UnrolledLSTM bool
-	// CouplingNodes builds each coupling (its net and the NLSq or affine
-	// map) from elementary gorgonia nodes instead of the default single op
-	// with a hand-written backward pass (couplingop.go). Both give the same
-	// loss and gradients (TestCouplingOpMatchesNodes); the op is faster
-	// (BENCHMARKS.md).
-	CouplingNodes bool
 	// FreezeEmbeddings keeps the token embeddings as they are: their
 	// gradient is dropped and Adam leaves them alone. Training can raise the
 	// density by merging two tokens' embeddings until the decoder confuses
@@ -75,12 +61,9 @@ type Options struct {
 	// PadToken ends a molecule and pads its sequence (chem/vocab.Stop); it
 	// is read only with RandomPad.
 	PadToken int
-	// Device, when not nil, runs every training step (Step, Pretrain,
-	// FineTune) through engine/step's orchestration on it (CPU{}: this
-	// machine's cores) instead of the gorgonia graph. Its inputs are drawn
-	// from the same random stream as the graph's, so the two runs agree to
-	// float32 rounding (TestTrainerDeviceMatchesGraph); evaluation
-	// (Evaluate, LogDensity) stays on the graph. nil: the graph.
+	// Device runs every training step (Step, Pretrain, FineTune) and every
+	// validation (Evaluate) through engine/step: a GPU (engine/gpustep), or
+	// nil for CPU{}, this machine's cores. Checkpoints do not depend on it.
 	Device step.Device
 }
 
@@ -100,14 +83,18 @@ func (o Options) withDefaults() Options {
 	if o.ClipNorm == 0 {
 		o.ClipNorm = DefaultClipNorm
 	}
+	if o.Device == nil {
+		o.Device = CPU{}
+	}
 	return o
 }
 
-// Trainer trains a SeqFlow's parameters in place with gorgonia (float32,
-// CPU). It caches one compiled training graph per batch size (and one
-// forward-only graph for evaluation), whose weight tensors share memory with
-// the model.Params it was created with, so the parameters are always
-// current. A Trainer is not safe for concurrent use.
+// Trainer trains a SeqFlow's parameters in place in float32 through
+// engine/step on Options.Device. It keeps one step per batch size on one
+// resident state (weights and Adam's moments on the device), and brings the
+// model.Params it was created with up to date whenever they are read
+// (Params, Sync, checkpoints, the end of Pretrain and FineTune). A Trainer
+// is not safe for concurrent use.
 type Trainer struct {
 	p    *model.Params
 	opts Options
@@ -117,11 +104,9 @@ type Trainer struct {
 
 	tensors []*model.Tensor
 	index   map[*model.Tensor]int
-	grads   [][]float32
 
-	trainG map[int]*flowGraph
-	evalG  map[int]*flowGraph
-	steps  map[int]*step.Step // per batch size, with Options.Device
+	steps map[int]*step.Step // per batch size
+	res   resident
 
 	// Position in the pretraining data: epoch e visits the training set in
 	// the order rand.New(rand.NewPCG(shuffleSeed, e)).Perm(n).
@@ -143,11 +128,9 @@ func NewTrainer(p *model.Params, src *rand.PCG, opts Options) (*Trainer, error) 
 	}
 	opts = opts.withDefaults()
 	tr := &Trainer{p: p, opts: opts, src: src, rng: rand.New(src),
-		tensors: p.Tensors(), index: map[*model.Tensor]int{},
-		trainG: map[int]*flowGraph{}, evalG: map[int]*flowGraph{}, steps: map[int]*step.Step{}}
+		tensors: p.Tensors(), index: map[*model.Tensor]int{}, steps: map[int]*step.Step{}}
 	for i, t := range tr.tensors {
 		tr.index[t] = i
-		tr.grads = append(tr.grads, make([]float32, t.Len()))
 	}
 	tr.adam = NewAdam(tr.tensors)
 	tr.configureAdam()
@@ -166,8 +149,13 @@ func (tr *Trainer) configureAdam() {
 	}
 }
 
-// Params returns the parameters being trained (shared, not a copy).
-func (tr *Trainer) Params() *model.Params { return tr.p }
+// Params returns the parameters being trained (shared, not a copy),
+// brought up to date first with the steps taken on the device (a failed
+// download comes back from Sync and from the next step).
+func (tr *Trainer) Params() *model.Params {
+	tr.syncHost()
+	return tr.p
+}
 
 // Adam returns the optimiser, e.g. to inspect its step count.
 func (tr *Trainer) Adam() *Adam { return tr.adam }
@@ -175,43 +163,17 @@ func (tr *Trainer) Adam() *Adam { return tr.adam }
 // Steps returns the number of optimiser steps taken by Pretrain and Step.
 func (tr *Trainer) Steps() int64 { return tr.step }
 
-func (tr *Trainer) graph(B int, kind graphKind) (*flowGraph, error) {
-	cache := tr.trainG
-	if kind == kindEval {
-		cache = tr.evalG
-	}
-	if g, ok := cache[B]; ok {
-		return g, nil
-	}
-	g, err := buildGraphOpts(tr.p, B, tensor.Float32, kind, graphOpts{lstmOp: !tr.opts.UnrolledLSTM, couplingOp: !tr.opts.CouplingNodes})
-	if err != nil {
-		return nil, err
-	}
-	cache[B] = g
-	return g, nil
-}
-
-// Prepare compiles the training graph for batches of B sequences (with
-// Options.Device, allocates the device step instead) and the evaluation
-// graph for Options.EvalBatch ahead of time, so that the first step's
-// timing is the step's. Compilation cannot be interrupted and takes
-// seconds for the small preset and about 1.5 minutes for the paper preset
-// (BENCHMARKS.md); ctx is checked before each graph.
+// Prepare allocates the steps for batches of B sequences and for
+// Options.EvalBatch ahead of time, so that the first step's timing is the
+// step's.
 func (tr *Trainer) Prepare(ctx context.Context, B int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if tr.opts.Device != nil {
-		if _, err := tr.deviceStep(B); err != nil {
-			return err
-		}
-	} else if _, err := tr.graph(B, kindTrain); err != nil {
+	if _, err := tr.deviceStep(B); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	_, err := tr.graph(tr.opts.EvalBatch, kindEval)
+	_, err := tr.deviceStep(tr.opts.EvalBatch)
 	return err
 }
 
@@ -231,64 +193,6 @@ type StepStats struct {
 	Rejected int
 	// Seqs is the number of sequences in the batch.
 	Seqs int
-}
-
-// trainStep runs one optimiser step on seqs (1 ≤ len(seqs) ≤ B, already
-// checked) padded to lens (nil: T) with the training graph for batch size B.
-func (tr *Trainer) trainStep(seqs [][]int, lens []int, B int) (StepStats, error) {
-	if tr.opts.Device != nil {
-		return tr.trainStepDevice(seqs, lens, B)
-	}
-	g, err := tr.graph(B, kindTrain)
-	if err != nil {
-		return StepStats{}, err
-	}
-	in := prepareBatch(tr.p, seqs, lens, B, tr.p.Config.Noise, tr.rng)
-	if err := g.run(in, tr.p.Config.Dropout, tr.rng); err != nil {
-		return StepStats{}, err
-	}
-	st := tr.stats(g, in)
-	tr.collectGrads(g)
-	if tr.opts.FreezeEmbeddings {
-		clear(tr.grads[tr.index[tr.p.Embed]])
-	}
-	norm := GradNorm(tr.grads)
-	if math.IsNaN(st.Loss) || math.IsInf(st.Loss, 0) || math.IsNaN(norm) || math.IsInf(norm, 0) {
-		return st, fmt.Errorf("%w: loss %g, gradient norm %g", ErrNonFinite, st.Loss, norm)
-	}
-	tr.adam.stepNorm(tr.tensors, tr.grads, norm)
-	st.GradNorm = norm
-	return st, nil
-}
-
-// collectGrads copies the gradient of every slot of g into tr.grads, the
-// slots' concatenation split over the cores (10 MB for the small preset).
-func (tr *Trainer) collectGrads(g *flowGraph) {
-	sizes := make([]int, len(g.slots))
-	for i, s := range g.slots {
-		sizes[i] = s.size()
-	}
-	parallelParts(sizes, func(i, lo, hi int) {
-		s := g.slots[i]
-		dst := tr.grads[tr.index[s.t]][s.off+lo : s.off+hi]
-		copy(dst, s.grad.Value().Data().([]float32)[lo:hi])
-	})
-}
-
-func (tr *Trainer) stats(g *flowGraph, in *batchInputs) StepStats {
-	nll, sim := g.rowValues(0), g.rowValues(1)
-	st := StepStats{Loss: g.lossValue(), Rejected: in.rejected, Seqs: in.real}
-	var n float64
-	for r, w := range in.wt {
-		if w != 0 {
-			st.NLL += nll[r]
-			st.Sim += sim[r]
-			n++
-		}
-	}
-	st.NLL /= n
-	st.Sim /= n
-	return st
 }
 
 // Step takes one optimiser step on seqs (at most Options.Batch sequences of
@@ -324,76 +228,35 @@ type EvalStats struct {
 	EmbedCos float64
 }
 
-// Evaluate returns the NLL and similarity loss per token of seqs on the
-// forward-only graph, dropout off, with dequantisation noise drawn from a
-// fixed seed (so repeated evaluations are comparable and the training
-// random stream is untouched).
+// Evaluate returns the NLL and similarity loss per token of seqs, dropout
+// off, in batches of Options.EvalBatch whose noise and negatives are drawn
+// under keys fixed by valSeed and the batch's place (so repeated
+// evaluations are comparable and the training random stream is untouched).
 func (tr *Trainer) Evaluate(ctx context.Context, seqs [][]int) (EvalStats, error) {
 	if err := checkSeqs(tr.p.Config, seqs); err != nil {
 		return EvalStats{}, err
 	}
-	B := tr.opts.EvalBatch
-	g, err := tr.graph(B, kindEval)
-	if err != nil {
+	if err := tr.syncHost(); err != nil { // the embeddings' cosine reads them
 		return EvalStats{}, err
 	}
-	rng := rand.New(rand.NewPCG(valSeed, 0))
-	var es EvalStats
-	for i := 0; i < len(seqs); i += B {
-		if err := ctx.Err(); err != nil {
-			return EvalStats{}, err
-		}
-		part := seqs[i:min(i+B, len(seqs))]
-		in := prepareBatch(tr.p, part, nil, B, tr.p.Config.Noise, rng)
-		if err := g.run(in, 0, nil); err != nil {
-			return EvalStats{}, err
-		}
-		st := tr.stats(g, in)
-		es.NLL += st.NLL * float64(len(part))
-		es.Sim += st.Sim * float64(len(part))
-		es.Seqs += len(part)
-	}
+	return tr.evaluateDevice(ctx, seqs)
+}
+
+// add adds a batch of n sequences whose means per token are nll and sim.
+func (es *EvalStats) add(nll, sim float64, n int) {
+	es.NLL += nll * float64(n)
+	es.Sim += sim * float64(n)
+	es.Seqs += n
+}
+
+// finish turns the sums into means over the sequences and measures p's
+// closest embeddings.
+func (es *EvalStats) finish(p *model.Params) {
 	if es.Seqs > 0 {
 		es.NLL /= float64(es.Seqs)
 		es.Sim /= float64(es.Seqs)
 	}
-	es.EmbedCos, _, _ = ClosestEmbeddings(tr.p)
-	return es, nil
-}
-
-// LogDensity returns log p(v) of each sequence of seqs, v the normalised
-// embeddings without noise, summed over positions (nats), from the
-// forward-only float32 graph. It is the training graph's view of the
-// density, for comparison with model's pure-Go LogProb.
-func (tr *Trainer) LogDensity(ctx context.Context, seqs [][]int) ([]float64, error) {
-	if err := checkSeqs(tr.p.Config, seqs); err != nil {
-		return nil, err
-	}
-	B := tr.opts.EvalBatch
-	g, err := tr.graph(B, kindEval)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float64, 0, len(seqs))
-	for i := 0; i < len(seqs); i += B {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		part := seqs[i:min(i+B, len(seqs))]
-		in := prepareBatch(tr.p, part, nil, B, 0, nil)
-		if err := g.run(in, 0, nil); err != nil {
-			return nil, err
-		}
-		nll := g.rowValues(0)
-		for b := range part {
-			var s float64
-			for t := range tr.p.Config.T {
-				s -= nll[t*B+b]
-			}
-			out = append(out, s)
-		}
-	}
-	return out, nil
+	es.EmbedCos, _, _ = ClosestEmbeddings(p)
 }
 
 // Progress is one report of Pretrain to its Recorder.
@@ -474,7 +337,8 @@ type PretrainConfig struct {
 // UnmarshalState resumes exactly where the checkpointed one stopped. It
 // stops early when cfg.Plateau says the validation curve is flat, and
 // returns ctx's error if cancelled (the last checkpoint stays valid).
-func (tr *Trainer) Pretrain(ctx context.Context, train [][]int, cfg PretrainConfig) error {
+func (tr *Trainer) Pretrain(ctx context.Context, train [][]int, cfg PretrainConfig) (err error) {
+	defer func() { err = errors.Join(err, tr.syncHost()) }()
 	if len(train) == 0 {
 		return errors.New("train: empty training set")
 	}
@@ -603,7 +467,7 @@ func (tr *Trainer) drawLengths(seqs [][]int) []int {
 // before and out after. It does not move the pretraining data position. The
 // result averages Loss, NLL and Sim over the epoch's sequences, sums
 // Rejected and Seqs, and gives the last step's GradNorm.
-func (tr *Trainer) FineTune(ctx context.Context, p *model.Params, seqs [][]int) (StepStats, error) {
+func (tr *Trainer) FineTune(ctx context.Context, p *model.Params, seqs [][]int) (_ StepStats, errOut error) {
 	if p.Config != tr.p.Config {
 		return StepStats{}, fmt.Errorf("train: fine-tune params config %+v differs from the trainer's %+v", p.Config, tr.p.Config)
 	}
@@ -611,9 +475,18 @@ func (tr *Trainer) FineTune(ctx context.Context, p *model.Params, seqs [][]int) 
 		return StepStats{}, fmt.Errorf("fine-tune set: %w", err)
 	}
 	if p != tr.p {
+		if err := tr.syncHost(); err != nil { // the moments
+			return StepStats{}, err
+		}
 		copyParams(tr.p, p)
+		tr.hostChanged()
 		defer copyParams(p, tr.p)
 	}
+	defer func() {
+		if err := tr.syncHost(); err != nil && errOut == nil {
+			errOut = err
+		}
+	}()
 	B := tr.opts.FineTuneBatch
 	perm := tr.rng.Perm(len(seqs))
 	var total StepStats
@@ -647,13 +520,6 @@ func (tr *Trainer) FineTune(ctx context.Context, p *model.Params, seqs [][]int) 
 	return total, nil
 }
 
-func copyParams(dst, src *model.Params) {
-	d, s := dst.Tensors(), src.Tensors()
-	for i := range d {
-		copy(d[i].Data, s[i].Data)
-	}
-}
-
 // stateMagic starts an encoded trainer state.
 const stateMagic = "NFBOTRAIN1"
 
@@ -664,6 +530,9 @@ const stateMagic = "NFBOTRAIN1"
 // Adam state (see Adam.MarshalBinary), each preceded by its length (uint32).
 // It is the optimiser-state section of a model checkpoint.
 func (tr *Trainer) MarshalState() ([]byte, error) {
+	if err := tr.syncHost(); err != nil {
+		return nil, err
+	}
 	rs, err := tr.src.MarshalBinary()
 	if err != nil {
 		return nil, fmt.Errorf("train: random state: %w", err)
@@ -723,5 +592,23 @@ func (tr *Trainer) UnmarshalState(data []byte) error {
 	adam.Frozen = tr.adam.Frozen // the options', not the state's
 	tr.adam = adam
 	tr.step, tr.epoch, tr.cursor, tr.shuffleSeed = pos[0], pos[1], pos[2], seed
+	tr.res.ahead = false // the restored state replaces the device's
+	tr.hostChanged()
+	return nil
+}
+
+// checkSeqs reports the first sequence of the wrong length or with a token
+// outside [0, V).
+func checkSeqs(cfg model.Config, seqs [][]int) error {
+	for i, s := range seqs {
+		if len(s) != cfg.T {
+			return fmt.Errorf("train: sequence %d has %d tokens, want seq_len %d", i, len(s), cfg.T)
+		}
+		for t, x := range s {
+			if x < 0 || x >= cfg.V {
+				return fmt.Errorf("train: sequence %d position %d: token %d outside vocabulary [0, %d)", i, t, x, cfg.V)
+			}
+		}
+	}
 	return nil
 }

@@ -84,3 +84,31 @@ func Zinc(t testing.TB, n int) []string {
 	}
 	return out
 }
+
+// LongEnv is the environment variable under which the data-set tests read every row of their sets (`make
+// test-long`, which CI runs after `make test`); without it they read a fixed sample, so that `make test` stays
+// within minutes on two cores while checking every column and code path.
+const LongEnv = "NFBO_LONG_TESTS"
+
+// Stride returns the step at which a data-set test reads its rows: 1 (every row) when LongEnv is "1", else
+// every n-th row (every 20·n-th under -short). It logs which, so that a passing run says how much it checked.
+func Stride(t testing.TB, n int) int {
+	t.Helper()
+	switch {
+	case os.Getenv(LongEnv) == "1":
+		return 1
+	case testing.Short():
+		n *= 20
+	}
+	t.Logf("every %d-th row of the set (%s=1, make test-long: all)", n, LongEnv)
+	return n
+}
+
+// Every returns every n-th of xs, from the first: a data-set test's sample at Stride's step.
+func Every[T any](xs []T, n int) []T {
+	var out []T
+	for i := 0; i < len(xs); i += n {
+		out = append(out, xs[i])
+	}
+	return out
+}

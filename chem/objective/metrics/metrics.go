@@ -11,8 +11,45 @@ package metrics
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 )
+
+// FiniteScale returns f(scores) where its sums would overflow: f itself when its value is finite, or when a
+// score is not, else f of the scores divided by the power of two that brings the largest below 1, multiplied
+// back. A power of two scales exactly, so f must scale as its scores do (f(c·x) = c·f(x): a mean, a Top-k, a
+// standard deviation); every figure here is a mean of scores, no larger than the largest: a Top-10 of 1e308 is
+// 1e308, where summing first made it +Inf.
+func FiniteScale(scores []float64, f func([]float64) float64) float64 {
+	v := f(scores)
+	if !math.IsInf(v, 0) && !math.IsNaN(v) {
+		return v
+	}
+	var m float64
+	for _, s := range scores {
+		if math.IsInf(s, 0) || math.IsNaN(s) {
+			return v
+		}
+		m = max(m, math.Abs(s))
+	}
+	_, e := math.Frexp(m)
+	scaled := make([]float64, len(scores))
+	for i, s := range scores {
+		scaled[i] = math.Ldexp(s, -e)
+	}
+	return math.Ldexp(f(scaled), e)
+}
+
+// FormatScore formats a score or a figure of scores with prec decimals, as %.*f does, while its magnitude is
+// below 1e9, and with prec+1 significant digits in e-notation beyond, so that a score of 1e308 prints as
+// 1.0000e+308 and not as 309 digits.
+func FormatScore(v float64, prec int) string {
+	if math.Abs(v) < 1e9 || math.IsNaN(v) {
+		return strconv.FormatFloat(v, 'f', prec, 64)
+	}
+	return strconv.FormatFloat(v, 'e', prec, 64)
+}
 
 // pairwiseSum is numpy's pairwise summation of a contiguous float64 array
 // (numpy/core/src/umath/loops_utils.h.src, pairwise_sum), which np.sum and
@@ -81,7 +118,7 @@ func TopK(scores []float64, k int) float64 {
 	top := topDesc(scores, k)
 	padded := make([]float64, k)
 	copy(padded, top)
-	return npMean(padded)
+	return FiniteScale(padded, npMean)
 }
 
 // DefaultFreq is PMO's logging frequency: the Top-k curve is sampled every
@@ -103,10 +140,15 @@ func AUCTopK(scores []float64, k, freq, budget int, finished bool) float64 {
 	if k < 1 || freq < 1 || budget < 1 {
 		panic(fmt.Sprintf("metrics: AUCTopK with k = %d, freq = %d, budget = %d", k, freq, budget))
 	}
-	n := len(scores)
-	if n == 0 {
+	if len(scores) == 0 {
 		return 0
 	}
+	return FiniteScale(scores, func(scores []float64) float64 { return aucTopK(scores, k, freq, budget, finished) })
+}
+
+// aucTopK is AUCTopK's sum, which overflows for scores near ±MaxFloat64.
+func aucTopK(scores []float64, k, freq, budget int, finished bool) float64 {
+	n := len(scores)
 	sum, prev := 0.0, 0.0
 	called := 0
 	for idx := freq; idx < min(n, budget); idx += freq {
@@ -145,7 +187,11 @@ func GuacaMolScore(scores []float64, topCounts []int) float64 {
 	for len(s) < need {
 		s = append(s, 0)
 	}
-	s = topDesc(s, len(s))
+	return FiniteScale(topDesc(s, len(s)), func(s []float64) float64 { return guacaMolSum(s, topCounts) })
+}
+
+// guacaMolSum is GuacaMolScore of the scores s sorted best first, padded to the largest top count.
+func guacaMolSum(s []float64, topCounts []int) float64 {
 	global := 0.0
 	for _, k := range topCounts {
 		// Python's sum(sorted_scores[:k]) / k: left to right from int 0.

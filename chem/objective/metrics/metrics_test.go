@@ -133,3 +133,35 @@ func ExampleTopK() {
 	// 0.65
 	// 0.15
 }
+
+// TestFiguresOfHugeScores: scores of 1e308 made Top-10 and AUC Top-10 +Inf (their sums overflowed); every figure
+// is a mean of scores, finite and no larger than the largest (issue #56).
+func TestFiguresOfHugeScores(t *testing.T) {
+	huge := make([]float64, 150)
+	for i := range huge {
+		huge[i] = 1e308
+		if i%3 == 2 {
+			huge[i] = -math.MaxFloat64
+		}
+	}
+	for name, v := range map[string]float64{
+		"Top-10":       TopK(huge, 10),
+		"AUC Top-10":   AUCTopK(huge, 10, DefaultFreq, 200, true),
+		"AUC Top-100":  AUCTopK(huge, 100, DefaultFreq, 150, false),
+		"GuacaMol":     GuacaMolScore(huge, []int{1, 10, 100}),
+		"Top-1 of max": TopK([]float64{math.MaxFloat64, math.MaxFloat64}, 2),
+	} {
+		if math.IsInf(v, 0) || math.IsNaN(v) || math.Abs(v) > math.MaxFloat64 {
+			t.Errorf("%s = %v, want a finite figure", name, v)
+		}
+	}
+	if got := TopK(huge, 10); got != 1e308 {
+		t.Errorf("Top-10 of 1e308s = %v, want 1e308", got)
+	}
+	if got, want := FormatScore(1e308, 4), "1.0000e+308"; got != want {
+		t.Errorf("FormatScore(1e308) = %q, want %q", got, want)
+	}
+	if got, want := FormatScore(0.12345678, 4), "0.1235"; got != want {
+		t.Errorf("FormatScore(0.12345678) = %q, want %q", got, want)
+	}
+}

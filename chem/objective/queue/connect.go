@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -255,4 +256,41 @@ func Connect(url string, opts ConnectOptions) (*nats.Conn, error) {
 		return nil, fmt.Errorf("queue: connecting to NATS at %s: %w", shown, err)
 	}
 	return nc, nil
+}
+
+// DefaultConnectWait is how long a client that starts before its NATS server waits for it (ConnectWaiting): the
+// default of -connect-wait for nfbo worker, optimize and serve.
+const DefaultConnectWait = 10 * time.Minute
+
+// ConnectWaiting is Connect for a client that may start before its server (workers started with the machine,
+// the server after them): while no server answers it tries again, after 0.5 s, 1 s, 2 s and so on up to 30 s
+// between tries, for at most wait in all, saying so through opts.Warnf before each wait. Other errors
+// (credentials, TLS) and a cancelled ctx end it at once; wait 0 tries once.
+func ConnectWaiting(ctx context.Context, url string, opts ConnectOptions, wait time.Duration) (*nats.Conn, error) {
+	warnf := opts.Warnf
+	if warnf == nil {
+		warnf = func(string, ...any) {}
+	}
+	shown := url
+	if clean, _, err := SplitURL(url); err == nil {
+		shown = clean
+	}
+	deadline := time.Now().Add(wait)
+	for pause := 500 * time.Millisecond; ; pause = min(2*pause, 30*time.Second) {
+		nc, err := Connect(url, opts)
+		if err == nil || !errors.Is(err, nats.ErrNoServers) {
+			return nc, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, fmt.Errorf("%w; gave up after waiting %v for it", err, wait)
+		}
+		pause = min(pause, left)
+		warnf("queue: no NATS server answers at %s yet; trying again in %v (for %v more)", shown, pause, left.Round(time.Second))
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("queue: waiting for the NATS server at %s: %w", shown, ctx.Err())
+		case <-time.After(pause):
+		}
+	}
 }

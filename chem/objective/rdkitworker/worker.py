@@ -971,6 +971,65 @@ def canonical_one(smiles, isomeric):
 
 _RULES_CACHE = {}
 
+# The default rules' generated data (scripts/gen-rules.py; data/rules/ embedded in nfbo, written next to this
+# worker and named by --rules-data DIR): the structural alerts rare in real molecules, and the Morgan radius-1
+# atom environments real molecules hold. Loaded on first use.
+RULES_DATA = None
+_ALERTS = None
+_ENVIRONMENTS = None
+
+
+def _rules_data(name):
+    if RULES_DATA is None:
+        raise ValueError("%s needs the rules data (the worker was started without --rules-data)" % name)
+    return os.path.join(RULES_DATA, name)
+
+
+def generated_alerts():
+    """The alerts of alerts.tsv: a list of (id "CATALOGUE:name", SMARTS, minimum count, default)."""
+    global _ALERTS
+    if _ALERTS is None:
+        rows = []
+        with open(_rules_data("alerts.tsv"), encoding="utf-8") as f:
+            header = None
+            for n, line in enumerate(f, 1):
+                if line.startswith("#") or not line.strip():
+                    continue
+                fields = line.rstrip("\n").split("\t")
+                if header is None:
+                    header = fields
+                    continue
+                r = dict(zip(header, fields))
+                rows.append((r["catalogue"] + ":" + r["name"], r["smarts"], int(r["min_count"]), r["default"] == "yes"))
+        _ALERTS = rows
+    return _ALERTS
+
+
+def seen_environments():
+    """The identifiers of the Morgan radius-1 environments of environments.txt.gz, a set."""
+    global _ENVIRONMENTS
+    if _ENVIRONMENTS is None:
+        import gzip
+        seen = set()
+        with gzip.open(_rules_data("environments.txt.gz"), "rt") as f:
+            for line in f:
+                if not line.startswith("#"):
+                    seen.add(int(line.split()[0]))
+        _ENVIRONMENTS = seen
+    return _ENVIRONMENTS
+
+
+def unseen_environment(mol, seen):
+    """The first atom environment (Morgan radius 0 or 1) of mol that is not in seen, as "C5 (radius 1)", or ""."""
+    from rdkit.Chem import rdMolDescriptors
+    info = {}
+    fp = rdMolDescriptors.GetMorganFingerprint(mol, 1, bitInfo=info)
+    for ident in sorted(fp.GetNonzeroElements()):
+        if ident not in seen:
+            atom, radius = min(info[ident])
+            return "%s%d (radius %d)" % (mol.GetAtomWithIdx(atom).GetSymbol(), atom + 1, radius)
+    return ""
+
 
 class _CompiledRules:
     def __init__(self, rules):
@@ -993,6 +1052,22 @@ class _CompiledRules:
                     raise ValueError("unknown catalogue %r (want PAINS, BRENK, NIH or ZINC)" % (n,))
                 params.AddCatalog(known[n])
             self.catalog = FilterCatalog.FilterCatalog(params)
+        self.alerts = []
+        allow = rules.get("allow_alerts") or []
+        if rules.get("alerts") or allow:
+            known = generated_alerts()
+            ids = {a[0] for a in known}
+            for a in allow:
+                if a not in ids:
+                    raise ValueError("allow_alerts: unknown alert %r (see data/rules/alerts.tsv)" % (a,))
+            if rules.get("alerts"):
+                for ident, smarts, lo, default in known:
+                    if default and ident not in allow:
+                        q = Chem.MolFromSmarts(smarts)
+                        if q is None:
+                            raise ValueError("alert %s: invalid SMARTS %r" % (ident, smarts))
+                        self.alerts.append((ident, q, lo))
+        self.seen = seen_environments() if rules.get("seen_environments") else None
 
     @staticmethod
     def _smarts(s):
@@ -1051,6 +1126,16 @@ class _CompiledRules:
             e = self.catalog.GetFirstMatch(mol)
             if e is not None:
                 return "alert: %s" % e.GetDescription()
+        for ident, q, lo in self.alerts:
+            if lo <= 1:
+                if mol.HasSubstructMatch(q):
+                    return "alert %s" % ident
+            elif len(mol.GetSubstructMatches(q, maxMatches=lo)) >= lo:
+                return "alert %s" % ident
+        if self.seen is not None:
+            where = unseen_environment(mol, self.seen)
+            if where:
+                return "unseen environment at %s: no molecule of ZINC250k or GuacaMol 10k holds it" % where
         sa = r.get("max_sa") or 0
         if sa:
             v = sascorer().calculateScore(mol)
@@ -1214,12 +1299,17 @@ def write(resp):
 
 def main():
     global MAX_SMILES_LEN
+    global RULES_DATA
     args = sys.argv[1:]
-    if len(args) == 2 and args[0] == "--max-smiles-len":
-        MAX_SMILES_LEN = int(args[1])
-    elif args:
-        sys.stderr.write("usage: worker.py [--max-smiles-len N]\n")
-        sys.exit(2)
+    while args:
+        if len(args) >= 2 and args[0] == "--max-smiles-len":
+            MAX_SMILES_LEN = int(args[1])
+        elif len(args) >= 2 and args[0] == "--rules-data":
+            RULES_DATA = args[1]
+        else:
+            sys.stderr.write("usage: worker.py [--max-smiles-len N] [--rules-data DIR]\n")
+            sys.exit(2)
+        args = args[2:]
     if _IMPORT_ERROR is not None:
         msg = ("RDKit is not available to %s (%s); install it with: "
                "sudo apt-get install python3-rdkit rdkit-data python3-numpy" % (sys.executable, _IMPORT_ERROR))

@@ -19,30 +19,33 @@ extern "C" __global__ void bias_act(float* y, const float* b, int n, int w, int 
 	y[i] = relu && v < 0.0f ? 0.0f : v;
 }
 
-// lstm_cell_fwd runs one LSTM step for B sequences: g [B, 4H] holds x·Wih + h·Whh (gate order i, f, g, o),
-// bias [B or 1, 4H] the biases (a row per sequence for layer 0, whose positional part differs per sequence),
-// c [B, H] the cell state, updated in place. The activated gates replace g; tc [B, H] receives tanh(c) and
-// h [B, H] the output, as lstmSeq.forward keeps them for the backward pass.
-extern "C" __global__ void lstm_cell_fwd(float* g, const float* bias, int biasPerRow, float* c, float* tc,
-	float* h, int B, int H) {
+// lstm_cell_step is one step of an LSTM layer for B sequences, in training (engine/gpustep) and in encoding and
+// decoding (engine/gpuflow), as kernels.LSTMCellForward32 computes it on the CPU:
+// act [B, 4H] holds x·Wih + h·Whh (gates i, f, g, o) and receives the activations; bias is [B or 1, 4H]
+// (biasPerRow); cPrev [B, H] is the previous cell state; it writes c = σ(f)·cPrev + σ(i)·tanh(g), tc = tanh(c)
+// and h = σ(o)·tc ([B, H]), each product and the sum rounded as the CPU rounds them. c may alias cPrev (each
+// thread reads its cPrev entry before writing its c entry). One thread per (sequence, unit).
+extern "C" __global__ void lstm_cell_step(float* act, const float* bias, int biasPerRow, const float* cPrev,
+	float* c, float* tc, float* h, int B, int H) {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i >= B * H) return;
 	int b = i / H, u = i % H;
-	float* gb = g + (long)b * 4 * H;
+	float* a = act + (long)b * 4 * H;
 	const float* br = bias + (biasPerRow ? (long)b * 4 * H : 0);
-	float ig = nfbo_sigmoid(gb[u] + br[u]);
-	float fg = nfbo_sigmoid(gb[H + u] + br[H + u]);
-	float gg = tanhf(gb[2 * H + u] + br[2 * H + u]);
-	float og = nfbo_sigmoid(gb[3 * H + u] + br[3 * H + u]);
-	gb[u] = ig;
-	gb[H + u] = fg;
-	gb[2 * H + u] = gg;
-	gb[3 * H + u] = og;
-	float cn = fg * c[i] + ig * gg;
+	float ig = nfbo_sigmoid(__fadd_rn(a[u], br[u]));
+	float fg = nfbo_sigmoid(__fadd_rn(a[H + u], br[H + u]));
+	float gg = tanhf(__fadd_rn(a[2 * H + u], br[2 * H + u]));
+	float og = nfbo_sigmoid(__fadd_rn(a[3 * H + u], br[3 * H + u]));
+	a[u] = ig;
+	a[H + u] = fg;
+	a[2 * H + u] = gg;
+	a[3 * H + u] = og;
+	float cp = cPrev[i];
+	float cn = __fadd_rn(__fmul_rn(fg, cp), __fmul_rn(ig, gg));
 	float t = tanhf(cn);
 	c[i] = cn;
 	tc[i] = t;
-	h[i] = og * t;
+	h[i] = __fmul_rn(og, t);
 }
 
 // nlsq_fwd transforms the n rows of w [n, half] with the raw parameters o [n, half, 5] (parameter index
@@ -62,21 +65,6 @@ extern "C" __global__ void nlsq_fwd(float* out, const float* o, const float* w, 
 		ld += log(bb - 2 * cc * dd * s / (den * den));
 	}
 	out[(long)r * (half + 1) + half] = (float)ld;
-}
-
-// adam_step applies one Adam update to n parameters p with the arithmetic of engine/train's Adam.Step (in
-// double, the moments stored in float): gradients g scaled by *clip (the clipping factor, computed on the
-// device so the host never waits), moments m and v, stepSize = lr / (1 − β1^t) and bc2Sqrt = √(1 − β2^t).
-extern "C" __global__ void adam_step(float* p, const float* g, float* m, float* v, const float* clip, long n,
-	double stepSize, double bc2Sqrt, double b1, double b2, double eps) {
-	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
-	if (i >= n) return;
-	double gi = (double)g[i] * (double)clip[0];
-	float mi = (float)(b1 * (double)m[i] + (1 - b1) * gi);
-	float vi = (float)(b2 * (double)v[i] + (1 - b2) * gi * gi);
-	m[i] = mi;
-	v[i] = vi;
-	p[i] = (float)((double)p[i] - stepSize * (double)mi / (sqrt((double)vi) / bc2Sqrt + eps));
 }
 
 // lstm_cell_bwd is one step of lstmSeq.backward for B sequences: act [B, 4H] the activated gates of the step,

@@ -7,8 +7,9 @@
 //
 // Products and sums that the CPU rounds step by step are written with the _rn intrinsics where the compiler
 // would otherwise fuse them into one FMA: the CPU's Go and assembly loops never fuse, and these kernels then
-// give its bits (element-wise passes, column sums, scatters, Adam) or differ only where the CPU uses its float32
-// exp, tanh and sigmoid.
+// give its bits (element-wise passes, scatters, Adam) or differ only where the CPU uses its float32 exp, tanh and
+// sigmoid, or where a sum is split to use the machine (the column sums: a fixed order of their own, the same
+// bits on every run).
 //
 // Indices are long where n·w can pass 2³¹ for the presets' batches; a launch covers n elements with blocks of
 // 256 threads unless a kernel says otherwise.
@@ -32,13 +33,40 @@ extern "C" __global__ void relu_grad(float* d, const float* h, long n) {
 	if (i < n && h[i] == 0.0f) d[i] = 0.0f;
 }
 
-// col_sums sets dst [w] to the column sums of x [n, w], one thread per column summing in row order as
-// engine/train's colSums does, so the sums are the CPU's bits (and the same on every run).
-extern "C" __global__ void col_sums(float* dst, const float* x, int n, int w) {
+// NFBO_COLSUM_ROWS is the rows of one chunk of col_sums_part; NFBO_COLSUM_LANES the row lanes of its blocks.
+#define NFBO_COLSUM_ROWS 256
+#define NFBO_COLSUM_LANES 8
+
+// col_sums_part is the first stage of the column sums of x [n, w] (a bias gradient): block b covers the 32
+// columns of tile b mod ceil(w/32) and the NFBO_COLSUM_ROWS rows of chunk b / ceil(w/32); its 32·NFBO_COLSUM_LANES
+// threads are lanes of 32 consecutive columns (a warp reads 32 consecutive floats of a row), lane l summing the
+// chunk's rows l, l + NFBO_COLSUM_LANES, … in order; the lanes are then added in order, so part[chunk·w + j] has
+// the same bits on every run. Thousands of blocks instead of one thread per column walking every row.
+extern "C" __global__ void col_sums_part(float* part, const float* x, int n, int w) {
+	__shared__ float lanes[NFBO_COLSUM_LANES][33];
+	int tiles = (w + 31) / 32;
+	int tile = blockIdx.x % tiles, chunk = blockIdx.x / tiles;
+	int c = threadIdx.x % 32, lane = threadIdx.x / 32;
+	int j = tile * 32 + c;
+	int r1 = min((chunk + 1) * NFBO_COLSUM_ROWS, n);
+	float s = 0.0f;
+	if (j < w)
+		for (int r = chunk * NFBO_COLSUM_ROWS + lane; r < r1; r += NFBO_COLSUM_LANES) s = __fadd_rn(s, x[(long)r * w + j]);
+	lanes[lane][c] = s;
+	__syncthreads();
+	if (lane == 0 && j < w) {
+		float t = lanes[0][c];
+		for (int l = 1; l < NFBO_COLSUM_LANES; l++) t = __fadd_rn(t, lanes[l][c]);
+		part[(long)chunk * w + j] = t;
+	}
+}
+
+// col_sums_fin is the second stage: dst[j] = Σ part[c·w + j] over the chunks c in order, one thread per column.
+extern "C" __global__ void col_sums_fin(float* dst, const float* part, int chunks, int w) {
 	int j = blockIdx.x * blockDim.x + threadIdx.x;
 	if (j >= w) return;
-	float s = 0.0f;
-	for (int r = 0; r < n; r++) s = __fadd_rn(s, x[(long)r * w + j]);
+	float s = part[j];
+	for (int c = 1; c < chunks; c++) s = __fadd_rn(s, part[(long)c * w + j]);
 	dst[j] = s;
 }
 
@@ -80,57 +108,46 @@ extern "C" __global__ void gather_rows(float* dst, const float* table, const int
 
 // scatter_add_rows adds row r of src [n, w] to each row idx[k·r .. k·r+k) of dst (rows of w), skipping −1:
 // gather_rows's gradient. It is deterministic without atomics: block b owns row b of dst (launch one block per
-// row of dst, at most NFBO_SCATTER_THREADS threads) and walks the n·k indices in order, staged a chunk at a time
-// in shared memory; each thread adds the matching source rows to its columns in index order, which is the order
-// engine/train's scatterAddRows adds them in, so each entry is the CPU's bits. Every block reads every index:
-// n·k reads per row of dst, cheap next to the adds for the step's tables (V or 2·MaxT rows).
+// row of dst, NFBO_SCATTER_THREADS threads) and walks the n·k indices in order, staged a chunk at a time in
+// shared memory. A row at least as wide as the block adds the matching source rows to its columns in index
+// order, as engine/train's scatterAddRows does, so each entry is the CPU's bits. A narrower row (the embeddings',
+// w = F) splits the block into G groups of w (rounded up to a warp) threads: group g adds the matches at chunk
+// positions ≡ g (mod G) in order, and the groups' sums are added to the row in group order at the end, so a
+// token that fills thousands of rows (the stop token) takes 1/G of the serial adds, in a fixed order.
 extern "C" __global__ void scatter_add_rows(float* dst, const float* src, const int* idx, int n, int k, int w) {
 	__shared__ int chunk[NFBO_SCATTER_THREADS];
+	__shared__ float part[NFBO_SCATTER_THREADS];
 	int row = blockIdx.x;
 	long m = (long)n * k;
 	float* d = dst + (long)row * w;
+	int wp = w >= (int)blockDim.x ? (int)blockDim.x : (w + 31) / 32 * 32;
+	int G = blockDim.x / wp, g = threadIdx.x / wp, c = threadIdx.x % wp;
+	float s = 0.0f;
 	for (long base = 0; base < m; base += blockDim.x) {
 		long e = base + threadIdx.x;
 		chunk[threadIdx.x] = e < m ? idx[e] : -1;
 		__syncthreads();
 		int cnt = (int)min((long)blockDim.x, m - base);
-		for (int q = 0; q < cnt; q++) {
-			if (chunk[q] != row) continue;
-			const float* s = src + ((base + q) / k) * w;
-			for (int j = threadIdx.x; j < w; j += blockDim.x) d[j] = __fadd_rn(d[j], s[j]);
+		if (G == 1) {
+			for (int q = 0; q < cnt; q++) {
+				if (chunk[q] != row) continue;
+				const float* sr = src + ((base + q) / k) * w;
+				for (int j = threadIdx.x; j < w; j += blockDim.x) d[j] = __fadd_rn(d[j], sr[j]);
+			}
+		} else if (g < G && c < w) {
+			for (int q = g; q < cnt; q += G)
+				if (chunk[q] == row) s = __fadd_rn(s, src[((base + q) / k) * w + c]);
 		}
 		__syncthreads();
 	}
-}
-
-__device__ __forceinline__ float nfbo_sigmoid_train(float x) { return 1.0f / (1.0f + expf(-x)); }
-
-// lstm_cell_step is one step of an LSTM layer's training forward for B sequences (kernels.LSTMCellForward32):
-// act [B, 4H] holds x·Wih + h·Whh (gates i, f, g, o) and receives the activations; bias is [B or 1, 4H]
-// (biasPerRow); cPrev [B, H] is the previous cell state; it writes c = σ(f)·cPrev + σ(i)·tanh(g), tc = tanh(c)
-// and h = σ(o)·tc ([B, H]), each product and the sum rounded as the CPU rounds them. c may alias cPrev (each
-// thread reads its cPrev entry before writing its c entry). One thread per (sequence, unit).
-extern "C" __global__ void lstm_cell_step(float* act, const float* bias, int biasPerRow, const float* cPrev,
-	float* c, float* tc, float* h, int B, int H) {
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-	if (i >= B * H) return;
-	int b = i / H, u = i % H;
-	float* a = act + (long)b * 4 * H;
-	const float* br = bias + (biasPerRow ? (long)b * 4 * H : 0);
-	float ig = nfbo_sigmoid_train(__fadd_rn(a[u], br[u]));
-	float fg = nfbo_sigmoid_train(__fadd_rn(a[H + u], br[H + u]));
-	float gg = tanhf(__fadd_rn(a[2 * H + u], br[2 * H + u]));
-	float og = nfbo_sigmoid_train(__fadd_rn(a[3 * H + u], br[3 * H + u]));
-	a[u] = ig;
-	a[H + u] = fg;
-	a[2 * H + u] = gg;
-	a[3 * H + u] = og;
-	float cp = cPrev[i];
-	float cn = __fadd_rn(__fmul_rn(fg, cp), __fmul_rn(ig, gg));
-	float t = tanhf(cn);
-	c[i] = cn;
-	tc[i] = t;
-	h[i] = __fmul_rn(og, t);
+	if (G == 1) return;
+	part[threadIdx.x] = s;
+	__syncthreads();
+	if (g == 0 && c < w) {
+		float t = part[c];
+		for (int h = 1; h < G; h++) t = __fadd_rn(t, part[h * wp + c]);
+		d[c] = __fadd_rn(d[c], t);
+	}
 }
 
 // affine_fwd_rows transforms the n rows of w [n, half] with the raw parameters o [n, half, 2] and writes out
@@ -304,21 +321,19 @@ extern "C" __global__ void sum_squares_part(double* part, const float* x, long n
 	if (threadIdx.x == 0) part[blockIdx.x] = t;
 }
 
-// sum_part is the second stage: one block of NFBO_NORM_THREADS threads writes out[0] = Σ part[0..m).
-extern "C" __global__ void sum_part(double* out, const double* part, int m) {
+// sum_part_add is the second stage: one block of NFBO_NORM_THREADS threads adds Σ part[0..m) to out[0], a step's
+// accumulator (engine/step.AccSq).
+extern "C" __global__ void sum_part_add(double* out, const double* part, int m) {
 	double s = 0;
 	for (int i = threadIdx.x; i < m; i += NFBO_NORM_THREADS) s += part[i];
 	double t = nfbo_block_sum(s);
-	if (threadIdx.x == 0) out[0] = t;
+	if (threadIdx.x == 0) out[0] += t;
 }
 
-// adam_update applies one Adam update to n parameters p with gradients g and moments m, v, as kernels.AdamUpdate
-// (kernels.AdamCoeffs: scale, β1, β2, stepSize, √(1 − β2^t), ε): in double on float storage, the moments rounded
-// to float before the update, no FMA, so each entry is the CPU's bits.
-extern "C" __global__ void adam_update(float* p, const float* g, float* m, float* v, long n, double scale,
+// nfbo_adam is entry i's Adam update with gradient scale `scale`: in double on float storage, the moments rounded
+// to float before the update, no FMA, so each entry is the CPU's bits (kernels.AdamUpdate).
+__device__ __forceinline__ void nfbo_adam(long i, float* p, const float* g, float* m, float* v, double scale,
 	double b1, double b2, double stepSize, double bc2Sqrt, double eps) {
-	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
-	if (i >= n) return;
 	double gi = __dmul_rn((double)g[i], scale);
 	float mi = (float)__dadd_rn(__dmul_rn(b1, (double)m[i]), __dmul_rn(1 - b1, gi));
 	float vi = (float)__dadd_rn(__dmul_rn(b2, (double)v[i]), __dmul_rn(__dmul_rn(1 - b2, gi), gi));
@@ -326,4 +341,28 @@ extern "C" __global__ void adam_update(float* p, const float* g, float* m, float
 	v[i] = vi;
 	double denom = __dadd_rn(sqrt((double)vi) / bc2Sqrt, eps);
 	p[i] = (float)__dadd_rn((double)p[i], -(__dmul_rn(stepSize, (double)mi) / denom));
+}
+
+// adam_update applies one Adam update to n parameters p with gradients g and moments m, v, as kernels.AdamUpdate
+// (kernels.AdamCoeffs: scale, β1, β2, stepSize, √(1 − β2^t), ε).
+extern "C" __global__ void adam_update(float* p, const float* g, float* m, float* v, long n, double scale,
+	double b1, double b2, double stepSize, double bc2Sqrt, double eps) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) nfbo_adam(i, p, g, m, v, scale, b1, b2, stepSize, bc2Sqrt, eps);
+}
+
+// adam_clipped is adam_update with the scale of engine/step.ClipScale computed from the squared norm
+// acc[sqSlot] and clip, and no update unless acc[lossSlot] and acc[sqSlot] are finite (engine/step.Finite): the
+// clipping and the guard where the sums are, so the host need not read them before the update.
+extern "C" __global__ void adam_clipped(float* p, const float* g, float* m, float* v, long n, const double* acc,
+	int lossSlot, int sqSlot, double clip, double b1, double b2, double stepSize, double bc2Sqrt, double eps) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	double loss = acc[lossSlot], sq = acc[sqSlot];
+	if (i >= n || !isfinite(loss) || !isfinite(sq)) return;
+	double scale = 1;
+	if (clip > 0) {
+		double c = clip / (sqrt(sq) + 1e-6);
+		if (c < 1) scale = c;
+	}
+	nfbo_adam(i, p, g, m, v, scale, b1, b2, stepSize, bc2Sqrt, eps);
 }

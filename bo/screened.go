@@ -1,0 +1,634 @@
+package bo
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nfbo/nfbo/bo/gp"
+)
+
+// ScreenedSettings are the screened variant's own settings: an exact GP on the molecules' features, refitted
+// after every iteration, choosing among decoded candidates and GA children.
+type ScreenedSettings struct {
+	Offspring int // children of the best molecules added to each anchor's candidates
+	// NoFlow (with Offspring) proposes no latent candidates: the GP picks among the GA children alone, and the
+	// flow is neither encoded, decoded nor fine-tuned. An ablation: what the flow adds.
+	NoFlow bool `json:",omitempty"`
+	// CandidateTarget, if positive, decodes each anchor's candidates a chunk at a time and stops once this many
+	// were new molecules; 0 decodes all Candidates. A lever against decoding thousands of molecules already
+	// seen (issue #32); the guacamol-500 and pmo presets' screened variant decodes until 100 are new (Preset.Screened).
+	CandidateTarget int `json:",omitempty"`
+	// GraphCrossover makes the GA children's crossovers join fragments of the two parent molecules' graphs
+	// (Crosser, which the Codec must implement: chem/graphga's cut at a single bond outside rings) rather than
+	// cut and join their token sequences, whose tails change meaning in another context. The guacamol-500 and
+	// pmo presets set it (Preset.Screened).
+	GraphCrossover bool `json:",omitempty"`
+	// GraphMutation makes the GA children's mutations edits of the molecular graph (Mutator, which the Codec must
+	// implement: chem/graphga's insert, delete or change an atom or bond, or close a ring) rather than one token
+	// replaced, inserted or deleted; a child no graph edit can change takes the token mutation. The guacamol-500
+	// and pmo presets set it (Preset.Screened).
+	GraphMutation bool           `json:",omitempty"`
+	MaxFitData    int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
+	Exact         gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
+	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
+	// guacamol-500 and pmo presets read both (Preset.Screened).
+	Inputs SurrogateInputs `json:",omitempty"`
+}
+
+// ScreenedPreset is a preset's own settings for the screened variant (Preset.Screened).
+type ScreenedPreset struct {
+	// PaidInitial is how many of the preset's initial molecules the screened variant pays for when they come
+	// without scores (pmo's random ZINC molecules): the first PaidInitial, the calls they spare going to the
+	// optimiser (Preset.PaidBudget). 0 keeps InitialPoints.
+	PaidInitial     int
+	Queries         int             // Config.Queries
+	NoveltyBand     NoveltyBand     // Config.NoveltyBand
+	CandidateTarget int             // ScreenedSettings.CandidateTarget
+	DistinctScores  bool            // Config.DistinctScores
+	Inputs          SurrogateInputs // ScreenedSettings.Inputs
+	GraphCrossover  bool            // ScreenedSettings.GraphCrossover
+	GraphMutation   bool            // ScreenedSettings.GraphMutation
+}
+
+// ScreenedStats are the screened variant's counts of one iteration (Progress.Screened): how much of the decoding
+// was not wasted, and who proposed the picks.
+type ScreenedStats struct {
+	// Decoded counts the latent candidates decoded and examined (C for each anchor the batch reached), and Novel
+	// the distinct valid molecules new to the data among them.
+	Decoded, Novel int
+	// Spare counts the latent candidates decoded ahead for an anchor (ScreenedSettings.CandidateTarget) that it
+	// never examined: decoding work beside Decoded.
+	Spare int
+	// FromFlow is, with offspring, how many of the picks were decoded latent candidates rather than GA children:
+	// how much of the batch the flow proposed; -1 without offspring, where every pick is the flow's.
+	FromFlow int
+}
+
+// DefaultOffspring is the screened variant's number of GA children added to each anchor's candidates.
+const DefaultOffspring = 200
+
+// ScreenedCandidates is the screened variant's default number of latent candidates per trust region.
+const ScreenedCandidates = 1000
+
+// screenedVariant is the Screened variant's rules (variantRules): it decodes every latent candidate first, drops
+// the invalid ones and those already seen (by key and, with a Codec that is an Identifier, by identity: a
+// molecule in another atom order is seen), adds ScreenedSettings.Offspring children of the best molecules
+// (Breeder), and lets an exact GP on the molecules' features (TokenFeatures or Problem.Features), refitted on the
+// data after every iteration, pick q new molecules per anchor by Thompson sampling of the latent function. Every
+// pick is a new valid molecule, and the surrogate never needs re-encoding after a fine-tune, since its inputs do
+// not depend on the flow.
+type screenedVariant struct{}
+
+// withDefaults implements variantRules: DefaultOffspring children and ScreenedCandidates candidates a region.
+func (screenedVariant) withDefaults(c *Config) {
+	if c.Offspring == 0 {
+		c.Offspring = DefaultOffspring
+	}
+	if c.Candidates == 0 {
+		// Every candidate is decoded before selection: the reference's 10,000 per region would cost
+		// minutes of decoding per iteration on a CPU, and most of them decode to molecules already seen.
+		c.Candidates = ScreenedCandidates
+	}
+}
+
+// preset implements variantRules: the preset's ScreenedPreset over its Config.
+func (screenedVariant) preset(c *Config, p Preset) {
+	sp := p.Screened
+	if sp.Queries != 0 {
+		c.Queries = sp.Queries
+	}
+	if sp.NoveltyBand != (NoveltyBand{}) {
+		c.NoveltyBand = sp.NoveltyBand
+	}
+	if sp.CandidateTarget != 0 {
+		c.CandidateTarget = sp.CandidateTarget
+	}
+	if sp.DistinctScores {
+		c.DistinctScores = true
+	}
+	if sp.Inputs != "" {
+		c.Inputs = sp.Inputs
+	}
+	if sp.GraphCrossover {
+		c.GraphCrossover = true
+	}
+	if sp.GraphMutation {
+		c.GraphMutation = true
+	}
+}
+
+// paidInitial implements variantRules: ScreenedPreset.PaidInitial, else the preset's initial points.
+func (screenedVariant) paidInitial(p Preset) int {
+	if p.Screened.PaidInitial > 0 {
+		return p.Screened.PaidInitial
+	}
+	return p.InitialPoints
+}
+
+// resolve implements variantRules.
+func (screenedVariant) resolve(c *Config) error {
+	if set := nonZeroFields(c.ReferenceSettings); len(set) > 0 {
+		return fmt.Errorf("bo: config: %s: settings of the reference variant, given to the screened one", strings.Join(set, ", "))
+	}
+	s := &c.ScreenedSettings
+	if s.MaxFitData == 0 {
+		s.MaxFitData = 1000
+	}
+	if _, err := ParseSurrogateInputs(string(s.Inputs)); err != nil {
+		return fmt.Errorf("bo: config: %w", err)
+	}
+	switch {
+	case s.Offspring < 0:
+		return fmt.Errorf("bo: config: Offspring = %d < 0", s.Offspring)
+	case s.CandidateTarget < 0:
+		return fmt.Errorf("bo: config: CandidateTarget = %d < 0", s.CandidateTarget)
+	case s.NoFlow && s.Offspring <= 0:
+		return fmt.Errorf("bo: config: NoFlow needs Offspring > 0: the GA children are then the only candidates")
+	}
+	return nil
+}
+
+// own implements variantRules.
+func (screenedVariant) own(c *Config) { c.ReferenceSettings = ReferenceSettings{} }
+
+// newProposer implements variantRules: it needs the vocabulary and stop id, an alphabet for the children's
+// mutations, and a Codec that can cross and mutate graphs when asked to; the exact GP reads token counts, or
+// Problem.Features' vectors.
+func (screenedVariant) newProposer(o *Optimizer) (proposer, Surrogate, error) {
+	s, prob := o.cfg.ScreenedSettings, o.prob
+	if prob.Vocab <= 0 || prob.Stop < 0 || prob.Stop >= prob.Vocab {
+		return nil, nil, fmt.Errorf("bo: the screened variant needs the vocabulary size and stop id (got %d, %d)", prob.Vocab, prob.Stop)
+	}
+	if s.Offspring > 0 && len(prob.Alphabet) == 0 {
+		return nil, nil, errors.New("bo: offspring need a mutation alphabet (Problem.Alphabet)")
+	}
+	if _, ok := prob.Codec.(Crosser); s.GraphCrossover && !ok {
+		return nil, nil, errors.New("bo: GraphCrossover needs a Codec that implements bo.Crosser")
+	}
+	if _, ok := prob.Codec.(Mutator); s.GraphMutation && !ok {
+		return nil, nil, errors.New("bo: GraphMutation needs a Codec that implements bo.Mutator")
+	}
+	d, fw := TokenFeatureLen(prob.Vocab), 0
+	if prob.Features != nil {
+		d, fw = prob.Features.Width(), prob.Features.Width()
+	}
+	exact, err := s.Inputs.exactConfig(s.Exact, fw, prob.Vocab)
+	if err != nil {
+		return nil, nil, err
+	}
+	if idr, ok := prob.Codec.(Identifier); ok {
+		o.ident = idr.Identity
+	}
+	return &screenedProposer{o: o, s: s}, &ExactGPSurrogate{Config: exact, D: d}, nil
+}
+
+// screenedProposer is the screened variant's proposer.
+type screenedProposer struct {
+	o *Optimizer
+	s ScreenedSettings
+	// reads counts, per chunk, the anchors of the last batch that read it (lookahead.read): which chunks the
+	// next batch decodes ahead. Only speed depends on it, so it is not checkpointed.
+	reads []int
+	alone bool // decode each anchor's chunks alone, never ahead (a test compares the picks)
+	after bool // refit the surrogate after a fine-tune, never beside it (a test compares the runs)
+}
+
+// legacyScreenedStats reads the screened variant's counts from a pending batch (its gob payload) written before
+// they had a type of their own, when the batch was at the top level; nil when there are none (a reference batch
+// of that time has FromFlow −1 only, which nothing reads).
+func legacyScreenedStats(payload []byte) *ScreenedStats {
+	var old struct{ Candidates, Spare, Novel, FromFlow int }
+	if gob.NewDecoder(bytes.NewReader(payload)).Decode(&old) != nil || old == (struct{ Candidates, Spare, Novel, FromFlow int }{}) {
+		return nil
+	}
+	return &ScreenedStats{Decoded: old.Candidates, Novel: old.Novel, Spare: old.Spare, FromFlow: old.FromFlow}
+}
+
+// trainsFlow implements proposer: with NoFlow there is no flow to train.
+func (p *screenedProposer) trainsFlow() bool { return !p.s.NoFlow }
+
+// fitSet returns the indices of the points the token surrogate learns from: all of them, or when there are
+// more than MaxFitData, the best MaxFitData/2 and the newest of the rest, so that the model knows both the
+// region it exploits and where it has just been.
+func (p *screenedProposer) fitSet() []int {
+	o, maxFit := p.o, p.s.MaxFitData
+	n := len(o.st.Y)
+	if n <= maxFit {
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx
+	}
+	idx := o.topK(maxFit / 2)
+	in := make(map[int]bool, len(idx))
+	for _, i := range idx {
+		in[i] = true
+	}
+	for i := n - 1; i >= 0 && len(idx) < maxFit; i-- {
+		if !in[i] {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// features returns the screened surrogate's inputs for B = len(tokens)/T sequences, the molecules smiles (B keys):
+// Problem.Features' vectors, or without it the token counts (B×W).
+func (o *Optimizer) features(tokens []int, smiles []string) ([]float64, error) {
+	if f := o.prob.Features; f != nil {
+		x := make([]float64, len(smiles)*f.Width())
+		if err := f.Features(x, smiles, tokens); err != nil {
+			return nil, fmt.Errorf("bo: surrogate features: %w", err)
+		}
+		return x, nil
+	}
+	v := o.prob.Vocab
+	x := make([]float64, len(tokens)/o.t*TokenFeatureLen(v))
+	TokenFeatures(x, tokens, o.t, v, o.prob.Stop)
+	return x, nil
+}
+
+// fitInitial implements proposer: the token surrogate's first fit, on the initial data.
+func (p *screenedProposer) fitInitial(ctx context.Context) error { return p.fit(ctx) }
+
+// learn implements proposer: the token surrogate is refitted after every batch that brought new molecules.
+func (p *screenedProposer) learn(ctx context.Context, _ int) error { return p.fit(ctx) }
+
+// learnsBeside implements proposer: the refit reads the molecules' features, not the flow, and the exact GP
+// draws nothing.
+func (p *screenedProposer) learnsBeside() bool { return !p.after }
+
+// inputs implements proposer: the sequences' features (Optimizer.features).
+func (p *screenedProposer) inputs(_ context.Context, tokens []int, smiles []string) ([]float64, error) {
+	return p.o.features(tokens, smiles)
+}
+
+// novelty implements proposer: the novelty rule asks whether the box still yields new molecules, measured on
+// every decoded candidate rather than on the picks.
+func (p *screenedProposer) novelty(b *batch) (examined, fresh int) {
+	if b.Screened == nil { // a pending batch of an nfbo that kept no counts
+		return 0, 0
+	}
+	return b.Screened.Decoded, b.Screened.Novel
+}
+
+// propose implements proposer: the anchors' boxes, or with NoFlow only their share of the batch.
+func (p *screenedProposer) propose(ctx context.Context, anchors []int) (*batch, error) {
+	if p.s.NoFlow {
+		// The anchors only share the batch out: each picks among children of its own.
+		return p.proposeScreened(ctx, make([]float64, len(anchors)*p.o.d), nil)
+	}
+	centres, probs, err := p.o.anchorBoxes(ctx, anchors)
+	if err != nil {
+		return nil, err
+	}
+	return p.proposeScreened(ctx, centres, probs)
+}
+
+// fit refits the token surrogate on fitSet.
+func (p *screenedProposer) fit(ctx context.Context) error {
+	o := p.o
+	idx := p.fitSet()
+	y := make([]float64, len(idx))
+	smiles := make([]string, len(idx))
+	for k, i := range idx {
+		y[k], smiles[k] = o.st.Y[i], o.st.SMILES[i]
+	}
+	x, err := o.features(o.gather(idx), smiles)
+	if err != nil {
+		return err
+	}
+	if err := o.surr.Fit(ctx, x, o.targets(y), 0, o.rng); err != nil {
+		return fmt.Errorf("bo: surrogate fit: %w", err)
+	}
+	return nil
+}
+
+// proposeScreened draws C latent candidates per anchor in its box, decodes them, keeps the distinct valid
+// molecules new to the data and to the batch, adds Offspring children of the best molecules, and picks
+// min(q, left) of them per anchor by Thompson sampling of the surrogate.
+func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs []float64) (*batch, error) {
+	o, s := p.o, p.s
+	cfg, t, d := o.cfg, o.t, o.d
+	n := len(centres) / d
+	c, q := cfg.Candidates, cfg.Queries
+	if s.NoFlow {
+		c = 0
+	}
+	lat := o.boxCandidates(centres, probs, c)
+	var start time.Time
+	// The candidates are decoded as the anchors need them, as many anchors at once as the calls left can use
+	// (all of them in an iteration the budget does not cap, one big batch for the GPU): the anchors a capped
+	// batch never reaches cost nothing (the last iteration of a run often needs a handful of calls).
+	var dec []int
+	decoded, base := 0, 0 // anchors decoded so far; dec holds anchors base..decoded-1
+
+	breeder, parents := p.breeder()
+	st := &ScreenedStats{FromFlow: -1}
+	b := &batch{Proposed: n * q, Screened: st}
+	var ahead *lookahead // with a CandidateTarget, the anchors' chunks decoded as they are read
+	if c > 0 && s.CandidateTarget > 0 {
+		ahead = newLookahead(lat, t, d, c, max(q, c/8), p.reads)
+		ahead.alone = p.alone
+		defer func() { p.reads, st.Spare = ahead.read, ahead.rows-st.Decoded }()
+	}
+	if s.Offspring > 0 {
+		st.FromFlow = 0
+	}
+	left := cfg.Budget - o.Calls()
+	pl := newPool(o, b)
+	// reach returns the end of the anchors from a on that can still pick before the batch is full.
+	reach := func(a int) int { return min(n, a+max((left-len(b.SMILES)+q-1)/q, 1)) }
+	child := make([]int, t)
+	for a := range n {
+		if len(b.SMILES) >= left {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if a == decoded && c > 0 && s.CandidateTarget == 0 {
+			o.phase("decoding the candidates")
+			start = time.Now()
+			base, decoded = a, reach(a)
+			dec = slices.Grow(dec[:0], (decoded-base)*c*t)[:(decoded-base)*c*t]
+			if err := o.prob.Flow.Decode(ctx, dec, lat[base*c*d:decoded*c*d]); err != nil {
+				return nil, fmt.Errorf("bo: decode candidates: %w", err)
+			}
+			o.times.Decode += time.Since(start)
+			st.Decoded += (decoded - base) * c
+		}
+		o.phase("screening the candidates")
+		start = time.Now()
+		pl.reset()
+		add := pl.add
+		fromFlow := 0 // the pool's first fromFlow entries are decoded latent candidates, the rest offspring
+		if s.CandidateTarget == 0 {
+			for i := range c {
+				r := (a-base)*c + i
+				if add(dec[r*t : (r+1)*t]) {
+					st.Novel++
+				}
+			}
+		} else if ahead != nil { // nil without latent candidates (NoFlow)
+			spent, err := p.decodeToTarget(ctx, ahead, a, reach(a), b, add)
+			if err != nil {
+				return nil, err
+			}
+			start = start.Add(spent) // the decoding is the Decode phase's, not the candidates'
+		}
+		fromFlow = len(pl.key)
+		for range s.Offspring {
+			breeder.Child(child, parents, o.rng)
+			add(child)
+		}
+		o.times.Candidates += time.Since(start)
+		m := len(pl.key)
+		if m == 0 {
+			continue
+		}
+		pick, err := o.thompsonPicks(ctx, min(q, m, left-len(b.SMILES)), pl.tok, pl.key, b)
+		if err != nil {
+			return nil, fmt.Errorf("bo: anchor %d: %w", a, err)
+		}
+		for _, i := range pick {
+			if i < fromFlow && st.FromFlow >= 0 {
+				st.FromFlow++
+			}
+			pl.take(i)
+		}
+	}
+	return b, nil
+}
+
+// breeder returns the GA's breeder of Offspring children and its parents' token rows, both nil without
+// Offspring.
+func (p *screenedProposer) breeder() (*Breeder, []int) {
+	o, s := p.o, p.s
+	if s.Offspring <= 0 {
+		return nil, nil
+	}
+	breeder := &Breeder{Alphabet: o.prob.Alphabet, Stop: o.prob.Stop}
+	idx := o.parentSet(100)
+	parents := o.gather(idx)
+	if s.GraphCrossover {
+		breeder.Crosser = o.prob.Codec.(Crosser)
+		for _, i := range idx {
+			breeder.Keys = append(breeder.Keys, o.st.SMILES[i])
+		}
+	}
+	if s.GraphMutation {
+		breeder.Mutator = o.prob.Codec.(Mutator)
+	}
+	return breeder, parents
+}
+
+// pool is one anchor's candidates as the screened variant gathers them: distinct valid molecules new to the
+// data, to the batch and to the pool (by key, then by identity). take moves a picked molecule into the batch;
+// reset empties the pool for the next anchor.
+type pool struct {
+	o     *Optimizer
+	b     *batch
+	canon []int
+	tok   []int
+	key   []string
+	id    []string // identities, "" without an Identifier
+	in    map[string]struct{}
+	// inBatch holds what the batch holds so far, by key and identity.
+	inBatch map[string]struct{}
+}
+
+func newPool(o *Optimizer, b *batch) *pool {
+	return &pool{o: o, b: b, canon: make([]int, o.t), inBatch: make(map[string]struct{})}
+}
+
+func (pl *pool) reset() {
+	pl.tok, pl.key, pl.id = nil, nil, nil
+	pl.in = make(map[string]struct{})
+}
+
+// add adds the molecule of token row seq to the pool, or counts why not in the batch's statistics.
+func (pl *pool) add(seq []int) bool {
+	o, b := pl.o, pl.b
+	s, ok := o.prob.Codec.Canonical(pl.canon, seq)
+	if !ok {
+		b.Invalid++
+		return false
+	}
+	// By key first, which finds most duplicates without computing an identity.
+	dup := holds(o.seen, s) || holds(pl.inBatch, s) || holds(pl.in, s)
+	id := ""
+	if !dup {
+		id = o.identity(s)
+		dup = id != "" && (holds(o.seen, id) || holds(pl.inBatch, id) || holds(pl.in, id))
+	}
+	if dup {
+		b.Duplicate++
+		return false
+	}
+	remember(pl.in, s, id)
+	pl.tok = append(pl.tok, pl.canon...)
+	pl.key = append(pl.key, s)
+	pl.id = append(pl.id, id)
+	return true
+}
+
+// take moves pool entry i into the batch.
+func (pl *pool) take(i int) {
+	t, b := pl.o.t, pl.b
+	remember(pl.inBatch, pl.key[i], pl.id[i])
+	b.Tokens = append(b.Tokens, pl.tok[i*t:(i+1)*t]...)
+	b.SMILES = append(b.SMILES, pl.key[i])
+}
+
+// decodeToTarget offers anchor a's decoded latent candidates to add a chunk at a time, decoding them through l
+// (with the later anchors up to reach, those the batch can still reach), until ScreenedSettings.CandidateTarget of
+// them were new molecules or all are offered: when most candidates decode to molecules already seen, the anchor
+// reads them all as before; when most are new, it stops early. It returns the time spent decoding (also added
+// to the Decode phase).
+func (p *screenedProposer) decodeToTarget(ctx context.Context, l *lookahead, a, reach int, b *batch, add func([]int) bool) (time.Duration, error) {
+	o := p.o
+	t := o.t
+	novel := 0
+	var spent time.Duration
+	for j := 0; j < l.k && novel < p.s.CandidateTarget; j++ {
+		o.phase("decoding the candidates")
+		dec, took, err := l.chunkOf(ctx, o.prob.Flow, a, j, reach)
+		spent += took
+		o.times.Decode += took
+		if err != nil {
+			return spent, err
+		}
+		m := len(dec) / t
+		b.Screened.Decoded += m
+		for i := range m {
+			if add(dec[i*t : (i+1)*t]) {
+				b.Screened.Novel++
+				novel++
+			}
+		}
+	}
+	return spent, nil
+}
+
+// boxCandidates returns c latent candidates per anchor (N·C×D), Sobol or uniform points in each anchor's
+// trust-region box perturbed as TACS's probabilities say; none when c is 0.
+func (o *Optimizer) boxCandidates(centres, probs []float64, c int) []float64 {
+	t, d := o.t, o.d
+	n := len(centres) / d
+	o.phase("candidates")
+	start := time.Now()
+	lat := make([]float64, n*c*d)
+	if c > 0 {
+		draw := o.pointDrawer()
+		unit := make([]float64, c*d)
+		half := 8 * o.st.TR.Length / 2
+		for a := range n {
+			draw(unit, c)
+			Perturb(lat[a*c*d:(a+1)*c*d], centres[a*d:(a+1)*d], half, probs[a*t:(a+1)*t], o.f, unit, o.rng)
+		}
+	}
+	o.times.Candidates += time.Since(start)
+	return lat
+}
+
+// thompsonPicks returns k candidates of the pool (poolTok, poolKey) by Thompson sampling of the surrogate, among
+// those the rules allow when there are rules (counting those it found disallowed in b.Filtered).
+func (o *Optimizer) thompsonPicks(ctx context.Context, k int, poolTok []int, poolKey []string, b *batch) ([]int, error) {
+	m := len(poolKey)
+	o.phase("Thompson sampling")
+	start := time.Now()
+	defer func() { o.times.Thompson += time.Since(start) }()
+	samples := make([]float64, k*m)
+	x, err := o.features(poolTok, poolKey)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.surr.Sample(ctx, samples, x, k, o.rng); err != nil {
+		return nil, fmt.Errorf("bo: Thompson sampling: %w", err)
+	}
+	pick := make([]int, k)
+	if o.prob.Rules == nil {
+		ThompsonSelect(pick, samples, m)
+		return pick, nil
+	}
+	pick, dropped, err := o.selectAllowed(ctx, pick, samples, poolKey)
+	for _, i := range dropped {
+		b.filtered(o, poolKey[i])
+	}
+	return pick, err
+}
+
+// selectAllowed is ThompsonSelect among the candidates keys that Problem.Rules allow: sample k picks the
+// highest-valued allowed candidate not picked by samples 0..k−1. The rules are asked lazily, about each sample's
+// best candidates first, in a few batches, not about the whole pool: a joint sample restricted to the allowed
+// candidates is a joint sample of them, so this picks what filtering the pool first would, at the cost of
+// judging tens of molecules instead of thousands. It returns the picks (fewer than len(dst) when too few
+// candidates are allowed) and the candidates it found disallowed, in increasing order.
+func (o *Optimizer) selectAllowed(ctx context.Context, dst []int, samples []float64, keys []string) ([]int, []int, error) {
+	m, q := len(keys), len(dst)
+	order := make([][]int, q) // each sample's candidates, best first
+	for k := range q {
+		row := samples[k*m : (k+1)*m]
+		idx := make([]int, m)
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int {
+			switch {
+			case row[a] > row[b]:
+				return -1
+			case row[a] < row[b]:
+				return 1
+			}
+			return 0
+		})
+		order[k] = idx
+	}
+	dropped := map[int]bool{}
+	for depth := min(4, m); ; depth = min(4*depth, m) {
+		var ask []string
+		for k := range q {
+			for _, i := range order[k][:depth] {
+				ask = append(ask, keys[i])
+			}
+		}
+		if err := o.judge(ctx, ask); err != nil {
+			return nil, nil, err
+		}
+		taken := make([]bool, m)
+		picks := dst[:0]
+		complete := true
+	samples:
+		for k := range q {
+			for _, i := range order[k] {
+				switch {
+				case taken[i]:
+					continue
+				case !o.judged(keys[i]):
+					complete = false // deeper than judged so far: judge more, and select again
+					break samples
+				case !o.isAllowed(keys[i]):
+					dropped[i] = true
+					continue
+				}
+				taken[i] = true
+				picks = append(picks, i)
+				continue samples
+			}
+			break // no allowed candidate left for this sample, nor for the later ones
+		}
+		if complete || depth == m {
+			out := slices.Sorted(maps.Keys(dropped))
+			return picks, out, nil
+		}
+	}
+}

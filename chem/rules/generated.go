@@ -1,0 +1,87 @@
+package rules
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/nfbo/nfbo/data"
+)
+
+// Alert is a structural alert of the generated list, data/rules/alerts.tsv: an alert of one of RDKit's
+// catalogues with how often molecules chemists made hold it.
+type Alert struct {
+	Catalogue, Name string
+	SMARTS          string
+	MinCount        int     // the alert needs at least that many matches
+	ZINC, GuacaMol  float64 // fractions of ZINC250k's and GuacaMol 10k's molecules that hold it
+	// Default says the alert is one of the default rules' (rare in both sets).
+	Default bool
+}
+
+// ID names the alert in rules (allow_alerts) and verdicts: "CATALOGUE:name", e.g. "NIH:peroxide".
+func (a Alert) ID() string { return a.Catalogue + ":" + a.Name }
+
+// GeneratedAlerts returns the alerts of data/rules/alerts.tsv, in its order.
+func GeneratedAlerts() ([]Alert, error) {
+	b, err := data.Rules("alerts.tsv")
+	if err != nil {
+		return nil, fmt.Errorf("rules: %w", err)
+	}
+	return parseAlerts(b)
+}
+
+// parseAlerts reads alerts.tsv: '#' comment lines, a header line, then a tab-separated row per alert.
+func parseAlerts(b []byte) ([]Alert, error) {
+	var out []Alert
+	var col map[string]int
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		if strings.HasPrefix(text, "#") || strings.TrimSpace(text) == "" {
+			continue
+		}
+		f := strings.Split(text, "\t")
+		if col == nil {
+			col = map[string]int{}
+			for i, h := range f {
+				col[h] = i
+			}
+			for _, h := range []string{"catalogue", "name", "smarts", "min_count", "zinc250k_frequency", "guacamol10k_frequency", "default"} {
+				if _, ok := col[h]; !ok {
+					return nil, fmt.Errorf("rules: alerts.tsv:%d: no %s column", line, h)
+				}
+			}
+			continue
+		}
+		if len(f) != len(col) {
+			return nil, fmt.Errorf("rules: alerts.tsv:%d: %d fields, the header has %d", line, len(f), len(col))
+		}
+		a := Alert{Catalogue: f[col["catalogue"]], Name: f[col["name"]], SMARTS: f[col["smarts"]], Default: f[col["default"]] == "yes"}
+		var errs [3]error
+		a.MinCount, errs[0] = strconv.Atoi(f[col["min_count"]])
+		a.ZINC, errs[1] = strconv.ParseFloat(f[col["zinc250k_frequency"]], 64)
+		a.GuacaMol, errs[2] = strconv.ParseFloat(f[col["guacamol10k_frequency"]], 64)
+		for _, err := range errs {
+			if err != nil {
+				return nil, fmt.Errorf("rules: alerts.tsv:%d: %w", line, err)
+			}
+		}
+		out = append(out, a)
+	}
+	return out, sc.Err()
+}
+
+// Kind names the kind of rule a verdict of the RDKit worker's check breaks, for the optimiser's per-iteration
+// count: "alerts" (a catalogue's or the generated list's), "unseen environments", or "" for any other rule.
+func Kind(why string) string {
+	switch {
+	case strings.HasPrefix(why, "alert"):
+		return "alerts"
+	case strings.HasPrefix(why, "unseen environment"):
+		return "unseen environments"
+	}
+	return ""
+}

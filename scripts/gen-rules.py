@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+"""Generates the default chemistry rules' data from molecules chemists made (issue #57).
+
+For every alert of RDKit's FilterCatalog catalogues NIH, BRENK and ZINC it counts the molecules of ZINC250k
+(data/zinc250k/zinc.txt.gz) and of GuacaMol 10k (data/guacamol/guacamol_10k.smiles) that hold it, and marks
+as default ("yes") the alerts whose frequency is below THRESHOLD in both sets; and it collects every Morgan
+radius-1 atom environment (RDKit's unhashed Morgan identifiers, radius 0 and 1, no chirality) those molecules
+hold, with how many molecules hold each. It writes
+
+  data/rules/alerts.tsv             one alert a line: catalogue, name, SMARTS, min_count, counts, frequencies,
+                                    default (yes/no); a reviewable list embedded in the binary
+  data/rules/environments.txt.gz    one environment a line: identifier, molecules holding it
+
+Run with Debian's RDKit, niced, in the background (about an hour on a 2-core machine):
+
+  nohup nice -n 15 /usr/bin/python3 scripts/gen-rules.py > gen-rules.log 2>&1 &
+
+It is resumable: counts are kept per block of molecules in $NFBO_GEN_DIR (default .gen-rules/) and a block
+already counted is read back. Each alert's SMARTS is RDKit's own pattern, read from the catalogue entry's
+serialised form; the script checks on the first 20,000 molecules of each set that the SMARTS (with its minimum
+count) matches exactly when RDKit's catalogue entry does, and stops on any difference.
+"""
+import datetime
+import gzip
+import json
+import os
+import sys
+import time
+
+from rdkit import Chem, RDLogger, rdBase
+from rdkit.Chem import FilterCatalog as FC
+from rdkit.Chem import rdMolDescriptors
+
+THRESHOLD = 0.001  # 0.1 %
+CATALOGUES = ["NIH", "BRENK", "ZINC"]
+BLOCK = 5000
+VERIFY = 20000  # molecules of each set on which the SMARTS are checked against RDKit's entries
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+SETS = [("zinc250k", "data/zinc250k/zinc.txt.gz"), ("guacamol10k", "data/guacamol/guacamol_10k.smiles")]
+
+
+def entry_pattern(e):
+    """The SMARTS and minimum count of a catalogue entry, from its serialised form (RDKit's Python has no
+    accessor): a boost text archive holding the pattern as a molecule pickle, then the minimum count."""
+    b = e.Serialize()
+    i = b.index(b"\xef\xbe\xad\xde")
+    n = int(b[:i].split()[-1])
+    q = Chem.Mol(b[i:i + n])
+    rest = b[i + n:].split()
+    return Chem.MolToSmarts(q), int(rest[0]), int(rest[1]), q
+
+
+def alerts():
+    out = []
+    for cat in CATALOGUES:
+        p = FC.FilterCatalogParams()
+        p.AddCatalog(getattr(FC.FilterCatalogParams.FilterCatalogs, cat))
+        c = FC.FilterCatalog(p)
+        for i in range(c.GetNumEntries()):
+            e = c.GetEntryWithIdx(i)
+            smarts, lo, hi, q = entry_pattern(e)
+            q2 = Chem.MolFromSmarts(smarts)
+            if q2 is None:
+                sys.exit("%s %s: SMARTS %s does not parse back" % (cat, e.GetDescription(), smarts))
+            out.append({"catalogue": cat, "name": e.GetDescription(), "smarts": smarts, "min": lo, "max": hi,
+                        "entry": e, "query": q2})
+    return out
+
+
+def matches(a, mol):
+    if a["min"] <= 1 and a["max"] == 4294967295:
+        return mol.HasSubstructMatch(a["query"])
+    n = len(mol.GetSubstructMatches(a["query"], uniquify=True, maxMatches=max(a["min"], 1) + 1000))
+    return a["min"] <= n <= a["max"]
+
+
+def read_set(path):
+    f = gzip.open(os.path.join(ROOT, path), "rt") if path.endswith(".gz") else open(os.path.join(ROOT, path))
+    with f:
+        return [line.split()[0] for line in f if line.strip()]
+
+
+def count_block(al, smiles, verify):
+    hits = [0] * len(al)
+    env = {}
+    bad = 0
+    for s in smiles:
+        mol = Chem.MolFromSmiles(s)
+        if mol is None:
+            bad += 1
+            continue
+        for k, a in enumerate(al):
+            m = matches(a, mol)
+            if verify and m != a["entry"].HasFilterMatch(mol):
+                sys.exit("%s %s: SMARTS %s (min %d) and RDKit's entry disagree on %s" %
+                         (a["catalogue"], a["name"], a["smarts"], a["min"], s))
+            if m:
+                hits[k] += 1
+        for ident in rdMolDescriptors.GetMorganFingerprint(mol, 1).GetNonzeroElements():
+            env[ident] = env.get(ident, 0) + 1
+    return {"n": len(smiles) - bad, "unparsed": bad, "hits": hits, "env": {str(k): v for k, v in env.items()}}
+
+
+def main():
+    RDLogger.DisableLog("rdApp.*")
+    work = os.environ.get("NFBO_GEN_DIR", os.path.join(ROOT, ".gen-rules"))
+    os.makedirs(work, exist_ok=True)
+    al = alerts()
+    print("%d alerts (%s), RDKit %s" % (len(al), ", ".join(CATALOGUES), rdBase.rdkitVersion), flush=True)
+    totals = {}
+    # NFBO_GEN_REVERSE=1 counts the blocks from the last: a second process so started shares the work with the
+    # first (a block both count is written twice, alike).
+    reverse = os.environ.get("NFBO_GEN_REVERSE") == "1"
+    for name, path in (SETS[::-1] if reverse else SETS):
+        smiles = read_set(path)
+        t = {"n": 0, "unparsed": 0, "hits": [0] * len(al), "env": {}}
+        starts = range(0, len(smiles), BLOCK)
+        for lo in (starts[::-1] if reverse else starts):
+            f = os.path.join(work, "%s-%06d.json" % (name, lo))
+            if os.path.exists(f):
+                with open(f) as fh:
+                    r = json.load(fh)
+            else:
+                start = time.time()
+                r = count_block(al, smiles[lo:lo + BLOCK], lo < VERIFY)
+                r["alerts"] = len(al)
+                with open(f + ".tmp", "w") as fh:
+                    json.dump(r, fh)
+                os.replace(f + ".tmp", f)
+                print("%s %d-%d of %d: %.0f s" % (name, lo, lo + BLOCK, len(smiles), time.time() - start), flush=True)
+            if r["alerts"] != len(al):
+                sys.exit("%s: counted with %d alerts, now %d: remove %s" % (f, r["alerts"], len(al), work))
+            t["n"] += r["n"]
+            t["unparsed"] += r["unparsed"]
+            t["hits"] = [x + y for x, y in zip(t["hits"], r["hits"])]
+            for k, v in r["env"].items():
+                t["env"][k] = t["env"].get(k, 0) + v
+        totals[name] = t
+    write(al, totals)
+
+
+def write(al, totals):
+    z, g = totals["zinc250k"], totals["guacamol10k"]
+    out = os.path.join(ROOT, "data", "rules")
+    os.makedirs(out, exist_ok=True)
+    kept = 0
+    rows = []
+    for k, a in enumerate(al):
+        fz, fg = z["hits"][k] / z["n"], g["hits"][k] / g["n"]
+        d = fz < THRESHOLD and fg < THRESHOLD
+        kept += d
+        rows.append("\t".join([a["catalogue"], a["name"], a["smarts"], str(a["min"]), str(z["hits"][k]),
+                               "%.6f" % fz, str(g["hits"][k]), "%.6f" % fg, "yes" if d else "no"]))
+    with open(os.path.join(out, "alerts.tsv"), "w") as f:
+        f.write("# Structural alerts of RDKit %s's FilterCatalog (%s), counted in ZINC250k (%d molecules) and\n"
+                % (rdBase.rdkitVersion, ", ".join(CATALOGUES), z["n"]))
+        f.write("# GuacaMol 10k (%d molecules) by scripts/gen-rules.py on %s. default=yes: below %.1f %% of the\n"
+                % (g["n"], datetime.date.today().isoformat(), 100 * THRESHOLD))
+        f.write("# molecules in both sets; those %d alerts are the default rules' \"alerts\" (chem/rules).\n" % kept)
+        f.write("# min_count: the alert needs at least that many matches. Data: see data/README.md.\n")
+        f.write("catalogue\tname\tsmarts\tmin_count\tzinc250k\tzinc250k_frequency\tguacamol10k\t"
+                "guacamol10k_frequency\tdefault\n")
+        f.write("\n".join(rows) + "\n")
+    env = {}
+    for t in (z, g):
+        for k, v in t["env"].items():
+            env[int(k)] = env.get(int(k), 0) + v
+    with gzip.GzipFile(os.path.join(out, "environments.txt.gz"), "wb", mtime=0) as f:
+        f.write(("# Morgan radius-1 atom environments (RDKit %s, unhashed identifiers of radius 0 and 1, no\n"
+                 "# chirality) held by ZINC250k and GuacaMol 10k: identifier, molecules holding it.\n"
+                 "# %d environments; scripts/gen-rules.py.\n" % (rdBase.rdkitVersion, len(env))).encode())
+        for k in sorted(env):
+            f.write(("%d %d\n" % (k, env[k])).encode())
+    # How strict the environments are on molecules they were not taken from: GuacaMol's environments
+    # unseen in ZINC250k alone.
+    print("kept %d of %d alerts; %d environments (ZINC250k %d, GuacaMol 10k %d)" %
+          (kept, len(al), len(env), len(z["env"]), len(g["env"])), flush=True)
+
+
+if __name__ == "__main__":
+    main()
