@@ -287,7 +287,7 @@ func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, op
 	var mu sync.Mutex
 	running, failed := 0, 0
 	var durations []float64
-	todo, done, err := unfinished(progress, jobs, opts.Rows)
+	todo, done, unrecorded, err := unfinished(progress, jobs, opts.Rows)
 	if err != nil {
 		return err
 	}
@@ -337,6 +337,11 @@ func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, op
 		mu.Unlock()
 	}
 	refresh()
+	if unrecorded > 0 {
+		// Runs that finished after their bench could write their rows (it was killed, or an older nfbo could
+		// not read the file) get them now, even when nothing is left to run.
+		results()
+	}
 	// Refresh the progress file while long runs go on, so that its elapsed
 	// time and estimate stay current for someone watching it.
 	defer every(time.Minute, refresh)()
@@ -390,13 +395,13 @@ func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, op
 
 // unfinished returns the jobs still to run and the number of finished ones: a job is finished when its
 // directory holds a finished run without error, or when rowsPath (if not empty) holds its finished row, which it
-// says on progress.
-func unfinished(progress io.Writer, jobs []Job, rowsPath string) (todo []Job, done int, err error) {
+// says on progress. unrecorded counts the finished runs whose rows rowsPath (if not empty) lacks.
+func unfinished(progress io.Writer, jobs []Job, rowsPath string) (todo []Job, done, unrecorded int, err error) {
 	kept := map[runKey]bool{} // the finished runs rowsPath holds
 	if rowsPath != "" {
 		rows, err := readRowsFile(rowsPath)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		for _, r := range rows {
 			if r.Info.Finished {
@@ -405,18 +410,22 @@ func unfinished(progress io.Writer, jobs []Job, rowsPath string) (todo []Job, do
 		}
 	}
 	for _, j := range jobs {
+		key := runKey{setting: j.Setting, task: j.Task, method: j.Method, seed: j.Seed}
 		if r, err := LoadRun(j.Dir); err == nil && r.Info.Finished && r.Info.Error == "" {
 			done++
+			if rowsPath != "" && !kept[key] {
+				unrecorded++
+			}
 			continue
 		}
-		if kept[runKey{setting: j.Setting, task: j.Task, method: j.Method, seed: j.Seed}] {
+		if kept[key] {
 			fmt.Fprintf(progress, "bench: %s: finished, by its row in %s; not run again\n", j.Dir, rowsPath)
 			done++
 			continue
 		}
 		todo = append(todo, j)
 	}
-	return todo, done, nil
+	return todo, done, unrecorded, nil
 }
 
 // every calls f every period until the returned function is called.

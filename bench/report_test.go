@@ -558,6 +558,17 @@ func TestRunJobsSkipsRows(t *testing.T) {
 	if err := RunJobs(context.Background(), &progress, out, jobs[:1], RunOptions{Procs: 1}); err == nil {
 		t.Error("without -rows the run whose command fails ran and succeeded")
 	}
+	// A run that finished without its row (its bench killed after the run): the next bench writes the row at
+	// once, though it has nothing to run.
+	seed4 := filepath.Join(out, "med2", "nfbo", "seed4")
+	writeRun(t, seed4, rundir.Info{Setting: "100+50", Task: "med2", Method: "nfbo", Seed: 4, Budget: 50, Finished: true}, scores)
+	only := []Job{{Dir: seed4, Argv: []string{"/bin/false"}, Setting: "100+50", Task: "med2", Method: "nfbo", Seed: 4}}
+	if err := RunJobs(context.Background(), &progress, out, only, RunOptions{Procs: 1, Rows: rows}); err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	if got, err := readRowsFile(rows); err != nil || len(got) != 3 {
+		t.Errorf("rows after a bench with a finished run and nothing to run: %d rows (%v), want 3 (seed4's added)", len(got), err)
+	}
 }
 
 // Scores of any size print in the tables: an objective's 1e308 as 1.000e+308, not as 309 digits.
