@@ -493,7 +493,7 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 // secondsCell is a report's s/run: the mean wall seconds, and nfbo's mean CPU seconds beside them when each of
 // the n runs has them ("1234 (CPU 456)"; on a shared machine the CPU seconds are the run's own cost).
 func secondsCell(wall float64, cpu []float64, n int) string {
-	if len(cpu) == 0 || len(cpu) < n {
+	if len(cpu) < n {
 		return fmt.Sprintf("%.0f", wall)
 	}
 	m, _ := meanStd(cpu)

@@ -116,8 +116,8 @@ type topKeeper struct {
 
 func newTopKeeper(k int) *topKeeper { return &topKeeper{k: k, best: make([]float64, 0, k)} }
 
-// add adds scores. A NaN, which topDesc's sort places anywhere, is kept where a sort might leave it: it makes the
-// mean NaN either way.
+// add adds scores. Scores are finite (objectives' non-finite scores are refused); a NaN, which has no place in
+// the order, is kept all the same, so that it shows in the mean rather than vanish.
 func (t *topKeeper) add(scores []float64) {
 	for _, v := range scores {
 		n := len(t.best)
