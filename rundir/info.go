@@ -22,9 +22,10 @@ type Info struct {
 	Initial  int     `json:"initial"`  // initial molecules, scored before the budget
 	Finished bool    `json:"finished"` // the run spent its budget or stopped for good
 	Seconds  float64 `json:"seconds"`  // wall time of the run so far
-	// CPUSeconds is the CPU time (user and system, all threads) nfbo's own process used over the run so far,
-	// not its objective's workers: what the optimiser costs, whatever else shares the machine. 0 where unknown
-	// (runs of nfbo before it was recorded, platforms without a process clock).
+	// CPUSeconds is the CPU time (user and system, all threads) nfbo's own process used during the run's legs
+	// so far, not its objective's workers: what the optimiser costs, whatever else shares the machine (under
+	// nfbo serve, whatever the server did during an ask counts too). 0 where unknown (runs of nfbo before it
+	// was recorded, platforms without a process clock).
 	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
 	Error      string  `json:"error,omitempty"`
 	// InitialScores are the scores of the initial molecules when they were
