@@ -128,6 +128,37 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 	}
 }
 
+// -finetune-every and -finetune-top set what the flow is fine-tuned on and how often; 0 keeps the preset's,
+// and a negative count of best molecules is refused.
+func TestConfigFineTuneFlags(t *testing.T) {
+	pmo, err := bo.PresetByName("pmo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		every, top       int
+		wantEvery, wantK int
+	}{{0, 0, 200, 1000}, {400, 0, 400, 1000}, {0, 200, 200, 200}, {-1, 50, -1, 50}} {
+		a := Args{OptimiserArgs: OptimiserArgs{Variant: "screened", AnchorRule: "minmax", FineTuneEvery: c.every, FineTuneTop: c.top}}
+		cfg, err := a.Config(pmo)
+		if err != nil {
+			t.Fatalf("-finetune-every %d -finetune-top %d: %v", c.every, c.top, err)
+		}
+		if cfg, err = cfg.Resolved(16); err != nil {
+			t.Fatal(err)
+		}
+		if cfg.TrainEvery != c.wantEvery || cfg.TopK != c.wantK {
+			t.Errorf("-finetune-every %d -finetune-top %d: TrainEvery %d, TopK %d; want %d, %d", c.every, c.top,
+				cfg.TrainEvery, cfg.TopK, c.wantEvery, c.wantK)
+		}
+	}
+	a := Args{RunArgs: RunArgs{Init: "init.csv", Model: "model"}, ObjectiveArgs: ObjectiveArgs{Task: "demo", Workers: 1, RequestSize: 1, Timeout: time.Minute},
+		OptimiserArgs: OptimiserArgs{Method: "nfbo", AnchorRule: "minmax", FineTuneTop: -1}}
+	if err := a.Check(); err == nil || !strings.Contains(err.Error(), "-finetune-top") {
+		t.Errorf("-finetune-top -1: %v, want an error naming the flag", err)
+	}
+}
+
 // GA children's operators: the presets' screened variant crosses and mutates them as graphs, the flags restore the
 // symbols' operators, and the reference variant has no GA children.
 func TestConfigGAOperators(t *testing.T) {

@@ -106,8 +106,11 @@ type OptimiserArgs struct {
 	NoTACS                       bool
 	// FreezeEmbed keeps the flow's token embeddings fixed while it is fine-tuned; nil means the variant's
 	// choice (Args.FrozenEmbeddings).
-	FreezeEmbed        *bool `json:",omitempty"`
-	FineTuneEvery      int
+	FreezeEmbed   *bool `json:",omitempty"`
+	FineTuneEvery int
+	// FineTuneTop is how many of the best molecules the flow is fine-tuned on, beside the newest
+	// (bo.Config.TopK); 0 keeps the preset's (1,000).
+	FineTuneTop        int `json:",omitempty"`
 	TRInit, AnchorTemp float64
 	// TRNovelty is the novelty rule's band on the stale fraction of the candidates, "SHRINK,GROW" (bo.NoveltyBand);
 	// "" means the reference's 0.8,0.95.
@@ -172,6 +175,8 @@ func (a Args) Check() error {
 		return argErrorf("-tr-novelty %q: want SHRINK,GROW, two stale fractions with 0 ≤ SHRINK < GROW ≤ 1, e.g. 0.4,0.6", a.TRNovelty)
 	case a.FineTuneEvery < -1 || a.TRInit < 0:
 		return argErrorf("-finetune-every must be -1 or more, and -tr-init not negative")
+	case a.FineTuneTop < 0:
+		return argErrorf("-finetune-top must not be negative, not %d", a.FineTuneTop)
 	case seqflow.CheckBackend(a.Backend) != nil:
 		return argErrorf("-%v", seqflow.CheckBackend(a.Backend))
 	case !crossoverKnown(a.Crossover):
@@ -231,6 +236,9 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 	}
 	if a.FineTuneEvery != 0 {
 		cfg.TrainEvery = a.FineTuneEvery
+	}
+	if a.FineTuneTop > 0 {
+		cfg.TopK = a.FineTuneTop
 	}
 	if err := a.ReferenceArgs.apply(&cfg); err != nil {
 		return cfg, err
