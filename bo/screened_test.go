@@ -239,6 +239,12 @@ func TestReferenceVariant(t *testing.T) {
 			if sp.Queries != 0 {
 				want.Queries = sp.Queries
 			}
+			if sp.TrainEvery != 0 {
+				want.TrainEvery = sp.TrainEvery
+			}
+			if sp.TopK != 0 {
+				want.TopK = sp.TopK
+			}
 		}
 		if v != want {
 			t.Errorf("%s: VariantConfig(screened) = %+v, want %+v", p.Name, v, want)

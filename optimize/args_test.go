@@ -59,7 +59,7 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 		band                 bo.NoveltyBand
 		distinct             bool
 	}{
-		{"screened", Args{OptimiserArgs: OptimiserArgs{Variant: "screened"}}, 10, bo.ScreenedCandidates, bo.DefaultOffspring, 100, band, true},
+		{"screened", Args{OptimiserArgs: OptimiserArgs{Variant: "screened"}}, 10, bo.ScreenedCandidates, bo.DefaultOffspring, 50, band, true},
 		{"screened, flags", Args{OptimiserArgs: OptimiserArgs{Variant: "screened", Queries: 20, Candidates: 300, TRNovelty: "0.3,0.7", DistinctScores: &yes, ScreenedArgs: ScreenedArgs{Offspring: 50, CandidateTarget: 50}}}, 20, 300, 50, 50, bo.NoveltyBand{Shrink: 0.3, Grow: 0.7}, true},
 		{"screened, the paper's batch", Args{OptimiserArgs: OptimiserArgs{Variant: "screened", Queries: 100, TRNovelty: "0.8,0.95", DistinctScores: &no, ScreenedArgs: ScreenedArgs{CandidateTarget: -1}}},
 			100, bo.ScreenedCandidates, bo.DefaultOffspring, 0, bo.NoveltyBand{Shrink: 0.8, Grow: 0.95}, false},
@@ -138,7 +138,7 @@ func TestConfigFineTuneFlags(t *testing.T) {
 	for _, c := range []struct {
 		every, top       int
 		wantEvery, wantK int
-	}{{0, 0, 200, 1000}, {400, 0, 400, 1000}, {0, 200, 200, 200}, {-1, 50, -1, 50}} {
+	}{{0, 0, 200, 200}, {400, 0, 400, 200}, {0, 1000, 200, 1000}, {-1, 50, -1, 50}} {
 		a := Args{OptimiserArgs: OptimiserArgs{Variant: "screened", AnchorRule: "minmax", FineTuneEvery: c.every, FineTuneTop: c.top}}
 		cfg, err := a.Config(pmo)
 		if err != nil {

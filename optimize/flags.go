@@ -67,7 +67,7 @@ func (o *OptimiserArgs) addFlags(fs *flag.FlagSet) {
 		"(one SELFIES symbol replaced, inserted or deleted) or graph (an atom or bond of the molecular graph inserted, deleted or "+
 		"changed, or a ring closed); empty means the preset's for NF-BO (graph with guacamol-500 and pmo) and selfies for -method ga")
 	fs.IntVar(&o.FineTuneEvery, "finetune-every", 0, "fine-tune the flow every `N` new calls; 0 means the preset's (10 for guacamol-500), -1 never")
-	fs.IntVar(&o.FineTuneTop, "finetune-top", 0, "fine-tune the flow on the newest 10 and the best `N` molecules (with -variant reference, its surrogate's update set too); 0 means 1,000")
+	fs.IntVar(&o.FineTuneTop, "finetune-top", 0, "fine-tune the flow on the newest 10 and the best `N` molecules (with -variant reference, its surrogate's update set too); 0 means the preset's (the pmo preset's screened variant: 200; otherwise 1,000)")
 	fs.Float64Var(&o.TRInit, "tr-init", 0, "initial trust-region length; 0 means 0.8, the reference's")
 	fs.StringVar(&o.TRNovelty, "tr-novelty", "", "the trust region's novelty rule, `SHRINK,GROW`: the box shrinks when fewer than SHRINK of the "+
 		"candidates examined are molecules already seen, grows when more than GROW are; empty means the preset's (the guacamol-500 and pmo "+

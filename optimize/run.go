@@ -109,7 +109,7 @@ type OptimiserArgs struct {
 	FreezeEmbed   *bool `json:",omitempty"`
 	FineTuneEvery int
 	// FineTuneTop is how many of the best molecules the flow is fine-tuned on, beside the newest
-	// (bo.Config.TopK); 0 keeps the preset's (1,000).
+	// (bo.Config.TopK); 0 keeps the preset's (bo.ScreenedPreset.TopK, else 1,000).
 	FineTuneTop        int `json:",omitempty"`
 	TRInit, AnchorTemp float64
 	// TRNovelty is the novelty rule's band on the stale fraction of the candidates, "SHRINK,GROW" (bo.NoveltyBand);

@@ -116,12 +116,14 @@ max_seq_len).
 proposals, flow fine-tuned every 10 calls; guacamol-10k and pmo: 10 × 100,
 every 200); -budget, -anchors, -queries, -candidates, -sampler, -no-tacs and
 -update change it. With the screened variant (the default) the guacamol-500
-and pmo presets decode until 100 candidates a trust region are new, keep
-40-60 % of them already seen (-tr-novelty 0.4,0.6) and draw anchors and
-parents one per distinct score, and the pmo preset buys 100 molecules an
-iteration (10 × 10): better at PMO's budget, the same scores at a fifth of the
-decoding at guacamol-500's (BENCHMARKS.md); -candidate-target -1 -tr-novelty
-0.8,0.95 -distinct-scores=false (and at pmo -queries 100) restore the paper's.
+and pmo presets decode until 100 candidates a trust region are new (pmo:
+50), keep 40-60 % of them already seen (-tr-novelty 0.4,0.6) and draw
+anchors and parents one per distinct score, and the pmo preset buys 100
+molecules an iteration (10 × 10) and fine-tunes the flow on the newest 10
+and the best 200 molecules (-finetune-top 200): better at PMO's budget, the
+same scores at a fifth of the decoding at guacamol-500's (BENCHMARKS.md);
+-candidate-target -1 -tr-novelty 0.8,0.95 -distinct-scores=false (and at
+pmo -queries 100 -finetune-top 1000) restore the paper's.
 
 -backend chooses who encodes and decodes: auto (the default) is pure Go on
 x86-64 with AVX2 and FMA, where nfbo's own kernels decode 1.6-2x as fast as
