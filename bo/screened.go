@@ -49,7 +49,6 @@ type ScreenedPreset struct {
 	// optimiser (Preset.PaidBudget). 0 keeps InitialPoints.
 	PaidInitial     int
 	Queries         int             // Config.Queries
-	TrainEvery      int             // Config.TrainEvery
 	TopK            int             // Config.TopK: the best molecules the flow is fine-tuned on
 	NoveltyBand     NoveltyBand     // Config.NoveltyBand
 	CandidateTarget int             // ScreenedSettings.CandidateTarget
@@ -105,9 +104,6 @@ func (screenedVariant) preset(c *Config, p Preset) {
 	sp := p.Screened
 	if sp.Queries != 0 {
 		c.Queries = sp.Queries
-	}
-	if sp.TrainEvery != 0 {
-		c.TrainEvery = sp.TrainEvery
 	}
 	if sp.TopK != 0 {
 		c.TopK = sp.TopK

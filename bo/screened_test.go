@@ -239,9 +239,6 @@ func TestReferenceVariant(t *testing.T) {
 			if sp.Queries != 0 {
 				want.Queries = sp.Queries
 			}
-			if sp.TrainEvery != 0 {
-				want.TrainEvery = sp.TrainEvery
-			}
 			if sp.TopK != 0 {
 				want.TopK = sp.TopK
 			}
