@@ -3,7 +3,7 @@
 //
 // One iteration (see Optimizer.iterate), of the reference variant:
 //
-//  1. fine-tune the flow on the 10 newest and the top 1000 sequences every TrainEvery new objective calls;
+//  1. fine-tune the flow on the 10 newest and the top TopK (1000) sequences every TrainEvery new objective calls;
 //  2. draw N anchors from the data, P(i) ∝ exp(minmax(y)ᵢ/0.01) without replacement (or the N best);
 //  3. re-encode the anchors with the current flow: their latents are the trust-region centres;
 //  4. per anchor, C candidates in the box centre ± 8·L/2, each latent dimension replaced with probability 0.1,

@@ -67,18 +67,23 @@ func startProc(argv []string, stderr io.Writer) (*proc, error) {
 		return nil, &errFatal{errors.New("objective: empty worker command")}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	// The guardian first, so that it is in place before the worker can start anything (proc_unix.go).
+	guard := startGuardian()
 	cmd.SysProcAttr = sysProcAttr()
+	guard.join(cmd.SysProcAttr)
 	tail := &tailWriter{w: stderr}
 	cmd.Stderr = tail
 	// A grandchild that keeps stderr open must not make Wait hang.
 	cmd.WaitDelay = time.Second
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
+		guard.stop()
 		return nil, &errFatal{fmt.Errorf("objective: worker stdin: %w", err)}
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		stdin.Close()
+		guard.stop()
 		return nil, &errFatal{fmt.Errorf("objective: worker stdout: %w", err)}
 	}
 	cmd.Stdout = pw
@@ -106,12 +111,13 @@ func startProc(argv []string, stderr io.Writer) (*proc, error) {
 	pw.Close() // the child holds its own copy
 	if err != nil {
 		pr.Close()
+		guard.stop()
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			return nil, &errFatal{fmt.Errorf("objective: cannot start worker %q: %w", strings.Join(argv, " "), err)}
 		}
 		return nil, &errFatal{fmt.Errorf("objective: starting worker %q: %w", strings.Join(argv, " "), err)}
 	}
-	p.guard = startGuardian(cmd.Process.Pid)
+	p.guard = guard
 	return p, nil
 }
 

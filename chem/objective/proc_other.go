@@ -14,7 +14,9 @@ func sysProcAttr() *syscall.SysProcAttr { return nil }
 // guardian is Unix's (proc_unix.go).
 type guardian struct{}
 
-func startGuardian(pgid int) *guardian { return nil }
+func startGuardian() *guardian { return nil }
+
+func (g *guardian) join(*syscall.SysProcAttr) {}
 
 func (g *guardian) stop() {}
 

@@ -5,7 +5,6 @@ package objective
 import (
 	"os"
 	"os/exec"
-	"strconv"
 	"syscall"
 )
 
@@ -15,31 +14,33 @@ import (
 // Ctrl-C at the terminal, which goes to the terminal's foreground process group, reaches nfbo alone: nfbo then
 // waits for the answers in flight, which a worker killed by the same Ctrl-C would never give.
 
-// guardianScript is run by sh, in the worker's process group, with the group's id as $1 and as stdin the read
-// end of a pipe whose write end only nfbo holds. A line on the pipe means that nfbo has stopped the worker: the
-// guardian exits. End of file without a line means that nfbo died (the kernel closes its descriptors however it
-// dies, kill -9 included): the guardian kills the group, which Linux's Pdeathsig does not reach beyond the
-// worker itself, and other systems not at all.
-const guardianScript = `read line || kill -s KILL -- "-$1"`
+// guardianScript is run by sh as the leader of a new process group, which the worker then joins, with as stdin
+// the read end of a pipe whose write end only nfbo holds. A line on the pipe means that nfbo has stopped the
+// worker: the guardian exits. End of file without a line means that nfbo died (the kernel closes its descriptors
+// however it dies, kill -9 included): the guardian kills the group ($$, its own pid, is the group's id), which
+// Linux's Pdeathsig does not reach beyond the worker itself, and other systems not at all.
+const guardianScript = `read line || kill -s KILL -- "-$$"`
 
-// guardian is the process that kills a worker's process group when nfbo dies. Being a member, it also keeps
-// the group's id (the worker's pid) from being reused until it is reaped, so that killGroup never reaches
-// another group, even after the worker has exited and been reaped.
+// guardian is the process that kills a worker's process group when nfbo dies. It leads the group and is started
+// before the worker: one started after the worker would miss a job the worker starts at once, when nfbo dies in
+// between (TestObjectiveDiesWithNfbo saw it under load). As the group's leader it also keeps the group's id (its
+// own pid) from being reused until it is reaped, so that killGroup never reaches another group, even after the
+// worker has exited and been reaped.
 type guardian struct {
 	cmd *exec.Cmd
 	w   *os.File // the write end of its stdin
 }
 
-// startGuardian starts the guardian of the process group pgid. It returns nil when none could be started (no
-// sh, or the group is gone already): the worker then runs without one, and on Linux still dies with nfbo.
-func startGuardian(pgid int) *guardian {
+// startGuardian starts a guardian for a worker to join (guardian.join). It returns nil when none could be started
+// (no sh): the worker then leads a group of its own, and on Linux still dies with nfbo.
+func startGuardian() *guardian {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil
 	}
-	cmd := exec.Command("/bin/sh", "-c", guardianScript, "nfbo-guardian", strconv.Itoa(pgid))
+	cmd := exec.Command("/bin/sh", "-c", guardianScript, "nfbo-guardian")
 	cmd.Stdin = r
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	r.Close() // the guardian holds its own copy
 	if err != nil {
@@ -47,6 +48,14 @@ func startGuardian(pgid int) *guardian {
 		return nil
 	}
 	return &guardian{cmd: cmd, w: w}
+}
+
+// join makes a worker started with attr (sysProcAttr's, which asks for a group) a member of g's group rather than
+// the leader of its own. It is safe on a nil guardian, which leaves attr as it is.
+func (g *guardian) join(attr *syscall.SysProcAttr) {
+	if g != nil && attr != nil {
+		attr.Pgid = g.cmd.Process.Pid
+	}
 }
 
 // stop tells the guardian that its worker has been stopped and reaps it; killGroup may have killed it first.
@@ -60,11 +69,14 @@ func (g *guardian) stop() {
 	_ = g.cmd.Wait()
 }
 
-// killGroup kills the worker p and the processes of its group: those it started, and its guardian g. The
-// group's id is p's pid, which stays p's while the group has a member: the guardian, until g.stop reaps it, or
-// p itself until it is reaped. Without a guardian, a worker that has exited (reaped) is not looked for further.
+// killGroup kills the worker p and the processes of its group: those it started, and its guardian g. With a
+// guardian the group's id is g's pid, which stays g's until g.stop reaps it; without one it is p's pid, which
+// stays p's until p is reaped, so a worker that has exited (reaped) is not looked for further.
 func killGroup(p *os.Process, g *guardian, reaped bool) {
-	if g != nil || !reaped {
+	switch {
+	case g != nil:
+		_ = syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL)
+	case !reaped:
 		_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
 	}
 	_ = p.Kill()
