@@ -71,11 +71,12 @@ type Preset struct {
 // graphs, and pmo with 10 queries a trust region (100 calls an iteration, 90 iterations where the paper's makes
 // 9), paying for 200 of the 1,000 random initial molecules and making the other 800 calls itself, decoding
 // until 50 candidates a trust region are new and fine-tuning the flow on the newest 10 and the best 200: at pmo
-// they raised AUC Top-10 on the pmo20 tasks measured, the last two in about three fifths of the time; at guacamol-500 they keep the scores (3 seeds on guacamol7 and
-// user2) at a fifth of the decoding, and the fingerprints and the graph GA's operators raise them (BENCHMARKS.md,
-// "The pmo preset's screened settings", "One set of screened settings for guacamol-500 and pmo", "A surrogate on
-// fingerprints", "GA children crossed as molecular graphs", "GA children mutated as molecular graphs" and "200
-// paid initial molecules", "Fine-tuned on the best 200").
+// they raised AUC Top-10 on the pmo20 tasks measured, the last two in about three fifths of the CPU time; at
+// guacamol-500 they keep the scores (3 seeds on guacamol7 and user2) at a fifth of the decoding, and the
+// fingerprints and the graph GA's operators raise them (BENCHMARKS.md, "The pmo preset's screened settings",
+// "One set of screened settings for guacamol-500 and pmo", "A surrogate on fingerprints", "GA children crossed
+// as molecular graphs", "GA children mutated as molecular graphs", "200 paid initial molecules" and "Fine-tuned
+// on the best 200").
 func Presets() []Preset {
 	tacs := TACSConfig{Tau: 400}
 	lean := ScreenedPreset{NoveltyBand: NoveltyBand{Shrink: 0.4, Grow: 0.6}, CandidateTarget: 100, DistinctScores: true,

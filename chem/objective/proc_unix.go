@@ -23,9 +23,9 @@ const guardianScript = `read line || kill -s KILL -- "-$$"`
 
 // guardian is the process that kills a worker's process group when nfbo dies. It leads the group and is started
 // before the worker: one started after the worker would miss a job the worker starts at once, when nfbo dies in
-// between (TestObjectiveDiesWithNfbo saw it under load). As the group's leader it also keeps the group's id (its
-// own pid) from being reused until it is reaped, so that killGroup never reaches another group, even after the
-// worker has exited and been reaped.
+// between (the one way we see for TestObjectiveDiesWithNfbo's failure once under load). As the group's leader
+// it also keeps the group's id (its own pid) from being reused until it is reaped, so that killGroup never
+// reaches another group, even after the worker has exited and been reaped.
 type guardian struct {
 	cmd *exec.Cmd
 	w   *os.File // the write end of its stdin
