@@ -3,6 +3,7 @@ package bo
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -13,7 +14,8 @@ import (
 // never on what was decoded ahead, so looking ahead changes no pick; a chunk decoded ahead that its anchor
 // never reads is spare.
 type lookahead struct {
-	lat      []float64 // N·C×D latent candidates, anchor-major
+	pts      *boxPoints // N·C×D latent candidates, anchor-major
+	lat      []float64  // the rows of a call
 	t, d     int
 	c, chunk int   // candidates an anchor, rows a chunk
 	k        int   // chunks an anchor: ⌈C/chunk⌉
@@ -25,12 +27,12 @@ type lookahead struct {
 	alone    bool  // never decode ahead
 }
 
-// newLookahead returns a lookahead over lat (N·C×D) in chunks of chunk rows; prev is the previous iteration's
-// read counts (lookahead.read), or nil.
-func newLookahead(lat []float64, t, d, c, chunk int, prev []int) *lookahead {
-	n := len(lat) / (c * d)
+// newLookahead returns a lookahead over pts (N·C×D, C = c) in chunks of chunk rows; prev is the previous
+// iteration's read counts (lookahead.read), or nil.
+func newLookahead(pts *boxPoints, t, c, chunk int, prev []int) *lookahead {
+	n, d := pts.n, pts.d
 	k := (c + chunk - 1) / chunk
-	return &lookahead{lat: lat, t: t, d: d, c: c, chunk: chunk, k: k,
+	return &lookahead{pts: pts, t: t, d: d, c: c, chunk: chunk, k: k,
 		dec: make([]int, n*c*t), have: make([]bool, n*k), read: make([]int, k), prev: prev}
 }
 
@@ -65,20 +67,18 @@ func (l *lookahead) chunkOf(ctx context.Context, flow Flow, a, j, reach int) ([]
 		}
 	}
 	m, t, d := hi-lo, l.t, l.d
-	start := time.Now()
-	var lat []float64
+	l.lat = slices.Grow(l.lat[:0], len(anchors)*m*d)[:len(anchors)*m*d]
+	for i, b := range anchors {
+		l.pts.rows(l.lat[i*m*d:(i+1)*m*d], b, lo, hi)
+	}
+	start := time.Now() // the rows' making is the candidates' time, the decoding the Decode phase's
 	var dst []int
 	if len(anchors) == 1 {
-		lat = l.lat[(a*l.c+lo)*d : (a*l.c+hi)*d]
 		dst = l.dec[(a*l.c+lo)*t : (a*l.c+hi)*t]
 	} else {
-		lat = make([]float64, 0, len(anchors)*m*d)
-		for _, b := range anchors {
-			lat = append(lat, l.lat[(b*l.c+lo)*d:(b*l.c+hi)*d]...)
-		}
 		dst = make([]int, len(anchors)*m*t)
 	}
-	if err := flow.Decode(ctx, dst, lat); err != nil {
+	if err := flow.Decode(ctx, dst, l.lat); err != nil {
 		return nil, time.Since(start), fmt.Errorf("bo: decode candidates: %w", err)
 	}
 	if len(anchors) > 1 {

@@ -88,7 +88,8 @@ func TestLookaheadChunks(t *testing.T) {
 			t.Errorf("anchor %d chunk %d: %d calls, %d rows; want %d, %d", a, j, flow.decodes, l.rows, calls, rows)
 		}
 	}
-	l := newLookahead(lat, toyT, d, c, chunk, nil)
+	pts := &boxPoints{n: n, c: c, d: d, all: lat}
+	l := newLookahead(pts, toyT, c, chunk, nil)
 	check(l, 0, 0, 3, 1, 3*8) // anchors 0-2 at once
 	check(l, 0, 1, 3, 2, 4*8) // no history: anchor 0 alone
 	check(l, 1, 0, 3, 2, 4*8) // decoded ahead
@@ -99,7 +100,7 @@ func TestLookaheadChunks(t *testing.T) {
 		t.Errorf("read %v, want [4 1 1]", l.read)
 	}
 	flow.decodes = 0
-	l = newLookahead(lat, toyT, d, c, chunk, []int{4, 3, 2}) // chunk 1 read by three quarters, chunk 2 by half
+	l = newLookahead(pts, toyT, c, chunk, []int{4, 3, 2}) // chunk 1 read by three quarters, chunk 2 by half
 	check(l, 1, 0, 4, 1, 3*8)
 	check(l, 1, 1, 4, 2, 6*8) // anchors 1-3
 	check(l, 2, 1, 4, 2, 6*8)

@@ -510,11 +510,15 @@ func (o *Optimizer) pointDrawer() func(dst []float64, k int) {
 			}
 		}
 	}
+	return o.sobolPoints().Draw
+}
+
+// sobolPoints returns the iteration's scrambled Sobol engine, seeded from the run's stream.
+func (o *Optimizer) sobolPoints() *sobol.Sobol {
 	if o.dirs == nil {
 		o.dirs = sobol.NewDirections(o.d)
 	}
-	s := sobol.NewFrom(o.dirs, rand.NewPCG(o.rng.Uint64(), o.rng.Uint64())) // one scrambled engine per iteration
-	return s.Draw
+	return sobol.NewFrom(o.dirs, rand.NewPCG(o.rng.Uint64(), o.rng.Uint64())) // one scrambled engine per iteration
 }
 
 // filter canonicalises decoded sequences (B×T) and keeps valid molecules that are new to the data and to this

@@ -11,7 +11,8 @@ import (
 // are drawn from the Population best with probability ∝ 1/(rank+1). Sequences are of length T, padded with
 // Stop after their symbols; a child longer than T−1 symbols is cut (the codec then decides whether it is a
 // molecule). With a Crosser the crossover joins fragments of the two molecules instead (ScreenedSettings.GraphCrossover),
-// and with a Mutator the mutation edits the child's molecular graph (ScreenedSettings.GraphMutation).
+// and with a Mutator the mutation edits the child's molecular graph (ScreenedSettings.GraphMutation), but for a
+// share of the children (SymbolShare) that take the symbol mutation.
 type Breeder struct {
 	Alphabet      []int   // token ids a mutation may write; required
 	Stop          int     // the stop (padding) token id
@@ -25,6 +26,10 @@ type Breeder struct {
 	Rings   bool
 	// Mutator, if set, mutates each child's molecule; a child it cannot mutate takes the token mutation.
 	Mutator Mutator
+	// SymbolShare is, with a Mutator, the probability that a child takes the symbol mutation instead: SELFIES'
+	// alphabet reaches elements the graph edits never write (ScreenedSettings.SymbolMutations). At 0 no draw is
+	// made, so the children are those of a breeder without it.
+	SymbolShare float64
 }
 
 // Mutator is implemented by a Codec that can mutate a molecule's graph (chem/molseq.Codec.Mutate), for
@@ -71,7 +76,7 @@ func (b *Breeder) Child(dst, parents []int, rng *rand.Rand) {
 			kid = append(append(kid[:0], a[:i]...), c[j:]...)
 		}
 	}
-	if b.Mutator != nil {
+	if b.Mutator != nil && (b.SymbolShare == 0 || rng.Float64() >= b.SymbolShare) {
 		b.write(dst, kid)
 		if b.Mutator.Mutate(dst, dst, rng) {
 			return

@@ -34,9 +34,14 @@ type ScreenedSettings struct {
 	// implement: chem/graphga's insert, delete or change an atom or bond, or close a ring) rather than one token
 	// replaced, inserted or deleted; a child no graph edit can change takes the token mutation. The guacamol-500
 	// and pmo presets set it (Preset.Screened).
-	GraphMutation bool           `json:",omitempty"`
-	MaxFitData    int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
-	Exact         gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
+	GraphMutation bool `json:",omitempty"`
+	// SymbolMutations is, with GraphMutation, the share of the GA children that take the symbol mutation instead
+	// of a graph edit: the graph edits write only C, N, O, F, S, Cl and Br, SELFIES' alphabet any element of the
+	// vocabulary (phosphorus where a formula asks for it; BENCHMARKS.md, "The GA children's SELFIES mutation where
+	// the default stalls"). 0 mutates every child as a graph.
+	SymbolMutations float64        `json:",omitempty"`
+	MaxFitData      int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
+	Exact           gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
 	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
 	// guacamol-500 and pmo presets read both (Preset.Screened).
 	Inputs SurrogateInputs `json:",omitempty"`
@@ -155,6 +160,10 @@ func (screenedVariant) resolve(c *Config) error {
 		return fmt.Errorf("bo: config: CandidateTarget = %d < 0", s.CandidateTarget)
 	case s.NoFlow && s.Offspring <= 0:
 		return fmt.Errorf("bo: config: NoFlow needs Offspring > 0: the GA children are then the only candidates")
+	case !(s.SymbolMutations >= 0 && s.SymbolMutations <= 1):
+		return fmt.Errorf("bo: config: SymbolMutations = %v outside [0, 1]", s.SymbolMutations)
+	case s.SymbolMutations > 0 && !s.GraphMutation:
+		return fmt.Errorf("bo: config: SymbolMutations = %v needs GraphMutation: without it every child takes the symbol mutation", s.SymbolMutations)
 	}
 	return nil
 }
@@ -327,12 +336,13 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 	if s.NoFlow {
 		c = 0
 	}
-	lat := o.boxCandidates(centres, probs, c)
+	pts := o.boxCandidates(centres, probs, c)
 	var start time.Time
 	// The candidates are decoded as the anchors need them, as many anchors at once as the calls left can use
 	// (all of them in an iteration the budget does not cap, one big batch for the GPU): the anchors a capped
 	// batch never reaches cost nothing (the last iteration of a run often needs a handful of calls).
 	var dec []int
+	var lat []float64     // the latents of dec
 	decoded, base := 0, 0 // anchors decoded so far; dec holds anchors base..decoded-1
 
 	breeder, parents := p.breeder()
@@ -340,7 +350,7 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 	b := &batch{Proposed: n * q, Screened: st}
 	var ahead *lookahead // with a CandidateTarget, the anchors' chunks decoded as they are read
 	if c > 0 && s.CandidateTarget > 0 {
-		ahead = newLookahead(lat, t, d, c, max(q, c/8), p.reads)
+		ahead = newLookahead(pts, t, c, max(q, c/8), p.reads)
 		ahead.alone = p.alone
 		defer func() { p.reads, st.Spare = ahead.read, ahead.rows-st.Decoded }()
 	}
@@ -360,11 +370,18 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 			return nil, err
 		}
 		if a == decoded && c > 0 && s.CandidateTarget == 0 {
-			o.phase("decoding the candidates")
+			o.phase("candidates")
 			start = time.Now()
 			base, decoded = a, reach(a)
+			lat = slices.Grow(lat[:0], (decoded-base)*c*d)[:(decoded-base)*c*d]
+			for b := base; b < decoded; b++ {
+				pts.rows(lat[(b-base)*c*d:(b-base+1)*c*d], b, 0, c)
+			}
+			o.times.Candidates += time.Since(start)
+			o.phase("decoding the candidates")
+			start = time.Now()
 			dec = slices.Grow(dec[:0], (decoded-base)*c*t)[:(decoded-base)*c*t]
-			if err := o.prob.Flow.Decode(ctx, dec, lat[base*c*d:decoded*c*d]); err != nil {
+			if err := o.prob.Flow.Decode(ctx, dec, lat); err != nil {
 				return nil, fmt.Errorf("bo: decode candidates: %w", err)
 			}
 			o.times.Decode += time.Since(start)
@@ -431,6 +448,7 @@ func (p *screenedProposer) breeder() (*Breeder, []int) {
 	}
 	if s.GraphMutation {
 		breeder.Mutator = o.prob.Codec.(Mutator)
+		breeder.SymbolShare = s.SymbolMutations
 	}
 	return breeder, parents
 }
@@ -521,27 +539,6 @@ func (p *screenedProposer) decodeToTarget(ctx context.Context, l *lookahead, a, 
 		}
 	}
 	return spent, nil
-}
-
-// boxCandidates returns c latent candidates per anchor (N·C×D), Sobol or uniform points in each anchor's
-// trust-region box perturbed as TACS's probabilities say; none when c is 0.
-func (o *Optimizer) boxCandidates(centres, probs []float64, c int) []float64 {
-	t, d := o.t, o.d
-	n := len(centres) / d
-	o.phase("candidates")
-	start := time.Now()
-	lat := make([]float64, n*c*d)
-	if c > 0 {
-		draw := o.pointDrawer()
-		unit := make([]float64, c*d)
-		half := 8 * o.st.TR.Length / 2
-		for a := range n {
-			draw(unit, c)
-			Perturb(lat[a*c*d:(a+1)*c*d], centres[a*d:(a+1)*d], half, probs[a*t:(a+1)*t], o.f, unit, o.rng)
-		}
-	}
-	o.times.Candidates += time.Since(start)
-	return lat
 }
 
 // thompsonPicks returns k candidates of the pool (poolTok, poolKey) by Thompson sampling of the surrogate, among

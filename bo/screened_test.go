@@ -132,6 +132,35 @@ func TestBreederMutator(t *testing.T) {
 	}
 }
 
+// TestBreederSymbolShare: with a Mutator and SymbolShare p, about a share p of the children take the symbol
+// mutation and never reach the Mutator; the others are its mutants.
+func TestBreederSymbolShare(t *testing.T) {
+	const stop, tt, n = 1, 8, 2000
+	parents := []int{
+		2, 3, 4, 5, 1, 1, 1, 1,
+		6, 6, 6, 6, 6, 6, 1, 1,
+	}
+	for _, share := range []float64{0.1, 0.5} {
+		m := &tagMutator{}
+		b := &Breeder{Alphabet: []int{9}, Stop: stop, Mutator: m, SymbolShare: share}
+		rng := rand.New(rand.NewPCG(1, 2))
+		child := make([]int, tt)
+		mutants := 0
+		for range n {
+			b.Child(child, parents, rng)
+			if child[0] == 8 {
+				mutants++
+			}
+		}
+		// Binomial(n, 1−p): five standard deviations either side.
+		want, sd := float64(n)*(1-share), math.Sqrt(float64(n)*share*(1-share))
+		if m.calls != mutants || math.Abs(float64(mutants)-want) > 5*sd {
+			t.Errorf("share %v: %d of %d children mutated as graphs (%d Mutator calls), want about %.0f",
+				share, mutants, n, m.calls, want)
+		}
+	}
+}
+
 // TestBreederCrosser: with a Crosser every crossover is its own, from the parents' keys (rank-drawn, in Keys'
 // order), and a pair it cannot cross leaves a copy of the first parent; mutations as before.
 func TestBreederCrosser(t *testing.T) {

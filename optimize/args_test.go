@@ -1,6 +1,7 @@
 package optimize
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -206,9 +207,21 @@ func TestConfigGAOperators(t *testing.T) {
 	if _, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "reference", AnchorRule: "minmax", Mutation: "graph"}}).Config(pmo); err == nil {
 		t.Error("-mutation graph with the reference variant accepted")
 	}
+	// graph+selfies:P mutates a share P of the screened variant's children as symbols, the rest as graphs.
+	cfg, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "screened", AnchorRule: "minmax", Mutation: "graph+selfies:0.1"}}).Config(pmo)
+	if err != nil || !cfg.GraphMutation || cfg.SymbolMutations != 0.1 {
+		t.Errorf("-mutation graph+selfies:0.1: GraphMutation %v, SymbolMutations %v, %v", cfg.GraphMutation, cfg.SymbolMutations, err)
+	}
+	for _, m := range []string{"atoms", "graph+selfies:0", "graph+selfies:1", "graph+selfies:-0.1", "graph+selfies:x", "graph+selfies"} {
+		bad = ok
+		bad.Mutation = m
+		if err := bad.Check(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("-mutation %q", m)) {
+			t.Errorf("-mutation %s: %v, want an error naming it", m, err)
+		}
+	}
 	bad = ok
-	bad.Mutation = "atoms"
-	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), `-mutation "atoms"`) {
-		t.Errorf("-mutation atoms: %v, want an error naming it", err)
+	bad.Method, bad.Mutation = "ga", "graph+selfies:0.1"
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "-method ga") {
+		t.Errorf("-method ga -mutation graph+selfies:0.1: %v, want an error", err)
 	}
 }

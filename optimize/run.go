@@ -128,9 +128,11 @@ type OptimiserArgs struct {
 	// (graph with guacamol-500 and pmo), selfies for -method ga (our GA of the tables).
 	Crossover string `json:",omitempty"`
 	// Mutation is how GA children mutate, those of -method ga and the screened variant's: "selfies" (one symbol
-	// replaced, inserted or deleted) or "graph" (chem/graphga: an atom or bond inserted, deleted or changed, or a
-	// ring closed; bo.ScreenedSettings.GraphMutation); "" means the method's default: the preset's for NF-BO (graph
-	// with guacamol-500 and pmo), selfies for -method ga (our GA of the tables).
+	// replaced, inserted or deleted), "graph" (chem/graphga: an atom or bond inserted, deleted or changed, or a
+	// ring closed; bo.ScreenedSettings.GraphMutation) or, for the screened variant only, "graph+selfies:P" (graph,
+	// but a share P of the children mutated as symbols; bo.ScreenedSettings.SymbolMutations); "" means the method's
+	// default: the preset's for NF-BO (graph with guacamol-500 and pmo), selfies for -method ga (our GA of the
+	// tables).
 	Mutation string `json:",omitempty"`
 	ReferenceArgs
 	ScreenedArgs
@@ -140,6 +142,33 @@ type OptimiserArgs struct {
 // graphs, and whether ring crossovers are among them.
 func crossoverGraph(name string) (graph, rings bool) {
 	return name == "graph" || name == "graph+rings", name == "graph+rings"
+}
+
+// mutationGraph reads a -mutation value: whether GA children mutate as molecular graphs, the share of them that
+// mutate as symbols instead ("graph+selfies:P"), and whether the value is one at all ("" is, the method's
+// default).
+func mutationGraph(name string) (graph bool, symbols float64, ok bool) {
+	switch name {
+	case "", "selfies":
+		return false, 0, true
+	case "graph":
+		return true, 0, true
+	}
+	p, found := strings.CutPrefix(name, "graph+selfies:")
+	if !found {
+		return false, 0, false
+	}
+	share, err := strconv.ParseFloat(p, 64)
+	if err != nil || !(share > 0 && share < 1) {
+		return false, 0, false
+	}
+	return true, share, true
+}
+
+// mutationKnown reports whether name is a -mutation value.
+func mutationKnown(name string) bool {
+	_, _, ok := mutationGraph(name)
+	return ok
 }
 
 // crossoverKnown reports whether name is a -crossover value: "" (the method's default), selfies, graph or
@@ -181,8 +210,10 @@ func (a Args) Check() error {
 		return argErrorf("-%v", seqflow.CheckBackend(a.Backend))
 	case !crossoverKnown(a.Crossover):
 		return argErrorf("-crossover %q: want selfies, graph or graph+rings", a.Crossover)
-	case a.Mutation != "" && a.Mutation != "selfies" && a.Mutation != "graph":
-		return argErrorf("-mutation %q: want selfies or graph", a.Mutation)
+	case !mutationKnown(a.Mutation):
+		return argErrorf("-mutation %q: want selfies, graph or graph+selfies:P with 0 < P < 1", a.Mutation)
+	case a.Method != "nfbo" && strings.HasPrefix(a.Mutation, "graph+selfies:"):
+		return argErrorf("-mutation %s is NF-BO's (the screened variant's GA children); -method %s takes selfies or graph", a.Mutation, a.Method)
 	}
 	if err := a.ReferenceArgs.check(); err != nil {
 		return err

@@ -155,11 +155,11 @@ func (a OptimiserArgs) applyChildren(cfg *bo.Config) error {
 		cfg.GraphCrossover = graph
 	}
 	if a.Mutation != "" {
-		graph := a.Mutation == "graph"
+		graph, symbols, _ := mutationGraph(a.Mutation)
 		if graph && !screened {
-			return errors.New("-mutation graph needs -variant screened (the reference proposes no GA children)")
+			return fmt.Errorf("-mutation %s needs -variant screened (the reference proposes no GA children)", a.Mutation)
 		}
-		cfg.GraphMutation = graph
+		cfg.GraphMutation, cfg.SymbolMutations = graph, symbols
 	}
 	return nil
 }
@@ -190,6 +190,9 @@ func describeProposals(cfg bo.Config, in bo.SurrogateInputs) (decoded, kids stri
 		}
 		if cfg.GraphMutation {
 			mut = "graph"
+		}
+		if cfg.SymbolMutations > 0 {
+			mut = fmt.Sprintf("graph (SELFIES for %g %% of the children)", 100*cfg.SymbolMutations)
 		}
 		kids = fmt.Sprintf(": %s crossover, %s mutation", cross, mut)
 	}

@@ -27,6 +27,7 @@ const nbits = 32
 type Sobol struct {
 	d     int
 	v     []uint32 // 32×D direction numbers, row k = direction k of every dimension
+	shift []uint32 // D, the first point: the digital shift (zero unscrambled)
 	state []uint32 // D, current point (Gray-code order)
 	n     uint64   // index of the next point
 }
@@ -87,7 +88,29 @@ func NewFrom(dir *Directions, src rand.Source) *Sobol {
 		}
 	}
 	s.v = vt
+	s.shift = append([]uint32(nil), s.state...)
 	return s
+}
+
+// Seek makes point n (counting from 0) the next point Next writes, as if n points had been drawn: point n is
+// the shift XOR the direction numbers of the bits of n's Gray code, n ^ (n >> 1).
+func (s *Sobol) Seek(n uint64) {
+	if n >= 1<<nbits {
+		panic("sobol: Seek past 2^32 points")
+	}
+	copy(s.state, s.shift)
+	s.n = n
+	if n == 0 {
+		return
+	}
+	g := (n - 1) ^ ((n - 1) >> 1) // Next flips from the state of point n−1
+	for k := 0; g != 0; k, g = k+1, g>>1 {
+		if g&1 != 0 {
+			for j, v := range s.v[k*s.d : (k+1)*s.d] {
+				s.state[j] ^= v
+			}
+		}
+	}
 }
 
 // Dim returns D.

@@ -2,6 +2,7 @@ package sobol
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -111,5 +112,38 @@ func BenchmarkNew(b *testing.B) {
 				New(d, rand.NewPCG(1, 1))
 			}
 		})
+	}
+}
+
+// TestSeek: after Seek(n) the points are points n, n+1, … of the sequence drawn from its start, scrambled or not,
+// whatever was drawn before.
+func TestSeek(t *testing.T) {
+	const d, m = 7, 300
+	for _, src := range []rand.Source{nil, rand.NewPCG(3, 4)} {
+		var seed []byte
+		if src != nil {
+			seed, _ = src.(*rand.PCG).MarshalBinary()
+		}
+		fresh := func() *Sobol {
+			if seed == nil {
+				return New(d, nil)
+			}
+			p := &rand.PCG{}
+			p.UnmarshalBinary(seed)
+			return New(d, p)
+		}
+		all := make([]float64, m*d)
+		fresh().Draw(all, m)
+		s := fresh()
+		got := make([]float64, d)
+		for _, n := range []int{0, 1, 2, 3, 5, 64, 127, 128, 255, 17, 0, 299} {
+			s.Seek(uint64(n))
+			for i := n; i < min(n+3, m); i++ {
+				s.Next(got)
+				if !slices.Equal(got, all[i*d:(i+1)*d]) {
+					t.Fatalf("scrambled %v: point %d after Seek(%d): %v, want %v", src != nil, i, n, got, all[i*d:(i+1)*d])
+				}
+			}
+		}
 	}
 }
