@@ -99,6 +99,16 @@ func TestFineTuneCheckpoint(t *testing.T) {
 	}
 	a, _ := seqflow.New(ck, T, seqflow.Options{})
 	before := encode(a)
+	// A state saved before the fine-tune is kept for the next save only until the fine-tune changes the flow.
+	first, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := a.MarshalBinary()
+	clear(first) // the caller's copy
+	if !slices.Equal(again, mustMarshal(t, a)) || slices.Equal(first, again) {
+		t.Fatal("two saves of one state differ, or share their bytes")
+	}
 	pcg := rand.NewPCG(9, 9)
 	rngA := rand.New(pcg)
 	if err := a.FineTune(ctx, data, rngA); err != nil {
@@ -134,6 +144,15 @@ func TestFineTuneCheckpoint(t *testing.T) {
 	if err := other.UnmarshalBinary(state); err == nil {
 		t.Error("state of a T = 10 flow restored into a T = 11 one")
 	}
+}
+
+func mustMarshal(t *testing.T, f *seqflow.Flow) []byte {
+	t.Helper()
+	b, err := f.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // TestONNXRuntime checks the ONNX Runtime backend: exact round trip, and after a fine-tune its sessions hold the
