@@ -42,8 +42,6 @@ missing = ", ".join(f"{m} {100 - sum(len(v) for (t, mm), v in secs.items() if mm
 print(f"\nRuns missing (of 5 seeds × 20 tasks): {missing}.")
 PY
 echo
-echo "graph-ga (random starts) beside the default at the fixed start (setting 1000+9000, its 3 seeds; other starts, never pooled):"
-echo
 python3 - benchmarks/pmo20.tsv <<'PY'
 import csv, statistics, sys
 auc = {}
@@ -51,47 +49,38 @@ with open(sys.argv[1]) as f:
     for r in csv.DictReader(f, delimiter="\t"):
         if r["finished"] == "true":
             auc.setdefault((r["setting"], r["task"], r["method"]), []).append(float(r["auc_top10"]))
-def cell(v):
-    if not v:
-        return "—", None
-    m = statistics.mean(v)
-    sd = statistics.stdev(v) if len(v) > 1 else 0.0
-    return f"{m:.3f} ± {sd:.3f} ({len(v)})", m
-print("| task | graph-ga, random starts | the default, fixed start | default − graph-ga |")
-print("|---|---|---|---|")
-tasks = sorted({t for (s, t, m) in auc if s == "1000+9000 random" and m == "graph-ga"})
-above = 0
-for t in tasks:
-    g, gm = cell(auc.get(("1000+9000 random", t, "graph-ga")))
-    d, dm = cell(auc.get(("1000+9000", t, "nfbo")))
-    diff = f"{dm - gm:+.3f}" if gm is not None and dm is not None else "—"
-    above += dm is not None and gm is not None and dm > gm
-    print(f"| {t} | {g} | {d} | {diff} |")
-print(f"\nThe fixed-start default's mean is above graph-ga's on {above} of these {len(tasks)} tasks.")
-PY
-echo
-echo "The default (nfbo) against graph-ga under PMO's protocol, task by task: AUC Top-10 mean ± sd over the seeds (their"
-echo "number in brackets; the same draws seed by seed), the difference of the means, and whether it is larger than the"
-echo "seeds' spread (the larger of the two sds):"
-echo
-python3 - benchmarks/pmo20.tsv <<'PY'
-import csv, statistics, sys
-auc = {}
-with open(sys.argv[1]) as f:
-    for r in csv.DictReader(f, delimiter="\t"):
-        if r["finished"] == "true" and r["setting"] == "1000+9000 random":
-            auc.setdefault((r["task"], r["method"]), []).append(float(r["auc_top10"]))
-def stats(v):
+def stats(setting, task, method):
+    v = auc.get((setting, task, method))
     if not v:
         return None
     return statistics.mean(v), statistics.stdev(v) if len(v) > 1 else 0.0, len(v)
+def fmt(s):
+    return "—" if s is None else f"{s[0]:.3f} ± {s[1]:.3f} ({s[2]})"
+random = "1000+9000 random"
+tasks = sorted({t for (s, t, m) in auc if s == random and m == "graph-ga"})
+
+print("graph-ga (random starts) beside the default at the fixed start (setting 1000+9000, its 3 seeds; other starts, never pooled):")
+print()
+print("| task | graph-ga, random starts | the default, fixed start | default − graph-ga |")
+print("|---|---|---|---|")
+above = 0
+for t in tasks:
+    g, d = stats(random, t, "graph-ga"), stats("1000+9000", t, "nfbo")
+    diff = f"{d[0] - g[0]:+.3f}" if g and d else "—"
+    above += bool(g and d and d[0] > g[0])
+    print(f"| {t} | {fmt(g)} | {fmt(d)} | {diff} |")
+print(f"\nThe fixed-start default's mean is above graph-ga's on {above} of these {len(tasks)} tasks.")
+
+print()
+print("The default (nfbo) against graph-ga under PMO's protocol, task by task: AUC Top-10 mean ± sd over the seeds (their")
+print("number in brackets; the same draws seed by seed), the difference of the means, and whether it is larger than the")
+print("seeds' spread (the larger of the two sds):")
+print()
 print("| task | nfbo | graph-ga | nfbo − graph-ga | beyond the spread |")
 print("|---|---|---|---|---|")
-tasks = sorted({t for (t, m) in auc if m == "graph-ga"})
 beyond = compared = 0
 for t in tasks:
-    d, g = stats(auc.get((t, "nfbo"))), stats(auc.get((t, "graph-ga")))
-    fmt = lambda s: "—" if s is None else f"{s[0]:.3f} ± {s[1]:.3f} ({s[2]})"
+    d, g = stats(random, t, "nfbo"), stats(random, t, "graph-ga")
     if d is None or g is None:
         print(f"| {t} | {fmt(d)} | {fmt(g)} | — | — |")
         continue
