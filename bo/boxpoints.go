@@ -11,10 +11,11 @@ import (
 
 // boxPoints are an iteration's latent candidates, C an anchor (N·C×D, anchor-major): Sobol or uniform points of
 // each anchor's trust-region box, perturbed as TACS's probabilities say (Perturb). They are made as they are
-// read: with a candidate target an anchor reads a few hundred of its C (5,000 at the pmo preset), and making all
-// of them cost a gigabyte and a tenth of a run's time. Every row is the one the whole matrix, made anchor by
-// anchor, would hold: its draws are taken from where they would begin in the run's PCG stream (internal/pcg) and
-// the stream is left past all of them, so that what follows draws what it drew before.
+// read: with a candidate target an anchor reads a few hundred of its C (1,000 in the screened variant), and
+// making all of them cost 200 MB an iteration and a fifteenth of a run's CPU at the pmo preset. Every row is the
+// one the whole matrix, made anchor by anchor, would hold: its draws are taken from where they would begin in the
+// run's PCG stream (internal/pcg) and the stream is left past all of them, so that what follows draws what it
+// drew before.
 type boxPoints struct {
 	n, c, d, t, f  int
 	centres, probs []float64 // N×D, N×T
