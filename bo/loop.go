@@ -69,15 +69,6 @@ type Problem struct {
 	// Rules, if not nil, decide which molecules may be proposed (chem/rules: what a chemist would make): a
 	// candidate that breaks them is dropped before Thompson sampling and never paid for.
 	Rules Rules
-	// Library holds molecules without scores that GA children may take fragments of
-	// (ScreenedSettings.LibraryCrossovers): the Codec keys and, row for row, their canonical sequences (L×T).
-	Library Library
-}
-
-// Library is a set of molecules without scores (a catalogue, a chemist's collection).
-type Library struct {
-	Keys   []string // L Codec keys
-	Tokens []int    // L×T canonical token sequences
 }
 
 // Rules decide which molecules may be proposed.
@@ -212,9 +203,6 @@ func NewOptimizer(cfg Config, prob Problem, src rand.Source, rec Recorder) (*Opt
 	}
 	if cfg.Anchors > n {
 		return nil, fmt.Errorf("bo: config: %d anchors but only %d initial points", cfg.Anchors, n)
-	}
-	if lib := prob.Library; len(lib.Tokens) != len(lib.Keys)*t {
-		return nil, fmt.Errorf("bo: library: %d keys, %d tokens (want %d×T=%d)", len(lib.Keys), len(lib.Tokens), len(lib.Keys), t)
 	}
 	if cfg.RunDir != "" {
 		if _, ok := src.(encoding.BinaryMarshaler); !ok {

@@ -24,11 +24,6 @@ type Breeder struct {
 	Crosser Crosser
 	Keys    []string // the parents' molecules (Codec keys), one per parent row; required with Crosser
 	Rings   bool
-	// Partners, if set, holds for each parent (in Keys' order) molecules of a library: a crossover of parent a
-	// takes one of Partners[a] as its second parent with probability PartnerShare (ScreenedSettings.
-	// LibraryCrossovers). At PartnerShare 0 no draw is made.
-	Partners     [][]string
-	PartnerShare float64
 	// Mutator, if set, mutates each child's molecule; a child it cannot mutate takes the token mutation.
 	Mutator Mutator
 	// SymbolShare is, with a Mutator, the probability that a child takes the symbol mutation instead: SELFIES'
@@ -72,11 +67,7 @@ func (b *Breeder) Child(dst, parents []int, rng *rand.Rand) {
 	if n > 1 && rng.Float64() < rate {
 		ic := rankPick(n, rng)
 		if b.Crosser != nil {
-			kc := b.Keys[ic]
-			if b.PartnerShare > 0 && len(b.Partners[ia]) > 0 && rng.Float64() < b.PartnerShare {
-				kc = b.Partners[ia][rng.IntN(len(b.Partners[ia]))]
-			}
-			if b.Crosser.Cross(dst, b.Keys[ia], kc, b.Rings, rng) {
+			if b.Crosser.Cross(dst, b.Keys[ia], b.Keys[ic], b.Rings, rng) {
 				kid = append(kid[:0], b.symbols(dst, 0, t)...)
 			}
 		} else {

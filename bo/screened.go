@@ -39,14 +39,9 @@ type ScreenedSettings struct {
 	// of a graph edit: the graph edits write only C, N, O, F, S, Cl and Br, SELFIES' alphabet any element of the
 	// vocabulary (phosphorus where a formula asks for it; BENCHMARKS.md, "The GA children's SELFIES mutation where
 	// the default stalls"). 0 mutates every child as a graph.
-	SymbolMutations float64 `json:",omitempty"`
-	// LibraryCrossovers is, with GraphCrossover, the share of the GA children's crossovers whose second parent
-	// is one of the eight molecules of Problem.Library nearest the first (Tanimoto on the surrogate's features)
-	// rather than another of the best: fragments the run's molecules do not hold (a headgroup, a ring system)
-	// from the molecules most like its best. 0 crosses the best with the best only.
-	LibraryCrossovers float64        `json:",omitempty"`
-	MaxFitData        int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
-	Exact             gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
+	SymbolMutations float64        `json:",omitempty"`
+	MaxFitData      int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
+	Exact           gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
 	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
 	// guacamol-500 and pmo presets read both (Preset.Screened).
 	Inputs SurrogateInputs `json:",omitempty"`
@@ -169,10 +164,6 @@ func (screenedVariant) resolve(c *Config) error {
 		return fmt.Errorf("bo: config: SymbolMutations = %v outside [0, 1]", s.SymbolMutations)
 	case s.SymbolMutations > 0 && !s.GraphMutation:
 		return fmt.Errorf("bo: config: SymbolMutations = %v needs GraphMutation: without it every child takes the symbol mutation", s.SymbolMutations)
-	case !(s.LibraryCrossovers >= 0 && s.LibraryCrossovers <= 1):
-		return fmt.Errorf("bo: config: LibraryCrossovers = %v outside [0, 1]", s.LibraryCrossovers)
-	case s.LibraryCrossovers > 0 && !s.GraphCrossover:
-		return fmt.Errorf("bo: config: LibraryCrossovers = %v needs GraphCrossover: the library's molecules are crossed as graphs", s.LibraryCrossovers)
 	}
 	return nil
 }
@@ -218,9 +209,8 @@ type screenedProposer struct {
 	// reads counts, per chunk, the anchors of the last batch that read it (lookahead.read): which chunks the
 	// next batch decodes ahead. Only speed depends on it, so it is not checkpointed.
 	reads []int
-	lib   *libraryIndex // Problem.Library's vectors, with LibraryCrossovers; built at the first breeding
-	alone bool          // decode each anchor's chunks alone, never ahead (a test compares the picks)
-	after bool          // refit the surrogate after a fine-tune, never beside it (a test compares the runs)
+	alone bool // decode each anchor's chunks alone, never ahead (a test compares the picks)
+	after bool // refit the surrogate after a fine-tune, never beside it (a test compares the runs)
 }
 
 // legacyScreenedStats reads the screened variant's counts from a pending batch (its gob payload) written before
@@ -355,10 +345,7 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 	var lat []float64     // the latents of dec
 	decoded, base := 0, 0 // anchors decoded so far; dec holds anchors base..decoded-1
 
-	breeder, parents, err := p.breeder(ctx)
-	if err != nil {
-		return nil, err
-	}
+	breeder, parents := p.breeder()
 	st := &ScreenedStats{FromFlow: -1}
 	b := &batch{Proposed: n * q, Screened: st}
 	var ahead *lookahead // with a CandidateTarget, the anchors' chunks decoded as they are read
@@ -445,10 +432,10 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 
 // breeder returns the GA's breeder of Offspring children and its parents' token rows, both nil without
 // Offspring.
-func (p *screenedProposer) breeder(ctx context.Context) (*Breeder, []int, error) {
+func (p *screenedProposer) breeder() (*Breeder, []int) {
 	o, s := p.o, p.s
 	if s.Offspring <= 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	breeder := &Breeder{Alphabet: o.prob.Alphabet, Stop: o.prob.Stop}
 	idx := o.parentSet(100)
@@ -459,24 +446,11 @@ func (p *screenedProposer) breeder(ctx context.Context) (*Breeder, []int, error)
 			breeder.Keys = append(breeder.Keys, o.st.SMILES[i])
 		}
 	}
-	if s.LibraryCrossovers > 0 && len(o.prob.Library.Keys) > 0 {
-		if p.lib == nil {
-			var err error
-			if p.lib, err = o.newLibraryIndex(ctx); err != nil {
-				return nil, nil, err
-			}
-		}
-		partners, err := o.partners(p.lib, breeder.Keys, parents)
-		if err != nil {
-			return nil, nil, err
-		}
-		breeder.Partners, breeder.PartnerShare = partners, s.LibraryCrossovers
-	}
 	if s.GraphMutation {
 		breeder.Mutator = o.prob.Codec.(Mutator)
 		breeder.SymbolShare = s.SymbolMutations
 	}
-	return breeder, parents, nil
+	return breeder, parents
 }
 
 // pool is one anchor's candidates as the screened variant gathers them: distinct valid molecules new to the

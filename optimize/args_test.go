@@ -11,7 +11,6 @@ import (
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/chem/fingerprint"
 	"github.com/nfbo/nfbo/chem/objective"
-	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/rundir"
 )
 
@@ -224,58 +223,5 @@ func TestConfigGAOperators(t *testing.T) {
 	bad.Method, bad.Mutation = "ga", "graph+selfies:0.1"
 	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "-method ga") {
 		t.Errorf("-method ga -mutation graph+selfies:0.1: %v, want an error", err)
-	}
-}
-
-// TestLibraryFlags: -library takes a share of the screened variant's graph crossovers (a quarter unless
-// -library-crossovers says), and the flags refuse what they cannot do.
-func TestLibraryFlags(t *testing.T) {
-	pmo, err := bo.PresetByName("pmo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		share, want float64
-	}{{0, defaultLibraryCrossovers}, {0.1, 0.1}} {
-		args := Args{OptimiserArgs: OptimiserArgs{Variant: "screened", AnchorRule: "minmax",
-			ScreenedArgs: ScreenedArgs{Library: "lib.smi", LibraryCrossovers: c.share}}}
-		cfg, err := args.Config(pmo)
-		if err != nil || cfg.LibraryCrossovers != c.want {
-			t.Errorf("-library-crossovers %v: LibraryCrossovers %v, %v; want %v", c.share, cfg.LibraryCrossovers, err, c.want)
-		}
-	}
-	args := Args{OptimiserArgs: OptimiserArgs{Variant: "screened", AnchorRule: "minmax", Crossover: "selfies",
-		ScreenedArgs: ScreenedArgs{Library: "lib.smi"}}}
-	if _, err := args.Config(pmo); err == nil || !strings.Contains(err.Error(), "-library needs") {
-		t.Errorf("-library with -crossover selfies: %v, want an error", err)
-	}
-	for _, s := range []ScreenedArgs{{LibraryCrossovers: 0.2}, {Library: "lib.smi", LibraryCrossovers: 1.5}} {
-		if err := s.check(); err == nil || !strings.Contains(err.Error(), "-library") {
-			t.Errorf("%+v: %v, want an error naming -library", s, err)
-		}
-	}
-}
-
-// TestReadLibrary: the molecules of -library the run can hold, canonicalised, the others counted in one line.
-func TestReadLibrary(t *testing.T) {
-	voc, err := vocab.NFBOZinc()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "lib.smi")
-	long := strings.Repeat("C", 40)
-	if err := os.WriteFile(path, []byte("CCO\nc1ccccc1O\n"+long+"\nCCO\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var warn strings.Builder
-	lib, err := readLibrary(path, voc, 12, &warn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(lib.Keys) != 2 || len(lib.Tokens) != 2*12 || !strings.Contains(warn.String(), "2 of its 4 molecules left out") {
-		t.Errorf("keys %q, %d tokens, warning %q; want two molecules (CCO once), 24 tokens, two left out", lib.Keys, len(lib.Tokens), warn.String())
-	}
-	if _, err := readLibrary(path, voc, 3, &warn); err == nil {
-		t.Error("a library none of whose molecules fits: no error")
 	}
 }

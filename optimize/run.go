@@ -280,9 +280,6 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 	if err := a.applyChildren(&cfg); err != nil {
 		return cfg, err
 	}
-	if err := a.ScreenedArgs.applyLibrary(&cfg); err != nil {
-		return cfg, err
-	}
 	return cfg, nil
 }
 
@@ -582,37 +579,6 @@ func readInit(path, task string, count int) (rows []molfile.Row, hasScores bool,
 		return nil, false, fmt.Errorf("optimize: -init: %w", err)
 	}
 	return rows, hasScores, nil
-}
-
-// readLibrary reads -library's molecules, canonicalised with the vocabulary voc at the run's sequence length t;
-// those the run cannot hold (longer than t−1 symbols, a symbol outside the vocabulary, invalid) are left out, and
-// counted in one line to warn.
-func readLibrary(path string, voc *vocab.Vocab, t int, warn io.Writer) (bo.Library, error) {
-	var lib bo.Library
-	if path == "" {
-		return lib, nil
-	}
-	rows, _, err := molfile.Read(path, "", math.MaxInt)
-	if err != nil {
-		return lib, fmt.Errorf("optimize: -library: %w", err)
-	}
-	left := 0
-	mols, _, err := molfile.Canonicalize(rows, path, voc, t, func(string) { left++ })
-	if err != nil {
-		return lib, fmt.Errorf("optimize: -library: %w", err)
-	}
-	if len(mols) == 0 {
-		return lib, fmt.Errorf("optimize: -library %s: none of its %d molecules fits the run's sequences (%d tokens)", path, len(rows), t)
-	}
-	for _, m := range mols {
-		lib.Keys = append(lib.Keys, m.Key)
-		lib.Tokens = append(lib.Tokens, m.IDs[:t]...)
-	}
-	if left > 0 {
-		fmt.Fprintf(warn, "nfbo optimize: -library %s: %d of its %d molecules left out (longer than the run's %d tokens, repeated, or not read)\n",
-			path, left, len(rows), t)
-	}
-	return lib, nil
 }
 
 // initScores returns the initial molecules' scores from the file, or nil when it had none (they are paid for

@@ -410,13 +410,9 @@ func (r *runState) runOptimiser(ctx context.Context) error {
 		rec.warned = true
 		r.warnf("warning: the flow of model %s %s", a.Model, msg)
 	}
-	lib, err := readLibrary(a.Library, r.voc, r.t, r.s.Stderr)
-	if err != nil {
-		return err
-	}
 	opt, err := bo.NewOptimizer(r.cfg, bo.Problem{Flow: r.flow, Codec: r.codec, Objective: newBudgetObjective(r.budget, r.initCalls, r.info, initScores(r.mols, r.hasScores)),
 		Initial: init, Vocab: r.voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(r.voc), Rules: r.ruler,
-		Features: surrogateFeatures(surrogateInputs(r.cfg, a), r.t, r.voc.Len(), vocab.Stop), Library: lib},
+		Features: surrogateFeatures(surrogateInputs(r.cfg, a), r.t, r.voc.Len(), vocab.Stop)},
 		rand.NewPCG(a.Seed, 0x6e66626f), rec)
 	if err != nil {
 		return fmt.Errorf("optimize: %w", err)

@@ -1,7 +1,6 @@
 package optimize
 
 import (
-	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -77,16 +76,7 @@ type ScreenedArgs struct {
 	// fingerprints plus a Matérn kernel on the token counts, weighed by the marginal likelihood); "" means the
 	// preset's.
 	Features string `json:",omitempty"`
-	// Library is a molecule file (chem/molfile) whose molecules, unscored, GA children may take fragments of
-	// (bo.Problem.Library); LibraryCrossovers the share of crossovers that take a library partner
-	// (bo.ScreenedSettings.LibraryCrossovers; 0 with a library means defaultLibraryCrossovers).
-	Library           string  `json:",omitempty"`
-	LibraryCrossovers float64 `json:",omitempty"`
 }
-
-// defaultLibraryCrossovers is the share of the GA children's crossovers that take a partner from -library when
-// -library-crossovers is not given.
-const defaultLibraryCrossovers = 0.25
 
 // addFlags defines the screened variant's flags.
 func (s *ScreenedArgs) addFlags(fs *flag.FlagSet) {
@@ -97,36 +87,14 @@ func (s *ScreenedArgs) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&s.Features, "features", "", "screened variant: the surrogate's inputs, tokens (SELFIES token counts, Matérn kernel) "+
 		"morgan (Morgan count fingerprints, Tanimoto kernel) or morgan+tokens (both: Tanimoto plus Matérn kernel, weighed by the data); "+
 		"empty means the preset's: morgan+tokens for guacamol-500 and pmo, tokens for guacamol-10k")
-	fs.StringVar(&s.Library, "library", "", "screened variant: a molecule `file` (SMILES, CSV or SDF; no scores needed) whose molecules the GA "+
-		"children may take fragments of: a share of the crossovers joins a parent with one of the 8 library molecules most like it "+
-		"(the molecules longer than the run's sequences are left out)")
-	fs.Float64Var(&s.LibraryCrossovers, "library-crossovers", 0, fmt.Sprintf("screened variant with -library: the share `P` of the GA "+
-		"children's crossovers that take a library partner; 0 means %g", defaultLibraryCrossovers))
 	fs.BoolVar(&s.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
 		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
 }
 
-// applyLibrary sets -library's share of crossovers on cfg, once the GA children's moves are set (applyChildren).
-func (s ScreenedArgs) applyLibrary(cfg *bo.Config) error {
-	if s.Library == "" {
-		return nil
-	}
-	if cfg.Variant != bo.Screened || cfg.Offspring == 0 || !cfg.GraphCrossover {
-		return errors.New("-library needs -variant screened and GA children crossed as graphs (-offspring not -1, -crossover graph)")
-	}
-	cfg.LibraryCrossovers = cmp.Or(s.LibraryCrossovers, defaultLibraryCrossovers)
-	return nil
-}
-
 // check checks the flags' values.
 func (s ScreenedArgs) check() error {
-	switch {
-	case s.Offspring < -1:
+	if s.Offspring < -1 {
 		return argErrorf("-offspring must be -1 or more")
-	case !(s.LibraryCrossovers >= 0 && s.LibraryCrossovers <= 1):
-		return argErrorf("-library-crossovers %v: want a share in [0, 1]", s.LibraryCrossovers)
-	case s.LibraryCrossovers > 0 && s.Library == "":
-		return argErrorf("-library-crossovers needs -library FILE")
 	}
 	return nil
 }
@@ -227,9 +195,6 @@ func describeProposals(cfg bo.Config, in bo.SurrogateInputs) (decoded, kids stri
 			mut = fmt.Sprintf("graph (SELFIES for %g %% of the children)", 100*cfg.SymbolMutations)
 		}
 		kids = fmt.Sprintf(": %s crossover, %s mutation", cross, mut)
-		if cfg.LibraryCrossovers > 0 {
-			kids += fmt.Sprintf(", %g %% of the crossovers with -library's molecules", 100*cfg.LibraryCrossovers)
-		}
 	}
 	return decoded, kids
 }
