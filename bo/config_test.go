@@ -23,6 +23,8 @@ func TestConfigVariantSettings(t *testing.T) {
 		{"no flow without offspring", Config{Budget: 10, Variant: Screened, ScreenedSettings: ScreenedSettings{NoFlow: true}}, "NoFlow needs Offspring"},
 		{"symbol mutations", Config{Budget: 10, Variant: Screened, ScreenedSettings: ScreenedSettings{GraphMutation: true, SymbolMutations: 0.1}}, ""},
 		{"symbol mutations without graphs", Config{Budget: 10, Variant: Screened, ScreenedSettings: ScreenedSettings{SymbolMutations: 0.1}}, "SymbolMutations = 0.1 needs GraphMutation"},
+		{"fused rings", Config{Budget: 10, Variant: Screened, ScreenedSettings: ScreenedSettings{GraphMutation: true, FusedRings: true}}, ""},
+		{"fused rings without graphs", Config{Budget: 10, Variant: Screened, ScreenedSettings: ScreenedSettings{FusedRings: true}}, "FusedRings needs GraphMutation"},
 		{"symbol mutations above 1", Config{Budget: 10, Variant: Screened, ScreenedSettings: ScreenedSettings{GraphMutation: true, SymbolMutations: 2}}, "SymbolMutations = 2 outside [0, 1]"},
 		{"reference with symbol mutations", Config{Budget: 10, ScreenedSettings: ScreenedSettings{SymbolMutations: 0.1}}, "SymbolMutations: settings of the screened variant"},
 		{"unknown variant", Config{Budget: 10, Variant: 7}, "Variant = 7"},

@@ -30,14 +30,18 @@ type Breeder struct {
 	// alphabet reaches elements the graph edits never write (ScreenedSettings.SymbolMutations). At 0 no draw is
 	// made, so the children are those of a breeder without it.
 	SymbolShare float64
+	// FusedRings asks the Mutator for ring closures fused to the molecule's rings too
+	// (ScreenedSettings.FusedRings).
+	FusedRings bool
 }
 
 // Mutator is implemented by a Codec that can mutate a molecule's graph (chem/molseq.Codec.Mutate), for
 // ScreenedSettings.GraphMutation.
 type Mutator interface {
 	// Mutate writes into dst (length T) the sequence of a mutant of the molecule that the sequence tokens
-	// (length T) is, and reports whether there is one; dst and tokens may be the same slice.
-	Mutate(dst, tokens []int, rng *rand.Rand) bool
+	// (length T) is, and reports whether there is one; dst and tokens may be the same slice. With fused, a
+	// ring closure may close a ring fused to one of the molecule's rings.
+	Mutate(dst, tokens []int, fused bool, rng *rand.Rand) bool
 }
 
 // Crosser is implemented by a Codec that can make a child molecule from two molecules' graphs
@@ -78,7 +82,7 @@ func (b *Breeder) Child(dst, parents []int, rng *rand.Rand) {
 	}
 	if b.Mutator != nil && (b.SymbolShare == 0 || rng.Float64() >= b.SymbolShare) {
 		b.write(dst, kid)
-		if b.Mutator.Mutate(dst, dst, rng) {
+		if b.Mutator.Mutate(dst, dst, b.FusedRings, rng) {
 			return
 		}
 	}

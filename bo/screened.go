@@ -39,9 +39,13 @@ type ScreenedSettings struct {
 	// of a graph edit: the graph edits write only C, N, O, F, S, Cl and Br, SELFIES' alphabet any element of the
 	// vocabulary (phosphorus where a formula asks for it; BENCHMARKS.md, "The GA children's SELFIES mutation where
 	// the default stalls"). 0 mutates every child as a graph.
-	SymbolMutations float64        `json:",omitempty"`
-	MaxFitData      int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
-	Exact           gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
+	SymbolMutations float64 `json:",omitempty"`
+	// FusedRings lets GraphMutation's ring closures also close a ring fused to one the molecule has (an ortho
+	// substituent cyclised; chem/graphga.Mutator.Fuse): the graph GA's close only chains of atoms in no ring, so
+	// a fused ring system the data do not hold is out of its reach.
+	FusedRings bool           `json:",omitempty"`
+	MaxFitData int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
+	Exact      gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
 	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
 	// guacamol-500 and pmo presets read both (Preset.Screened).
 	Inputs SurrogateInputs `json:",omitempty"`
@@ -164,6 +168,8 @@ func (screenedVariant) resolve(c *Config) error {
 		return fmt.Errorf("bo: config: SymbolMutations = %v outside [0, 1]", s.SymbolMutations)
 	case s.SymbolMutations > 0 && !s.GraphMutation:
 		return fmt.Errorf("bo: config: SymbolMutations = %v needs GraphMutation: without it every child takes the symbol mutation", s.SymbolMutations)
+	case s.FusedRings && !s.GraphMutation:
+		return errors.New("bo: config: FusedRings needs GraphMutation: the fused ring closure is a graph edit")
 	}
 	return nil
 }
@@ -449,6 +455,7 @@ func (p *screenedProposer) breeder() (*Breeder, []int) {
 	if s.GraphMutation {
 		breeder.Mutator = o.prob.Codec.(Mutator)
 		breeder.SymbolShare = s.SymbolMutations
+		breeder.FusedRings = s.FusedRings
 	}
 	return breeder, parents
 }

@@ -93,7 +93,7 @@ type tagMutator struct {
 	calls int
 }
 
-func (m *tagMutator) Mutate(dst, tokens []int, _ *rand.Rand) bool {
+func (m *tagMutator) Mutate(dst, tokens []int, _ bool, _ *rand.Rand) bool {
 	m.calls++
 	if m.fail {
 		return false
@@ -473,14 +473,17 @@ func TestScreenedInputsWeight(t *testing.T) {
 }
 
 // mutCodec is toyCodec with a Mutator: a mutant is the sequence with one position set to the next token of
-// the alphabet 1-7, and it counts the molecules it mutated.
+// the alphabet 1-7, and it counts the molecules it mutated, and those it was asked to mutate with fused rings.
 type mutCodec struct {
 	toyCodec
-	calls int
+	calls, fused int
 }
 
-func (c *mutCodec) Mutate(dst, tokens []int, rng *rand.Rand) bool {
+func (c *mutCodec) Mutate(dst, tokens []int, fused bool, rng *rand.Rand) bool {
 	c.calls++
+	if fused {
+		c.fused++
+	}
 	copy(dst, tokens)
 	i := rng.IntN(len(dst))
 	dst[i] = dst[i]%7 + 1
@@ -488,17 +491,25 @@ func (c *mutCodec) Mutate(dst, tokens []int, rng *rand.Rand) bool {
 }
 
 // TestGraphMutationWiring: with GraphMutation the screened variant's GA children are mutated by the codec's
-// Mutator, and the budget is spent; a codec without one is refused.
+// Mutator, with fused ring closures exactly when FusedRings asks for them, and the budget is spent; a codec
+// without one is refused.
 func TestGraphMutationWiring(t *testing.T) {
 	cfg := toyConfig("")
 	toScreened(&cfg, 10)
 	cfg.GraphMutation = true
-	codec := &mutCodec{}
-	prob := Problem{Flow: &toyFlow{t: toyT, v: toyV}, Codec: codec, Objective: memObjective{&toyScorer{}},
-		Initial: toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV), Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}}
-	runToBudget(t, cfg, prob)
-	if codec.calls == 0 {
-		t.Fatal("the Mutator was never asked for a child")
+	var prob Problem
+	for _, fused := range []bool{false, true} {
+		cfg.FusedRings = fused
+		codec := &mutCodec{}
+		prob = Problem{Flow: &toyFlow{t: toyT, v: toyV}, Codec: codec, Objective: memObjective{&toyScorer{}},
+			Initial: toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV), Vocab: toyV, Stop: 0, Alphabet: []int{1, 2, 3, 4, 5, 6, 7}}
+		runToBudget(t, cfg, prob)
+		if codec.calls == 0 {
+			t.Fatalf("FusedRings %v: the Mutator was never asked for a child", fused)
+		}
+		if want := map[bool]int{false: 0, true: codec.calls}[fused]; codec.fused != want {
+			t.Errorf("FusedRings %v: %d of %d mutations asked for fused rings, want %d", fused, codec.fused, codec.calls, want)
+		}
 	}
 	prob.Codec = toyCodec{}
 	if _, err := NewOptimizer(cfg, prob, rand.NewPCG(1, 1), &recorder{}); err == nil || !strings.Contains(err.Error(), "Mutator") {

@@ -212,7 +212,16 @@ func TestConfigGAOperators(t *testing.T) {
 	if err != nil || !cfg.GraphMutation || cfg.SymbolMutations != 0.1 {
 		t.Errorf("-mutation graph+selfies:0.1: GraphMutation %v, SymbolMutations %v, %v", cfg.GraphMutation, cfg.SymbolMutations, err)
 	}
-	for _, m := range []string{"atoms", "graph+selfies:0", "graph+selfies:1", "graph+selfies:-0.1", "graph+selfies:x", "graph+selfies"} {
+	// +fused asks for fused ring closures, beside a symbol share or not, in either order.
+	for _, m := range []string{"graph+fused", "graph+fused+selfies:0.1", "graph+selfies:0.1+fused"} {
+		cfg, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "screened", AnchorRule: "minmax", Mutation: m}}).Config(pmo)
+		want := map[bool]float64{false: 0, true: 0.1}[strings.Contains(m, "selfies")]
+		if err != nil || !cfg.GraphMutation || !cfg.FusedRings || cfg.SymbolMutations != want {
+			t.Errorf("-mutation %s: GraphMutation %v, FusedRings %v, SymbolMutations %v, %v", m, cfg.GraphMutation, cfg.FusedRings, cfg.SymbolMutations, err)
+		}
+	}
+	for _, m := range []string{"atoms", "graph+selfies:0", "graph+selfies:1", "graph+selfies:-0.1", "graph+selfies:x", "graph+selfies",
+		"fused", "graph+fused+fused", "graph+selfies:0.1+selfies:0.2", "graph+", "selfies+fused"} {
 		bad = ok
 		bad.Mutation = m
 		if err := bad.Check(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("-mutation %q", m)) {
@@ -223,5 +232,9 @@ func TestConfigGAOperators(t *testing.T) {
 	bad.Method, bad.Mutation = "ga", "graph+selfies:0.1"
 	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "-method ga") {
 		t.Errorf("-method ga -mutation graph+selfies:0.1: %v, want an error", err)
+	}
+	bad.Mutation = "graph+fused"
+	if err := bad.Check(); err != nil {
+		t.Errorf("-method ga -mutation graph+fused: %v", err)
 	}
 }

@@ -146,8 +146,8 @@ func newGA(a Args, batch int, codec selfiesCodec, rng *rand.Rand, rec baseline.R
 	if graph, rings := crossoverGraph(cross); graph {
 		ga.Crosser = &graphga.Crosser{Rings: rings, Size: size}
 	}
-	if mutation == "graph" {
-		ga.Mutator = &graphga.Mutator{Size: size}
+	if m, _ := parseMutation(mutation); m.graph {
+		ga.Mutator = &graphga.Mutator{Size: size, Fuse: m.fused}
 	}
 	return ga, fmt.Sprintf("%s (population %d, %d children per generation, robust alphabet, %s crossover, %s mutation)",
 		what, ga.Config.Population, ga.Config.Offspring, cross, mutation)

@@ -65,8 +65,9 @@ func (o *OptimiserArgs) addFlags(fs *flag.FlagSet) {
 		"their SELFIES symbols) or, for -method ga only, graph+rings (half of them ring crossovers); empty means the preset's for NF-BO (graph with guacamol-500 and pmo) and selfies for -method ga")
 	fs.StringVar(&o.Mutation, "mutation", "", "how GA children (the screened variant's, and -method ga's) mutate: selfies "+
 		"(one SELFIES symbol replaced, inserted or deleted), graph (an atom or bond of the molecular graph inserted, deleted or "+
-		"changed, or a ring closed) or, for NF-BO only, graph+selfies:P (graph, but a share P of the children mutated as SELFIES, "+
-		"whose alphabet reaches elements the graph edits do not, such as phosphorus); empty means the preset's for NF-BO (graph with guacamol-500 and pmo) and selfies for -method ga")
+		"changed, or a ring closed), followed by any of +fused (ring closures onto the molecule's rings too: fused ring systems) and, "+
+		"for NF-BO only, +selfies:P (a share P of the children mutated as SELFIES, whose alphabet reaches elements the graph edits "+
+		"do not, such as phosphorus), e.g. graph+fused+selfies:0.1; empty means the preset's for NF-BO (graph with guacamol-500 and pmo) and selfies for -method ga")
 	fs.IntVar(&o.FineTuneEvery, "finetune-every", 0, "fine-tune the flow every `N` new calls; 0 means the preset's (10 for guacamol-500), -1 never")
 	fs.IntVar(&o.FineTuneTop, "finetune-top", 0, "fine-tune the flow on the newest 10 and the best `N` molecules (with -variant reference, its surrogate's update set too); 0 means the preset's (the pmo preset's screened variant: 200; otherwise 1,000)")
 	fs.Float64Var(&o.TRInit, "tr-init", 0, "initial trust-region length; 0 means 0.8, the reference's")

@@ -128,11 +128,12 @@ type OptimiserArgs struct {
 	// (graph with guacamol-500 and pmo), selfies for -method ga (our GA of the tables).
 	Crossover string `json:",omitempty"`
 	// Mutation is how GA children mutate, those of -method ga and the screened variant's: "selfies" (one symbol
-	// replaced, inserted or deleted), "graph" (chem/graphga: an atom or bond inserted, deleted or changed, or a
-	// ring closed; bo.ScreenedSettings.GraphMutation) or, for the screened variant only, "graph+selfies:P" (graph,
-	// but a share P of the children mutated as symbols; bo.ScreenedSettings.SymbolMutations); "" means the method's
-	// default: the preset's for NF-BO (graph with guacamol-500 and pmo), selfies for -method ga (our GA of the
-	// tables).
+	// replaced, inserted or deleted) or "graph" (chem/graphga: an atom or bond inserted, deleted or changed, or a
+	// ring closed; bo.ScreenedSettings.GraphMutation), which may be followed by "+fused" (ring closures onto the
+	// molecule's rings too; bo.ScreenedSettings.FusedRings) and, for the screened variant only, "+selfies:P" (a
+	// share P of the children mutated as symbols; bo.ScreenedSettings.SymbolMutations) (parseMutation); "" means
+	// the method's default: the preset's for NF-BO (graph with guacamol-500 and pmo), selfies for -method ga (our GA
+	// of the tables).
 	Mutation string `json:",omitempty"`
 	ReferenceArgs
 	ScreenedArgs
@@ -144,31 +145,40 @@ func crossoverGraph(name string) (graph, rings bool) {
 	return name == "graph" || name == "graph+rings", name == "graph+rings"
 }
 
-// mutationGraph reads a -mutation value: whether GA children mutate as molecular graphs, the share of them that
-// mutate as symbols instead ("graph+selfies:P"), and whether the value is one at all ("" is, the method's
-// default).
-func mutationGraph(name string) (graph bool, symbols float64, ok bool) {
-	switch name {
-	case "", "selfies":
-		return false, 0, true
-	case "graph":
-		return true, 0, true
-	}
-	p, found := strings.CutPrefix(name, "graph+selfies:")
-	if !found {
-		return false, 0, false
-	}
-	share, err := strconv.ParseFloat(p, 64)
-	if err != nil || !(share > 0 && share < 1) {
-		return false, 0, false
-	}
-	return true, share, true
+// mutation is a -mutation value read: how GA children mutate.
+type mutation struct {
+	graph   bool    // as molecular graphs (chem/graphga), not as SELFIES symbols
+	fused   bool    // ring closures fused to the molecule's rings too ("+fused"; chem/graphga.Mutator.Fuse)
+	symbols float64 // the share of the children mutated as symbols instead ("+selfies:P"; NF-BO's only)
 }
 
-// mutationKnown reports whether name is a -mutation value.
-func mutationKnown(name string) bool {
-	_, _, ok := mutationGraph(name)
-	return ok
+// parseMutation reads a -mutation value: "" (the method's default) or selfies, or graph followed by any of
+// +fused and +selfies:P (0 < P < 1), each at most once; ok is false for anything else.
+func parseMutation(name string) (m mutation, ok bool) {
+	switch name {
+	case "", "selfies":
+		return mutation{}, true
+	}
+	parts := strings.Split(name, "+")
+	if parts[0] != "graph" {
+		return mutation{}, false
+	}
+	m.graph = true
+	for _, p := range parts[1:] {
+		switch share, found := strings.CutPrefix(p, "selfies:"); {
+		case p == "fused" && !m.fused:
+			m.fused = true
+		case found && m.symbols == 0:
+			v, err := strconv.ParseFloat(share, 64)
+			if err != nil || !(v > 0 && v < 1) {
+				return mutation{}, false
+			}
+			m.symbols = v
+		default:
+			return mutation{}, false
+		}
+	}
+	return m, true
 }
 
 // crossoverKnown reports whether name is a -crossover value: "" (the method's default), selfies, graph or
@@ -210,10 +220,12 @@ func (a Args) Check() error {
 		return argErrorf("-%v", seqflow.CheckBackend(a.Backend))
 	case !crossoverKnown(a.Crossover):
 		return argErrorf("-crossover %q: want selfies, graph or graph+rings", a.Crossover)
-	case !mutationKnown(a.Mutation):
-		return argErrorf("-mutation %q: want selfies, graph or graph+selfies:P with 0 < P < 1", a.Mutation)
-	case a.Method != "nfbo" && strings.HasPrefix(a.Mutation, "graph+selfies:"):
-		return argErrorf("-mutation %s is NF-BO's (the screened variant's GA children); -method %s takes selfies or graph", a.Mutation, a.Method)
+	}
+	switch m, ok := parseMutation(a.Mutation); {
+	case !ok:
+		return argErrorf("-mutation %q: want selfies, or graph with any of +fused and +selfies:P (0 < P < 1), e.g. graph+fused+selfies:0.1", a.Mutation)
+	case a.Method != "nfbo" && m.symbols > 0:
+		return argErrorf("-mutation %s: +selfies:P is NF-BO's (the screened variant's GA children); -method %s takes selfies, graph or graph+fused", a.Mutation, a.Method)
 	}
 	if err := a.ReferenceArgs.check(); err != nil {
 		return err

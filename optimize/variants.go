@@ -155,11 +155,11 @@ func (a OptimiserArgs) applyChildren(cfg *bo.Config) error {
 		cfg.GraphCrossover = graph
 	}
 	if a.Mutation != "" {
-		graph, symbols, _ := mutationGraph(a.Mutation)
-		if graph && !screened {
+		m, _ := parseMutation(a.Mutation)
+		if m.graph && !screened {
 			return fmt.Errorf("-mutation %s needs -variant screened (the reference proposes no GA children)", a.Mutation)
 		}
-		cfg.GraphMutation, cfg.SymbolMutations = graph, symbols
+		cfg.GraphMutation, cfg.FusedRings, cfg.SymbolMutations = m.graph, m.fused, m.symbols
 	}
 	return nil
 }
@@ -191,8 +191,11 @@ func describeProposals(cfg bo.Config, in bo.SurrogateInputs) (decoded, kids stri
 		if cfg.GraphMutation {
 			mut = "graph"
 		}
+		if cfg.FusedRings {
+			mut += " (fused ring closures too)"
+		}
 		if cfg.SymbolMutations > 0 {
-			mut = fmt.Sprintf("graph (SELFIES for %g %% of the children)", 100*cfg.SymbolMutations)
+			mut += fmt.Sprintf(" (SELFIES for %g %% of the children)", 100*cfg.SymbolMutations)
 		}
 		kids = fmt.Sprintf(": %s crossover, %s mutation", cross, mut)
 	}

@@ -26,6 +26,12 @@ type Mutator struct {
 	// Size, if set, keeps a mutant only when its size passes the rule (the graph GA's mutation); nil keeps every
 	// mutant, of any size.
 	Size *SizeRule
+	// Fuse lets the ring-closing edit also close a ring fused to one the molecule has: a chain of atoms in no
+	// ring, hanging from a ring atom, bonded to that atom's ring neighbour (an ortho substituent cyclised: a
+	// chromane from a phenol ether, a tetralin from a propylbenzene). The graph GA closes rings only between
+	// atoms in no ring, so a fused ring system it does not start with only a crossover can bring. Without Fuse
+	// the edits, and their draws from the random stream, are the graph GA's.
+	Fuse bool
 
 	g    smiles.Graph
 	base mol
@@ -91,7 +97,11 @@ func (u *Mutator) Mutate(s string, rng *rand.Rand) (string, error) {
 				}
 			}
 		case 3:
-			u.ringMoves(2 + pick(rng, 0.05, 0.05, 0.45, 0.45) + 1)
+			size := 2 + pick(rng, 0.05, 0.05, 0.45, 0.45) + 1
+			u.ringMoves(size)
+			if u.Fuse {
+				u.fusedRingMoves(size)
+			}
 		case 4:
 			u.deleteMoves(1 + pick(rng, 0.25, 0.25, 0.25, 0.1875))
 		case 5:
@@ -216,6 +226,47 @@ func (u *Mutator) ringMoves(size int) {
 		if !u.ringAtom[v] && u.h[v] > 0 {
 			walk(v)
 		}
+	}
+}
+
+// fusedRingMoves lists the rings of size atoms that a bond can close onto a ring bond b–a: b a ring atom with a
+// hydrogen, a its neighbour in a ring, and a path of size−2 atoms in no ring from a whose last atom has a
+// hydrogen and is bonded to b. The path from a is unique (atoms in no ring hang from a in a tree), so each ring
+// is listed once.
+func (u *Mutator) fusedRingMoves(size int) {
+	b := &u.base
+	u.on = resizeBool(u.on, len(b.atoms))
+	var walk func(v int)
+	walk = func(v int) {
+		u.path = append(u.path, v)
+		u.on[v] = true
+		if len(u.path) == size {
+			if first := u.path[0]; u.h[v] > 0 {
+				u.moves = append(u.moves, move{op: opCloseRing, a: v, b: first})
+			}
+		} else {
+			for _, k := range b.adj[v] {
+				if w := b.edges[k].a + b.edges[k].b - v; !u.on[w] && !u.ringAtom[w] {
+					walk(w)
+				}
+			}
+		}
+		u.path = u.path[:len(u.path)-1]
+		u.on[v] = false
+	}
+	for v := range b.atoms {
+		if !u.ringAtom[v] || u.h[v] == 0 {
+			continue
+		}
+		u.path = append(u.path[:0], v)
+		u.on[v] = true
+		for _, k := range b.adj[v] {
+			if u.ring[k] {
+				walk(b.edges[k].a + b.edges[k].b - v)
+			}
+		}
+		u.on[v] = false
+		u.path = u.path[:0]
 	}
 }
 

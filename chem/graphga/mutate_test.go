@@ -43,6 +43,8 @@ func TestMutateEdits(t *testing.T) {
 		{"triple bond past a valence", "CCO", func(u *Mutator) move { return move{op: opBondOrder, e: edgeOf(u, 1, 2), order: smiles.Triple} }, ""},
 		{"delete a ring bond", "C1CCCCC1", func(u *Mutator) move { return move{op: opDeleteBond, e: edgeOf(u, 0, 5)} }, "CCCCCC"},
 		{"close a ring", "CCCCCO", func(u *Mutator) move { return move{op: opCloseRing, a: 0, b: 5} }, "C1CCCCO1"},
+		{"close a ring fused to a ring", "CCCCc1ccccc1", func(u *Mutator) move { return move{op: opCloseRing, a: 0, b: 5} }, "C1CCCC2=C1C=CC=C2"},
+		{"a fused ring of seven", "CCCCCc1ccccc1", func(u *Mutator) move { return move{op: opCloseRing, a: 0, b: 6} }, ""},
 		{"a ring of seven", "CCCCCCC", func(u *Mutator) move { return move{op: opCloseRing, a: 0, b: 6} }, ""},
 		{"a double bond in a ring of four", "C=CCC", func(u *Mutator) move { return move{op: opCloseRing, a: 0, b: 3} }, ""},
 		{"a double bond in a ring of five", "C=CCCC", func(u *Mutator) move { return move{op: opCloseRing, a: 0, b: 4} }, "C1=CCCC1"},
@@ -99,6 +101,19 @@ func TestMutateMoves(t *testing.T) {
 		t.Errorf("rings of three: %d moves, want 3: %+v", len(u.moves), u.moves)
 	}
 	u.moves = u.moves[:0]
+	u.fusedRingMoves(3)
+	// Fused rings onto a ring bond b–a, a the ring CH that bears the tert-butyl and b one of its two ring
+	// neighbours. Of three atoms (b, a, the quaternary carbon): none, that carbon has no hydrogen for the bond.
+	if len(u.moves) != 0 {
+		t.Errorf("fused rings of three: %d moves, want 0: %+v", len(u.moves), u.moves)
+	}
+	u.moves = u.moves[:0]
+	u.fusedRingMoves(4)
+	// Of four (b, a, the quaternary carbon, one of its methyls): 2 × 3.
+	if len(u.moves) != 6 {
+		t.Errorf("fused rings of four: %d moves, want 6: %+v", len(u.moves), u.moves)
+	}
+	u.moves = u.moves[:0]
 	u.deleteMoves(4)
 	// The quaternary carbon: four neighbours, two of them with hydrogens inside the row, the row and its reverse one.
 	// Its neighbours are three methyls and a ring CH: rows whose two inner atoms have hydrogens (all four do), 12.
@@ -108,41 +123,53 @@ func TestMutateMoves(t *testing.T) {
 }
 
 // TestMutateZinc: mutants of ZINC molecules are valid molecules that RDKit sanitises, with rings the graph GA
-// keeps, carried unchanged through the SELFIES codec; nearly every molecule has one, and they differ.
+// keeps, carried unchanged through the SELFIES codec; nearly every molecule has one, and they differ. With Fuse
+// too, where some of the ring closures are fused ones.
 func TestMutateZinc(t *testing.T) {
 	mols := chemtest.Zinc(t, 300)
 	enc := selfies.NewEncoder(selfies.DefaultConstraints())
 	dec := selfies.NewDecoder(selfies.DefaultConstraints())
-	rng := rand.New(rand.NewPCG(7, 8))
-	var u Mutator
-	var kids []string
-	failed := 0
-	distinct := map[string]bool{}
-	for range 1000 {
-		a := mols[rng.IntN(len(mols))]
-		kid, err := u.Mutate(a, rng)
-		if errors.Is(err, ErrNoMutation) {
-			failed++
+	var plain []string
+	for _, fuse := range []bool{false, true} {
+		rng := rand.New(rand.NewPCG(7, 8))
+		u := Mutator{Fuse: fuse}
+		var kids []string
+		failed := 0
+		distinct := map[string]bool{}
+		for range 1000 {
+			a := mols[rng.IntN(len(mols))]
+			kid, err := u.Mutate(a, rng)
+			if errors.Is(err, ErrNoMutation) {
+				failed++
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%q: %v", a, err)
+			}
+			checkSELFIES(t, kid, enc, dec)
+			if slices.Equal(graphSig(t, kid), graphSig(t, a)) {
+				t.Errorf("Fuse %v: mutant %q of %q: the same molecule", fuse, kid, a)
+			}
+			kids = append(kids, kid)
+			distinct[kid] = true
+		}
+		t.Logf("Fuse %v: 1,000 mutations: %d without a mutant, %d distinct mutants", fuse, failed, len(distinct))
+		if failed > 10 || len(distinct) < 900 {
+			t.Errorf("Fuse %v: 1,000 mutations: %d without a mutant, %d distinct mutants", fuse, failed, len(distinct))
+		}
+		if _, err := u.Mutate("C(", rng); err == nil || errors.Is(err, ErrNoMutation) {
+			t.Errorf("an unreadable molecule: %v, want its SMILES error", err)
+		}
+		checkRDKit(t, kids)
+		if !fuse {
+			plain = kids
 			continue
 		}
-		if err != nil {
-			t.Fatalf("%q: %v", a, err)
+		// The streams part at the first ring closure that has a fused one to choose from.
+		if slices.Equal(kids, plain) {
+			t.Errorf("Fuse: the mutants of the graph GA's edits, no fused ring among them")
 		}
-		checkSELFIES(t, kid, enc, dec)
-		if slices.Equal(graphSig(t, kid), graphSig(t, a)) {
-			t.Errorf("mutant %q of %q: the same molecule", kid, a)
-		}
-		kids = append(kids, kid)
-		distinct[kid] = true
 	}
-	t.Logf("1,000 mutations: %d without a mutant, %d distinct mutants", failed, len(distinct))
-	if failed > 10 || len(distinct) < 900 {
-		t.Errorf("1,000 mutations: %d without a mutant, %d distinct mutants", failed, len(distinct))
-	}
-	if _, err := u.Mutate("C(", rng); err == nil || errors.Is(err, ErrNoMutation) {
-		t.Errorf("an unreadable molecule: %v, want its SMILES error", err)
-	}
-	checkRDKit(t, kids)
 }
 
 // checkRDKit fails the test unless RDKit sanitises every molecule, finds no ring of more than six atoms, no

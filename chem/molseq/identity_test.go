@@ -69,7 +69,7 @@ for i, line in enumerate(sys.stdin):
 		if c.Cross(seq, a, b, true, rng) {
 			key, _ := c.Canonical(make([]int, c.T()), seq)
 			keys = append(keys, key)
-			if c.Mutate(seq, seq, rng) {
+			if c.Mutate(seq, seq, false, rng) {
 				key, _ := c.Canonical(make([]int, c.T()), seq)
 				keys = append(keys, key)
 			}

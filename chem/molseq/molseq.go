@@ -106,10 +106,11 @@ func (c *Codec) Cross(dst []int, a, b string, rings bool, rng *rand.Rand) bool {
 
 // Mutate writes into dst (length T) the canonical sequence of a graph mutant of the molecule that the length-T
 // sequence tokens decodes to (chem/graphga.Mutator: an atom or bond inserted, deleted or changed, or a ring closed,
-// within the atoms' valences) and reports whether there is one: not when tokens is not a molecule, no mutation
-// gives a valid molecule, or the mutant needs a symbol outside the vocabulary or more than T−1 symbols. dst and
-// tokens may be the same slice. It implements bo.Mutator.
-func (c *Codec) Mutate(dst, tokens []int, rng *rand.Rand) bool {
+// within the atoms' valences; with fused, a ring closed onto one of the molecule's rings too) and reports whether
+// there is one: not when tokens is not a molecule, no mutation gives a valid molecule, or the mutant needs a
+// symbol outside the vocabulary or more than T−1 symbols. dst and tokens may be the same slice. It implements
+// bo.Mutator.
+func (c *Codec) Mutate(dst, tokens []int, fused bool, rng *rand.Rand) bool {
 	if len(dst) != c.t || len(tokens) != c.t {
 		panic(fmt.Sprintf("molseq: Mutate: len(dst) = %d, len(tokens) = %d, want T = %d", len(dst), len(tokens), c.t))
 	}
@@ -117,6 +118,7 @@ func (c *Codec) Mutate(dst, tokens []int, rng *rand.Rand) bool {
 	if !ok {
 		return false
 	}
+	c.mut.Fuse = fused
 	mutant, err := c.mut.Mutate(smi, rng)
 	if err != nil {
 		return false

@@ -149,7 +149,7 @@ func TestMutate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !c.Mutate(seq, seq, rng) {
+		if !c.Mutate(seq, seq, false, rng) {
 			continue
 		}
 		made++
@@ -168,7 +168,7 @@ func TestMutate(t *testing.T) {
 	for i := range bad {
 		bad[i] = -1
 	}
-	if c.Mutate(seq, bad, rng) {
+	if c.Mutate(seq, bad, false, rng) {
 		t.Error("a sequence of tokens outside the vocabulary mutated")
 	}
 }
