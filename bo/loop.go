@@ -565,14 +565,33 @@ func (o *Optimizer) topK(k int) []int {
 }
 
 // parentSet returns the GA children's candidate parents, best first: the k best points, or with
-// DistinctScores the first point of each of the k best distinct scores.
+// DistinctScores the first point of each of the k best distinct scores. Where there are fewer than k distinct
+// scores, the other points follow, best first and newest first among equals: on a plateau that holds most of
+// the data (an objective that scores every molecule 0 until one holds a substructure) the parents are then the
+// newest molecules, whose children walk away from the start as a GA's population drifts, not one molecule whose
+// children are soon all known (valsartan_smarts from a random start: BENCHMARKS.md, "A plateau of zeros").
 func (o *Optimizer) parentSet(k int) []int {
 	if !o.cfg.DistinctScores {
 		return o.topK(k)
 	}
-	idx := DistinctScores(o.st.Y)
-	sort.SliceStable(idx, func(a, b int) bool { return o.st.Y[idx[a]] > o.st.Y[idx[b]] })
-	return idx[:min(k, len(idx))]
+	y := o.st.Y
+	idx := DistinctScores(y)
+	sort.SliceStable(idx, func(a, b int) bool { return y[idx[a]] > y[idx[b]] })
+	if len(idx) >= k || len(idx) == len(y) {
+		return idx[:min(k, len(idx))]
+	}
+	first := make([]bool, len(y))
+	for _, i := range idx {
+		first[i] = true
+	}
+	rest := make([]int, 0, len(y)-len(idx))
+	for i := len(y) - 1; i >= 0; i-- { // newest first
+		if !first[i] {
+			rest = append(rest, i)
+		}
+	}
+	sort.SliceStable(rest, func(a, b int) bool { return y[rest[a]] > y[rest[b]] })
+	return append(idx, rest[:min(k, len(y))-len(idx)]...)
 }
 
 // fineTuneSet returns the newest max(newest, FineTuneNewest) points followed by the top TopK (the reference
