@@ -566,10 +566,12 @@ func (o *Optimizer) topK(k int) []int {
 
 // parentSet returns the GA children's candidate parents, best first: the k best points, or with
 // DistinctScores the first point of each of the k best distinct scores. Where there are fewer than k distinct
-// scores, the other points follow, best first and newest first among equals: on a plateau that holds most of
-// the data (an objective that scores every molecule 0 until one holds a substructure) the parents are then the
-// newest molecules, whose children walk away from the start as a GA's population drifts, not one molecule whose
-// children are soon all known (valsartan_smarts from a random start: BENCHMARKS.md, "A plateau of zeros").
+// scores, the other points follow as topK orders them (best first, the oldest first among equals): on a plateau
+// that holds most of the data (an objective that scores every molecule 0 until one holds a substructure) the
+// parents are then the first k molecules, the initial ones, as the graph GA's population stays its first
+// molecules while every score is 0, not one molecule whose children are soon all known (valsartan_smarts from a
+// random start; the newest instead, tried, drift into charged and boron-laden molecules the flow decodes:
+// BENCHMARKS.md, "A plateau of zeros").
 func (o *Optimizer) parentSet(k int) []int {
 	if !o.cfg.DistinctScores {
 		return o.topK(k)
@@ -585,7 +587,7 @@ func (o *Optimizer) parentSet(k int) []int {
 		first[i] = true
 	}
 	rest := make([]int, 0, len(y)-len(idx))
-	for i := len(y) - 1; i >= 0; i-- { // newest first
+	for i := range y {
 		if !first[i] {
 			rest = append(rest, i)
 		}

@@ -359,17 +359,17 @@ func TestDistinctScoresAnchorsAndParents(t *testing.T) {
 	if want := []int{0, 1, 2}; !slices.Equal(got, want) {
 		t.Errorf("2 distinct scores, 3 anchors: %v, want %v", got, want)
 	}
-	// Fewer distinct scores than parents: one per score, then the rest best first, the newest first among ties.
+	// Fewer distinct scores than parents: one per score, then the rest best first, the oldest first among ties.
 	o.st.Y = []float64{0, 0, 0.5, 0, 0, 0.5, 0}
-	if p, want := o.parentSet(5), []int{2, 0, 5, 6, 4}; !slices.Equal(p, want) {
+	if p, want := o.parentSet(5), []int{2, 0, 5, 1, 3}; !slices.Equal(p, want) {
 		t.Errorf("2 distinct scores, 5 parents: %v, want %v", p, want)
 	}
-	if p, want := o.parentSet(10), []int{2, 0, 5, 6, 4, 3, 1}; !slices.Equal(p, want) {
+	if p, want := o.parentSet(10), []int{2, 0, 5, 1, 3, 4, 6}; !slices.Equal(p, want) {
 		t.Errorf("2 distinct scores, 10 parents of 7 points: %v, want %v", p, want)
 	}
-	// A plateau of zeros: the first point and then the newest.
+	// A plateau of zeros: the first 100 points.
 	o.st.Y = make([]float64, 300)
-	if p := o.parentSet(100); len(p) != 100 || p[0] != 0 || p[1] != 299 || p[99] != 201 {
+	if p := o.parentSet(100); len(p) != 100 || p[0] != 0 || p[1] != 1 || p[99] != 99 {
 		t.Errorf("300 zeros, 100 parents: %v", p)
 	}
 }
