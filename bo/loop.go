@@ -565,13 +565,14 @@ func (o *Optimizer) topK(k int) []int {
 }
 
 // parentSet returns the GA children's candidate parents, best first: the k best points, or with
-// DistinctScores the first point of each of the k best distinct scores. Where there are fewer than k distinct
-// scores, the other points follow as topK orders them (best first, the oldest first among equals): on a plateau
-// that holds most of the data (an objective that scores every molecule 0 until one holds a substructure) the
-// parents are then the first k molecules, the initial ones, as the graph GA's population stays its first
-// molecules while every score is 0, not one molecule whose children are soon all known (valsartan_smarts from a
-// random start; the newest instead, tried, drift into charged and boron-laden molecules the flow decodes:
-// BENCHMARKS.md, "A plateau of zeros").
+// DistinctScores the first point of each of the k best distinct scores. Where there are fewer than k/2 distinct
+// scores, too few parents to breed from, the other points follow up to k as topK orders them (best first, the
+// oldest first among equals): on a plateau that holds most of the data (an objective that scores every molecule
+// 0 until one holds a substructure) the parents are then the first k molecules, the initial ones, as the graph
+// GA's population stays its first molecules while every score is 0, not one molecule whose children are soon all
+// known (valsartan_smarts from a random start; the newest instead, tried, drift into charged and boron-laden
+// molecules the flow decodes: BENCHMARKS.md, "A plateau of zeros"). Data with k/2 or more distinct scores get
+// the parents they got before the rule.
 func (o *Optimizer) parentSet(k int) []int {
 	if !o.cfg.DistinctScores {
 		return o.topK(k)
@@ -579,7 +580,7 @@ func (o *Optimizer) parentSet(k int) []int {
 	y := o.st.Y
 	idx := DistinctScores(y)
 	sort.SliceStable(idx, func(a, b int) bool { return y[idx[a]] > y[idx[b]] })
-	if len(idx) >= k || len(idx) == len(y) {
+	if 2*len(idx) >= k || len(idx) == len(y) {
 		return idx[:min(k, len(idx))]
 	}
 	first := make([]bool, len(y))

@@ -359,8 +359,12 @@ func TestDistinctScoresAnchorsAndParents(t *testing.T) {
 	if want := []int{0, 1, 2}; !slices.Equal(got, want) {
 		t.Errorf("2 distinct scores, 3 anchors: %v, want %v", got, want)
 	}
-	// Fewer distinct scores than parents: one per score, then the rest best first, the oldest first among ties.
+	// Fewer distinct scores than half the parents: one per score, then the rest best first, the oldest first
+	// among ties; half or more: one per score, as without the rule.
 	o.st.Y = []float64{0, 0, 0.5, 0, 0, 0.5, 0}
+	if p, want := o.parentSet(4), []int{2, 0}; !slices.Equal(p, want) {
+		t.Errorf("2 distinct scores, 4 parents: %v, want %v", p, want)
+	}
 	if p, want := o.parentSet(5), []int{2, 0, 5, 1, 3}; !slices.Equal(p, want) {
 		t.Errorf("2 distinct scores, 5 parents: %v, want %v", p, want)
 	}
