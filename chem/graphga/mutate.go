@@ -204,27 +204,10 @@ func (u *Mutator) bondMoves(rng *rand.Rand) {
 func (u *Mutator) ringMoves(size int) {
 	b := &u.base
 	u.on = resizeBool(u.on, len(b.atoms))
-	var walk func(v int)
-	walk = func(v int) {
-		u.path = append(u.path, v)
-		u.on[v] = true
-		if len(u.path) == size {
-			if end := u.path[0]; u.h[v] > 0 && end < v { // each ring once
-				u.moves = append(u.moves, move{op: opCloseRing, a: end, b: v})
-			}
-		} else {
-			for _, k := range b.adj[v] {
-				if w := b.edges[k].a + b.edges[k].b - v; !u.on[w] && !u.ringAtom[w] {
-					walk(w)
-				}
-			}
-		}
-		u.path = u.path[:len(u.path)-1]
-		u.on[v] = false
-	}
+	u.path = u.path[:0]
 	for v := range b.atoms {
 		if !u.ringAtom[v] && u.h[v] > 0 {
-			walk(v)
+			u.closeRings(v, size, false)
 		}
 	}
 }
@@ -236,24 +219,6 @@ func (u *Mutator) ringMoves(size int) {
 func (u *Mutator) fusedRingMoves(size int) {
 	b := &u.base
 	u.on = resizeBool(u.on, len(b.atoms))
-	var walk func(v int)
-	walk = func(v int) {
-		u.path = append(u.path, v)
-		u.on[v] = true
-		if len(u.path) == size {
-			if first := u.path[0]; u.h[v] > 0 {
-				u.moves = append(u.moves, move{op: opCloseRing, a: v, b: first})
-			}
-		} else {
-			for _, k := range b.adj[v] {
-				if w := b.edges[k].a + b.edges[k].b - v; !u.on[w] && !u.ringAtom[w] {
-					walk(w)
-				}
-			}
-		}
-		u.path = u.path[:len(u.path)-1]
-		u.on[v] = false
-	}
 	for v := range b.atoms {
 		if !u.ringAtom[v] || u.h[v] == 0 {
 			continue
@@ -262,12 +227,38 @@ func (u *Mutator) fusedRingMoves(size int) {
 		u.on[v] = true
 		for _, k := range b.adj[v] {
 			if u.ring[k] {
-				walk(b.edges[k].a + b.edges[k].b - v)
+				u.closeRings(b.edges[k].a+b.edges[k].b-v, size, true)
 			}
 		}
 		u.on[v] = false
 		u.path = u.path[:0]
 	}
+}
+
+// closeRings extends u.path by v and then by atoms in no ring until it holds size atoms, and lists the bond from
+// its last atom, where that has a hydrogen, to its first: once per ring for ringMoves (the first atom the lower
+// of the two), for every path when fused (fusedRingMoves: the paths are distinct rings).
+func (u *Mutator) closeRings(v, size int, fused bool) {
+	b := &u.base
+	u.path = append(u.path, v)
+	u.on[v] = true
+	if len(u.path) == size {
+		switch first := u.path[0]; {
+		case u.h[v] == 0:
+		case fused:
+			u.moves = append(u.moves, move{op: opCloseRing, a: v, b: first})
+		case first < v:
+			u.moves = append(u.moves, move{op: opCloseRing, a: first, b: v})
+		}
+	} else {
+		for _, k := range b.adj[v] {
+			if w := b.edges[k].a + b.edges[k].b - v; !u.on[w] && !u.ringAtom[w] {
+				u.closeRings(w, size, fused)
+			}
+		}
+	}
+	u.path = u.path[:len(u.path)-1]
+	u.on[v] = false
 }
 
 // deleteMoves lists the deletions of an atom with degree neighbours, its neighbours then joined in a row by
