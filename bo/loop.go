@@ -572,16 +572,16 @@ func (o *Optimizer) topK(k int) []int {
 // GA's population stays its first molecules while every score is 0, not one molecule whose children are soon all
 // known (valsartan_smarts from a random start; the newest instead, tried, drift into charged and boron-laden
 // molecules the flow decodes: BENCHMARKS.md, "A plateau of zeros"). Data with k/2 or more distinct scores get
-// the parents they got before the rule.
-func (o *Optimizer) parentSet(k int) []int {
+// the parents they got before the rule. plateau reports a filled set.
+func (o *Optimizer) parentSet(k int) (idx []int, plateau bool) {
 	if !o.cfg.DistinctScores {
-		return o.topK(k)
+		return o.topK(k), false
 	}
 	y := o.st.Y
-	idx := DistinctScores(y)
+	idx = DistinctScores(y)
 	sort.SliceStable(idx, func(a, b int) bool { return y[idx[a]] > y[idx[b]] })
 	if 2*len(idx) >= k || len(idx) == len(y) {
-		return idx[:min(k, len(idx))]
+		return idx[:min(k, len(idx))], false
 	}
 	first := make([]bool, len(y))
 	for _, i := range idx {
@@ -594,7 +594,7 @@ func (o *Optimizer) parentSet(k int) []int {
 		}
 	}
 	sort.SliceStable(rest, func(a, b int) bool { return y[rest[a]] > y[rest[b]] })
-	return append(idx, rest[:min(k, len(y))-len(idx)]...)
+	return append(idx, rest[:min(k, len(y))-len(idx)]...), true
 }
 
 // fineTuneSet returns the newest max(newest, FineTuneNewest) points followed by the top TopK (the reference

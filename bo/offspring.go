@@ -33,7 +33,16 @@ type Breeder struct {
 	// FusedRings asks the Mutator for ring closures fused to the molecule's rings too
 	// (ScreenedSettings.FusedRings).
 	FusedRings bool
+	// Uniform draws the parents uniformly instead of by rank: for parents whose scores are equal.
+	Uniform bool
+	// MutationRate, if above 0, is the probability that a child is mutated; at 0 every child is, and no draw
+	// is made for it.
+	MutationRate float64
 }
+
+// plateauMutationRate is the GA children's mutation rate on a plateau of equal scores: mol_opt's graph GA's
+// (baseline.MolOptGraphGA), whose children on such a plateau find what ours did not.
+const plateauMutationRate = 0.067
 
 // Mutator is implemented by a Codec that can mutate a molecule's graph (chem/molseq.Codec.Mutate), for
 // ScreenedSettings.GraphMutation.
@@ -65,11 +74,15 @@ func (b *Breeder) Child(dst, parents []int, rng *rand.Rand) {
 	if rate == 0 {
 		rate = 0.5
 	}
-	ia := rankPick(n, rng)
+	pick := rankPick
+	if b.Uniform {
+		pick = func(n int, rng *rand.Rand) int { return rng.IntN(n) }
+	}
+	ia := pick(n, rng)
 	a := b.symbols(parents, ia, t)
 	kid := slices.Clone(a)
 	if n > 1 && rng.Float64() < rate {
-		ic := rankPick(n, rng)
+		ic := pick(n, rng)
 		if b.Crosser != nil {
 			if b.Crosser.Cross(dst, b.Keys[ia], b.Keys[ic], b.Rings, rng) {
 				kid = append(kid[:0], b.symbols(dst, 0, t)...)
@@ -79,6 +92,10 @@ func (b *Breeder) Child(dst, parents []int, rng *rand.Rand) {
 			i, j := rng.IntN(len(a)+1), rng.IntN(len(c)+1)
 			kid = append(append(kid[:0], a[:i]...), c[j:]...)
 		}
+	}
+	if b.MutationRate > 0 && rng.Float64() >= b.MutationRate {
+		b.write(dst, kid)
+		return
 	}
 	if b.Mutator != nil && (b.SymbolShare == 0 || rng.Float64() >= b.SymbolShare) {
 		b.write(dst, kid)

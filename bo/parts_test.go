@@ -348,7 +348,7 @@ func TestDistinctScoresAnchorsAndParents(t *testing.T) {
 		if !slices.Equal(got, tc.anchors) {
 			t.Errorf("distinct %v: anchors %v, want %v", tc.distinct, got, tc.anchors)
 		}
-		if p := o.parentSet(4); !slices.Equal(p, tc.pars) {
+		if p, _ := o.parentSet(4); !slices.Equal(p, tc.pars) {
 			t.Errorf("distinct %v: parents %v, want %v", tc.distinct, p, tc.pars)
 		}
 	}
@@ -362,18 +362,18 @@ func TestDistinctScoresAnchorsAndParents(t *testing.T) {
 	// Fewer distinct scores than half the parents: one per score, then the rest best first, the oldest first
 	// among ties; half or more: one per score, as without the rule.
 	o.st.Y = []float64{0, 0, 0.5, 0, 0, 0.5, 0}
-	if p, want := o.parentSet(4), []int{2, 0}; !slices.Equal(p, want) {
-		t.Errorf("2 distinct scores, 4 parents: %v, want %v", p, want)
+	if p, plateau := o.parentSet(4); !slices.Equal(p, []int{2, 0}) || plateau {
+		t.Errorf("2 distinct scores, 4 parents: %v (plateau %v), want [2 0], not a plateau", p, plateau)
 	}
-	if p, want := o.parentSet(5), []int{2, 0, 5, 1, 3}; !slices.Equal(p, want) {
-		t.Errorf("2 distinct scores, 5 parents: %v, want %v", p, want)
+	if p, plateau := o.parentSet(5); !slices.Equal(p, []int{2, 0, 5, 1, 3}) || !plateau {
+		t.Errorf("2 distinct scores, 5 parents: %v (plateau %v), want [2 0 5 1 3], a plateau", p, plateau)
 	}
-	if p, want := o.parentSet(10), []int{2, 0, 5, 1, 3, 4, 6}; !slices.Equal(p, want) {
-		t.Errorf("2 distinct scores, 10 parents of 7 points: %v, want %v", p, want)
+	if p, _ := o.parentSet(10); !slices.Equal(p, []int{2, 0, 5, 1, 3, 4, 6}) {
+		t.Errorf("2 distinct scores, 10 parents of 7 points: %v, want [2 0 5 1 3 4 6]", p)
 	}
 	// A plateau of zeros: the first 100 points.
 	o.st.Y = make([]float64, 300)
-	if p := o.parentSet(100); len(p) != 100 || p[0] != 0 || p[1] != 1 || p[99] != 99 {
+	if p, _ := o.parentSet(100); len(p) != 100 || p[0] != 0 || p[1] != 1 || p[99] != 99 {
 		t.Errorf("300 zeros, 100 parents: %v", p)
 	}
 }

@@ -444,8 +444,15 @@ func (p *screenedProposer) breeder() (*Breeder, []int) {
 		return nil, nil
 	}
 	breeder := &Breeder{Alphabet: o.prob.Alphabet, Stop: o.prob.Stop}
-	idx := o.parentSet(100)
+	idx, plateau := o.parentSet(100)
 	parents := o.gather(idx)
+	if plateau {
+		// The scores rank nothing: breed as the graph GA does on equal scores (a uniform mating pool, every
+		// child a crossover, ring crossovers too, few mutations), so that the children stay combinations of the
+		// initial molecules' fragments (BENCHMARKS.md, "A plateau of zeros").
+		breeder.Uniform, breeder.CrossoverRate, breeder.MutationRate = true, 1, plateauMutationRate
+		breeder.Rings = s.GraphCrossover
+	}
 	if s.GraphCrossover {
 		breeder.Crosser = o.prob.Codec.(Crosser)
 		for _, i := range idx {

@@ -161,6 +161,41 @@ func TestBreederSymbolShare(t *testing.T) {
 	}
 }
 
+// TestBreederPlateau: with MutationRate p about a share p of the children reach the Mutator, the others are
+// unmutated crossovers; with Uniform the first parent is drawn uniformly, not by rank.
+func TestBreederPlateau(t *testing.T) {
+	const stop, tt, n = 1, 4, 4000
+	parents := []int{
+		2, 1, 1, 1,
+		3, 1, 1, 1,
+		4, 1, 1, 1,
+		5, 1, 1, 1,
+	}
+	m := &tagMutator{}
+	b := &Breeder{Alphabet: []int{9}, Stop: stop, Mutator: m, Uniform: true, CrossoverRate: 1e-300, MutationRate: 0.1}
+	rng := rand.New(rand.NewPCG(5, 6))
+	child := make([]int, tt)
+	firsts := map[int]int{}
+	for range n {
+		b.Child(child, parents, rng)
+		if child[0] != 8 {
+			firsts[child[0]]++
+		}
+	}
+	// Binomial(n, p) mutants; of the others, each parent a quarter.
+	want, sd := float64(n)*0.1, math.Sqrt(float64(n)*0.1*0.9)
+	if math.Abs(float64(m.calls)-want) > 5*sd {
+		t.Errorf("MutationRate 0.1: %d of %d children mutated, want about %.0f", m.calls, n, want)
+	}
+	rest := n - m.calls
+	q, qsd := float64(rest)/4, math.Sqrt(float64(rest)*0.25*0.75)
+	for _, p := range []int{2, 3, 4, 5} {
+		if math.Abs(float64(firsts[p])-q) > 5*qsd {
+			t.Errorf("Uniform: parent %d drawn %d times of %d, want about %.0f", p, firsts[p], rest, q)
+		}
+	}
+}
+
 // TestBreederCrosser: with a Crosser every crossover is its own, from the parents' keys (rank-drawn, in Keys'
 // order), and a pair it cannot cross leaves a copy of the first parent; mutations as before.
 func TestBreederCrosser(t *testing.T) {
