@@ -587,14 +587,15 @@ func (o *Optimizer) parentSet(k int) (idx []int, plateau bool) {
 	for _, i := range idx {
 		first[i] = true
 	}
-	rest := make([]int, 0, len(y)-len(idx))
-	for i := range y {
+	for _, i := range o.topK(len(y)) {
+		if len(idx) == k {
+			break
+		}
 		if !first[i] {
-			rest = append(rest, i)
+			idx = append(idx, i)
 		}
 	}
-	sort.SliceStable(rest, func(a, b int) bool { return y[rest[a]] > y[rest[b]] })
-	return append(idx, rest[:min(k, len(y))-len(idx)]...), true
+	return idx, true
 }
 
 // fineTuneSet returns the newest max(newest, FineTuneNewest) points followed by the top TopK (the reference
