@@ -2,6 +2,7 @@ package bo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -375,5 +376,54 @@ func TestDistinctScoresAnchorsAndParents(t *testing.T) {
 	o.st.Y = make([]float64, 300)
 	if p, _ := o.parentSet(100); len(p) != 100 || p[0] != 0 || p[1] != 1 || p[99] != 99 {
 		t.Errorf("300 zeros, 100 parents: %v", p)
+	}
+}
+
+// oneFeature is a Featurizer of width 1.
+type oneFeature struct{}
+
+func (oneFeature) Width() int                                        { return 1 }
+func (oneFeature) Features(dst []float64, _ []string, _ []int) error { return nil }
+
+// sampleless is a Surrogate that must not be asked.
+type sampleless struct{ Surrogate }
+
+func (sampleless) Sample(context.Context, []float64, []float64, int, *rand.Rand) error {
+	return errors.New("sampled")
+}
+
+// While every score is equal the picks are a uniform draw from the pool, without the surrogate; one score apart,
+// the surrogate picks.
+func TestThompsonPicksFlat(t *testing.T) {
+	const m, k, draws = 20, 5, 2000
+	o := &Optimizer{st: state{Y: make([]float64, 50)}, surr: sampleless{}, rng: rand.New(rand.NewPCG(1, 2)),
+		prob: Problem{Features: oneFeature{}}}
+	keys := make([]string, m)
+	count := make([]int, m)
+	for range draws {
+		pick, err := o.thompsonPicks(context.Background(), k, nil, keys, &batch{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int]bool{}
+		for _, i := range pick {
+			if seen[i] {
+				t.Fatalf("picks %v repeat a candidate", pick)
+			}
+			seen[i] = true
+			count[i]++
+		}
+	}
+	// Each candidate is picked with probability k/m: a count within 5 standard deviations of its mean.
+	mean := float64(draws * k / m)
+	sd := math.Sqrt(draws * k / m * (1 - float64(k)/m))
+	for i, c := range count {
+		if math.Abs(float64(c)-mean) > 5*sd {
+			t.Errorf("candidate %d picked %d times in %d draws, want about %.0f", i, c, draws, mean)
+		}
+	}
+	o.st.Y[7] = 1e-22
+	if _, err := o.thompsonPicks(context.Background(), k, nil, keys, &batch{}); err == nil {
+		t.Error("one score apart: the surrogate was not asked")
 	}
 }

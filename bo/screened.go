@@ -555,20 +555,31 @@ func (p *screenedProposer) decodeToTarget(ctx context.Context, l *lookahead, a, 
 	return spent, nil
 }
 
-// thompsonPicks returns k candidates of the pool (poolTok, poolKey) by Thompson sampling of the surrogate, among
-// those the rules allow when there are rules (counting those it found disallowed in b.Filtered).
+// thompsonPicks returns k candidates of the pool (poolTok, poolKey) by Thompson sampling of the surrogate, or
+// uniformly at random while every score is equal, among those the rules allow when there are rules (counting
+// those it found disallowed in b.Filtered).
 func (o *Optimizer) thompsonPicks(ctx context.Context, k int, poolTok []int, poolKey []string, b *batch) ([]int, error) {
 	m := len(poolKey)
 	o.phase("Thompson sampling")
 	start := time.Now()
 	defer func() { o.times.Thompson += time.Since(start) }()
 	samples := make([]float64, k*m)
-	x, err := o.features(poolTok, poolKey)
-	if err != nil {
-		return nil, err
-	}
-	if err := o.surr.Sample(ctx, samples, x, k, o.rng); err != nil {
-		return nil, fmt.Errorf("bo: Thompson sampling: %w", err)
+	if flat(o.st.Y) {
+		// Every score is equal (an objective that scores 0 until a molecule holds a substructure): the surrogate
+		// has learnt nothing, and its samples would favour the candidates least like the data, the odd ones.
+		// Independent uniform values make the picks a uniform draw from the pool, as the graph GA evaluates
+		// its children unranked (BENCHMARKS.md, "A plateau of zeros").
+		for i := range samples {
+			samples[i] = o.rng.Float64()
+		}
+	} else {
+		x, err := o.features(poolTok, poolKey)
+		if err != nil {
+			return nil, err
+		}
+		if err := o.surr.Sample(ctx, samples, x, k, o.rng); err != nil {
+			return nil, fmt.Errorf("bo: Thompson sampling: %w", err)
+		}
 	}
 	pick := make([]int, k)
 	if o.prob.Rules == nil {
@@ -580,6 +591,16 @@ func (o *Optimizer) thompsonPicks(ctx context.Context, k int, poolTok []int, poo
 		b.filtered(o, poolKey[i])
 	}
 	return pick, err
+}
+
+// flat reports whether every score in y is the same.
+func flat(y []float64) bool {
+	for _, v := range y[min(1, len(y)):] {
+		if v != y[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // selectAllowed is ThompsonSelect among the candidates keys that Problem.Rules allow: sample k picks the
