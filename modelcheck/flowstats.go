@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/nfbo/nfbo/bo/flowstats"
+	"github.com/nfbo/nfbo/bo/gp"
 	"github.com/nfbo/nfbo/chem/molfile"
 	"github.com/nfbo/nfbo/chem/molseq"
 	"github.com/nfbo/nfbo/chem/vocab"
@@ -88,6 +89,9 @@ func Flowstats(ctx context.Context, stdout, stderr io.Writer, set FlowstatsSetti
 	if set.Anchors != "" {
 		src, err := readScored(stderr, set.Anchors, set.Task, 1<<30, voc, maxT)
 		if err != nil {
+			return err
+		}
+		if err := writeDensityRank(ctx, w, ck.Params, src, set.Task, set.T); err != nil {
 			return err
 		}
 		anchors = append([]molfile.Molecule(nil), src...)
@@ -178,6 +182,39 @@ func writeNLL(ctx context.Context, w io.Writer, p *model.Params, mols []molfile.
 		}
 		fmt.Fprintf(w, "| %d | %d | %.3f | %.3f |\n", t, r.Measured, r.All, r.Molecule)
 	}
+	return nil
+}
+
+// writeDensityRank writes how well the flow's log density at t ranks the task's scores of the molecules mols
+// (those shorter than t), beside how well their lengths do: a density that ranked the scores would be a prior worth
+// giving the GA's children (issue #59); one that only tracks the length is not.
+func writeDensityRank(ctx context.Context, w io.Writer, p *model.Params, mols []molfile.Molecule, task string, t int) error {
+	var x []int
+	var score, length []float64
+	for _, m := range mols {
+		if m.N < t {
+			x = append(x, m.IDs[:t]...)
+			score = append(score, m.Score)
+			length = append(length, float64(m.N))
+		}
+	}
+	if len(score) < 2 {
+		return fmt.Errorf("flowstats: fewer than 2 scored molecules shorter than T = %d", t)
+	}
+	atT := p.Clone()
+	atT.Config.T = t
+	flow, err := model.NewFlow(atT)
+	if err != nil {
+		return fmt.Errorf("flowstats: %w", err)
+	}
+	logp := make([]float64, len(score))
+	if err := flow.LogProbTo(ctx, logp, nil, x, &model.Workspace{}); err != nil {
+		return fmt.Errorf("flowstats: log density at T = %d: %w", t, err)
+	}
+	fmt.Fprintf(w, "\nDensity against %s on the %d scored molecules shorter than %d tokens (Spearman):\n\n", task, len(score), t)
+	fmt.Fprintln(w, "| log density, score | length, score | log density, length |")
+	fmt.Fprintln(w, "|---|---|---|")
+	fmt.Fprintf(w, "| %.3f | %.3f | %.3f |\n", gp.Spearman(logp, score), gp.Spearman(length, score), gp.Spearman(logp, length))
 	return nil
 }
 

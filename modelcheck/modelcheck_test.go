@@ -3,13 +3,19 @@ package modelcheck
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/nfbo/nfbo/bo/flowstats"
+	"github.com/nfbo/nfbo/bo/gp"
+	"github.com/nfbo/nfbo/chem/molfile"
+	"github.com/nfbo/nfbo/chem/vocab"
+	"github.com/nfbo/nfbo/model"
 	"github.com/nfbo/nfbo/model/modeltest"
 )
 
@@ -45,6 +51,37 @@ func TestFlowstats(t *testing.T) {
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q", want)
+		}
+	}
+	// The density table: three rank correlations, the length's with the scores as the file gives it.
+	m := regexp.MustCompile(`Density against adip on the (\d+) scored molecules shorter than 60 tokens \(Spearman\):\n\n.*\n.*\n\| (\S+) \| (\S+) \| (\S+) \|`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatal("output lacks the density table")
+	}
+	ck, err := model.LoadModelDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	voc, err := vocab.New(ck.Vocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mols, _, _, err := molfile.ReadMolecules(guacamol100, "adip", 1<<30, voc, ck.Params.Config.MaxT, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var length, score []float64
+	for _, mol := range mols {
+		if mol.N < 60 {
+			length, score = append(length, float64(mol.N)), append(score, mol.Score)
+		}
+	}
+	if m[1] != strconv.Itoa(len(score)) || m[3] != fmt.Sprintf("%.3f", gp.Spearman(length, score)) {
+		t.Errorf("density table over %s molecules, length against score %s; want %d and %.3f", m[1], m[3], len(score), gp.Spearman(length, score))
+	}
+	for _, v := range []string{m[2], m[4]} {
+		if r, err := strconv.ParseFloat(v, 64); err != nil || r < -1 || r > 1 {
+			t.Errorf("density table: rank correlation %q", v)
 		}
 	}
 	// A tiny random model still inverts exactly: every molecule that fits comes back.

@@ -42,6 +42,10 @@ func newFlowstatsCmd() *Command {
             its first stop), to check the model at the lengths BO uses
             (the same molecules at every length: those shorter than the
             shortest)
+  density   with -anchors and -task, the rank correlation of the log density
+            at -t of the scored molecules with their -task scores, beside
+            their lengths': whether the density would rank candidates for
+            the objective, or only their length
   locality  for each trust-region length L, the optimiser's perturbation
             (each latent dimension moved with probability -prob within ±4L)
             of the -top anchors, -per-anchor candidates each, decoded at -t:
