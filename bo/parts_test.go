@@ -392,8 +392,8 @@ func (sampleless) Sample(context.Context, []float64, []float64, int, *rand.Rand)
 	return errors.New("sampled")
 }
 
-// While every score is equal the picks are a uniform draw from the GA children, then from the latent candidates,
-// without the surrogate; one score apart, the surrogate picks.
+// While every score is equal the picks are a uniform draw from the pool, without the surrogate; one score apart,
+// the surrogate picks.
 func TestThompsonPicksFlat(t *testing.T) {
 	const m, k, draws = 20, 5, 2000
 	o := &Optimizer{st: state{Y: make([]float64, 50)}, surr: sampleless{}, rng: rand.New(rand.NewPCG(1, 2)),
@@ -401,7 +401,7 @@ func TestThompsonPicksFlat(t *testing.T) {
 	keys := make([]string, m)
 	count := make([]int, m)
 	for range draws {
-		pick, err := o.thompsonPicks(context.Background(), k, nil, keys, 0, &batch{})
+		pick, err := o.thompsonPicks(context.Background(), k, nil, keys, &batch{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -422,20 +422,8 @@ func TestThompsonPicksFlat(t *testing.T) {
 			t.Errorf("candidate %d picked %d times in %d draws, want about %.0f", i, c, draws, mean)
 		}
 	}
-	// The first latent entries of the pool are decoded latent candidates: picked only once the children run out.
-	const latent = 17
-	for range 100 {
-		pick, err := o.thompsonPicks(context.Background(), k, nil, keys, latent, &batch{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		slices.Sort(pick)
-		if !slices.Equal(pick[k-(m-latent):], []int{17, 18, 19}) {
-			t.Fatalf("with %d children of %d candidates, picks %v: want every child and %d latent candidates", m-latent, m, pick, k-(m-latent))
-		}
-	}
 	o.st.Y[7] = 1e-22
-	if _, err := o.thompsonPicks(context.Background(), k, nil, keys, 0, &batch{}); err == nil {
+	if _, err := o.thompsonPicks(context.Background(), k, nil, keys, &batch{}); err == nil {
 		t.Error("one score apart: the surrogate was not asked")
 	}
 }

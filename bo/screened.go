@@ -422,7 +422,7 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 		if m == 0 {
 			continue
 		}
-		pick, err := o.thompsonPicks(ctx, min(q, m, left-len(b.SMILES)), pl.tok, pl.key, fromFlow, b)
+		pick, err := o.thompsonPicks(ctx, min(q, m, left-len(b.SMILES)), pl.tok, pl.key, b)
 		if err != nil {
 			return nil, fmt.Errorf("bo: anchor %d: %w", a, err)
 		}
@@ -555,11 +555,10 @@ func (p *screenedProposer) decodeToTarget(ctx context.Context, l *lookahead, a, 
 	return spent, nil
 }
 
-// thompsonPicks returns k candidates of the pool (poolTok, poolKey; its first latent entries decoded latent
-// candidates, the rest GA children) by Thompson sampling of the surrogate, or while every score is equal
-// uniformly at random among the children before the latent candidates, among those the rules allow when there
-// are rules (counting those it found disallowed in b.Filtered).
-func (o *Optimizer) thompsonPicks(ctx context.Context, k int, poolTok []int, poolKey []string, latent int, b *batch) ([]int, error) {
+// thompsonPicks returns k candidates of the pool (poolTok, poolKey) by Thompson sampling of the surrogate, or
+// uniformly at random while every score is equal, among those the rules allow when there are rules (counting
+// those it found disallowed in b.Filtered).
+func (o *Optimizer) thompsonPicks(ctx context.Context, k int, poolTok []int, poolKey []string, b *batch) ([]int, error) {
 	m := len(poolKey)
 	o.phase("Thompson sampling")
 	start := time.Now()
@@ -568,14 +567,10 @@ func (o *Optimizer) thompsonPicks(ctx context.Context, k int, poolTok []int, poo
 	if flat(o.st.Y) {
 		// Every score is equal (an objective that scores 0 until a molecule holds a substructure): the surrogate
 		// has learnt nothing, and its samples would favour the candidates least like the data, the odd ones.
-		// Independent uniform values make the picks a uniform draw from the GA children, as the graph GA
-		// evaluates its children unranked; the latent candidates, decoded around anchors the scores cannot
-		// rank, come after them (BENCHMARKS.md, "A plateau of zeros").
+		// Independent uniform values make the picks a uniform draw from the pool, as the graph GA evaluates
+		// its children unranked (BENCHMARKS.md, "A plateau of zeros").
 		for i := range samples {
 			samples[i] = o.rng.Float64()
-			if i%m < latent {
-				samples[i]--
-			}
 		}
 	} else {
 		x, err := o.features(poolTok, poolKey)
