@@ -48,10 +48,10 @@ type ScreenedSettings struct {
 	// similar than StallSimilarity) once StallCalls calls have brought nothing into the ten best scores: the
 	// parents one per distinct score are then variants of one molecule whose children are all known, and the
 	// calls are spent anyway; another basin may hold a better molecule. 0 never does.
-	StallCalls      int            `json:",omitempty"`
-	StallSimilarity float64        `json:",omitempty"` // if 0, 0.5
-	MaxFitData      int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
-	Exact           gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
+	StallCalls      int     `json:",omitempty"`
+	StallSimilarity float64 `json:",omitempty"` // if 0, 0.5
+	MaxFitData int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
+	Exact      gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
 	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
 	// guacamol-500 and pmo presets read both (Preset.Screened).
 	Inputs SurrogateInputs `json:",omitempty"`
