@@ -43,13 +43,7 @@ type ScreenedSettings struct {
 	// FusedRings lets GraphMutation's ring closures also close a ring fused to one the molecule has (an ortho
 	// substituent cyclised; chem/graphga.Mutator.Fuse): the graph GA's close only chains of atoms in no ring, so
 	// a fused ring system the data do not hold is out of its reach.
-	FusedRings bool `json:",omitempty"`
-	// StallCalls, if positive, breeds the GA children from parents unlike the best molecule (features less
-	// similar than StallSimilarity) once StallCalls calls have brought nothing into the ten best scores: the
-	// parents one per distinct score are then variants of one molecule whose children are all known, and the
-	// calls are spent anyway; another basin may hold a better molecule. 0 never does.
-	StallCalls      int     `json:",omitempty"`
-	StallSimilarity float64 `json:",omitempty"` // if 0, 0.5
+	FusedRings bool           `json:",omitempty"`
 	MaxFitData int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
 	Exact      gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
 	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
@@ -357,10 +351,7 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 	var lat []float64     // the latents of dec
 	decoded, base := 0, 0 // anchors decoded so far; dec holds anchors base..decoded-1
 
-	breeder, parents, err := p.breeder()
-	if err != nil {
-		return nil, err
-	}
+	breeder, parents := p.breeder()
 	st := &ScreenedStats{FromFlow: -1}
 	b := &batch{Proposed: n * q, Screened: st}
 	var ahead *lookahead // with a CandidateTarget, the anchors' chunks decoded as they are read
@@ -446,27 +437,14 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 }
 
 // breeder returns the GA's breeder of Offspring children and its parents' token rows, both nil without
-// Offspring; with StallCalls, a stalled run's parents are unlike its best molecule.
-func (p *screenedProposer) breeder() (*Breeder, []int, error) {
+// Offspring.
+func (p *screenedProposer) breeder() (*Breeder, []int) {
 	o, s := p.o, p.s
 	if s.Offspring <= 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	breeder := &Breeder{Alphabet: o.prob.Alphabet, Stop: o.prob.Stop}
 	idx, plateau := o.parentSet(100)
-	if !plateau && s.StallCalls > 0 && stalled(o.st.Y, s.StallCalls) {
-		sim := s.StallSimilarity
-		if sim == 0 {
-			sim = 0.5
-		}
-		unlike, err := o.unlikeBest(100, sim)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(unlike) > 1 {
-			idx = unlike
-		}
-	}
 	parents := o.gather(idx)
 	if plateau {
 		// The scores rank nothing: breed as the graph GA does on equal scores (a uniform mating pool, every
@@ -486,7 +464,7 @@ func (p *screenedProposer) breeder() (*Breeder, []int, error) {
 		breeder.SymbolShare = s.SymbolMutations
 		breeder.FusedRings = s.FusedRings
 	}
-	return breeder, parents, nil
+	return breeder, parents
 }
 
 // pool is one anchor's candidates as the screened variant gathers them: distinct valid molecules new to the

@@ -76,9 +76,6 @@ type ScreenedArgs struct {
 	// fingerprints plus a Matérn kernel on the token counts, weighed by the marginal likelihood); "" means the
 	// preset's.
 	Features string `json:",omitempty"`
-	// Stall breeds the GA children from parents unlike the best molecule once this many calls brought nothing
-	// into the ten best scores (bo.ScreenedSettings.StallCalls); 0 never does.
-	Stall int `json:",omitempty"`
 }
 
 // addFlags defines the screened variant's flags.
@@ -92,17 +89,12 @@ func (s *ScreenedArgs) addFlags(fs *flag.FlagSet) {
 		"empty means the preset's: morgan+tokens for guacamol-500 and pmo, tokens for guacamol-10k")
 	fs.BoolVar(&s.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
 		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
-	fs.IntVar(&s.Stall, "stall", 0, "screened variant: once `N` calls brought nothing into the ten best scores, breed the GA children "+
-		"from the best molecules unlike the best one (another basin); 0 never does")
 }
 
 // check checks the flags' values.
 func (s ScreenedArgs) check() error {
 	if s.Offspring < -1 {
 		return argErrorf("-offspring must be -1 or more")
-	}
-	if s.Stall < 0 {
-		return argErrorf("-stall must not be negative, not %d", s.Stall)
 	}
 	return nil
 }
@@ -143,12 +135,6 @@ func (s ScreenedArgs) apply(cfg *bo.Config) error {
 			return errors.New("-no-flow needs -variant screened and GA children (-offspring not -1): they are its only candidates")
 		}
 		cfg.NoFlow = true
-	}
-	if s.Stall > 0 {
-		if !screened || cfg.Offspring == 0 {
-			return errors.New("-stall needs -variant screened and GA children (-offspring not -1)")
-		}
-		cfg.StallCalls = s.Stall
 	}
 	return nil
 }
