@@ -393,6 +393,7 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 		// method -> the initial molecules it paid for, where fewer than the setting's (their calls its own)
 		paidFewer := map[string]map[int]bool{}
 		aucTop10 := map[[2]string]aucCell{}
+		bySeed := map[[2]string]map[int]float64{} // (task, method) → seed → AUC Top-10, finished runs only
 		tasks, methods := map[string]bool{}, map[string]bool{}
 		for k := range groups {
 			if k.setting == setting {
@@ -428,6 +429,13 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 					for i := 0; i < 3; i++ {
 						cols[i] = append(cols[i], f.Top[i])
 						cols[3+i] = append(cols[3+i], f.AUC[i])
+					}
+					if !r.NoLog && r.Info.Finished {
+						k := [2]string{task, method}
+						if bySeed[k] == nil {
+							bySeed[k] = map[int]float64{}
+						}
+						bySeed[k][r.Info.Seed] = f.AUC[1]
 					}
 					secs = append(secs, r.Info.Seconds)
 					if r.Info.CPUSeconds > 0 {
@@ -484,10 +492,135 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 			}
 			writePMOSideBySide(&b, sortedKeys(tasks), sortedKeys(methods), aucTop10)
 		}
+		writePaired(&b, "nfbo", sortedKeys(tasks), sortedKeys(methods), bySeed)
 	}
 	writeVersions(&b, runs)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writePaired writes ref's AUC Top-10 against each other method's on the same seeds (under PMO's protocol the
+// same draws, so that the draw's luck cancels): per task the mean paired difference ± its sd, the pairs, and
+// how many of them ref leads; the sum of the tasks' mean differences; the tasks where the mean difference is
+// beyond its sd either way (the "by more than the seeds' spread"); and the difference of the sums over all
+// tasks seed by seed, for the seeds where both methods finished every task ref ran. bySeed maps (task, method)
+// to each seed's AUC Top-10. Methods with fewer than two pairs in all are left out; nothing is written without
+// ref or another method.
+func writePaired(b *strings.Builder, ref string, tasks, methods []string, bySeed map[[2]string]map[int]float64) {
+	type pairs struct {
+		diff [][]float64 // per task, ref − method per seed, in seed order
+		n    int
+	}
+	var others []string
+	per := map[string]*pairs{}
+	for _, m := range methods {
+		if m == ref {
+			continue
+		}
+		p := &pairs{diff: make([][]float64, len(tasks))}
+		for i, task := range tasks {
+			r, o := bySeed[[2]string{task, ref}], bySeed[[2]string{task, m}]
+			for _, seed := range slices.Sorted(maps.Keys(r)) {
+				if v, ok := o[seed]; ok {
+					p.diff[i] = append(p.diff[i], r[seed]-v)
+					p.n++
+				}
+			}
+		}
+		if p.n >= 2 {
+			others = append(others, m)
+			per[m] = p
+		}
+	}
+	if len(others) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s against each method on the same seeds (AUC Top-10, %s − method: the mean of the paired differences ± "+
+		"their sd, the pairs in brackets, and how many pairs %s leads):\n\n| task |", ref, ref, ref)
+	for _, m := range others {
+		fmt.Fprintf(b, " %s |", m)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(others)) + "\n")
+	sums := make([]float64, len(others))
+	counted, ahead, behind := make([]int, len(others)), make([]int, len(others)), make([]int, len(others))
+	for i, task := range tasks {
+		fmt.Fprintf(b, "| %s |", task)
+		for j, m := range others {
+			d := per[m].diff[i]
+			if len(d) == 0 {
+				b.WriteString(" — |")
+				continue
+			}
+			mean, sd := meanStd(d)
+			leads := 0
+			for _, v := range d {
+				if v > 0 {
+					leads++
+				}
+			}
+			sums[j] += mean
+			counted[j]++
+			if len(d) > 1 {
+				switch {
+				case mean > sd:
+					ahead[j]++
+				case -mean > sd:
+					behind[j]++
+				}
+				fmt.Fprintf(b, " %+.3f ± %.3f (%d), %d of %d |", mean, sd, len(d), leads, len(d))
+			} else {
+				fmt.Fprintf(b, " %+.3f (1), %d of 1 |", mean, leads)
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| **sum of the means** |")
+	for j := range others {
+		fmt.Fprintf(b, " **%+.3f** (%d tasks) |", sums[j], counted[j])
+	}
+	b.WriteString("\n| tasks ahead, behind by more than the sd (two pairs or more) |")
+	for j := range others {
+		fmt.Fprintf(b, " %d, %d |", ahead[j], behind[j])
+	}
+	b.WriteString("\n\n")
+	// The seeds where ref and each method finished every task ref ran: their sums over the tasks, seed by seed.
+	for _, m := range others {
+		var cells []string
+		for _, seed := range seedsOf(bySeed, ref, tasks) {
+			var rs, ms float64
+			whole := true
+			for _, task := range tasks {
+				r, rok := bySeed[[2]string{task, ref}]
+				if !rok || len(r) == 0 {
+					continue // a task ref never ran
+				}
+				rv, ok1 := r[seed]
+				mv, ok2 := bySeed[[2]string{task, m}][seed]
+				if !ok1 || !ok2 {
+					whole = false
+					break
+				}
+				rs, ms = rs+rv, ms+mv
+			}
+			if whole {
+				cells = append(cells, fmt.Sprintf("seed %d %s against %s (%+.3f)", seed, score3(rs), score3(ms), rs-ms))
+			}
+		}
+		if len(cells) > 0 {
+			fmt.Fprintf(b, "Summed over every task %s ran, %s against %s: %s.\n\n", ref, ref, m, strings.Join(cells, "; "))
+		}
+	}
+}
+
+// seedsOf returns the seeds of method's finished runs over tasks, in order.
+func seedsOf(bySeed map[[2]string]map[int]float64, method string, tasks []string) []int {
+	seen := map[int]bool{}
+	for _, task := range tasks {
+		for seed := range bySeed[[2]string{task, method}] {
+			seen[seed] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // secondsCell is a report's s/run: the mean wall seconds, and nfbo's mean CPU seconds beside them when each of

@@ -603,3 +603,38 @@ func TestReportHugeScores(t *testing.T) {
 		}
 	}
 }
+
+// TestPaired checks the paired table: differences by seed, the pairs led, the sum of the means, the tasks beyond
+// their sd, the seed sums only where both methods finished every task, and methods with one pair left out.
+func TestPaired(t *testing.T) {
+	bySeed := map[[2]string]map[int]float64{
+		{"qed", "nfbo"}:          {1: 0.9, 2: 0.8, 3: 0.7},
+		{"qed", "graph-ga"}:      {1: 0.5, 2: 0.6, 3: 0.6},
+		{"median2", "nfbo"}:      {1: 0.3, 2: 0.2},
+		{"median2", "graph-ga"}:  {1: 0.4, 2: 0.3},
+		{"median2", "nfbo-once"}: {1: 0.1},
+	}
+	var b strings.Builder
+	writePaired(&b, "nfbo", []string{"median2", "qed"}, []string{"graph-ga", "nfbo", "nfbo-once"}, bySeed)
+	out := b.String()
+	for _, want := range []string{
+		"| task | graph-ga |\n",
+		"| median2 | -0.100 ± 0.000 (2), 0 of 2 |",
+		"| qed | +0.233 ± 0.153 (3), 3 of 3 |",
+		"| **sum of the means** | **+0.133** (2 tasks) |",
+		"| tasks ahead, behind by more than the sd (two pairs or more) | 1, 1 |",
+		"nfbo against graph-ga: seed 1 1.200 against 0.900 (+0.300); seed 2 1.000 against 0.900 (+0.100).",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "nfbo-once") || strings.Contains(out, "seed 3") {
+		t.Errorf("a method with one pair, or a seed without every task, is in the table:\n%s", out)
+	}
+	b.Reset()
+	writePaired(&b, "nfbo", []string{"qed"}, []string{"ga"}, map[[2]string]map[int]float64{{"qed", "ga"}: {1: 0.5}})
+	if b.Len() != 0 {
+		t.Errorf("a table without nfbo: %q", b.String())
+	}
+}
