@@ -43,14 +43,9 @@ type ScreenedSettings struct {
 	// FusedRings lets GraphMutation's ring closures also close a ring fused to one the molecule has (an ortho
 	// substituent cyclised; chem/graphga.Mutator.Fuse): the graph GA's close only chains of atoms in no ring, so
 	// a fused ring system the data do not hold is out of its reach.
-	FusedRings bool `json:",omitempty"`
-	// CrossoverRate and MutationRate, if above 0, are the GA children's crossover and mutation probabilities
-	// (Breeder's) off a plateau: 1 and 0.067 are the graph GA's, whose children are mostly fragments of two
-	// parents joined; 0 keeps the Breeder's defaults (a crossover half the time, every child mutated).
-	CrossoverRate float64        `json:",omitempty"`
-	MutationRate  float64        `json:",omitempty"`
-	MaxFitData    int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
-	Exact         gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
+	FusedRings bool           `json:",omitempty"`
+	MaxFitData int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
+	Exact      gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
 	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
 	// guacamol-500 and pmo presets read both (Preset.Screened).
 	Inputs SurrogateInputs `json:",omitempty"`
@@ -451,9 +446,6 @@ func (p *screenedProposer) breeder() (*Breeder, []int) {
 	breeder := &Breeder{Alphabet: o.prob.Alphabet, Stop: o.prob.Stop}
 	idx, plateau := o.parentSet(100)
 	parents := o.gather(idx)
-	if !plateau {
-		breeder.CrossoverRate, breeder.MutationRate = s.CrossoverRate, s.MutationRate
-	}
 	if plateau {
 		// The scores rank nothing: breed as the graph GA does on equal scores (a uniform mating pool, every
 		// child a crossover, ring crossovers too, few mutations), so that the children stay combinations of the

@@ -76,9 +76,6 @@ type ScreenedArgs struct {
 	// fingerprints plus a Matérn kernel on the token counts, weighed by the marginal likelihood); "" means the
 	// preset's.
 	Features string `json:",omitempty"`
-	// GARates is "CROSSOVER,MUTATION", the GA children's rates (bo.ScreenedSettings.CrossoverRate, MutationRate);
-	// "" keeps the Breeder's.
-	GARates string `json:",omitempty"`
 }
 
 // addFlags defines the screened variant's flags.
@@ -92,8 +89,6 @@ func (s *ScreenedArgs) addFlags(fs *flag.FlagSet) {
 		"empty means the preset's: morgan+tokens for guacamol-500 and pmo, tokens for guacamol-10k")
 	fs.BoolVar(&s.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
 		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
-	fs.StringVar(&s.GARates, "ga-rates", "", "screened variant: the GA children's crossover and mutation probabilities, `C,M` "+
-		"(the graph GA's: 1,0.067); empty means a crossover half the time and every child mutated")
 }
 
 // check checks the flags' values.
@@ -140,16 +135,6 @@ func (s ScreenedArgs) apply(cfg *bo.Config) error {
 			return errors.New("-no-flow needs -variant screened and GA children (-offspring not -1): they are its only candidates")
 		}
 		cfg.NoFlow = true
-	}
-	if s.GARates != "" {
-		var c, m float64
-		if _, err := fmt.Sscanf(s.GARates, "%g,%g", &c, &m); err != nil || c <= 0 || c > 1 || m <= 0 || m > 1 {
-			return fmt.Errorf("-ga-rates %q: want C,M, two probabilities in (0, 1]", s.GARates)
-		}
-		if !screened || cfg.Offspring == 0 {
-			return errors.New("-ga-rates needs -variant screened and GA children (-offspring not -1)")
-		}
-		cfg.CrossoverRate, cfg.MutationRate = c, m
 	}
 	return nil
 }
