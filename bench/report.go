@@ -393,7 +393,9 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 		// method -> the initial molecules it paid for, where fewer than the setting's (their calls its own)
 		paidFewer := map[string]map[int]bool{}
 		aucTop10 := map[[2]string]aucCell{}
-		bySeed := map[[2]string]map[int]float64{} // (task, method) → seed → AUC Top-10, finished runs only
+		// (task, method) → seed → the setting's headline figure (pairedFigure), finished runs only
+		bySeed := map[[2]string]map[int]float64{}
+		pmo := setting == pmoSetting || setting == PMORandomSetting
 		tasks, methods := map[string]bool{}, map[string]bool{}
 		for k := range groups {
 			if k.setting == setting {
@@ -435,7 +437,10 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 						if bySeed[k] == nil {
 							bySeed[k] = map[int]float64{}
 						}
-						bySeed[k][r.Info.Seed] = f.AUC[1]
+						bySeed[k][r.Info.Seed] = f.Top[1]
+						if pmo {
+							bySeed[k][r.Info.Seed] = f.AUC[1]
+						}
 					}
 					secs = append(secs, r.Info.Seconds)
 					if r.Info.CPUSeconds > 0 {
@@ -485,28 +490,32 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 		}
 		writeInitialNotes(&b, setting, added, paidFewer)
 		writeSums(&b, sortedKeys(methods), sums, sumTasks)
-		if setting == pmoSetting || setting == PMORandomSetting {
+		if pmo {
 			if setting == PMORandomSetting {
 				b.WriteString("PMO's protocol: every run starts from 1,000 molecules drawn at random from ZINC250k, a draw " +
 					"per seed shared by every method (a method may pay for fewer of them: the first of the draw); PMO reports 5 runs.\n\n")
 			}
 			writePMOSideBySide(&b, sortedKeys(tasks), sortedKeys(methods), aucTop10)
 		}
-		writePaired(&b, "nfbo", sortedKeys(tasks), sortedKeys(methods), bySeed)
+		figure := "Top-10"
+		if pmo {
+			figure = "AUC Top-10"
+		}
+		writePaired(&b, "nfbo", figure, sortedKeys(tasks), sortedKeys(methods), bySeed)
 	}
 	writeVersions(&b, runs)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// writePaired writes ref's AUC Top-10 against each other method's on the same seeds (under PMO's protocol the
-// same draws, so that the draw's luck cancels): per task the mean paired difference ± its sd, the pairs, and
-// how many of them ref leads; the sum of the tasks' mean differences; the tasks where the mean difference is
-// beyond its sd either way (the issue's "by more than the seeds' spread"); and the difference of the sums over all
-// tasks seed by seed, for the seeds where both methods finished every task ref ran. bySeed maps (task, method)
-// to each seed's AUC Top-10. Methods with fewer than two pairs in all are left out; nothing is written without
-// ref or another method.
-func writePaired(b *strings.Builder, ref string, tasks, methods []string, bySeed map[[2]string]map[int]float64) {
+// writePaired writes ref's figure (named figure: AUC Top-10 at PMO's budget, Top-10 at a lab's) against each
+// other method's on the same seeds (under PMO's protocol the same draws, so that the draw's luck cancels): per task
+// the mean paired difference ± its sd, the pairs, and how many of them ref leads; the sum of the tasks' mean
+// differences; the tasks where the mean difference is beyond its sd either way (issue #59's "by more than the
+// seeds' spread"); and the sums over all tasks seed by seed, for the seeds where both methods finished every task
+// ref ran. bySeed maps (task, method) to each seed's figure. Methods with fewer than two pairs in all are left
+// out; nothing is written without ref or another method.
+func writePaired(b *strings.Builder, ref, figure string, tasks, methods []string, bySeed map[[2]string]map[int]float64) {
 	type pairs struct {
 		diff [][]float64 // per task, ref − method per seed, in seed order
 		n    int
@@ -535,8 +544,8 @@ func writePaired(b *strings.Builder, ref string, tasks, methods []string, bySeed
 	if len(others) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "%s against each method on the same seeds (AUC Top-10, %s − method: the mean of the paired differences ± "+
-		"their sd, the pairs in brackets, and how many pairs %s leads):\n\n| task |", ref, ref, ref)
+	fmt.Fprintf(b, "%s against each method on the same seeds (%s, %s − method: the mean of the paired differences ± "+
+		"their sd, the pairs in brackets, and how many pairs %s leads):\n\n| task |", ref, figure, ref, ref)
 	for _, m := range others {
 		fmt.Fprintf(b, " %s |", m)
 	}

@@ -619,7 +619,7 @@ func TestPaired(t *testing.T) {
 		{"median2", "nfbo-once"}: {1: 0.1},
 	}
 	var b strings.Builder
-	writePaired(&b, "nfbo", []string{"median2", "qed"}, []string{"graph-ga", "nfbo", "nfbo-once"}, bySeed)
+	writePaired(&b, "nfbo", "AUC Top-10", []string{"median2", "qed"}, []string{"graph-ga", "nfbo", "nfbo-once"}, bySeed)
 	out := b.String()
 	tableHas(t, out,
 		"| task | graph-ga |\n",
@@ -632,8 +632,39 @@ func TestPaired(t *testing.T) {
 		t.Errorf("a method with one pair, or a seed without every task, is in the table:\n%s", out)
 	}
 	b.Reset()
-	writePaired(&b, "nfbo", []string{"qed"}, []string{"ga"}, map[[2]string]map[int]float64{{"qed", "ga"}: {1: 0.5}})
+	writePaired(&b, "nfbo", "AUC Top-10", []string{"qed"}, []string{"ga"}, map[[2]string]map[int]float64{{"qed", "ga"}: {1: 0.5}})
 	if b.Len() != 0 {
 		t.Errorf("a table without nfbo: %q", b.String())
 	}
+}
+
+// TestPairedFigure: the paired table reads AUC Top-10 at PMO's budget and Top-10 at a lab's (100+500), the
+// figures each setting is judged on.
+func TestPairedFigure(t *testing.T) {
+	dir := t.TempDir()
+	for _, setting := range []string{"1000+9000", "100+500"} {
+		for seed := 1; seed <= 2; seed++ {
+			for i, method := range []string{"nfbo", "ga"} {
+				scores := []float64{0.1, 0.2 + 0.1*float64(i)}
+				writeRun(t, filepath.Join(dir, setting, method, fmt.Sprintf("seed%d", seed)),
+					rundir.Info{Setting: setting, Task: "qed", Method: method, Seed: seed, Budget: 2, Finished: true}, scores)
+			}
+		}
+	}
+	suite, err := LoadSuite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, suite.Runs); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	lab, pmo := strings.Index(out, "### Setting 100+500"), strings.Index(out, "### Setting 1000+9000")
+	if lab < 0 || pmo < lab {
+		t.Fatalf("settings out of order:\n%s", out)
+	}
+	tableHas(t, out[lab:pmo], "nfbo against each method on the same seeds (Top-10, nfbo − method",
+		"| qed | -0.010 ± 0.000 (2), 0 of 2 |")
+	tableHas(t, out[pmo:], "nfbo against each method on the same seeds (AUC Top-10, nfbo − method")
 }
