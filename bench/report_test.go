@@ -583,15 +583,7 @@ func TestReportHugeScores(t *testing.T) {
 			rundir.Info{Setting: "100+500", Task: "qed", Method: "nfbo", Seed: seed, Budget: 3, Finished: true},
 			[]float64{1e308, -1e308, 5e307 * float64(seed)})
 	}
-	suite, err := LoadSuite(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	if err := WriteMarkdown(&b, suite.Runs); err != nil {
-		t.Fatal(err)
-	}
-	md := b.String()
+	md := reportOf(t, dir)
 	if !strings.Contains(md, "1.000e+308") {
 		t.Errorf("no 1.000e+308 in the report:\n%s", md)
 	}
@@ -651,15 +643,7 @@ func TestPairedFigure(t *testing.T) {
 			}
 		}
 	}
-	suite, err := LoadSuite(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var md bytes.Buffer
-	if err := WriteMarkdown(&md, suite.Runs); err != nil {
-		t.Fatal(err)
-	}
-	out := md.String()
+	out := reportOf(t, dir)
 	lab, pmo := strings.Index(out, "### Setting 100+500"), strings.Index(out, "### Setting 1000+9000")
 	if lab < 0 || pmo < lab {
 		t.Fatalf("settings out of order:\n%s", out)
@@ -667,4 +651,18 @@ func TestPairedFigure(t *testing.T) {
 	tableHas(t, out[lab:pmo], "nfbo against each method on the same seeds (Top-10, nfbo − method",
 		"| qed | -0.010 ± 0.000 (2), 0 of 2 |")
 	tableHas(t, out[pmo:], "nfbo against each method on the same seeds (AUC Top-10, nfbo − method")
+}
+
+// reportOf returns the Markdown report of the runs under dir.
+func reportOf(t *testing.T, dir string) string {
+	t.Helper()
+	suite, err := LoadSuite(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteMarkdown(&b, suite.Runs); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
