@@ -246,10 +246,15 @@ func writeLocality(ctx context.Context, w io.Writer, flow *seqflow.Flow, codec *
 	}
 	fmt.Fprintf(w, "\nlocality at T = %d: anchors %s (mean length %.1f tokens), %d candidates each, each dimension perturbed with probability %g within ±4L\n\n",
 		set.T, what, rows[0].AnchorLen, rows[0].Candidates/picked, set.Locality.Prob)
-	fmt.Fprintln(w, "| trust-region length L | candidates decoding to the anchor | invalid | mean token edits | length kept |")
-	fmt.Fprintln(w, "|---|---|---|---|---|")
+	fmt.Fprintln(w, "| move | candidates decoding to the anchor | invalid | distinct others | mean token edits | length kept |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %g | %d / %d | %d | %.1f | %.0f %% |\n", r.Length, r.Same, r.Candidates, r.Invalid, r.MeanEdits, 100*r.LengthKept)
+		move := fmt.Sprintf("trust region L = %g", r.Length)
+		if r.Length == 0 {
+			move = fmt.Sprintf("regrown, %.0f %% of the tokens kept", 100*r.Keep)
+		}
+		fmt.Fprintf(w, "| %s | %d / %d | %d | %d | %.1f | %.0f %% |\n", move, r.Same, r.Candidates, r.Invalid, r.Distinct,
+			r.MeanEdits, 100*r.LengthKept)
 	}
 	return nil
 }

@@ -38,7 +38,7 @@ func TestFlowstats(t *testing.T) {
 	out, errb := streams()
 	err := Flowstats(context.Background(), out, errb, FlowstatsSettings{Model: dir, Data: guacamol100, N: 40, Anchors: guacamol100,
 		Task: "adip", Top: 3, T: 60, NLLT: []int{40, 60}, Samples: 50, Backend: "go", Seed: 1,
-		Locality: flowstats.LocalityConfig{Lengths: []float64{0.8, 0.05}, PerAnchor: 4, Prob: 0.1}})
+		Locality: flowstats.LocalityConfig{Lengths: []float64{0.8, 0.05}, PerAnchor: 4, Prob: 0.1, Keep: []float64{0.5}}})
 	t.Logf("stdout:\n%s\nstderr:\n%s", out, errb)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestFlowstats(t *testing.T) {
 		"| data | 40 |", "| prior samples, T = 60 | 50 |",
 		"| 40 |", "| 60 |",
 		"the best 3 molecules by adip of " + guacamol100,
-		"| 0.8 | ", " / 12 |", "| 0.05 | ",
+		"| trust region L = 0.8 | ", " / 12 |", "| trust region L = 0.05 | ", "| regrown, 50 % of the tokens kept | ",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q", want)

@@ -149,6 +149,12 @@ type LocalityConfig struct {
 	// Prob is the probability with which each latent dimension is perturbed (the optimiser's base probability
 	// without TACS). If 0, the default is 0.1.
 	Prob float64
+	// Keep are shares of each anchor's tokens whose latents a regrown candidate keeps, drawing the rest from the
+	// prior N(0, I): in an autoregressive flow a position's token depends on its latent and the tokens before it
+	// only, so the candidate keeps the anchor's first tokens and the flow writes a new tail (GenMol's remasking
+	// of a fragment, with the flow as the writer). Each adds a row after the trust-region lengths'; if empty,
+	// none.
+	Keep []float64
 }
 
 func (c LocalityConfig) withDefaults() LocalityConfig {
@@ -166,10 +172,12 @@ func (c LocalityConfig) withDefaults() LocalityConfig {
 
 // LocalityRow is the locality of the perturbations at one trust-region length.
 type LocalityRow struct {
-	Length     float64 // trust-region length L
+	Length     float64 // trust-region length L; 0 on a regrowth row
+	Keep       float64 // on a regrowth row, the share of the anchor's tokens kept (LocalityConfig.Keep); else 0
 	Candidates int     // candidates decoded: anchors × PerAnchor
 	Invalid    int     // candidates that decode to no valid molecule (with a codec)
 	Same       int     // valid candidates that decode to their anchor's token sequence
+	Distinct   int     // valid candidates other than their anchor, counted once per anchor
 	MeanEdits  float64 // mean token edit distance between a valid candidate and its anchor
 	LengthKept float64 // mean of a valid candidate's length over its anchor's
 	AnchorLen  float64 // mean anchor length (tokens)
@@ -190,6 +198,11 @@ func Locality(ctx context.Context, flow bo.Flow, codec bo.Codec, anchors []int, 
 	if cfg.PerAnchor < 0 || cfg.Prob < 0 || cfg.Prob > 1 {
 		return nil, errors.New("flowstats: locality: PerAnchor must be positive and Prob in (0, 1]")
 	}
+	for _, k := range cfg.Keep {
+		if !(k >= 0 && k <= 1) {
+			return nil, fmt.Errorf("flowstats: locality: a kept share of %g is outside [0, 1]", k)
+		}
+	}
 	n, c := len(anchors)/t, cfg.PerAnchor
 	centres := make([]float64, n*d)
 	if err := flow.Encode(ctx, centres, anchors); err != nil {
@@ -208,22 +221,17 @@ func Locality(ctx context.Context, flow bo.Flow, codec bo.Codec, anchors []int, 
 	unit := make([]float64, c*d)
 	lat := make([]float64, n*c*d)
 	dec := make([]int, n*c*t)
-	rows := make([]LocalityRow, 0, len(cfg.Lengths))
-	for _, l := range cfg.Lengths {
-		for a := range n {
-			for i := range unit {
-				unit[i] = rng.Float64()
-			}
-			bo.Perturb(lat[a*c*d:(a+1)*c*d], centres[a*d:(a+1)*d], 8*l/2, prob, f, unit, rng)
-		}
+	rows := make([]LocalityRow, 0, len(cfg.Lengths)+len(cfg.Keep))
+	compare := func(row LocalityRow) (LocalityRow, error) {
 		if err := flow.Decode(ctx, dec, lat); err != nil {
-			return nil, fmt.Errorf("flowstats: decode candidates: %w", err)
+			return row, fmt.Errorf("flowstats: decode candidates: %w", err)
 		}
-		row := LocalityRow{Length: l, Candidates: n * c, AnchorLen: lenSum / float64(n)}
+		row.Candidates, row.AnchorLen = n*c, lenSum/float64(n)
 		var edits, kept float64
 		canon := make([]int, t)
 		for a := range n {
 			anchor := anchors[a*t : a*t+lens[a]]
+			distinct := map[string]bool{}
 			for k := range c {
 				cand, ok := canonical(codec, canon, dec[(a*c+k)*t:(a*c+k+1)*t], stop)
 				if !ok {
@@ -233,16 +241,49 @@ func Locality(ctx context.Context, flow bo.Flow, codec bo.Codec, anchors []int, 
 				e := EditDistance(anchor, cand)
 				if e == 0 {
 					row.Same++
+				} else {
+					distinct[fmt.Sprint(cand)] = true
 				}
 				edits += float64(e)
 				if lens[a] > 0 {
 					kept += float64(len(cand)) / float64(lens[a])
 				}
 			}
+			row.Distinct += len(distinct)
 		}
 		if valid := n*c - row.Invalid; valid > 0 {
 			row.MeanEdits = edits / float64(valid)
 			row.LengthKept = kept / float64(valid)
+		}
+		return row, nil
+	}
+	for _, l := range cfg.Lengths {
+		for a := range n {
+			for i := range unit {
+				unit[i] = rng.Float64()
+			}
+			bo.Perturb(lat[a*c*d:(a+1)*c*d], centres[a*d:(a+1)*d], 8*l/2, prob, f, unit, rng)
+		}
+		row, err := compare(LocalityRow{Length: l})
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
+	for _, keep := range cfg.Keep {
+		for a := range n {
+			k := int(math.Round(keep * float64(lens[a])))
+			for j := range c {
+				z := lat[(a*c+j)*d : (a*c+j+1)*d]
+				copy(z[:k*f], centres[a*d:a*d+k*f])
+				for i := k * f; i < d; i++ {
+					z[i] = rng.NormFloat64()
+				}
+			}
+		}
+		row, err := compare(LocalityRow{Keep: keep})
+		if err != nil {
+			return nil, err
 		}
 		rows = append(rows, row)
 	}

@@ -113,6 +113,20 @@ func TestLocality(t *testing.T) {
 	if r := rows[1]; r.Same >= 50 || r.MeanEdits < 1 {
 		t.Errorf("L = 2: %+v, want most candidates to differ", r)
 	}
+	// Regrown with every token kept: the candidates keep the anchor and the prior writes on after it; a latent
+	// below ½ is the stop, so P = 0.691 that a candidate is its anchor.
+	rows, err = Locality(context.Background(), flow, nil, anchors, stop,
+		LocalityConfig{Lengths: []float64{0.1}, PerAnchor: 500, Prob: 0.5, Keep: []float64{1}}, rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rows[1]; r.Keep != 1 || r.Length != 0 || math.Abs(float64(r.Same)/1000-0.691) > 0.05 || r.LengthKept <= 1 ||
+		r.Distinct < 2 || r.Distinct > 1000-r.Same {
+		t.Errorf("regrown, all kept: %+v, want about 691 of 1000 the anchor, the rest longer and distinct", r)
+	}
+	if _, err := Locality(context.Background(), flow, nil, anchors, stop, LocalityConfig{Keep: []float64{1.5}}, rand.New(rand.NewPCG(1, 1))); err == nil {
+		t.Error("a kept share of 1.5: no error")
+	}
 	if _, err := Locality(context.Background(), flow, nil, anchors[:5], stop, LocalityConfig{}, rand.New(rand.NewPCG(1, 1))); err == nil {
 		t.Error("anchors not a multiple of T: no error")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,6 +28,7 @@ func newFlowstatsCmd() *Command {
 	perAnchor := fs.Int("per-anchor", 20, "candidates per anchor and trust-region length")
 	lengths := fs.String("lengths", "0.8,0.4,0.2,0.1", "comma-separated trust-region lengths of the locality table")
 	prob := fs.Float64("prob", 0.1, "probability that each latent dimension is perturbed")
+	keep := fs.String("keep", "0.9,0.75,0.5", "comma-separated shares of each anchor's tokens whose latents a regrown candidate keeps, the rest drawn from the prior (\"\": none)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	backend := fs.String("backend", "auto", "inference backend: go, ort or auto (pure Go on x86-64 with AVX2, else ONNX Runtime when found)")
 	cmd := &Command{
@@ -51,7 +53,10 @@ func newFlowstatsCmd() *Command {
             of the -top anchors, -per-anchor candidates each, decoded at -t:
             how many decode to their anchor, how many to no valid molecule,
             the mean token edit distance to the anchor and the mean length
-            kept (of the valid ones)
+            kept (of the valid ones), and how many distinct molecules
+            other than the anchor; then for each share of -keep the same
+            of the anchor regrown: its first tokens' latents kept, the rest
+            drawn from the prior, so that the flow writes a new tail
 
 Lengths and edits are those of the canonical molecules, which the optimiser
 scores: the SELFIES decoder skips tokens that cannot bond.
@@ -78,10 +83,16 @@ trained on ZINC250k and the GuacaMol 10k set).`,
 		if err != nil {
 			return Usagef(cmd, "flowstats: -lengths: %v", err)
 		}
+		var ks []float64
+		if *keep != "" {
+			if ks, err = parseFloats(*keep); err != nil || slices.Max(ks) > 1 {
+				return Usagef(cmd, "flowstats: -keep: shares in (0, 1], comma-separated: %q", *keep)
+			}
+		}
 		return modelcheck.Flowstats(ctx, cmd.Stdout, cmd.Stderr, modelcheck.FlowstatsSettings{
 			Model: *modelDir, Data: *data, N: *n, Anchors: *anchorsFile, Task: *task, Top: *top, T: *t, NLLT: ts,
 			Samples: *samples, Backend: *backend, Seed: *seed,
-			Locality: flowstats.LocalityConfig{Lengths: ls, PerAnchor: *perAnchor, Prob: *prob}})
+			Locality: flowstats.LocalityConfig{Lengths: ls, PerAnchor: *perAnchor, Prob: *prob, Keep: ks}})
 	}
 	return cmd
 }
