@@ -49,21 +49,12 @@ type Initial struct {
 	SMILES []string  // N molecule keys, as Codec.Canonical returns them
 }
 
-// Unscored is molecules a run holds without their scores.
-type Unscored struct {
-	Tokens []int    // N×T canonical token sequences
-	SMILES []string // N molecule keys, as Codec.Canonical returns them
-}
-
 // Problem gathers the optimiser's collaborators.
 type Problem struct {
 	Flow      Flow
 	Codec     Codec
 	Objective Objective
 	Initial   Initial
-	// Library holds the initial molecules the run did not pay for (the preset's PaidInitial of a random draw):
-	// while every score is equal the screened variant's GA children breed from them too (Optimizer.breeder).
-	Library Unscored
 	// Surrogate is the model to use; if nil, the variant's: a GPSurrogate with ReferenceSettings' GP, Sampler and
 	// BatchSize (Reference) or an ExactGPSurrogate with ScreenedSettings.Exact on TokenFeatures (Screened).
 	Surrogate Surrogate
@@ -209,9 +200,6 @@ func NewOptimizer(cfg Config, prob Problem, src rand.Source, rec Recorder) (*Opt
 	if n == 0 || len(in.Tokens) != n*t || len(in.SMILES) != n {
 		return nil, fmt.Errorf("bo: initial data: %d scores, %d tokens (want %d×T=%d), %d SMILES",
 			n, len(in.Tokens), n, t, len(in.SMILES))
-	}
-	if lib := prob.Library; len(lib.Tokens) != len(lib.SMILES)*t {
-		return nil, fmt.Errorf("bo: library: %d tokens for %d molecules (want ×T=%d)", len(lib.Tokens), len(lib.SMILES), t)
 	}
 	if cfg.Anchors > n {
 		return nil, fmt.Errorf("bo: config: %d anchors but only %d initial points", cfg.Anchors, n)

@@ -351,7 +351,7 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 	var lat []float64     // the latents of dec
 	decoded, base := 0, 0 // anchors decoded so far; dec holds anchors base..decoded-1
 
-	breeder, parents, unscored := p.breeder()
+	breeder, parents := p.breeder()
 	st := &ScreenedStats{FromFlow: -1}
 	b := &batch{Proposed: n * q, Screened: st}
 	var ahead *lookahead // with a CandidateTarget, the anchors' chunks decoded as they are read
@@ -413,7 +413,6 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 			start = start.Add(spent) // the decoding is the Decode phase's, not the candidates'
 		}
 		fromFlow = len(pl.key)
-		pl.skip = unscored
 		for range s.Offspring {
 			breeder.Child(child, parents, o.rng)
 			add(child)
@@ -437,57 +436,35 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 	return b, nil
 }
 
-// breeder returns the GA's breeder of Offspring children, its parents' token rows and the molecules its children
-// must not copy (Problem.Library's, when it breeds from them), all nil without Offspring.
-func (p *screenedProposer) breeder() (*Breeder, []int, map[string]struct{}) {
+// breeder returns the GA's breeder of Offspring children and its parents' token rows, both nil without
+// Offspring.
+func (p *screenedProposer) breeder() (*Breeder, []int) {
 	o, s := p.o, p.s
 	if s.Offspring <= 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	breeder := &Breeder{Alphabet: o.prob.Alphabet, Stop: o.prob.Stop}
 	idx, plateau := o.parentSet(100)
 	parents := o.gather(idx)
-	keys := make([]string, len(idx))
-	for k, i := range idx {
-		keys[k] = o.st.SMILES[i]
-	}
-	var unscored map[string]struct{}
 	if plateau {
 		// The scores rank nothing: breed as the graph GA does on equal scores (a uniform mating pool, every
 		// child a crossover, ring crossovers too, few mutations), so that the children stay combinations of the
 		// initial molecules' fragments (BENCHMARKS.md, "A plateau of zeros").
 		breeder.Uniform, breeder.CrossoverRate, breeder.MutationRate = true, 1, plateauMutationRate
 		breeder.Rings = s.GraphCrossover
-		if lib := o.prob.Library; len(lib.SMILES) > 0 && flat(o.st.Y) {
-			// Every score is equal: the parents are the whole initial draw, paid or not. The first molecule
-			// above the plateau waits on a pair of parents that makes it, at a rate the parents set; the whole
-			// draw's rate varies less from draw to draw than its first hundred's (some of which hold none of the
-			// fragments), and the area under the curve is concave in that rate (BENCHMARKS.md, "A plateau of
-			// zeros: the whole draw as parents"). A copy of an unpaid parent is no child.
-			idx = make([]int, len(o.prob.Initial.Y))
-			for i := range idx {
-				idx[i] = i
-			}
-			parents = append(o.gather(idx), lib.Tokens...)
-			keys = append(keys[:0], o.st.SMILES[:len(idx)]...)
-			keys = append(keys, lib.SMILES...)
-			breeder.Population = len(keys)
-			unscored = make(map[string]struct{}, len(lib.SMILES))
-			for _, k := range lib.SMILES {
-				unscored[k] = struct{}{}
-			}
-		}
 	}
 	if s.GraphCrossover {
 		breeder.Crosser = o.prob.Codec.(Crosser)
-		breeder.Keys = keys
+		for _, i := range idx {
+			breeder.Keys = append(breeder.Keys, o.st.SMILES[i])
+		}
 	}
 	if s.GraphMutation {
 		breeder.Mutator = o.prob.Codec.(Mutator)
 		breeder.SymbolShare = s.SymbolMutations
 		breeder.FusedRings = s.FusedRings
 	}
-	return breeder, parents, unscored
+	return breeder, parents
 }
 
 // pool is one anchor's candidates as the screened variant gathers them: distinct valid molecules new to the
@@ -501,7 +478,6 @@ type pool struct {
 	key   []string
 	id    []string // identities, "" without an Identifier
 	in    map[string]struct{}
-	skip  map[string]struct{} // molecules the pool must not take either (the GA's unpaid parents), by key
 	// inBatch holds what the batch holds so far, by key and identity.
 	inBatch map[string]struct{}
 }
@@ -511,7 +487,7 @@ func newPool(o *Optimizer, b *batch) *pool {
 }
 
 func (pl *pool) reset() {
-	pl.tok, pl.key, pl.id, pl.skip = nil, nil, nil, nil
+	pl.tok, pl.key, pl.id = nil, nil, nil
 	pl.in = make(map[string]struct{})
 }
 
@@ -524,7 +500,7 @@ func (pl *pool) add(seq []int) bool {
 		return false
 	}
 	// By key first, which finds most duplicates without computing an identity.
-	dup := holds(o.seen, s) || holds(pl.inBatch, s) || holds(pl.in, s) || holds(pl.skip, s)
+	dup := holds(o.seen, s) || holds(pl.inBatch, s) || holds(pl.in, s)
 	id := ""
 	if !dup {
 		id = o.identity(s)

@@ -615,37 +615,3 @@ func runToBudget(t *testing.T, cfg Config, prob Problem) *Optimizer {
 	}
 	return o
 }
-
-// TestBreederLibrary: while every score is equal on a plateau the parents are the initial points and the
-// Library, all of them drawn, and the Library's molecules are the children's to avoid; once two scores differ,
-// the Library is no parent.
-func TestBreederLibrary(t *testing.T) {
-	const tt = 2
-	y := make([]float64, 300) // 3 initial points, then 297 calls, all 0
-	toks := make([]int, len(y)*tt)
-	keys := make([]string, len(y))
-	for i := range y {
-		toks[i*tt] = 10 + i
-		keys[i] = fmt.Sprintf("d%d", i)
-	}
-	o := &Optimizer{cfg: Config{DistinctScores: true}, t: tt, st: state{Y: y, Tokens: toks, SMILES: keys},
-		prob: Problem{Codec: &crossCodec{}, Initial: Initial{Y: make([]float64, 3)},
-			Library: Unscored{Tokens: []int{5, 0, 6, 0}, SMILES: []string{"u0", "u1"}}}}
-	p := &screenedProposer{o: o, s: ScreenedSettings{Offspring: 10, GraphCrossover: true}}
-	b, parents, skip := p.breeder()
-	if want := []int{10, 0, 11, 0, 12, 0, 5, 0, 6, 0}; !slices.Equal(parents, want) {
-		t.Errorf("flat: parents %v, want %v (the 3 initial points, then the library)", parents, want)
-	}
-	if want := []string{"d0", "d1", "d2", "u0", "u1"}; !slices.Equal(b.Keys, want) || b.Population != 5 || !b.Uniform {
-		t.Errorf("flat: keys %v, population %d, uniform %v; want %v, 5, true", b.Keys, b.Population, b.Uniform, want)
-	}
-	if len(skip) != 2 || !holds(skip, "u0") || !holds(skip, "u1") {
-		t.Errorf("flat: children to avoid %v, want u0 and u1", skip)
-	}
-	y[150] = 1e-15 // the first molecule above the plateau: the first 100 by rank, the library no parent
-	b, parents, skip = p.breeder()
-	if len(parents) != 100*tt || b.Keys[0] != "d150" || b.Keys[1] != "d0" || b.Population != 0 || skip != nil {
-		t.Errorf("two scores: %d parents, keys %v…, population %d, children to avoid %v; want 100 from d150, d0, 0, none",
-			len(parents)/tt, b.Keys[:2], b.Population, skip)
-	}
-}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -48,10 +47,9 @@ type runState struct {
 	ck        *model.Checkpoint
 	voc       *vocab.Vocab
 	mols      []molfile.Molecule
-	unpaid    []molfile.Molecule // with paysFewer, the initial molecules after those paid for (bo.Problem.Library)
-	t         int                // the run's sequence length
-	hasScores bool               // the init file has the task's scores: the initial molecules cost nothing
-	paysFewer bool               // NF-BO pays for fewer initial molecules than the preset's count, by the preset's choice
+	t         int  // the run's sequence length
+	hasScores bool // the init file has the task's scores: the initial molecules cost nothing
+	paysFewer bool // NF-BO pays for fewer initial molecules than the preset's count, by the preset's choice
 
 	// plan
 	paidInit, total int
@@ -130,47 +128,21 @@ func (r *runState) loadInputs(ctx context.Context) error {
 			return err
 		}
 	}
-	var unpaid []molfile.Row
 	if r.paysFewer = r.presetPaysFewer(hasScores); r.paysFewer {
-		n := min(len(rows), r.preset.PaidInitial(a.Variant))
-		rows, unpaid = rows[:n], rows[n:]
+		rows = rows[:min(len(rows), r.preset.PaidInitial(a.Variant))]
 	}
 	if rows, err = standardizeInit(ctx, a.Python, a.Init, rows, r.s.Stderr); err != nil {
 		return err
-	}
-	if len(unpaid) > 0 {
-		if unpaid, err = standardizeInit(ctx, a.Python, a.Init, unpaid, io.Discard); err != nil {
-			unpaid = nil // never paid for, so never a reason to stop the run
-		}
 	}
 	r.hasScores = hasScores
 	skipped := func(msg string) { fmt.Fprintf(r.s.Stderr, "nfbo optimize: %s\n", msg) }
 	if r.mols, r.t, err = molfile.Canonicalize(rows, a.Init, r.voc, r.ck.Params.Config.MaxT, skipped); err != nil {
 		return fmt.Errorf("optimize: -init: %w", err)
 	}
-	r.unpaid = unpaidLibrary(unpaid, a.Init, r.voc, r.mols, r.t)
 	if a.ask != nil {
 		a.ask.names = initialNames(r.mols) // the names go with the molecules into the ledger
 	}
 	return nil
-}
-
-// unpaidLibrary returns the molecules of rows, the initial ones the run does not pay for, that are new to the paid
-// ones mols and fit in their sequence length t: the GA's parents while every score is equal (bo.Problem.Library).
-// Those it cannot tokenise are left out quietly, as rows the run never pays for.
-func unpaidLibrary(rows []molfile.Row, path string, voc *vocab.Vocab, mols []molfile.Molecule, t int) []molfile.Molecule {
-	if len(rows) == 0 {
-		return nil
-	}
-	lib, _, err := molfile.Canonicalize(rows, path, voc, len(mols[0].IDs), func(string) {})
-	if err != nil {
-		return nil
-	}
-	paid := make(map[string]bool, len(mols))
-	for _, m := range mols {
-		paid[m.Key] = true
-	}
-	return slices.DeleteFunc(lib, func(m molfile.Molecule) bool { return paid[m.Key] || m.N >= t })
 }
 
 // presetPaysFewer says whether NF-BO's variant pays for fewer initial molecules than the preset's count, by the
@@ -432,11 +404,6 @@ func (r *runState) runOptimiser(ctx context.Context) error {
 		init.Y = append(init.Y, r.info.Gain(m.Score)) // what the optimiser maximises
 		init.SMILES = append(init.SMILES, m.Key)
 	}
-	var lib bo.Unscored
-	for _, m := range r.unpaid {
-		lib.Tokens = append(lib.Tokens, m.IDs[:r.t]...)
-		lib.SMILES = append(lib.SMILES, m.Key)
-	}
 	rec := &progressPrinter{w: r.s.Stdout, health: flowHealth(r.flow, r.voc, a.FrozenEmbeddings()), warnf: r.warnf,
 		saved: r.saveProgress}
 	if msg := rec.health(); msg != "" {
@@ -444,7 +411,7 @@ func (r *runState) runOptimiser(ctx context.Context) error {
 		r.warnf("warning: the flow of model %s %s", a.Model, msg)
 	}
 	opt, err := bo.NewOptimizer(r.cfg, bo.Problem{Flow: r.flow, Codec: r.codec, Objective: newBudgetObjective(r.budget, r.initCalls, r.info, initScores(r.mols, r.hasScores)),
-		Initial: init, Library: lib, Vocab: r.voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(r.voc), Rules: r.ruler,
+		Initial: init, Vocab: r.voc.Len(), Stop: vocab.Stop, Alphabet: mutationAlphabet(r.voc), Rules: r.ruler,
 		Features: surrogateFeatures(surrogateInputs(r.cfg, a), r.t, r.voc.Len(), vocab.Stop)},
 		rand.NewPCG(a.Seed, 0x6e66626f), rec)
 	if err != nil {
@@ -478,9 +445,6 @@ func (r *runState) printHeader() error {
 	scored := "scores from the file"
 	if !r.hasScores {
 		scored = "scored by the objective"
-	}
-	if len(r.unpaid) > 0 {
-		scored += fmt.Sprintf("; %d more unpaid, the GA's parents too while every score is equal", len(r.unpaid))
 	}
 	decoded, kids := describeProposals(cfg, surrogateInputs(cfg, a))
 	fmt.Fprintf(r.s.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
