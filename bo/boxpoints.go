@@ -1,7 +1,6 @@
 package bo
 
 import (
-	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -27,20 +26,13 @@ type boxPoints struct {
 	all  []float64 // every row, made at once, where the run's source is not a PCG
 	unit []float64
 	took time.Duration // spent making rows
-	// regrow is the share of each anchor's candidates regrown rather than perturbed (ScreenedSettings.Regrow),
-	// lens the anchors' lengths in tokens.
-	regrow float64
-	lens   []int
 }
 
-// boxCandidates returns the iteration's c latent candidates per anchor around centres (N×D), none when c is 0: a
-// share regrow of them regrown from the anchors' first tokens (lens: the anchors' lengths), the others perturbed
-// in the box.
-func (o *Optimizer) boxCandidates(centres, probs []float64, c int, regrow float64, lens []int) *boxPoints {
+// boxCandidates returns the iteration's c latent candidates per anchor around centres (N×D), none when c is 0.
+func (o *Optimizer) boxCandidates(centres, probs []float64, c int) *boxPoints {
 	t, d := o.t, o.d
 	n := len(centres) / d
-	b := &boxPoints{n: n, c: c, d: d, t: t, f: o.f, centres: centres, probs: probs, half: 8 * o.st.TR.Length / 2,
-		regrow: regrow, lens: lens}
+	b := &boxPoints{n: n, c: c, d: d, t: t, f: o.f, centres: centres, probs: probs, half: 8 * o.st.TR.Length / 2}
 	if c == 0 {
 		return b
 	}
@@ -55,7 +47,6 @@ func (o *Optimizer) boxCandidates(centres, probs []float64, c int, regrow float6
 		for a := range n {
 			draw(unit, c)
 			Perturb(b.all[a*c*d:(a+1)*c*d], centres[a*d:(a+1)*d], b.half, probs[a*t:(a+1)*t], o.f, unit, o.rng)
-			b.regrown(b.all[a*c*d:(a+1)*c*d], unit, a, 0)
 		}
 		return b
 	}
@@ -99,32 +90,5 @@ func (b *boxPoints) rows(dst []float64, a, lo, hi int) {
 	src := b.base
 	pcg.Advance(&src, at)
 	Perturb(dst, b.centres[a*d:(a+1)*d], b.half, b.probs[a*b.t:(a+1)*b.t], b.f, b.unit, rand.New(&src))
-	b.regrown(dst, b.unit, a, lo)
 	b.took += time.Since(start)
-}
-
-// regrown overwrites the regrown rows among rows lo, lo+1, … of anchor a (dst, with their points unit): row j is
-// regrown where ⌊(j+1)·regrow⌋ > ⌊j·regrow⌋, so that the share is spread over the rows that an anchor decoded a
-// chunk at a time reads first. A regrown row keeps the anchor's latent over its first k tokens, k a share drawn
-// uniformly in [½, 1) of its length (at least one), and draws the rest from the prior N(0, I), by the inverse
-// normal CDF of its points: the flow is autoregressive, so the candidate keeps those tokens and the flow writes
-// a new tail (flowstats' regrown rows).
-func (b *boxPoints) regrown(dst, unit []float64, a, lo int) {
-	if b.regrow <= 0 {
-		return
-	}
-	d, f := b.d, b.f
-	centre := b.centres[a*d : (a+1)*d]
-	for i := range len(dst) / d {
-		j := float64(lo + i)
-		if math.Floor((j+1)*b.regrow) == math.Floor(j*b.regrow) {
-			continue
-		}
-		row, u := dst[i*d:(i+1)*d], unit[i*d:(i+1)*d]
-		k := max(1, int(math.Round((0.5+0.5*u[0])*float64(b.lens[a]))))
-		copy(row[:k*f], centre[:k*f])
-		for j := k * f; j < d; j++ {
-			row[j] = math.Sqrt2 * math.Erfinv(2*min(max(u[j], 1e-12), 1-1e-12)-1)
-		}
-	}
 }

@@ -45,7 +45,7 @@ func TestBoxPointsAsMadeInOrder(t *testing.T) {
 			after := o.rng.Uint64()
 
 			o = newOpt(points, source())
-			b := o.boxCandidates(centres, probs, c, 0, nil)
+			b := o.boxCandidates(centres, probs, c)
 			if (b.all == nil) != (name == "PCG") {
 				t.Fatalf("points %v, %s: rows made at once %v, want %v", points, name, b.all != nil, name != "PCG")
 			}
@@ -58,69 +58,6 @@ func TestBoxPointsAsMadeInOrder(t *testing.T) {
 				b.rows(got, a, lo, hi)
 				if !slices.Equal(got, want[(a*c+lo)*d:(a*c+hi)*d]) {
 					t.Errorf("points %v, %s: rows %d-%d of anchor %d differ from the matrix made in order", points, name, lo, hi, a)
-				}
-			}
-		}
-	}
-}
-
-// TestBoxPointsRegrown: with a share ¼ regrown every fourth row keeps its anchor's latent over at least half of
-// its tokens and draws every later dimension anew; the other rows are those made without regrowth, and the rows
-// read a slice at a time are those read at once.
-func TestBoxPointsRegrown(t *testing.T) {
-	const n, c, tt, f = 3, 40, 6, 2
-	d := tt * f
-	lens := []int{4, 1, 6}
-	rng := rand.New(rand.NewPCG(1, 2))
-	centres := make([]float64, n*d)
-	for i := range centres {
-		centres[i] = rng.NormFloat64()
-	}
-	probs := make([]float64, n*tt)
-	for i := range probs {
-		probs[i] = 0.3
-	}
-	for _, source := range []func() rand.Source{
-		func() rand.Source { return rand.NewPCG(7, 8) },
-		func() rand.Source { return rand.NewChaCha8([32]byte{1}) },
-	} {
-		build := func(regrow float64) []float64 {
-			o := &Optimizer{src: source(), t: tt, f: f, d: d}
-			o.rng = rand.New(o.src)
-			o.st.TR.Length = 0.3
-			b := o.boxCandidates(centres, probs, c, regrow, lens)
-			all := make([]float64, n*c*d)
-			for a := range n {
-				b.rows(all[a*c*d:(a+1)*c*d], a, 0, c)
-				if regrow > 0 { // a slice at a time
-					got := make([]float64, 7*d)
-					b.rows(got, a, 10, 17)
-					if !slices.Equal(got, all[(a*c+10)*d:(a*c+17)*d]) {
-						t.Errorf("anchor %d: rows 10-16 read alone differ from those read at once", a)
-					}
-				}
-			}
-			return all
-		}
-		plain, regrown := build(0), build(0.25)
-		for a := range n {
-			centre := centres[a*d : (a+1)*d]
-			for j := range c {
-				row, was := regrown[(a*c+j)*d:(a*c+j+1)*d], plain[(a*c+j)*d:(a*c+j+1)*d]
-				if j%4 != 3 {
-					if !slices.Equal(row, was) {
-						t.Errorf("anchor %d row %d: not regrown, yet not the perturbed row", a, j)
-					}
-					continue
-				}
-				kept := max(1, (lens[a]+1)/2) * f
-				if !slices.Equal(row[:kept], centre[:kept]) {
-					t.Errorf("anchor %d row %d: the first %d dimensions are not the anchor's", a, j, kept)
-				}
-				for i := lens[a] * f; i < d; i++ {
-					if row[i] == centre[i] {
-						t.Errorf("anchor %d row %d: dimension %d after the anchor's tokens not drawn anew", a, j, i)
-					}
 				}
 			}
 		}

@@ -43,12 +43,7 @@ type ScreenedSettings struct {
 	// FusedRings lets GraphMutation's ring closures also close a ring fused to one the molecule has (an ortho
 	// substituent cyclised; chem/graphga.Mutator.Fuse): the graph GA's close only chains of atoms in no ring, so
 	// a fused ring system the data do not hold is out of its reach.
-	FusedRings bool `json:",omitempty"`
-	// Regrow is the share of each anchor's latent candidates regrown rather than perturbed in its box: the
-	// anchor's latent kept over its first half or more of its tokens and the rest drawn from the prior, so that
-	// the (fine-tuned) flow writes the molecule a new tail. Regrown candidates are more often new molecules than
-	// perturbed ones that change as many tokens (BENCHMARKS.md, "Regrown tails"). 0 regrows none.
-	Regrow     float64        `json:",omitempty"`
+	FusedRings bool           `json:",omitempty"`
 	MaxFitData int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
 	Exact      gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
 	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
@@ -308,24 +303,13 @@ func (p *screenedProposer) novelty(b *batch) (examined, fresh int) {
 func (p *screenedProposer) propose(ctx context.Context, anchors []int) (*batch, error) {
 	if p.s.NoFlow {
 		// The anchors only share the batch out: each picks among children of its own.
-		return p.proposeScreened(ctx, make([]float64, len(anchors)*p.o.d), nil, nil)
+		return p.proposeScreened(ctx, make([]float64, len(anchors)*p.o.d), nil)
 	}
 	centres, probs, err := p.o.anchorBoxes(ctx, anchors)
 	if err != nil {
 		return nil, err
 	}
-	var lens []int
-	if p.s.Regrow > 0 {
-		t := p.o.t
-		for _, i := range anchors {
-			n := slices.Index(p.o.st.Tokens[i*t:(i+1)*t], p.o.prob.Stop)
-			if n < 0 {
-				n = t
-			}
-			lens = append(lens, n)
-		}
-	}
-	return p.proposeScreened(ctx, centres, probs, lens)
+	return p.proposeScreened(ctx, centres, probs)
 }
 
 // fit refits the token surrogate on fitSet.
@@ -350,7 +334,7 @@ func (p *screenedProposer) fit(ctx context.Context) error {
 // proposeScreened draws C latent candidates per anchor in its box, decodes them, keeps the distinct valid
 // molecules new to the data and to the batch, adds Offspring children of the best molecules, and picks
 // min(q, left) of them per anchor by Thompson sampling of the surrogate.
-func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs []float64, lens []int) (*batch, error) {
+func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs []float64) (*batch, error) {
 	o, s := p.o, p.s
 	cfg, t, d := o.cfg, o.t, o.d
 	n := len(centres) / d
@@ -358,7 +342,7 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 	if s.NoFlow {
 		c = 0
 	}
-	pts := o.boxCandidates(centres, probs, c, s.Regrow, lens)
+	pts := o.boxCandidates(centres, probs, c)
 	var start time.Time
 	// The candidates are decoded as the anchors need them, as many anchors at once as the calls left can use
 	// (all of them in an iteration the budget does not cap, one big batch for the GPU): the anchors a capped

@@ -76,9 +76,6 @@ type ScreenedArgs struct {
 	// fingerprints plus a Matérn kernel on the token counts, weighed by the marginal likelihood); "" means the
 	// preset's.
 	Features string `json:",omitempty"`
-	// Regrow is the share of each trust region's latent candidates regrown from the anchor's first tokens
-	// (bo.ScreenedSettings.Regrow).
-	Regrow float64 `json:",omitempty"`
 }
 
 // addFlags defines the screened variant's flags.
@@ -90,8 +87,6 @@ func (s *ScreenedArgs) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&s.Features, "features", "", "screened variant: the surrogate's inputs, tokens (SELFIES token counts, Matérn kernel) "+
 		"morgan (Morgan count fingerprints, Tanimoto kernel) or morgan+tokens (both: Tanimoto plus Matérn kernel, weighed by the data); "+
 		"empty means the preset's: morgan+tokens for guacamol-500 and pmo, tokens for guacamol-10k")
-	fs.Float64Var(&s.Regrow, "regrow", 0, "screened variant: the `share` of each trust region's latent candidates regrown: the anchor's "+
-		"first half or more of its tokens kept, the flow writing the rest from its prior")
 	fs.BoolVar(&s.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
 		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
 }
@@ -100,9 +95,6 @@ func (s *ScreenedArgs) addFlags(fs *flag.FlagSet) {
 func (s ScreenedArgs) check() error {
 	if s.Offspring < -1 {
 		return argErrorf("-offspring must be -1 or more")
-	}
-	if !(s.Regrow >= 0 && s.Regrow <= 1) {
-		return argErrorf("-regrow %g: want a share in [0, 1]", s.Regrow)
 	}
 	return nil
 }
@@ -127,12 +119,6 @@ func (s ScreenedArgs) apply(cfg *bo.Config) error {
 		cfg.CandidateTarget = 0
 	case s.CandidateTarget < -1:
 		return fmt.Errorf("-candidate-target %d: want N > 0, 0 for the preset's or -1 to decode every candidate", s.CandidateTarget)
-	}
-	if s.Regrow > 0 {
-		if !screened {
-			return errors.New("-regrow needs -variant screened")
-		}
-		cfg.Regrow = s.Regrow
 	}
 	if s.Features != "" {
 		in, err := bo.ParseSurrogateInputs(s.Features)
