@@ -247,6 +247,15 @@ func TestPMOSideBySide(t *testing.T) {
 		"| **sum, 1 tasks** | **0.900** | **0.800** | **0.941** | **0.942** |",
 		"Published sums over the 20 tasks (AUC Top-10, the GenMol paper's collection): GenMol 15.475, f-RAG 14.063,",
 		"Graph GA 11.437, GP BO 10.805.")
+
+	// A probe on one task of three is shown but left out of the sums, which would otherwise cover no task.
+	cells[[2]string{"qed", "probe"}] = aucCell{0.7, 0, 1, true}
+	b.Reset()
+	writePMOSideBySide(&b, []string{"median2", "qed", "zaleplon_mpo"}, []string{"ga", "nfbo", "probe"}, cells)
+	tableHas(t, b.String(),
+		"| qed | 0.900 ± 0.010 (3) | 0.800 (1) | 0.700 (1) | 0.941 | 0.942 |",
+		"| **sum, 1 tasks** | **0.900** | **0.800** | — | **0.941** | **0.942** |",
+		"left out, with the tasks they ran: probe (1 of 3)")
 }
 
 // tableHas fails t for each of want that the table out lacks.
