@@ -789,10 +789,14 @@ func writePMOSideBySide(b *strings.Builder, tasks, methods []string, cells map[[
 	b.WriteString("Published sums over the 20 tasks (AUC Top-10, the GenMol paper's collection):")
 	sep := " "
 	for _, p := range PublishedPMO20Sums {
-		fmt.Fprintf(b, "%s%s %s", sep, p.Method, score3(p.Sum))
+		mark := ""
+		if p.ZINCScored {
+			mark = "*"
+		}
+		fmt.Fprintf(b, "%s%s %s%s", sep, p.Method, score3(p.Sum), mark)
 		sep = ", "
 	}
-	b.WriteString(".\n\n")
+	fmt.Fprintf(b, " (%s).\n\n", ZINCScoredNote)
 }
 
 // published returns the published NF-BO figure for a task and setting and
