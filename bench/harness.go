@@ -36,13 +36,27 @@ type SuiteSpec struct {
 	// (the preset's choice; bo.ScreenedPreset.PaidInitial).
 	PaidInit bool
 	Preset   string
-	// Init returns the initial-data file of a task's runs at a seed, writing it under dir when the suite
-	// composes it (pmo20's random draw from ZINC250k, a draw per seed).
-	Init func(dir, task string, seed int) (string, error)
+	// Init returns the initial-data file of a task's runs at a seed, writing it under env.Dir when the suite
+	// composes it (pmo20's random draw from ZINC250k, a draw per seed; pmo20-zinc's best of ZINC250k).
+	Init func(env InitEnv) (string, error)
 	// Seeds are the seeds a bench runs unless told otherwise (pmo20: PMO's 5 runs).
 	Seeds []int
 	// Args are extra arguments of every run (user2's -objective-cmd).
 	Args []string
+}
+
+// InitEnv is what a suite's Init is given to compose a run's initial data.
+type InitEnv struct {
+	Dir  string // where composed initial data is written (the suite directory's init/)
+	Task string
+	Seed int
+	// Self is the nfbo binary, whose score command scores the molecules of initial data that needs its
+	// task's scores (pmo20-zinc).
+	Self string
+	// Dry asks for the path alone: nothing slow is done (bench -n).
+	Dry bool
+	// Log takes a line of progress while slow initial data is made.
+	Log io.Writer
 }
 
 // guacamol7Tasks are the 7 GuacaMol tasks of the NF-BO paper.
@@ -60,29 +74,30 @@ var pmo20Tasks = []string{
 // Suites returns the harness's suites, whose data is under dataDir (the repository's data directory); python is
 // the interpreter of user2's objective program.
 func Suites(dataDir, python string) map[string]SuiteSpec {
-	guacamolInit := func(dir, task string, _ int) (string, error) {
+	guacamolInit := func(env InitEnv) (string, error) {
 		src := filepath.Join(dataDir, "guacamol", "guacamol_train_data_first_100.csv")
-		if task != "valt" {
+		if env.Task != "valt" {
 			return src, nil
 		}
 		// Valsartan SMARTS scores 0 on all 100 initial molecules; the paper
 		// adds two molecules with a non-zero score. We add the two best of
 		// the 10k GuacaMol set (data/generated), the only ones we can score.
-		return valtInit(dir, src, filepath.Join(dataDir, "generated", "guacamol_10k_selfies_v2.0.0_scores.csv.gz"))
+		return valtInit(env.Dir, src, filepath.Join(dataDir, "generated", "guacamol_10k_selfies_v2.0.0_scores.csv.gz"))
 	}
 	zinc := filepath.Join(dataDir, "zinc250k", "zinc.txt.gz")
 	draws := zincDraws{src: zinc, n: 1000}
+	best := zincBest{src: zinc, n: 1000}
 	three := []int{1, 2, 3}
 	return map[string]SuiteSpec{
 		"guacamol7": {Name: "guacamol7", Tasks: guacamol7Tasks, Setting: "100+500", Initial: 100, Budget: 500,
 			Preset: "guacamol-500", Init: guacamolInit, Seeds: three},
 		"guacamol7-10k": {Name: "guacamol7-10k", Tasks: guacamol7Tasks, Setting: "10000+10000", Initial: 10000, Budget: 10000,
-			Preset: "guacamol-10k", Seeds: three, Init: func(string, string, int) (string, error) {
+			Preset: "guacamol-10k", Seeds: three, Init: func(InitEnv) (string, error) {
 				return filepath.Join(dataDir, "generated", "guacamol_10k_selfies_v2.0.0_scores.csv.gz"), nil
 			}},
 		"user2": {Name: "user2", Tasks: []string{"oral_mpo", "kinase_hybrid"}, Setting: "100+500", Initial: 100, Budget: 500,
 			PaidInit: true, Preset: "guacamol-500", Seeds: three,
-			Init: func(string, string, int) (string, error) {
+			Init: func(InitEnv) (string, error) {
 				return filepath.Join(dataDir, "guacamol", "guacamol_train_data_first_100.csv"), nil
 			},
 			Args: []string{"-objective-cmd", python + " " +
@@ -90,13 +105,17 @@ func Suites(dataDir, python string) map[string]SuiteSpec {
 		// PMO's protocol: each run starts from 1,000 molecules drawn at random from ZINC250k, a draw per seed
 		// (every method and task of a seed gets the same), 5 runs.
 		"pmo20": {Name: "pmo20", Tasks: pmo20Tasks, Setting: PMORandomSetting, Initial: 1000, Budget: 9000, PaidInit: true,
-			Preset: "pmo", Seeds: []int{1, 2, 3, 4, 5}, Init: func(dir, _ string, seed int) (string, error) {
-				return draws.write(dir, seed)
+			Preset: "pmo", Seeds: []int{1, 2, 3, 4, 5}, Init: func(env InitEnv) (string, error) {
+				return draws.write(env.Dir, env.Seed)
 			}},
+		// GenMol's and f-RAG's start (PublishedPMO20Sums' ZINCScored): all of ZINC250k scored by the task's
+		// objective outside the budget, the runs given the best 1,000 with their scores, 10,000 calls their own.
+		"pmo20-zinc": {Name: "pmo20-zinc", Tasks: pmo20Tasks, Setting: ZINCScoredSetting, Initial: 1000, Budget: 10000,
+			Preset: "pmo", Seeds: []int{1, 2, 3, 4, 5}, Init: best.write},
 		// The same tasks, every run from the first 1,000 molecules of ZINC250k (the tables before PMO's
 		// protocol came to the harness).
 		"pmo20-fixed": {Name: "pmo20-fixed", Tasks: pmo20Tasks, Setting: pmoSetting, Initial: 1000, Budget: 9000, PaidInit: true,
-			Preset: "pmo", Seeds: three, Init: func(string, string, int) (string, error) {
+			Preset: "pmo", Seeds: three, Init: func(InitEnv) (string, error) {
 				return zinc, nil
 			}},
 	}
@@ -150,6 +169,8 @@ type Plan struct {
 	Workers  int    // objective worker processes per run
 	Extra    string // extra arguments of every run
 	Self     string // the nfbo binary
+	Dry      bool   // the commands alone: initial data that is slow to make is not made
+	Log      io.Writer
 }
 
 // PlanError is a Plan that names a method or task the suite does not have.
@@ -189,7 +210,8 @@ func (p Plan) Jobs() ([]Job, error) {
 	for _, task := range tasks {
 		inits := map[int]string{}
 		for _, seed := range seeds {
-			init, err := p.Suite.Init(filepath.Join(p.Out, "init"), task, seed)
+			init, err := p.Suite.Init(InitEnv{Dir: filepath.Join(p.Out, "init"), Task: task, Seed: seed, Self: p.Self,
+				Dry: p.Dry, Log: p.Log})
 			if err != nil {
 				return nil, fmt.Errorf("initial data for %s, seed %d: %w", task, seed, err)
 			}
@@ -227,6 +249,9 @@ func runArgv(self string, s SuiteSpec, method, task, init, modelDir, dir string,
 		argv = append(argv, "-budget", strconv.Itoa(s.Initial+s.Budget), "-setting", s.Setting)
 	} else {
 		argv = append(argv, "-init-count", strconv.Itoa(s.Initial+2*btoi(valt)), "-budget", strconv.Itoa(s.Budget))
+		if s.Setting != Setting(s.Initial, s.Budget) {
+			argv = append(argv, "-setting", s.Setting) // pmo20-zinc's start is not any 1000+10000's
+		}
 	}
 	argv = append(argv, "-preset", s.Preset, "-model", modelDir, "-out", dir, "-seed", strconv.Itoa(seed),
 		"-workers", strconv.Itoa(workers),

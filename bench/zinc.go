@@ -4,10 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/csv"
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -132,4 +137,118 @@ func readLines(path string) ([]string, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return out, nil
+}
+
+// ZINCScoredSetting is the setting of pmo20-zinc: the start GenMol and f-RAG take, all of ZINC250k scored by the
+// task's objective outside the budget (PublishedPMO20Sums' ZINCScored), here its best 1,000 molecules given with
+// their scores + 10,000 calls, every one the method's own. Its runs are never pooled with PMO's protocol's.
+const ZINCScoredSetting = "1000+10000 ZINC-scored"
+
+// zincBest writes the initial data of pmo20-zinc's runs: the n molecules of the SMILES file src (ZINC250k) with
+// the highest scores for the task, with their scores, which the runs do not pay for. The scores of all of src
+// are made once per task by the nfbo binary's score command and kept beside the data, since they take a core
+// 5-25 minutes a task.
+type zincBest struct {
+	src string
+	n   int
+
+	mu    sync.Mutex
+	lines []string
+}
+
+// write writes DIR/zinc250k_best_TASK.csv (columns smiles, name as zincDraws names them, and TASK: the score, so
+// that optimize takes it free), best first, ties in src's order, and returns its path; the seed changes nothing.
+// The scores are DIR/zinc250k_scores/TASK.txt, one line of src each, made first when absent.
+func (z *zincBest) write(env InitEnv) (string, error) {
+	path := filepath.Join(env.Dir, "zinc250k_best_"+env.Task+".csv")
+	if env.Dry {
+		return path, nil
+	}
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.lines == nil {
+		lines, err := readLines(z.src)
+		if err != nil {
+			return "", err
+		}
+		z.lines = lines
+	}
+	if len(z.lines) < z.n {
+		return "", fmt.Errorf("%s: %d molecules, fewer than the %d to take", z.src, len(z.lines), z.n)
+	}
+	scores, err := z.scores(env)
+	if err != nil {
+		return "", err
+	}
+	order := make([]int, len(scores))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] > scores[order[b]] })
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write([]string{"smiles", "name", env.Task})
+	for _, i := range order[:z.n] {
+		w.Write([]string{z.lines[i], "zinc250k:" + strconv.Itoa(i+1), strconv.FormatFloat(scores[i], 'g', -1, 64)})
+	}
+	w.Flush()
+	if err := atomicfile.Write(path, b.Bytes()); err != nil {
+		return "", fmt.Errorf("initial data: %w", err)
+	}
+	return path, nil
+}
+
+// scores returns the task's score of every line of src, read from DIR/zinc250k_scores/TASK.txt or made there by
+// "nfbo score" (a line whose molecule fails scores 0, as in a run, and is named in TASK.err beside it).
+func (z *zincBest) scores(env InitEnv) ([]float64, error) {
+	dir := filepath.Join(env.Dir, "zinc250k_scores")
+	path := filepath.Join(dir, env.Task+".txt")
+	if _, err := os.Stat(path); err != nil {
+		if env.Self == "" {
+			return nil, fmt.Errorf("%s is missing and no nfbo binary was given to make it", path)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		if env.Log != nil {
+			fmt.Fprintf(env.Log, "bench: scoring the %d molecules of %s for %s (once; kept in %s)\n", len(z.lines), z.src, env.Task, path)
+		}
+		var out bytes.Buffer
+		errf, err := os.Create(filepath.Join(dir, env.Task+".err"))
+		if err != nil {
+			return nil, err
+		}
+		cmd := exec.Command(env.Self, "score", "-workers", strconv.Itoa(runtime.NumCPU()), "-task", env.Task, z.src)
+		cmd.Stdout, cmd.Stderr = &out, errf
+		runErr := cmd.Run()
+		errf.Close()
+		// Exit status 1 with a line for every molecule is failed lines scored 0, which a run would score so too.
+		var exit *exec.ExitError
+		if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1 && bytes.Count(out.Bytes(), []byte("\n")) == len(z.lines)) {
+			return nil, fmt.Errorf("score %s for %s: %w (see %s.err)", z.src, env.Task, runErr, filepath.Join(dir, env.Task))
+		}
+		if err := atomicfile.Write(path, out.Bytes()); err != nil {
+			return nil, err
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) != len(z.lines) {
+		return nil, fmt.Errorf("%s: %d scores for the %d molecules of %s", path, len(fields), len(z.lines), z.src)
+	}
+	scores := make([]float64, len(fields))
+	for i, f := range fields {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || math.IsNaN(v) {
+			return nil, fmt.Errorf("%s:%d: score %q is not a number", path, i+1, f)
+		}
+		scores[i] = v
+	}
+	return scores, nil
 }

@@ -114,3 +114,65 @@ func mustRead(t *testing.T, path string) string {
 
 // pinnedSeed1 is the first five indices drawn for seed 1 (see TestDrawPinned).
 var pinnedSeed1 = []int{199474, 10366, 174344, 247066, 54061}
+
+// TestZincBest: the task's scores of every source line are made once by the binary's score command (here a
+// script scoring a SMILES by its length modulo 7, exiting 1 as score does when a line failed), kept, and the n
+// best lines are written best first, ties in the source's order, with their scores under the task's name; a dry
+// plan gets the path alone, and a score file that does not match the source is an error.
+func TestZincBest(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.txt")
+	var lines []string
+	for i := 1; i <= 20; i++ {
+		lines = append(lines, "C"+strings.Repeat("C", i))
+	}
+	if err := os.WriteFile(src, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	calls := filepath.Join(dir, "calls")
+	self := filepath.Join(dir, "nfbo")
+	script := "#!/bin/sh\necho \"$@\" >> " + calls + "\n" +
+		"eval f=\\${$#}\nwhile read s; do echo $(( ${#s} % 7 )); done < \"$f\"\nexit 1\n"
+	if err := os.WriteFile(self, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	initDir := filepath.Join(dir, "init")
+	os.MkdirAll(initDir, 0o755)
+	z := zincBest{src: src, n: 5}
+	env := InitEnv{Dir: initDir, Task: "qed", Seed: 1, Self: self}
+	if p, err := z.write(InitEnv{Dir: initDir, Task: "qed", Dry: true}); err != nil || p != filepath.Join(initDir, "zinc250k_best_qed.csv") {
+		t.Fatalf("dry: %q, %v", p, err)
+	}
+	if _, err := os.Stat(filepath.Join(initDir, "zinc250k_scores")); err == nil {
+		t.Fatal("a dry plan scored the source")
+	}
+	path, err := z.write(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(mustRead(t, path))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Lengths 2..21; length%7 == 6 for lengths 6, 13, 20 (lines 5, 12, 19), then 5 for 5, 12, 19 (lines 4, 11).
+	want := [][]string{{"smiles", "name", "qed"},
+		{lines[4], "zinc250k:5", "6"}, {lines[11], "zinc250k:12", "6"}, {lines[18], "zinc250k:19", "6"},
+		{lines[3], "zinc250k:4", "5"}, {lines[10], "zinc250k:11", "5"}}
+	if !slices.EqualFunc(recs, want, slices.Equal) {
+		t.Errorf("initial data %v, want %v", recs, want)
+	}
+	os.Remove(path)
+	if _, err := (&zincBest{src: src, n: 5}).write(env); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(mustRead(t, calls), "\n"); n != 1 {
+		t.Errorf("the source was scored %d times, want once (the scores are kept)", n)
+	}
+	if got := strings.TrimSpace(mustRead(t, calls)); !strings.HasPrefix(got, "score -workers ") || !strings.HasSuffix(got, "-task qed "+src) {
+		t.Errorf("score command %q", got)
+	}
+	os.WriteFile(filepath.Join(initDir, "zinc250k_scores", "median1.txt"), []byte("1\n2\n"), 0o644)
+	if _, err := z.write(InitEnv{Dir: initDir, Task: "median1", Self: self}); err == nil || !strings.Contains(err.Error(), "2 scores for the 20 molecules") {
+		t.Errorf("a short score file: %v", err)
+	}
+}

@@ -47,6 +47,12 @@ Suites:
   pmo20-fixed    the same, every run from the first 1,000 molecules of
                  ZINC250k (setting 1000+9000: the tables before PMO's
                  protocol; never pooled with pmo20's); 3 seeds
+  pmo20-zinc     the same tasks from GenMol's and f-RAG's start: all of
+                 ZINC250k scored by the task's objective outside the budget
+                 (once per task, kept in OUT/init/zinc250k_scores/TASK.txt;
+                 5-25 minutes of a core a task), every run given the best
+                 1,000 with their scores + 10,000 calls of its own; 5 seeds;
+                 setting "1000+10000 ZINC-scored"
 
 Methods: nfbo (default settings), nfbo-reference (the official code's rules:
 -variant reference), nfbo-no-tacs, nfbo-no-flow (the GP screens GA children
@@ -66,7 +72,7 @@ from its rows on a machine without its run directories.`,
 		Flag: flag.NewFlagSet("bench", flag.ContinueOnError),
 	}
 	fs := c.Flag
-	suiteName := fs.String("suite", "", "suite: guacamol7, guacamol7-10k, user2, pmo20 or pmo20-fixed (required)")
+	suiteName := fs.String("suite", "", "suite: guacamol7, guacamol7-10k, user2, pmo20, pmo20-fixed or pmo20-zinc (required)")
 	modelDir := fs.String("model", "", "model `directory` (required)")
 	out := fs.String("out", "", "suite `directory` (required)")
 	methods := fs.String("methods", strings.Join(bench.DefaultMethods, ","), "comma-separated methods (nfbo-no-flow and graph-ga too)")
@@ -88,7 +94,7 @@ from its rows on a machine without its run directories.`,
 		}
 		s, ok := bench.Suites(*dataDir, objective.DefaultPython)[*suiteName]
 		if !ok {
-			return Usagef(cmd, "bench: unknown suite %q (want guacamol7, guacamol7-10k, user2, pmo20 or pmo20-fixed)", *suiteName)
+			return Usagef(cmd, "bench: unknown suite %q (want guacamol7, guacamol7-10k, user2, pmo20, pmo20-fixed or pmo20-zinc)", *suiteName)
 		}
 		if *modelDir == "" || *out == "" {
 			return Usagef(cmd, "bench: -model and -out are required")
@@ -109,7 +115,7 @@ from its rows on a machine without its run directories.`,
 		if err != nil {
 			return fmt.Errorf("bench: find own binary: %w", err)
 		}
-		p.Self = self
+		p.Self, p.Dry, p.Log = self, *dry, cmd.Stderr
 		jobs, err := p.Jobs()
 		if err != nil {
 			var ue *bench.PlanError

@@ -100,6 +100,24 @@ func TestBenchPMORandomStarts(t *testing.T) {
 	}
 }
 
+// pmo20-zinc gives every run the best 1,000 of ZINC250k by the task's score, free, and 10,000 calls of its own,
+// under a setting of its own; a dry run scores nothing.
+func TestBenchZINCScored(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, err := runCmd(t, newBenchCmd(), "", "-suite", "pmo20-zinc", "-tasks", "qed", "-methods", "nfbo",
+		"-seeds", "2", "-model", "M", "-out", out, "-data", "../../data", "-n")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	want := "-init " + filepath.Join(out, "init", "zinc250k_best_qed.csv") + " -init-count 1000 -budget 10000 -setting 1000+10000 ZINC-scored -preset pmo"
+	if !strings.Contains(stdout, want) {
+		t.Errorf("command lacks %q:\n%s", want, stdout)
+	}
+	if _, err := os.Stat(filepath.Join(out, "init", "zinc250k_scores")); err == nil {
+		t.Error("a dry run scored ZINC250k")
+	}
+}
+
 func TestBenchUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"-suite", "nope", "-model", "M", "-out", "O"},
