@@ -50,6 +50,8 @@ type InitEnv struct {
 	Dir  string // where composed initial data is written (the suite directory's init/)
 	Task string
 	Seed int
+	// Tasks are the plan's tasks, whose slow initial data may be made in one pass with Task's.
+	Tasks []string
 	// Self is the nfbo binary, whose score command scores the molecules of initial data that needs its
 	// task's scores (pmo20-zinc).
 	Self string
@@ -210,7 +212,7 @@ func (p Plan) Jobs() ([]Job, error) {
 	for _, task := range tasks {
 		inits := map[int]string{}
 		for _, seed := range seeds {
-			init, err := p.Suite.Init(InitEnv{Dir: filepath.Join(p.Out, "init"), Task: task, Seed: seed, Self: p.Self,
+			init, err := p.Suite.Init(InitEnv{Dir: filepath.Join(p.Out, "init"), Task: task, Seed: seed, Tasks: tasks, Self: p.Self,
 				Dry: p.Dry, Log: p.Log})
 			if err != nil {
 				return nil, fmt.Errorf("initial data for %s, seed %d: %w", task, seed, err)

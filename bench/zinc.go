@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -201,39 +202,19 @@ func (z *zincBest) write(env InitEnv) (string, error) {
 	return path, nil
 }
 
-// scores returns the task's score of every line of src, read from DIR/zinc250k_scores/TASK.txt or made there by
-// "nfbo score" (a line whose molecule fails scores 0, as in a run, and is named in TASK.err beside it).
+// scores returns the task's score of every line of src, read from DIR/zinc250k_scores/TASK.txt. When that file
+// is missing, "nfbo score" makes it, with those of every other task of env.Tasks still missing in the same pass,
+// which parses each molecule once (a line whose molecule fails scores 0, as in a run, and is named in
+// zinc250k_scores/score.err).
 func (z *zincBest) scores(env InitEnv) ([]float64, error) {
 	dir := filepath.Join(env.Dir, "zinc250k_scores")
-	path := filepath.Join(dir, env.Task+".txt")
-	if _, err := os.Stat(path); err != nil {
-		if env.Self == "" {
-			return nil, fmt.Errorf("%s is missing and no nfbo binary was given to make it", path)
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		if env.Log != nil {
-			fmt.Fprintf(env.Log, "bench: scoring the %d molecules of %s for %s (once; kept in %s)\n", len(z.lines), z.src, env.Task, path)
-		}
-		var out bytes.Buffer
-		errf, err := os.Create(filepath.Join(dir, env.Task+".err"))
-		if err != nil {
-			return nil, err
-		}
-		cmd := exec.Command(env.Self, "score", "-workers", strconv.Itoa(runtime.NumCPU()), "-task", env.Task, z.src)
-		cmd.Stdout, cmd.Stderr = &out, errf
-		runErr := cmd.Run()
-		errf.Close()
-		// Exit status 1 with a line for every molecule is failed lines scored 0, which a run would score so too.
-		var exit *exec.ExitError
-		if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1 && bytes.Count(out.Bytes(), []byte("\n")) == len(z.lines)) {
-			return nil, fmt.Errorf("score %s for %s: %w (see %s.err)", z.src, env.Task, runErr, filepath.Join(dir, env.Task))
-		}
-		if err := atomicfile.Write(path, out.Bytes()); err != nil {
+	file := func(task string) string { return filepath.Join(dir, task+".txt") }
+	if _, err := os.Stat(file(env.Task)); err != nil {
+		if err := z.score(env, dir, file); err != nil {
 			return nil, err
 		}
 	}
+	path := file(env.Task)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -251,4 +232,61 @@ func (z *zincBest) scores(env InitEnv) ([]float64, error) {
 		scores[i] = v
 	}
 	return scores, nil
+}
+
+// score runs "nfbo score" over src for env.Task and every task of env.Tasks without a score file, and writes
+// their files.
+func (z *zincBest) score(env InitEnv, dir string, file func(string) string) error {
+	if env.Self == "" {
+		return fmt.Errorf("%s is missing and no nfbo binary was given to make it", file(env.Task))
+	}
+	tasks := []string{env.Task}
+	for _, t := range env.Tasks {
+		if _, err := os.Stat(file(t)); err != nil && !slices.Contains(tasks, t) {
+			tasks = append(tasks, t)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if env.Log != nil {
+		fmt.Fprintf(env.Log, "bench: scoring the %d molecules of %s for %s (once; kept in %s)\n",
+			len(z.lines), z.src, strings.Join(tasks, ", "), dir)
+	}
+	var out bytes.Buffer
+	errPath := filepath.Join(dir, "score.err")
+	errf, err := os.Create(errPath)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(env.Self, "score", "-workers", strconv.Itoa(runtime.NumCPU()), "-task", strings.Join(tasks, ","), z.src)
+	cmd.Stdout, cmd.Stderr = &out, errf
+	runErr := cmd.Run()
+	errf.Close()
+	rows := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	// Exit status 1 with a line for every molecule is failed lines scored 0, which a run would score so too.
+	var exit *exec.ExitError
+	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1 && len(rows) == len(z.lines)) {
+		return fmt.Errorf("score %s for %s: %w (see %s)", z.src, strings.Join(tasks, ","), runErr, errPath)
+	}
+	if len(rows) != len(z.lines) {
+		return fmt.Errorf("score %s: %d lines of scores for %d molecules (see %s)", z.src, len(rows), len(z.lines), errPath)
+	}
+	cols := make([]bytes.Buffer, len(tasks))
+	for i, row := range rows {
+		f := strings.Split(row, "\t")
+		if len(f) < len(tasks) {
+			return fmt.Errorf("score %s: line %d holds %d scores, want %d", z.src, i+1, len(f), len(tasks))
+		}
+		for j := range tasks {
+			cols[j].WriteString(f[j])
+			cols[j].WriteByte('\n')
+		}
+	}
+	for j, t := range tasks {
+		if err := atomicfile.Write(file(t), cols[j].Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -116,9 +116,10 @@ func mustRead(t *testing.T, path string) string {
 var pinnedSeed1 = []int{199474, 10366, 174344, 247066, 54061}
 
 // TestZincBest: the task's scores of every source line are made once by the binary's score command (here a
-// script scoring a SMILES by its length modulo 7, exiting 1 as score does when a line failed), kept, and the n
-// best lines are written best first, ties in the source's order, with their scores under the task's name; a dry
-// plan gets the path alone, and a score file that does not match the source is an error.
+// script scoring a SMILES by its length modulo 7 for the first task and modulo 5 for the second, exiting 1 as
+// score does when a line failed), with those of the plan's other tasks in the same pass, and kept; the n best
+// lines are written best first, ties in the source's order, with their scores under the task's name; a dry plan
+// gets the path alone, and a score file that does not match the source is an error.
 func TestZincBest(t *testing.T) {
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.txt")
@@ -132,14 +133,14 @@ func TestZincBest(t *testing.T) {
 	calls := filepath.Join(dir, "calls")
 	self := filepath.Join(dir, "nfbo")
 	script := "#!/bin/sh\necho \"$@\" >> " + calls + "\n" +
-		"eval f=\\${$#}\nwhile read s; do echo $(( ${#s} % 7 )); done < \"$f\"\nexit 1\n"
+		"eval f=\\${$#}\nwhile read s; do printf '%d\\t%d\\n' $(( ${#s} % 7 )) $(( ${#s} % 5 )); done < \"$f\"\nexit 1\n"
 	if err := os.WriteFile(self, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	initDir := filepath.Join(dir, "init")
 	os.MkdirAll(initDir, 0o755)
 	z := zincBest{src: src, n: 5}
-	env := InitEnv{Dir: initDir, Task: "qed", Seed: 1, Self: self}
+	env := InitEnv{Dir: initDir, Task: "qed", Seed: 1, Tasks: []string{"median1", "qed"}, Self: self}
 	if p, err := z.write(InitEnv{Dir: initDir, Task: "qed", Dry: true}); err != nil || p != filepath.Join(initDir, "zinc250k_best_qed.csv") {
 		t.Fatalf("dry: %q, %v", p, err)
 	}
@@ -165,14 +166,22 @@ func TestZincBest(t *testing.T) {
 	if _, err := (&zincBest{src: src, n: 5}).write(env); err != nil {
 		t.Fatal(err)
 	}
+	// median1's scores came in qed's pass: length%5 == 4 for lengths 4, 9, 14, 19 (lines 3, 8, 13, 18).
+	m1, err := z.write(InitEnv{Dir: initDir, Task: "median1", Tasks: env.Tasks, Self: self})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustRead(t, m1); !strings.HasPrefix(got, "smiles,name,median1\n"+lines[2]+",zinc250k:3,4\n"+lines[7]+",zinc250k:8,4\n") {
+		t.Errorf("median1's initial data:\n%s", got)
+	}
 	if n := strings.Count(mustRead(t, calls), "\n"); n != 1 {
 		t.Errorf("the source was scored %d times, want once (the scores are kept)", n)
 	}
-	if got := strings.TrimSpace(mustRead(t, calls)); !strings.HasPrefix(got, "score -workers ") || !strings.HasSuffix(got, "-task qed "+src) {
+	if got := strings.TrimSpace(mustRead(t, calls)); !strings.HasPrefix(got, "score -workers ") || !strings.HasSuffix(got, "-task qed,median1 "+src) {
 		t.Errorf("score command %q", got)
 	}
-	os.WriteFile(filepath.Join(initDir, "zinc250k_scores", "median1.txt"), []byte("1\n2\n"), 0o644)
-	if _, err := z.write(InitEnv{Dir: initDir, Task: "median1", Self: self}); err == nil || !strings.Contains(err.Error(), "2 scores for the 20 molecules") {
+	os.WriteFile(filepath.Join(initDir, "zinc250k_scores", "median2.txt"), []byte("1\n2\n"), 0o644)
+	if _, err := z.write(InitEnv{Dir: initDir, Task: "median2", Self: self}); err == nil || !strings.Contains(err.Error(), "2 scores for the 20 molecules") {
 		t.Errorf("a short score file: %v", err)
 	}
 }
