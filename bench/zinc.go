@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -150,8 +151,9 @@ const ZINCScoredSetting = "1000+10000 ZINC-scored"
 // are made once per task by the nfbo binary's score command and kept beside the data, since they take a core
 // 5-25 minutes a task.
 type zincBest struct {
-	src string
-	n   int
+	src  string
+	n    int
+	part int // molecules a "nfbo score" call scores; 0 means zincScorePart
 
 	mu    sync.Mutex
 	lines []string
@@ -234,8 +236,13 @@ func (z *zincBest) scores(env InitEnv) ([]float64, error) {
 	return scores, nil
 }
 
-// score runs "nfbo score" over src for env.Task and every task of env.Tasks without a score file, and writes
-// their files.
+// zincScorePart is how many molecules of src one "nfbo score" scores, into a part file of its own, so that an
+// interrupted scoring goes on from its last part.
+const zincScorePart = 10000
+
+// score runs "nfbo score" over src for env.Task and every task of env.Tasks without a score file, a part of
+// zincScorePart lines at a time (DIR/part-TASKSHASH-N.tsv, kept until every part is in; failed lines named in
+// DIR/score.err), and writes their files.
 func (z *zincBest) score(env InitEnv, dir string, file func(string) string) error {
 	if env.Self == "" {
 		return fmt.Errorf("%s is missing and no nfbo binary was given to make it", file(env.Task))
@@ -253,34 +260,39 @@ func (z *zincBest) score(env InitEnv, dir string, file func(string) string) erro
 		fmt.Fprintf(env.Log, "bench: scoring the %d molecules of %s for %s (once; kept in %s)\n",
 			len(z.lines), z.src, strings.Join(tasks, ", "), dir)
 	}
-	var out bytes.Buffer
-	errPath := filepath.Join(dir, "score.err")
-	errf, err := os.Create(errPath)
-	if err != nil {
-		return err
+	// The parts' names hold the tasks, so that a part is never read back for another set of tasks.
+	key := fmt.Sprintf("%08x", crc32.ChecksumIEEE([]byte(strings.Join(tasks, ","))))
+	step := z.part
+	if step == 0 {
+		step = zincScorePart
 	}
-	cmd := exec.Command(env.Self, "score", "-workers", strconv.Itoa(runtime.NumCPU()), "-task", strings.Join(tasks, ","), z.src)
-	cmd.Stdout, cmd.Stderr = &out, errf
-	runErr := cmd.Run()
-	errf.Close()
-	rows := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	// Exit status 1 with a line for every molecule is failed lines scored 0, which a run would score so too.
-	var exit *exec.ExitError
-	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1 && len(rows) == len(z.lines)) {
-		return fmt.Errorf("score %s for %s: %w (see %s)", z.src, strings.Join(tasks, ","), runErr, errPath)
-	}
-	if len(rows) != len(z.lines) {
-		return fmt.Errorf("score %s: %d lines of scores for %d molecules (see %s)", z.src, len(rows), len(z.lines), errPath)
+	var parts []string
+	for lo := 0; lo < len(z.lines); lo += step {
+		hi := min(lo+step, len(z.lines))
+		part := filepath.Join(dir, fmt.Sprintf("part-%s-%03d.tsv", key, lo/step))
+		parts = append(parts, part)
+		if _, err := os.Stat(part); err == nil {
+			continue
+		}
+		if err := z.scorePart(env, dir, part, tasks, lo, hi); err != nil {
+			return err
+		}
+		if env.Log != nil {
+			fmt.Fprintf(env.Log, "bench: scored %d of %d molecules\n", hi, len(z.lines))
+		}
 	}
 	cols := make([]bytes.Buffer, len(tasks))
-	for i, row := range rows {
-		f := strings.Split(row, "\t")
-		if len(f) < len(tasks) {
-			return fmt.Errorf("score %s: line %d holds %d scores, want %d", z.src, i+1, len(f), len(tasks))
+	for _, part := range parts {
+		data, err := os.ReadFile(part)
+		if err != nil {
+			return err
 		}
-		for j := range tasks {
-			cols[j].WriteString(f[j])
-			cols[j].WriteByte('\n')
+		for _, row := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+			f := strings.Split(row, "\t")
+			for j := range tasks {
+				cols[j].WriteString(f[j])
+				cols[j].WriteByte('\n')
+			}
 		}
 	}
 	for j, t := range tasks {
@@ -288,5 +300,43 @@ func (z *zincBest) score(env InitEnv, dir string, file func(string) string) erro
 			return err
 		}
 	}
+	for _, part := range parts {
+		os.Remove(part)
+	}
 	return nil
+}
+
+// scorePart scores lines [lo, hi) of src for the tasks into part, a line of tab-separated scores a molecule.
+func (z *zincBest) scorePart(env InitEnv, dir, part string, tasks []string, lo, hi int) error {
+	in := part + ".smi"
+	if err := atomicfile.Write(in, []byte(strings.Join(z.lines[lo:hi], "\n")+"\n")); err != nil {
+		return err
+	}
+	defer os.Remove(in)
+	// Failed lines are named in score.err, one file for every part, kept.
+	errPath := filepath.Join(dir, "score.err")
+	errf, err := os.OpenFile(errPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(env.Self, "score", "-workers", strconv.Itoa(runtime.NumCPU()), "-task", strings.Join(tasks, ","), in)
+	cmd.Stdout, cmd.Stderr = &out, errf
+	runErr := cmd.Run()
+	errf.Close()
+	rows := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	// Exit status 1 with a line for every molecule is failed lines scored 0, which a run would score so too.
+	var exit *exec.ExitError
+	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1 && len(rows) == hi-lo) {
+		return fmt.Errorf("score lines %d-%d of %s for %s: %w (see %s)", lo+1, hi, z.src, strings.Join(tasks, ","), runErr, errPath)
+	}
+	if len(rows) != hi-lo {
+		return fmt.Errorf("score lines %d-%d of %s: %d lines of scores (see %s)", lo+1, hi, z.src, len(rows), errPath)
+	}
+	for i, row := range rows {
+		if n := strings.Count(row, "\t") + 1; n < len(tasks) {
+			return fmt.Errorf("score %s: line %d holds %d scores, want %d", z.src, lo+i+1, n, len(tasks))
+		}
+	}
+	return atomicfile.Write(part, out.Bytes())
 }

@@ -139,7 +139,7 @@ func TestZincBest(t *testing.T) {
 	}
 	initDir := filepath.Join(dir, "init")
 	os.MkdirAll(initDir, 0o755)
-	z := zincBest{src: src, n: 5}
+	z := zincBest{src: src, n: 5, part: 7} // three calls of score: lines 1-7, 8-14, 15-20
 	env := InitEnv{Dir: initDir, Task: "qed", Seed: 1, Tasks: []string{"median1", "qed"}, Self: self}
 	if p, err := z.write(InitEnv{Dir: initDir, Task: "qed", Dry: true}); err != nil || p != filepath.Join(initDir, "zinc250k_best_qed.csv") {
 		t.Fatalf("dry: %q, %v", p, err)
@@ -163,7 +163,7 @@ func TestZincBest(t *testing.T) {
 		t.Errorf("initial data %v, want %v", recs, want)
 	}
 	os.Remove(path)
-	if _, err := (&zincBest{src: src, n: 5}).write(env); err != nil {
+	if _, err := (&zincBest{src: src, n: 5, part: 7}).write(env); err != nil {
 		t.Fatal(err)
 	}
 	// median1's scores came in qed's pass: length%5 == 4 for lengths 4, 9, 14, 19 (lines 3, 8, 13, 18).
@@ -174,11 +174,15 @@ func TestZincBest(t *testing.T) {
 	if got := mustRead(t, m1); !strings.HasPrefix(got, "smiles,name,median1\n"+lines[2]+",zinc250k:3,4\n"+lines[7]+",zinc250k:8,4\n") {
 		t.Errorf("median1's initial data:\n%s", got)
 	}
-	if n := strings.Count(mustRead(t, calls), "\n"); n != 1 {
-		t.Errorf("the source was scored %d times, want once (the scores are kept)", n)
+	got := strings.Split(strings.TrimSpace(mustRead(t, calls)), "\n")
+	if len(got) != 3 {
+		t.Errorf("score ran %d times, want 3 (the source once, in parts of 7; the scores are kept)", len(got))
 	}
-	if got := strings.TrimSpace(mustRead(t, calls)); !strings.HasPrefix(got, "score -workers ") || !strings.HasSuffix(got, "-task qed,median1 "+src) {
-		t.Errorf("score command %q", got)
+	if !strings.HasPrefix(got[0], "score -workers ") || !strings.Contains(got[0], "-task qed,median1 ") || !strings.HasSuffix(got[0], "-000.tsv.smi") {
+		t.Errorf("score command %q", got[0])
+	}
+	if left, _ := filepath.Glob(filepath.Join(initDir, "zinc250k_scores", "part-*")); len(left) != 0 {
+		t.Errorf("parts left behind: %v", left)
 	}
 	os.WriteFile(filepath.Join(initDir, "zinc250k_scores", "median2.txt"), []byte("1\n2\n"), 0o644)
 	if _, err := z.write(InitEnv{Dir: initDir, Task: "median2", Self: self}); err == nil || !strings.Contains(err.Error(), "2 scores for the 20 molecules") {
