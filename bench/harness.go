@@ -88,7 +88,7 @@ func Suites(dataDir, python string) map[string]SuiteSpec {
 	}
 	zinc := filepath.Join(dataDir, "zinc250k", "zinc.txt.gz")
 	draws := zincDraws{src: zinc, n: 1000}
-	best := zincBest{src: zinc, n: 1000}
+	best := zincBest{src: zinc, n: 1000, shipped: filepath.Join(dataDir, "generated", "zinc250k_pmo20_best1000.csv.gz")}
 	three := []int{1, 2, 3}
 	return map[string]SuiteSpec{
 		"guacamol7": {Name: "guacamol7", Tasks: guacamol7Tasks, Setting: "100+500", Initial: 100, Budget: 500,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -154,6 +155,9 @@ type zincBest struct {
 	src  string
 	n    int
 	part int // molecules a "nfbo score" call scores; 0 means zincScorePart
+	// shipped is a CSV (task, smiles, name, score) holding the best n of src for tasks already scored
+	// (data/generated/zinc250k_pmo20_best1000.csv.gz), read in place of scoring src; "" or a missing file: none.
+	shipped string
 
 	mu    sync.Mutex
 	lines []string
@@ -172,6 +176,11 @@ func (z *zincBest) write(env InitEnv) (string, error) {
 	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
+	if rows, err := z.shippedRows(env.Task); err != nil {
+		return "", err
+	} else if rows != nil {
+		return path, writeBest(path, env.Task, rows)
+	}
 	if z.lines == nil {
 		lines, err := readLines(z.src)
 		if err != nil {
@@ -191,17 +200,65 @@ func (z *zincBest) write(env InitEnv) (string, error) {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] > scores[order[b]] })
+	rows := make([][3]string, z.n)
+	for j, i := range order[:z.n] {
+		rows[j] = [3]string{z.lines[i], "zinc250k:" + strconv.Itoa(i+1), strconv.FormatFloat(scores[i], 'g', -1, 64)}
+	}
+	return path, writeBest(path, env.Task, rows)
+}
+
+// writeBest writes a task's initial data: the columns smiles, name and TASK (the score), one row each.
+func writeBest(path, task string, rows [][3]string) error {
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
-	w.Write([]string{"smiles", "name", env.Task})
-	for _, i := range order[:z.n] {
-		w.Write([]string{z.lines[i], "zinc250k:" + strconv.Itoa(i+1), strconv.FormatFloat(scores[i], 'g', -1, 64)})
+	w.Write([]string{"smiles", "name", task})
+	for _, r := range rows {
+		w.Write(r[:])
 	}
 	w.Flush()
 	if err := atomicfile.Write(path, b.Bytes()); err != nil {
-		return "", fmt.Errorf("initial data: %w", err)
+		return fmt.Errorf("initial data: %w", err)
 	}
-	return path, nil
+	return nil
+}
+
+// shippedRows returns the task's n best rows (smiles, name, score) of z.shipped in its order, or nil when the
+// file is not there or does not hold the task.
+func (z *zincBest) shippedRows(task string) ([][3]string, error) {
+	if z.shipped == "" {
+		return nil, nil
+	}
+	r, err := textfile.Open(z.shipped)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	recs, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", z.shipped, err)
+	}
+	if len(recs) == 0 || !slices.Equal(recs[0], []string{"task", "smiles", "name", "score"}) {
+		return nil, fmt.Errorf("%s: want the header task,smiles,name,score", z.shipped)
+	}
+	var rows [][3]string
+	for i, rec := range recs[1:] {
+		if rec[0] != task {
+			continue
+		}
+		if _, err := strconv.ParseFloat(rec[3], 64); err != nil {
+			return nil, fmt.Errorf("%s:%d: score %q is not a number", z.shipped, i+2, rec[3])
+		}
+		rows = append(rows, [3]string{rec[1], rec[2], rec[3]})
+	}
+	switch {
+	case len(rows) == 0:
+		return nil, nil
+	case len(rows) < z.n:
+		return nil, fmt.Errorf("%s: %d rows for %s, want %d", z.shipped, len(rows), task, z.n)
+	}
+	return rows[:z.n], nil
 }
 
 // scores returns the task's score of every line of src, read from DIR/zinc250k_scores/TASK.txt. When that file

@@ -189,3 +189,32 @@ func TestZincBest(t *testing.T) {
 		t.Errorf("a short score file: %v", err)
 	}
 }
+
+// TestZincBestShipped: a task the shipped file holds is taken from it, in its order, without scoring; a task it
+// lacks is scored; too few rows for a task is an error.
+func TestZincBestShipped(t *testing.T) {
+	dir := t.TempDir()
+	shipped := filepath.Join(dir, "best.csv.gz")
+	f, err := os.Create(shipped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	fmt.Fprint(zw, "task,smiles,name,score\nqed,CCO,zinc250k:9,0.5\nmedian1,CC,zinc250k:1,0.3\nqed,CCN,zinc250k:4,0.25\nqed,CCC,zinc250k:2,0.125\n")
+	zw.Close()
+	f.Close()
+	z := zincBest{src: filepath.Join(dir, "absent.txt"), n: 2, shipped: shipped}
+	path, err := z.write(InitEnv{Dir: dir, Task: "qed"}) // no binary: scoring would fail
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := mustRead(t, path), "smiles,name,qed\nCCO,zinc250k:9,0.5\nCCN,zinc250k:4,0.25\n"; got != want {
+		t.Errorf("initial data %q, want %q", got, want)
+	}
+	if _, err := z.write(InitEnv{Dir: dir, Task: "median1"}); err == nil || !strings.Contains(err.Error(), "1 rows for median1, want 2") {
+		t.Errorf("too few shipped rows: %v", err)
+	}
+	if _, err := z.write(InitEnv{Dir: dir, Task: "median2"}); err == nil || !strings.Contains(err.Error(), "absent.txt") {
+		t.Errorf("a task not shipped, with no source: %v", err)
+	}
+}
