@@ -87,8 +87,8 @@ func Suites(dataDir, python string) map[string]SuiteSpec {
 		return valtInit(env.Dir, src, filepath.Join(dataDir, "generated", "guacamol_10k_selfies_v2.0.0_scores.csv.gz"))
 	}
 	zinc := filepath.Join(dataDir, "zinc250k", "zinc.txt.gz")
-	draws := zincDraws{src: zinc, n: 1000}
-	best := zincBest{src: zinc, n: 1000, shipped: filepath.Join(dataDir, "generated", "zinc250k_pmo20_best1000.csv.gz")}
+	draws := zincDraws{zincSource: zincSource{src: zinc}, n: 1000}
+	best := zincBest{zincSource: zincSource{src: zinc}, n: 1000, shipped: filepath.Join(dataDir, "generated", "zinc250k_pmo20_best1000.csv.gz")}
 	three := []int{1, 2, 3}
 	return map[string]SuiteSpec{
 		"guacamol7": {Name: "guacamol7", Tasks: guacamol7Tasks, Setting: "100+500", Initial: 100, Budget: 500,

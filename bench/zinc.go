@@ -41,12 +41,32 @@ const zincDrawStream = 0x7a696e63
 // line) drawn at random without replacement, a draw per seed, the same on every machine. A Plan asks it once per
 // task and seed; the file read and the draws are kept.
 type zincDraws struct {
-	src string
-	n   int
+	zincSource
+	n int
 
-	mu    sync.Mutex
-	lines []string       // src's lines
-	done  map[int]string // seed -> the file written
+	mu   sync.Mutex
+	done map[int]string // seed -> the file written
+}
+
+// zincSource is a SMILES file's lines (ZINC250k's), read once, for the suites that compose initial data from it.
+type zincSource struct {
+	src   string
+	lines []string
+}
+
+// load reads src unless it was read, and checks that it holds at least n molecules.
+func (z *zincSource) load(n int) error {
+	if z.lines == nil {
+		lines, err := readLines(z.src)
+		if err != nil {
+			return err
+		}
+		z.lines = lines
+	}
+	if len(z.lines) < n {
+		return fmt.Errorf("%s: %d molecules, fewer than the %d to take", z.src, len(z.lines), n)
+	}
+	return nil
 }
 
 // write writes DIR/zinc250k_seedSEED.csv, a CSV with the columns smiles and name (zinc250k:LINE, the molecule's
@@ -58,15 +78,8 @@ func (z *zincDraws) write(dir string, seed int) (string, error) {
 	if p, ok := z.done[seed]; ok {
 		return p, nil
 	}
-	if z.lines == nil {
-		lines, err := readLines(z.src)
-		if err != nil {
-			return "", err
-		}
-		z.lines = lines
-	}
-	if len(z.lines) < z.n {
-		return "", fmt.Errorf("%s: %d molecules, fewer than the %d to draw", z.src, len(z.lines), z.n)
+	if err := z.load(z.n); err != nil {
+		return "", err
 	}
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
@@ -152,15 +165,14 @@ const ZINCScoredSetting = "1000+10000 ZINC-scored"
 // are made once per task by the nfbo binary's score command and kept beside the data, since they take a core
 // 5-25 minutes a task.
 type zincBest struct {
-	src  string
+	zincSource
 	n    int
 	part int // molecules a "nfbo score" call scores; 0 means zincScorePart
 	// shipped is a CSV (task, smiles, name, score) holding the best n of src for tasks already scored
 	// (data/generated/zinc250k_pmo20_best1000.csv.gz), read in place of scoring src; "" or a missing file: none.
 	shipped string
 
-	mu    sync.Mutex
-	lines []string
+	mu sync.Mutex
 }
 
 // write writes DIR/zinc250k_best_TASK.csv (columns smiles, name as zincDraws names them, and TASK: the score, so
@@ -181,15 +193,8 @@ func (z *zincBest) write(env InitEnv) (string, error) {
 	} else if rows != nil {
 		return path, writeBest(path, env.Task, rows)
 	}
-	if z.lines == nil {
-		lines, err := readLines(z.src)
-		if err != nil {
-			return "", err
-		}
-		z.lines = lines
-	}
-	if len(z.lines) < z.n {
-		return "", fmt.Errorf("%s: %d molecules, fewer than the %d to take", z.src, len(z.lines), z.n)
+	if err := z.load(z.n); err != nil {
+		return "", err
 	}
 	scores, err := z.scores(env)
 	if err != nil {

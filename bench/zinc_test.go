@@ -72,7 +72,7 @@ func TestZincDrawsFile(t *testing.T) {
 	}
 	zw.Close()
 	f.Close()
-	z := zincDraws{src: src, n: 7}
+	z := zincDraws{zincSource: zincSource{src: src}, n: 7}
 	path, err := z.write(dir, 4)
 	if err != nil {
 		t.Fatal(err)
@@ -91,14 +91,14 @@ func TestZincDrawsFile(t *testing.T) {
 		}
 	}
 	st, _ := os.Stat(path)
-	z2 := zincDraws{src: src, n: 7}
+	z2 := zincDraws{zincSource: zincSource{src: src}, n: 7}
 	if _, err := z2.write(dir, 4); err != nil {
 		t.Fatal(err)
 	}
 	if st2, _ := os.Stat(path); !os.SameFile(st, st2) {
 		t.Error("a file already holding the draw was rewritten")
 	}
-	if _, err := (&zincDraws{src: src, n: 31}).write(dir, 1); err == nil {
+	if _, err := (&zincDraws{zincSource: zincSource{src: src}, n: 31}).write(dir, 1); err == nil {
 		t.Error("a draw of 31 from 30 molecules: no error")
 	}
 }
@@ -139,7 +139,7 @@ func TestZincBest(t *testing.T) {
 	}
 	initDir := filepath.Join(dir, "init")
 	os.MkdirAll(initDir, 0o755)
-	z := zincBest{src: src, n: 5, part: 7} // three calls of score: lines 1-7, 8-14, 15-20
+	z := zincBest{zincSource: zincSource{src: src}, n: 5, part: 7} // three calls of score: lines 1-7, 8-14, 15-20
 	env := InitEnv{Dir: initDir, Task: "qed", Seed: 1, Tasks: []string{"median1", "qed"}, Self: self}
 	if p, err := z.write(InitEnv{Dir: initDir, Task: "qed", Dry: true}); err != nil || p != filepath.Join(initDir, "zinc250k_best_qed.csv") {
 		t.Fatalf("dry: %q, %v", p, err)
@@ -163,7 +163,7 @@ func TestZincBest(t *testing.T) {
 		t.Errorf("initial data %v, want %v", recs, want)
 	}
 	os.Remove(path)
-	if _, err := (&zincBest{src: src, n: 5, part: 7}).write(env); err != nil {
+	if _, err := (&zincBest{zincSource: zincSource{src: src}, n: 5, part: 7}).write(env); err != nil {
 		t.Fatal(err)
 	}
 	// median1's scores came in qed's pass: length%5 == 4 for lengths 4, 9, 14, 19 (lines 3, 8, 13, 18).
@@ -203,7 +203,7 @@ func TestZincBestShipped(t *testing.T) {
 	fmt.Fprint(zw, "task,smiles,name,score\nqed,CCO,zinc250k:9,0.5\nmedian1,CC,zinc250k:1,0.3\nqed,CCN,zinc250k:4,0.25\nqed,CCC,zinc250k:2,0.125\n")
 	zw.Close()
 	f.Close()
-	z := zincBest{src: filepath.Join(dir, "absent.txt"), n: 2, shipped: shipped}
+	z := zincBest{zincSource: zincSource{src: filepath.Join(dir, "absent.txt")}, n: 2, shipped: shipped}
 	path, err := z.write(InitEnv{Dir: dir, Task: "qed"}) // no binary: scoring would fail
 	if err != nil {
 		t.Fatal(err)
