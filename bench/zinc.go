@@ -161,9 +161,9 @@ func readLines(path string) ([]string, error) {
 const ZINCScoredSetting = "1000+10000 ZINC-scored"
 
 // zincBest writes the initial data of pmo20-zinc's runs: the n molecules of the SMILES file src (ZINC250k) with
-// the highest scores for the task, with their scores, which the runs do not pay for. The scores of all of src
-// are made once per task by the nfbo binary's score command and kept beside the data, since they take a core
-// 5-25 minutes a task.
+// the highest scores for the task, with their scores, which the runs do not pay for: from the shipped file when it
+// holds the task, else from scores of all of src that the nfbo binary's score command makes once, for every task
+// of the plan in one pass (about 100 minutes of a core for the twenty), kept beside the data.
 type zincBest struct {
 	zincSource
 	n    int
