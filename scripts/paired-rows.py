@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Two methods' runs paired by task and seed, from the runs.tsv rows that nfbo bench and nfbo report write.
 
-    scripts/paired-rows.py [-metric auc_top10] [-tasks T1,T2] FILE:METHOD FILE:METHOD
+    scripts/paired-rows.py [-metric auc_top10] [-tasks T1,T2] [-setting S] FILE:METHOD FILE:METHOD
 
 The first is the baseline, the second the method measured against it (an ablation's rows against the default's,
 say: benchmarks/crossover.tsv:idnf200 benchmarks/pmo20.tsv:nfbo). Only finished runs count, and only the
 (task, seed) pairs both have. One Markdown row per task: the baseline's mean ± sd, the method's, the difference
 of the means, and the difference at each seed; then the sums over the tasks and how many pairs the method leads.
+A file may hold a method's runs under several settings (benchmarks/pmo20.tsv: "1000+9000" from the fixed start,
+"1000+9000 random" under PMO's protocol): then -setting says which, as runs of two settings never pair.
 Standard library only.
 """
 import argparse
@@ -15,21 +17,28 @@ import statistics
 import sys
 
 
-def rows(spec, metric):
+def rows(spec, metric, setting):
     path, sep, method = spec.rpartition(":")
     if not sep or not path or not method:
         sys.exit(f"paired-rows: {spec!r}: want FILE:METHOD")
-    out = {}
+    out, settings = {}, set()
     with open(path, newline="") as f:
         for n, r in enumerate(csv.DictReader(f, delimiter="\t"), 2):
             if r.get("method") != method or r.get("finished") != "true":
                 continue
+            if setting is not None and r.get("setting") != setting:
+                continue
+            settings.add(r.get("setting"))
             try:
                 out[(r["task"], int(r["seed"]))] = float(r[metric])
             except (KeyError, ValueError) as e:
                 sys.exit(f"{path}:{n}: {metric}: {e}")
+    if len(settings) > 1:
+        sys.exit(f"paired-rows: {path}: method {method!r} has runs under settings {sorted(settings)}; "
+                 "say which with -setting")
     if not out:
-        sys.exit(f"paired-rows: {path}: no finished runs of method {method!r}")
+        sys.exit(f"paired-rows: {path}: no finished runs of method {method!r}"
+                 + (f" under setting {setting!r}" if setting is not None else ""))
     return out
 
 
@@ -41,10 +50,11 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("-metric", default="auc_top10", help="a column of runs.tsv (auc_top10, top10, ...)")
     p.add_argument("-tasks", default="", help="only these tasks, comma-separated")
+    p.add_argument("-setting", default=None, help="only runs of this setting (runs.tsv's setting column)")
     p.add_argument("base", help="FILE:METHOD, the baseline")
     p.add_argument("other", help="FILE:METHOD, measured against the baseline")
     a = p.parse_args()
-    base, other = rows(a.base, a.metric), rows(a.other, a.metric)
+    base, other = rows(a.base, a.metric, a.setting), rows(a.other, a.metric, a.setting)
     want = set(a.tasks.split(",")) if a.tasks else None
     tasks = sorted({t for t, s in base if (t, s) in other and (want is None or t in want)})
     print(f"| {a.metric} | {a.base} | {a.other} | difference | per seed |")
