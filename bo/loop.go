@@ -376,7 +376,7 @@ func (o *Optimizer) selectAnchors(dst []int) {
 		SelectAnchorsRule(dst, o.st.Y, o.cfg.AnchorRule, temp, o.rng)
 		return
 	}
-	idx := DistinctScores(o.st.Y)
+	idx := o.distinctScores()
 	if len(idx) < len(dst) {
 		SelectAnchorsRule(dst, o.st.Y, o.cfg.AnchorRule, temp, o.rng)
 		return
@@ -564,6 +564,26 @@ func (o *Optimizer) topK(k int) []int {
 	return idx[:min(k, len(idx))]
 }
 
+// distinctScores returns one point of each distinct score in the data, in DistinctScores' order: the first
+// point of each, or with DrawTies one drawn uniformly among the points of its score.
+func (o *Optimizer) distinctScores() []int {
+	y := o.st.Y
+	idx := DistinctScores(y)
+	if !o.cfg.DrawTies || len(idx) == len(y) {
+		return idx
+	}
+	members := make(map[float64][]int, len(idx))
+	for i, v := range y {
+		members[v] = append(members[v], i)
+	}
+	for k, i := range idx {
+		if m := members[y[i]]; len(m) > 1 {
+			idx[k] = m[o.rng.IntN(len(m))]
+		}
+	}
+	return idx
+}
+
 // parentSet returns the GA children's candidate parents, best first: the k best points, or with
 // DistinctScores the first point of each of the k best distinct scores. Where there are fewer than k/2 distinct
 // scores, too few parents to breed from, the other points follow up to k as topK orders them (best first, the
@@ -578,7 +598,7 @@ func (o *Optimizer) parentSet(k int) (idx []int, plateau bool) {
 		return o.topK(k), false
 	}
 	y := o.st.Y
-	idx = DistinctScores(y)
+	idx = o.distinctScores()
 	sort.SliceStable(idx, func(a, b int) bool { return y[idx[a]] > y[idx[b]] })
 	if 2*len(idx) >= k || len(idx) == len(y) {
 		return idx[:min(k, len(idx))], false

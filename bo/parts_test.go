@@ -379,6 +379,40 @@ func TestDistinctScoresAnchorsAndParents(t *testing.T) {
 	}
 }
 
+// DrawTies draws the point of each distinct score among its equals, at every call, uniformly; scores held by one
+// point keep it, and the set stays one point per score in DistinctScores' order.
+func TestDrawTies(t *testing.T) {
+	y := []float64{0.1, 0.9, 0.9, 0.9, 0.5, 0.9, 0.3}
+	o := &Optimizer{cfg: Config{Temperature: -1, DistinctScores: true, DrawTies: true}, st: state{Y: y},
+		rng: rand.New(rand.NewPCG(1, 2))}
+	const draws = 4000
+	count := make(map[int]int)
+	for range draws {
+		idx := o.distinctScores()
+		if len(idx) != 4 || idx[0] != 0 || idx[2] != 4 || idx[3] != 6 || y[idx[1]] != 0.9 {
+			t.Fatalf("distinctScores = %v, want [0 (a point of 0.9) 4 6]", idx)
+		}
+		count[idx[1]]++
+		anchors := make([]int, 3)
+		o.selectAnchors(anchors)
+		if y[anchors[0]] != 0.9 || anchors[1] != 4 || anchors[2] != 6 {
+			t.Fatalf("anchors %v, want [(a point of 0.9) 4 6]", anchors)
+		}
+		if p, _ := o.parentSet(4); y[p[0]] != 0.9 || !slices.Equal(p[1:], []int{4, 6, 0}) {
+			t.Fatalf("parents %v, want [(a point of 0.9) 4 6 0]", p)
+		}
+	}
+	// Each of the four points of 0.9 is drawn a quarter of the time: 1,000 of 4,000, sd 27.
+	for _, i := range []int{1, 2, 3, 5} {
+		if c := count[i]; c < 880 || c > 1120 {
+			t.Errorf("point %d drawn %d times of %d, want about %d", i, c, draws, draws/4)
+		}
+	}
+	if _, err := (Config{Budget: 10, DrawTies: true}).resolved(4); err == nil {
+		t.Error("DrawTies without DistinctScores: no error")
+	}
+}
+
 // oneFeature is a Featurizer of width 1.
 type oneFeature struct{}
 

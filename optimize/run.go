@@ -121,6 +121,8 @@ type OptimiserArgs struct {
 	// DistinctScores, when set, draws anchors and GA parents one per distinct score, or not
 	// (bo.Config.DistinctScores); nil keeps the preset's.
 	DistinctScores *bool `json:",omitempty"`
+	// DrawTies draws each distinct score's point among its equals at every iteration (bo.Config.DrawTies).
+	DrawTies bool `json:",omitempty"`
 	// Crossover is how GA children start from two parents, those of -method ga and the screened variant's:
 	// "selfies" (one-point crossover of the symbols), "graph" (chem/graphga: fragments of the two molecules
 	// joined; bo.ScreenedSettings.GraphCrossover) or, for -method ga only, "graph+rings" (half of them ring
@@ -277,6 +279,7 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 	if a.DistinctScores != nil {
 		cfg.DistinctScores = *a.DistinctScores
 	}
+	cfg.DrawTies = cfg.DrawTies || a.DrawTies
 	if a.FineTuneEvery != 0 {
 		cfg.TrainEvery = a.FineTuneEvery
 	}
