@@ -297,8 +297,8 @@ func btoi(b bool) int {
 // RunOptions say how RunJobs runs a suite's jobs.
 type RunOptions struct {
 	Procs int // runs at a time
-	// Rows, if not empty, is a runs.tsv that RunJobs keeps holding the row of every finished run of the suite
-	// (WriteRows) as each finishes, so that the figures outlive the run directories (the repository's
+	// Rows, if not empty, is a runs.tsv that RunJobs keeps holding the row of every finished run among its jobs
+	// (WriteRows) as each finishes (other runs under the same directory, another bench's, are not its rows), so that the figures outlive the run directories (the repository's
 	// benchmarks/ files). A job whose finished row it holds is not run again, as one whose directory holds a
 	// finished run is not: a suite goes on from its rows on a machine without its run directories.
 	Rows string
@@ -353,7 +353,7 @@ func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, op
 			os.WriteFile(filepath.Join(out, "report.md"), md.Bytes(), 0o644)
 		}
 		if opts.Rows != "" {
-			if err := WriteRows(ctx, opts.Rows, s.Runs); err != nil {
+			if err := WriteRows(ctx, opts.Rows, jobRuns(s.Runs, jobs)); err != nil {
 				fmt.Fprintf(progress, "bench: warning: rows: %v\n", err) // the runs go on; their directories hold everything
 			}
 		}
@@ -418,6 +418,22 @@ func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, op
 		return err
 	}
 	return errors.Join(errs...)
+}
+
+// jobRuns returns the runs among runs that are jobs': a suite directory may hold the runs of several benches
+// (a probe's methods beside the campaign's), each keeping its own rows file.
+func jobRuns(runs []Run, jobs []Job) []Run {
+	want := make(map[runKey]bool, len(jobs))
+	for _, j := range jobs {
+		want[runKey{setting: j.Setting, task: j.Task, method: j.Method, seed: j.Seed}] = true
+	}
+	var out []Run
+	for _, r := range runs {
+		if want[runKey{setting: r.Info.Setting, task: r.Info.Task, method: r.Info.Method, seed: r.Info.Seed}] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // unfinished returns the jobs still to run and the number of finished ones: a job is finished when its

@@ -550,10 +550,14 @@ func TestRunJobsSkipsRows(t *testing.T) {
 	jobs := []Job{
 		{Dir: filepath.Join(out, "med2", "nfbo", "seed1"), Argv: []string{"/bin/false"}, Setting: "100+50", Task: "med2", Method: "nfbo", Seed: 1},
 		{Dir: filepath.Join(out, "med2", "nfbo", "seed2"), Argv: []string{"/bin/true"}, Setting: "100+50", Task: "med2", Method: "nfbo", Seed: 2},
+		{Dir: filepath.Join(out, "med2", "nfbo", "seed3"), Argv: []string{"/bin/false"}, Setting: "100+50", Task: "med2", Method: "nfbo", Seed: 3},
 	}
-	// A finished run in the suite directory: once a job ends, its row joins the file and the partial report.
-	writeRun(t, filepath.Join(out, "med2", "nfbo", "seed3"),
-		rundir.Info{Setting: "100+50", Task: "med2", Method: "nfbo", Seed: 3, Budget: 50, Finished: true}, scores)
+	// A job's run finished before the bench, without its row: its row joins the file and the partial report.
+	writeRun(t, jobs[2].Dir, rundir.Info{Setting: "100+50", Task: "med2", Method: "nfbo", Seed: 3, Budget: 50, Finished: true}, scores)
+	// Another bench's run under the same directory (a probe beside the campaign, with rows files of their own):
+	// in the partial report, not in this bench's rows.
+	writeRun(t, filepath.Join(out, "med2", "probe", "seed1"),
+		rundir.Info{Setting: "100+50", Task: "med2", Method: "probe", Seed: 1, Budget: 50, Finished: true}, scores)
 	var progress bytes.Buffer
 	if err := RunJobs(context.Background(), &progress, out, jobs, RunOptions{Procs: 1, Rows: rows}); err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
@@ -568,7 +572,16 @@ func TestRunJobsSkipsRows(t *testing.T) {
 		t.Errorf("no partial report after a run finished: %v", err)
 	}
 	if got, err := readRowsFile(rows); err != nil || len(got) != 2 {
-		t.Errorf("rows after a run finished: %d rows (%v), want the kept one and the suite's finished one", len(got), err)
+		t.Errorf("rows after a run finished: %d rows (%v), want the kept one and the job's finished one", len(got), err)
+	} else {
+		for _, r := range got {
+			if r.Info.Method != "nfbo" {
+				t.Errorf("rows hold another bench's run: %+v", r.Info)
+			}
+		}
+	}
+	if md, err := os.ReadFile(filepath.Join(out, "report.md")); err != nil || !strings.Contains(string(md), "probe") {
+		t.Errorf("the partial report leaves out the directory's other run (%v)", err)
 	}
 	if err := RunJobs(context.Background(), &progress, out, jobs[:1], RunOptions{Procs: 1}); err == nil {
 		t.Error("without -rows the run whose command fails ran and succeeded")
