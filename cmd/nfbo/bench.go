@@ -65,7 +65,8 @@ While it runs, bench keeps OUT/progress.txt (runs done, running, left, the
 estimated time left) up to date, and rewrites a partial report OUT/report.md
 each time a run finishes; the full
 report with plots is "nfbo report OUT". With -rows FILE it also keeps FILE, a
-runs.tsv, holding the row of every finished run beside the rows it held: the
+runs.tsv, holding the row of every finished run of its own (not those of
+another bench sharing OUT) beside the rows it held: the
 figures outlive the run directories ("nfbo report FILE" reads them back), and
 a run whose finished row FILE holds is not run again, so that a suite goes on
 from its rows on a machine without its run directories.`,
