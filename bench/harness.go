@@ -239,6 +239,16 @@ type Job struct {
 	Seed                  int
 }
 
+// key identifies the job's run as jobKeyOf identifies a run directory's or a row's: by setting, task, method
+// and seed (a suite's jobs have no objective of their own to tell apart).
+func (j Job) key() runKey {
+	return runKey{setting: j.Setting, task: j.Task, method: j.Method, seed: j.Seed}
+}
+
+func jobKeyOf(i rundir.Info) runKey {
+	return runKey{setting: i.Setting, task: i.Task, method: i.Method, seed: i.Seed}
+}
+
 // runArgv returns the command line of one run.
 func runArgv(self string, s SuiteSpec, method, task, init, modelDir, dir string, seed, workers int, extra string, variants Variants) []string {
 	// guacamol7's valt starts from two added molecules (see valtInit).
@@ -425,11 +435,11 @@ func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, op
 func jobRuns(runs []Run, jobs []Job) []Run {
 	want := make(map[runKey]bool, len(jobs))
 	for _, j := range jobs {
-		want[runKey{setting: j.Setting, task: j.Task, method: j.Method, seed: j.Seed}] = true
+		want[j.key()] = true
 	}
 	var out []Run
 	for _, r := range runs {
-		if want[runKey{setting: r.Info.Setting, task: r.Info.Task, method: r.Info.Method, seed: r.Info.Seed}] {
+		if want[jobKeyOf(r.Info)] {
 			out = append(out, r)
 		}
 	}
@@ -448,12 +458,12 @@ func unfinished(progress io.Writer, jobs []Job, rowsPath string) (todo []Job, do
 		}
 		for _, r := range rows {
 			if r.Info.Finished {
-				kept[runKey{setting: r.Info.Setting, task: r.Info.Task, method: r.Info.Method, seed: r.Info.Seed}] = true
+				kept[jobKeyOf(r.Info)] = true
 			}
 		}
 	}
 	for _, j := range jobs {
-		key := runKey{setting: j.Setting, task: j.Task, method: j.Method, seed: j.Seed}
+		key := j.key()
 		if r, err := LoadRun(j.Dir); err == nil && r.Info.Finished && r.Info.Error == "" {
 			done++
 			if rowsPath != "" && !kept[key] {
