@@ -1,7 +1,6 @@
 package bo
 
 import (
-	"errors"
 	"fmt"
 )
 
@@ -30,13 +29,9 @@ type Config struct {
 	// #32: a batch of 100 stalled on one on mestranol_similarity). Off (the reference's rule) in a Config; the
 	// guacamol-500 and pmo presets' screened variant turns it on (Preset.Screened).
 	DistinctScores bool `json:",omitempty"`
-	// DrawTies, with DistinctScores, draws each distinct score's point uniformly among the points of that score,
-	// afresh for the anchors and for the parents at every iteration, where DistinctScores alone takes the first
-	// found. Objectives built of clipped terms and coarse fingerprints score whole families of molecules equal
-	// (scaffold_hop: 438 side-chain variants of one scaffold at 0.667), and the first found is then the only
-	// point of the top score that ever anchors or parents; drawn, the family is walked, as a GA's population
-	// drifts among equal scores.
-	DrawTies bool `json:",omitempty"`
+	// Ties says which points of equal score DistinctScores draws from (TieRule); the zero value, TiesFirst, takes
+	// the first found.
+	Ties TieRule `json:",omitempty"`
 
 	PerturbProb float64    // base per-dimension perturbation probability; if 0, the default is 0.1
 	TACS        TACSConfig // TACS settings; TACS.Tau 0 turns it off (reference and paper use 400)
@@ -170,8 +165,8 @@ func (c Config) resolved(d int) (Config, error) {
 	def(&c.FineTuneNewest, 10)
 	def(&c.TopK, 1000)
 	def(&c.MaxStale, 50)
-	if c.DrawTies && !c.DistinctScores {
-		return c, errors.New("bo: config: DrawTies needs DistinctScores: without it every point of a score is drawn already")
+	if c.Ties != TiesFirst && !c.DistinctScores {
+		return c, fmt.Errorf("bo: config: Ties = %v needs DistinctScores: without it every point of a score is drawn already", c.Ties)
 	}
 	r, err := c.Variant.rules()
 	if err != nil {

@@ -176,10 +176,13 @@ type Optimizer struct {
 	dirs    *sobol.Directions       // Sobol direction numbers for D, computed once
 	seen    map[string]struct{}     // the data's molecules: keys and, with ident, identities (has, remember)
 	ident   func(key string) string // the Codec's Identity in the screened variant, else nil
-	allowed map[string]bool         // Problem.Rules' verdicts so far, by molecule
-	why     map[string]string       // the rule each disallowed molecule breaks, when Problem.Rules name kinds
-	times   Phases                  // of the current iteration
-	t, f, d int
+	// skeleton is the Codec's Skeleton with TiesBySkeleton, else nil; skeletons caches it for the data's points.
+	skeleton  func(key string) string
+	skeletons []string
+	allowed   map[string]bool   // Problem.Rules' verdicts so far, by molecule
+	why       map[string]string // the rule each disallowed molecule breaks, when Problem.Rules name kinds
+	times     Phases            // of the current iteration
+	t, f, d   int
 }
 
 // NewOptimizer checks the configuration and the initial data. All randomness comes from src; with a RunDir, src
@@ -213,6 +216,13 @@ func NewOptimizer(cfg Config, prob Problem, src rand.Source, rec Recorder) (*Opt
 		}
 	}
 	o := &Optimizer{cfg: cfg, prob: prob, src: src, rng: rand.New(src), rec: rec, t: t, f: f, d: d}
+	if cfg.Ties == TiesBySkeleton {
+		sk, ok := prob.Codec.(Skeletons)
+		if !ok {
+			return nil, errors.New("bo: Ties = skeleton needs a Codec that implements bo.Skeletons")
+		}
+		o.skeleton = sk.Skeleton
+	}
 	surr, err := o.choose()
 	if err != nil {
 		return nil, err
@@ -564,28 +574,8 @@ func (o *Optimizer) topK(k int) []int {
 	return idx[:min(k, len(idx))]
 }
 
-// distinctScores returns one point of each distinct score in the data, in DistinctScores' order: the first
-// point of each, or with DrawTies one drawn uniformly among the points of its score.
-func (o *Optimizer) distinctScores() []int {
-	y := o.st.Y
-	idx := DistinctScores(y)
-	if !o.cfg.DrawTies || len(idx) == len(y) {
-		return idx
-	}
-	members := make(map[float64][]int, len(idx))
-	for i, v := range y {
-		members[v] = append(members[v], i)
-	}
-	for k, i := range idx {
-		if m := members[y[i]]; len(m) > 1 {
-			idx[k] = m[o.rng.IntN(len(m))]
-		}
-	}
-	return idx
-}
-
 // parentSet returns the GA children's candidate parents, best first: the k best points, or with
-// DistinctScores the first point of each of the k best distinct scores. Where there are fewer than k/2 distinct
+// DistinctScores the point of each of the k best distinct scores (distinctScores). Where there are fewer than k/2 distinct
 // scores, too few parents to breed from, the other points follow up to k as topK orders them (best first, the
 // oldest first among equals): on a plateau that holds most of the data (an objective that scores every molecule
 // 0 until one holds a substructure) the parents are then the first k molecules, the initial ones, as the graph
@@ -599,6 +589,11 @@ func (o *Optimizer) parentSet(k int) (idx []int, plateau bool) {
 	}
 	y := o.st.Y
 	idx = o.distinctScores()
+	if o.cfg.Ties == TiesBySkeleton {
+		if first := DistinctScores(y); 2*len(first) < k && len(first) < len(y) {
+			idx = first // a plateau is one whatever the skeletons on it: filled as below
+		}
+	}
 	sort.SliceStable(idx, func(a, b int) bool { return y[idx[a]] > y[idx[b]] })
 	if 2*len(idx) >= k || len(idx) == len(y) {
 		return idx[:min(k, len(idx))], false

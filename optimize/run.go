@@ -121,8 +121,9 @@ type OptimiserArgs struct {
 	// DistinctScores, when set, draws anchors and GA parents one per distinct score, or not
 	// (bo.Config.DistinctScores); nil keeps the preset's.
 	DistinctScores *bool `json:",omitempty"`
-	// DrawTies draws each distinct score's point among its equals at every iteration (bo.Config.DrawTies).
-	DrawTies bool `json:",omitempty"`
+	// Ties names the rule for points of equal score under DistinctScores (bo.ParseTieRule: first, draw or
+	// skeleton; bo.Config.Ties); "" keeps the preset's.
+	Ties string `json:",omitempty"`
 	// Crossover is how GA children start from two parents, those of -method ga and the screened variant's:
 	// "selfies" (one-point crossover of the symbols), "graph" (chem/graphga: fragments of the two molecules
 	// joined; bo.ScreenedSettings.GraphCrossover) or, for -method ga only, "graph+rings" (half of them ring
@@ -279,7 +280,11 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 	if a.DistinctScores != nil {
 		cfg.DistinctScores = *a.DistinctScores
 	}
-	cfg.DrawTies = cfg.DrawTies || a.DrawTies
+	if a.Ties != "" {
+		if cfg.Ties, err = bo.ParseTieRule(a.Ties); err != nil {
+			return cfg, err
+		}
+	}
 	if a.FineTuneEvery != 0 {
 		cfg.TrainEvery = a.FineTuneEvery
 	}

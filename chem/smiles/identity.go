@@ -29,20 +29,21 @@ import (
 //
 // The zero value is ready to use. An Identifier keeps scratch between calls, so it is not safe for concurrent use.
 type Identifier struct {
-	g       Graph
-	edges   []idEdge
-	adj     [][]int32 // per atom, indices into edges
-	parent  []int     // per atom, the atom its chain bond comes from, or -1
-	hAtom   []bool    // per atom, a hydrogen written as an atom ([H]) bonded to another one
-	col     []uint64
-	nxt     []uint64
-	buf     []uint64
-	centres []int // stereocentres and stereo double bonds (indices into edges) not yet placed
-	bonds   []int
-	done    []placed // the marks a round placed
-	disc    []int    // bridge search
-	low     []int
-	nb      []int
+	g        Graph
+	edges    []idEdge
+	adj      [][]int32 // per atom, indices into edges
+	parent   []int     // per atom, the atom its chain bond comes from, or -1
+	hAtom    []bool    // per atom, a hydrogen written as an atom ([H]) bonded to another one
+	col      []uint64
+	nxt      []uint64
+	buf      []uint64
+	centres  []int // stereocentres and stereo double bonds (indices into edges) not yet placed
+	bonds    []int
+	done     []placed // the marks a round placed
+	disc     []int    // bridge search
+	skeleton bool     // Skeleton's call: atoms by element alone, bonds unlabelled
+	low      []int
+	nb       []int
 }
 
 // idEdge is an undirected bond: its atoms, order and whether it lies in a ring.
@@ -79,6 +80,38 @@ func (id *Identifier) Identity(s string) (string, error) {
 	if !id.placeStereo() {
 		return s, nil
 	}
+	return id.digest(identityPrefix), nil
+}
+
+// skeletonPrefix starts every skeleton; no SMILES or identity starts with it.
+const skeletonPrefix = "%"
+
+// Skeleton returns a name of the heavy-atom skeleton of the molecule that s writes: its heavy atoms' elements
+// and which of them are bonded, without stereo marks, charges, hydrogens, isotopes or bond orders. Stereo,
+// charge, protonation and tautomeric variants of a molecule, and its Kekulé and aromatic forms, share a skeleton;
+// constitutional isomers do not. It is skeletonPrefix and 32 hex digits; colour refinement's limits are
+// Identity's. The error is the parser's.
+func (id *Identifier) Skeleton(s string) (string, error) {
+	g := &id.g
+	g.Reset()
+	if err := g.Parse(s); err != nil {
+		return "", err
+	}
+	id.skeleton = true
+	defer func() { id.skeleton = false }()
+	id.read()
+	id.markRings()
+	id.col = resizeU64(id.col, g.Len())
+	for v := range id.col {
+		id.col[v] = id.atomHash(v)
+	}
+	id.refine()
+	return id.digest(skeletonPrefix), nil
+}
+
+// digest hashes the refined colours of the heavy atoms, and the number of bonds between them, into prefix and
+// 32 hex digits.
+func (id *Identifier) digest(prefix string) string {
 	sorted := id.buf[:0]
 	for v, c := range id.col {
 		if !id.hAtom[v] {
@@ -98,14 +131,14 @@ func (id *Identifier) Identity(s string) (string, error) {
 	for _, c := range sorted {
 		h1, h2 = mix(h1, c), mix(h2, c^0xa4093822299f31d0)
 	}
-	var out [len(identityPrefix) + 32]byte
-	copy(out[:], identityPrefix)
+	out := make([]byte, len(prefix)+32)
+	copy(out, prefix)
 	var raw [16]byte
 	for i := range 8 {
 		raw[i], raw[8+i] = byte(h1>>(56-8*i)), byte(h2>>(56-8*i))
 	}
-	hex.Encode(out[len(identityPrefix):], raw[:])
-	return string(out[:]), nil
+	hex.Encode(out[len(prefix):], raw[:])
+	return string(out)
 }
 
 // read collects the parsed graph's undirected bonds, each atom's bonds and each atom's chain parent.
@@ -216,6 +249,9 @@ func (id *Identifier) atomHash(v int) uint64 {
 		h = mix(h, uint64(a.Element[i]))
 	}
 	h = mix(h, 0xff)
+	if id.skeleton {
+		return h
+	}
 	for i := range len(a.Isotope) {
 		h = mix(h, uint64(a.Isotope[i]))
 	}
@@ -231,9 +267,9 @@ func (id *Identifier) atomHash(v int) uint64 {
 	return mix(h, uint64(sum-nh))
 }
 
-// bondLabel is what refinement sees of a bond: its order outside rings, nothing inside.
-func bondLabel(e idEdge) uint64 {
-	if e.ring {
+// bondLabel is what refinement sees of a bond: its order outside rings, nothing inside, nothing in a skeleton.
+func (id *Identifier) bondLabel(e idEdge) uint64 {
+	if e.ring || id.skeleton {
 		return 0
 	}
 	return uint64(e.order)
@@ -255,7 +291,7 @@ func (id *Identifier) refine() {
 			for _, k := range id.adj[v] {
 				e := id.edges[k]
 				if u := e.a + e.b - v; !id.hAtom[u] {
-					nb = append(nb, mix(bondLabel(e), id.col[u]))
+					nb = append(nb, mix(id.bondLabel(e), id.col[u]))
 				}
 			}
 			slices.Sort(nb)

@@ -130,3 +130,52 @@ func BenchmarkIdentity(b *testing.B) {
 		}
 	}
 }
+
+// TestSkeleton: a molecule's stereo, charge, protonation and tautomeric variants, its Kekulé and aromatic forms
+// and its atom orders share a skeleton; constitutional isomers, other elements and other rings do not, and no
+// skeleton is an identity.
+func TestSkeleton(t *testing.T) {
+	same := [][]string{
+		{"C1=CC=CC=C1", "c1ccccc1", "C1CCCCC1"},
+		{"C[C@H](N)O", "C[C@@H](N)O", "CC(N)O", "OC(C)N"},
+		{"F/C=C/F", "F/C=C\\F", "FCCF"},
+		{"CC(=O)O", "CC(=O)[O-]", "CC(O)=O"},
+		{"CCN", "CC[NH3+]", "CCN([H])[H]"},
+		{"O=C1NC=CC=C1", "OC1=NC=CC=C1", "Oc1ncccc1"}, // 2-pyridone and 2-hydroxypyridine
+		{"C[N+](=O)[O-]", "CN(=O)=O"},
+		{"[13CH3]O", "CO"},
+	}
+	differ := []string{"CCCO", "CC(C)O", "CCOC", "C1CC1O", "CCCN", "CCCS", "c1ccncc1", "c1ccccc1", "C1CCC1C"}
+	var id Identifier
+	for _, group := range same {
+		want, err := id.Skeleton(group[0])
+		if err != nil {
+			t.Fatalf("Skeleton(%q): %v", group[0], err)
+		}
+		if !strings.HasPrefix(want, skeletonPrefix) {
+			t.Errorf("Skeleton(%q) = %q, want the prefix %q", group[0], want, skeletonPrefix)
+		}
+		for _, s := range group[1:] {
+			if got, err := id.Skeleton(s); err != nil || got != want {
+				t.Errorf("Skeleton(%q) = %q, %v; want %q, that of %q", s, got, err, want, group[0])
+			}
+		}
+	}
+	seen := map[string]string{}
+	for _, s := range differ {
+		k, err := id.Skeleton(s)
+		if err != nil {
+			t.Fatalf("Skeleton(%q): %v", s, err)
+		}
+		if o, ok := seen[k]; ok {
+			t.Errorf("%q and %q share the skeleton %q", s, o, k)
+		}
+		seen[k] = s
+		if ident, err := id.Identity(s); err != nil || ident == k {
+			t.Errorf("Identity(%q) = %q, %v: equal to the skeleton or failed", s, ident, err)
+		}
+	}
+	if _, err := id.Skeleton("C1CC"); err == nil {
+		t.Error("Skeleton of an unclosed ring: no error")
+	}
+}
