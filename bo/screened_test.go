@@ -196,6 +196,48 @@ func TestBreederPlateau(t *testing.T) {
 	}
 }
 
+// TestBreederScores: parents of equal score share the weight of their ranks (1/1 + 1/2 + 1/3 among three,
+// 11/18 each), a parent of a score of its own keeps its rank's (1/4); distinct scores take no extra draw.
+func TestBreederScores(t *testing.T) {
+	const stop, tt, n = 1, 4, 20000
+	parents := []int{
+		2, 1, 1, 1,
+		3, 1, 1, 1,
+		4, 1, 1, 1,
+		5, 1, 1, 1,
+	}
+	m := &tagMutator{}
+	b := &Breeder{Alphabet: []int{9}, Stop: stop, Mutator: m, CrossoverRate: 1e-300, MutationRate: 1e-300,
+		Scores: []float64{0.9, 0.9, 0.9, 0.5}}
+	rng := rand.New(rand.NewPCG(5, 6))
+	child := make([]int, tt)
+	firsts := map[int]int{}
+	for range n {
+		b.Child(child, parents, rng)
+		firsts[child[0]]++
+	}
+	total := 1 + 1.0/2 + 1.0/3 + 1.0/4
+	for p, w := range map[int]float64{2: 11.0 / 18, 3: 11.0 / 18, 4: 11.0 / 18, 5: 1.0 / 4} {
+		q := float64(n) * w / total
+		if sd := math.Sqrt(q); math.Abs(float64(firsts[p])-q) > 5*sd {
+			t.Errorf("parent %d drawn %d times of %d, want about %.0f", p, firsts[p], n, q)
+		}
+	}
+	// Distinct scores: the same children as without Scores, draw for draw.
+	b.Scores = []float64{0.9, 0.8, 0.7, 0.5}
+	plain := &Breeder{Alphabet: []int{9}, Stop: stop, Mutator: m, CrossoverRate: 0.5}
+	b.CrossoverRate, b.MutationRate = 0.5, 0
+	r1, r2 := rand.New(rand.NewPCG(7, 8)), rand.New(rand.NewPCG(7, 8))
+	c1, c2 := make([]int, tt), make([]int, tt)
+	for range 200 {
+		b.Child(c1, parents, r1)
+		plain.Child(c2, parents, r2)
+		if !slices.Equal(c1, c2) {
+			t.Fatalf("distinct scores: child %v, without Scores %v", c1, c2)
+		}
+	}
+}
+
 // TestBreederCrosser: with a Crosser every crossover is its own, from the parents' keys (rank-drawn, in Keys'
 // order), and a pair it cannot cross leaves a copy of the first parent; mutations as before.
 func TestBreederCrosser(t *testing.T) {
