@@ -161,16 +161,21 @@ func TestBreederSymbolShare(t *testing.T) {
 	}
 }
 
-// TestBreederPlateau: with MutationRate p about a share p of the children reach the Mutator, the others are
-// unmutated crossovers; with Uniform the first parent is drawn uniformly, not by rank.
-func TestBreederPlateau(t *testing.T) {
-	const stop, tt, n = 1, 4, 4000
-	parents := []int{
+// fourParents returns four parents of one symbol each (2, 3, 4 and 5; stop 1, T = 4), best first.
+func fourParents() []int {
+	return []int{
 		2, 1, 1, 1,
 		3, 1, 1, 1,
 		4, 1, 1, 1,
 		5, 1, 1, 1,
 	}
+}
+
+// TestBreederPlateau: with MutationRate p about a share p of the children reach the Mutator, the others are
+// unmutated crossovers; with Uniform the first parent is drawn uniformly, not by rank.
+func TestBreederPlateau(t *testing.T) {
+	const stop, tt, n = 1, 4, 4000
+	parents := fourParents()
 	m := &tagMutator{}
 	b := &Breeder{Alphabet: []int{9}, Stop: stop, Mutator: m, Uniform: true, CrossoverRate: 1e-300, MutationRate: 0.1}
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -200,12 +205,7 @@ func TestBreederPlateau(t *testing.T) {
 // 11/18 each), a parent of a score of its own keeps its rank's (1/4); distinct scores take no extra draw.
 func TestBreederScores(t *testing.T) {
 	const stop, tt, n = 1, 4, 20000
-	parents := []int{
-		2, 1, 1, 1,
-		3, 1, 1, 1,
-		4, 1, 1, 1,
-		5, 1, 1, 1,
-	}
+	parents := fourParents()
 	m := &tagMutator{}
 	b := &Breeder{Alphabet: []int{9}, Stop: stop, Mutator: m, CrossoverRate: 1e-300, MutationRate: 1e-300,
 		Scores: []float64{0.9, 0.9, 0.9, 0.5}}

@@ -60,23 +60,9 @@ const identityPrefix = "#"
 // Identity returns the identity of the molecule that s writes: identityPrefix and 32 hex digits, or s itself
 // when a stereo mark cannot be placed (see Identifier). The error is the parser's or the kekuliser's.
 func (id *Identifier) Identity(s string) (string, error) {
-	g := &id.g
-	g.Reset()
-	if err := g.Parse(s); err != nil {
+	if err := id.refined(s, false); err != nil {
 		return "", err
 	}
-	if !g.IsKekulized() {
-		if err := g.Kekulize(); err != nil {
-			return "", err
-		}
-	}
-	id.read()
-	id.markRings()
-	id.col = resizeU64(id.col, g.Len())
-	for v := range id.col {
-		id.col[v] = id.atomHash(v)
-	}
-	id.refine()
 	if !id.placeStereo() {
 		return s, nil
 	}
@@ -92,13 +78,26 @@ const skeletonPrefix = "%"
 // constitutional isomers do not. It is skeletonPrefix and 32 hex digits; colour refinement's limits are
 // Identity's. The error is the parser's.
 func (id *Identifier) Skeleton(s string) (string, error) {
+	if err := id.refined(s, true); err != nil {
+		return "", err
+	}
+	return id.digest(skeletonPrefix), nil
+}
+
+// refined parses s and refines its atoms' colours: for Identity from the kekulised graph, for a skeleton from
+// the elements alone, its bonds unlabelled (no kekulisation needed).
+func (id *Identifier) refined(s string, skeleton bool) error {
 	g := &id.g
 	g.Reset()
 	if err := g.Parse(s); err != nil {
-		return "", err
+		return err
 	}
-	id.skeleton = true
-	defer func() { id.skeleton = false }()
+	if !skeleton && !g.IsKekulized() {
+		if err := g.Kekulize(); err != nil {
+			return err
+		}
+	}
+	id.skeleton = skeleton
 	id.read()
 	id.markRings()
 	id.col = resizeU64(id.col, g.Len())
@@ -106,7 +105,7 @@ func (id *Identifier) Skeleton(s string) (string, error) {
 		id.col[v] = id.atomHash(v)
 	}
 	id.refine()
-	return id.digest(skeletonPrefix), nil
+	return nil
 }
 
 // digest hashes the refined colours of the heavy atoms, and the number of bonds between them, into prefix and
