@@ -501,3 +501,52 @@ func TestThompsonPicksFlat(t *testing.T) {
 		t.Error("one score apart: the surrogate was not asked")
 	}
 }
+
+// favourFirst is a Surrogate whose every sample ranks the candidates in order, the first best.
+type favourFirst struct{ Surrogate }
+
+func (favourFirst) Sample(_ context.Context, dst, _ []float64, k int, _ *rand.Rand) error {
+	m := len(dst) / k
+	for i := range dst {
+		dst[i] = float64(m - i%m)
+	}
+	return nil
+}
+
+// With Explore the last share of the picks are uniform draws among the candidates the surrogate's picks left;
+// the surrogate's picks come first.
+func TestThompsonPicksExplore(t *testing.T) {
+	const m, k, draws = 20, 5, 3000
+	cfg := Config{}
+	cfg.Explore = 0.4 // 2 of 5 picks
+	o := &Optimizer{cfg: cfg, st: state{Y: []float64{0, 1}}, surr: favourFirst{}, rng: rand.New(rand.NewPCG(1, 2)),
+		prob: Problem{Features: oneFeature{}}}
+	keys := make([]string, m)
+	count := make([]int, m)
+	for range draws {
+		pick, err := o.thompsonPicks(context.Background(), k, nil, keys, &batch{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(pick[:3], []int{0, 1, 2}) {
+			t.Fatalf("picks %v: want the surrogate's 0, 1, 2 first", pick)
+		}
+		if pick[3] < 3 || pick[4] < 3 || pick[3] == pick[4] {
+			t.Fatalf("picks %v: an explored pick repeats one", pick)
+		}
+		count[pick[3]]++
+		count[pick[4]]++
+	}
+	// Each of the 17 candidates left is drawn with probability 2/17.
+	mean := float64(draws) * 2 / 17
+	sd := math.Sqrt(mean * (1 - 2.0/17))
+	for i, c := range count[3:] {
+		if math.Abs(float64(c)-mean) > 5*sd {
+			t.Errorf("candidate %d explored %d times in %d draws, want about %.0f", i+3, c, draws, mean)
+		}
+	}
+	o.cfg.Explore = 0
+	if pick, _ := o.thompsonPicks(context.Background(), k, nil, keys, &batch{}); !slices.Equal(pick, []int{0, 1, 2, 3, 4}) {
+		t.Errorf("Explore 0: picks %v, want the surrogate's 0-4", pick)
+	}
+}
