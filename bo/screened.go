@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -44,11 +43,7 @@ type ScreenedSettings struct {
 	// FusedRings lets GraphMutation's ring closures also close a ring fused to one the molecule has (an ortho
 	// substituent cyclised; chem/graphga.Mutator.Fuse): the graph GA's close only chains of atoms in no ring, so
 	// a fused ring system the data do not hold is out of its reach.
-	FusedRings bool `json:",omitempty"`
-	// Explore is the share of each trust region's picks drawn uniformly from its pool instead of by the
-	// surrogate's samples (rounded to whole picks): unscreened children, as the graph GA evaluates all of its
-	// own, against a surrogate so sure of one basin that its picks never leave it. 0 draws nothing for it.
-	Explore    float64        `json:",omitempty"`
+	FusedRings bool           `json:",omitempty"`
 	MaxFitData int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
 	Exact      gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
 	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
@@ -173,8 +168,6 @@ func (screenedVariant) resolve(c *Config) error {
 		return fmt.Errorf("bo: config: SymbolMutations = %v outside [0, 1]", s.SymbolMutations)
 	case s.SymbolMutations > 0 && !s.GraphMutation:
 		return fmt.Errorf("bo: config: SymbolMutations = %v needs GraphMutation: without it every child takes the symbol mutation", s.SymbolMutations)
-	case !(s.Explore >= 0 && s.Explore <= 1):
-		return fmt.Errorf("bo: config: Explore = %v outside [0, 1]", s.Explore)
 	case s.FusedRings && !s.GraphMutation:
 		return errors.New("bo: config: FusedRings needs GraphMutation: the fused ring closure is a graph edit")
 	}
@@ -589,10 +582,6 @@ func (o *Optimizer) thompsonPicks(ctx context.Context, k int, poolTok []int, poo
 		}
 		if err := o.surr.Sample(ctx, samples, x, k, o.rng); err != nil {
 			return nil, fmt.Errorf("bo: Thompson sampling: %w", err)
-		}
-		// The last picks, the Explore share, are uniform draws among what the samples before them left.
-		for i := (k - int(math.Round(o.cfg.Explore*float64(k)))) * m; i < len(samples); i++ {
-			samples[i] = o.rng.Float64()
 		}
 	}
 	pick := make([]int, k)

@@ -71,9 +71,6 @@ type ScreenedArgs struct {
 	CandidateTarget int `json:",omitempty"`
 	// NoFlow is the ablation without the flow: the GP screens GA children alone (bo.ScreenedSettings.NoFlow).
 	NoFlow bool `json:",omitempty"`
-	// Explore is the share of each trust region's picks drawn uniformly from its pool
-	// (bo.ScreenedSettings.Explore); 0 picks them all by the surrogate.
-	Explore float64 `json:",omitempty"`
 	// Features names the screened surrogate's inputs (bo.SurrogateInputs): "tokens" for token counts, "morgan"
 	// for Morgan count fingerprints (Tanimoto kernel), "morgan+tokens" for both (a Tanimoto kernel on the
 	// fingerprints plus a Matérn kernel on the token counts, weighed by the marginal likelihood); "" means the
@@ -90,8 +87,6 @@ func (s *ScreenedArgs) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&s.Features, "features", "", "screened variant: the surrogate's inputs, tokens (SELFIES token counts, Matérn kernel) "+
 		"morgan (Morgan count fingerprints, Tanimoto kernel) or morgan+tokens (both: Tanimoto plus Matérn kernel, weighed by the data); "+
 		"empty means the preset's: morgan+tokens for guacamol-500 and pmo, tokens for guacamol-10k")
-	fs.Float64Var(&s.Explore, "explore", 0, "screened variant: the share `P` of each trust region's picks drawn uniformly from its candidates "+
-		"instead of by the surrogate (unscreened, as the graph GA's children are); 0 picks them all by the surrogate")
 	fs.BoolVar(&s.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
 		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
 }
@@ -134,12 +129,6 @@ func (s ScreenedArgs) apply(cfg *bo.Config) error {
 			return fmt.Errorf("-features %s needs -variant screened", s.Features)
 		}
 		cfg.Inputs = in
-	}
-	if s.Explore != 0 {
-		if !screened {
-			return errors.New("-explore needs -variant screened")
-		}
-		cfg.Explore = s.Explore
 	}
 	if s.NoFlow {
 		if !screened || cfg.Offspring == 0 {

@@ -75,7 +75,7 @@ var optimizeFlagGroups = []FlagGroup{
 		"nats-token", "nats-creds", "nats-nkey", "nats-ca", "nats-cert", "nats-key"}},
 	{"Recovery", []string{"restart"}},
 	{"The method and its settings (a preset's values unless given)", []string{"method", "variant", "sampler", "update", "crossover",
-		"mutation", "offspring", "explore", "candidates", "candidate-target", "anchors", "queries", "anchor-rule", "anchor-temp",
+		"mutation", "offspring", "candidates", "candidate-target", "anchors", "queries", "anchor-rule", "anchor-temp",
 		"distinct-scores", "ties", "features", "finetune-every", "finetune-top", "freeze-embed", "tr-init", "tr-novelty"}},
 	{"Ablations (the paper's, and what the flow adds)", []string{"no-tacs", "no-flow"}},
 	{"Set by nfbo bench", []string{"label", "setting"}},
