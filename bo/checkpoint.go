@@ -160,7 +160,6 @@ func (o *Optimizer) open() error {
 		return &RunDirError{path, fmt.Errorf("flow: %w", err)}
 	}
 	o.st = c.State
-	o.skeletons = nil
 	o.rebuildSeen()
 	cfgPath := filepath.Join(dir, rundir.ConfigFile)
 	saved, err := os.ReadFile(cfgPath)

@@ -176,13 +176,10 @@ type Optimizer struct {
 	dirs    *sobol.Directions       // Sobol direction numbers for D, computed once
 	seen    map[string]struct{}     // the data's molecules: keys and, with ident, identities (has, remember)
 	ident   func(key string) string // the Codec's Identity in the screened variant, else nil
-	// skeleton is the Codec's Skeleton with TiesBySkeleton, else nil; skeletons caches it for the data's points.
-	skeleton  func(key string) string
-	skeletons []string
-	allowed   map[string]bool   // Problem.Rules' verdicts so far, by molecule
-	why       map[string]string // the rule each disallowed molecule breaks, when Problem.Rules name kinds
-	times     Phases            // of the current iteration
-	t, f, d   int
+	allowed map[string]bool         // Problem.Rules' verdicts so far, by molecule
+	why     map[string]string       // the rule each disallowed molecule breaks, when Problem.Rules name kinds
+	times   Phases                  // of the current iteration
+	t, f, d int
 }
 
 // NewOptimizer checks the configuration and the initial data. All randomness comes from src; with a RunDir, src
@@ -216,13 +213,6 @@ func NewOptimizer(cfg Config, prob Problem, src rand.Source, rec Recorder) (*Opt
 		}
 	}
 	o := &Optimizer{cfg: cfg, prob: prob, src: src, rng: rand.New(src), rec: rec, t: t, f: f, d: d}
-	if cfg.Ties == TiesBySkeleton {
-		sk, ok := prob.Codec.(Skeletons)
-		if !ok {
-			return nil, errors.New("bo: Ties = skeleton needs a Codec that implements bo.Skeletons")
-		}
-		o.skeleton = sk.Skeleton
-	}
 	surr, err := o.choose()
 	if err != nil {
 		return nil, err
@@ -589,11 +579,6 @@ func (o *Optimizer) parentSet(k int) (idx []int, plateau bool) {
 	}
 	y := o.st.Y
 	idx = o.distinctScores()
-	if o.cfg.Ties == TiesBySkeleton {
-		if first := DistinctScores(y); 2*len(first) < k && len(first) < len(y) {
-			idx = first // a plateau is one whatever the skeletons on it: filled as below
-		}
-	}
 	sort.SliceStable(idx, func(a, b int) bool { return y[idx[a]] > y[idx[b]] })
 	if 2*len(idx) >= k || len(idx) == len(y) {
 		return idx[:min(k, len(idx))], false

@@ -35,11 +35,6 @@ type Breeder struct {
 	FusedRings bool
 	// Uniform draws the parents uniformly instead of by rank: for parents whose scores are equal.
 	Uniform bool
-	// Scores, if set, are the parents' scores, one per parent row, best first: parents of one score then share
-	// the weight of the ranks they hold, as a GA's mating pool weighs equal scores alike, rather than the first
-	// of them taking the most (Config.Ties = TiesBySkeleton keeps many molecules of one score). Where no two
-	// parents' scores are equal (one parent per distinct score) no draw is made for it.
-	Scores []float64
 	// MutationRate, if above 0, is the probability that a child is mutated; at 0 every child is, and no draw
 	// is made for it.
 	MutationRate float64
@@ -82,9 +77,6 @@ func (b *Breeder) Child(dst, parents []int, rng *rand.Rand) {
 	pick := rankPick
 	if b.Uniform {
 		pick = func(n int, rng *rand.Rand) int { return rng.IntN(n) }
-	}
-	if b.Scores != nil && !b.Uniform {
-		pick = func(n int, rng *rand.Rand) int { return b.amongEquals(rankPick(n, rng), n, rng) }
 	}
 	ia := pick(n, rng)
 	a := b.symbols(parents, ia, t)
@@ -143,22 +135,6 @@ func (b *Breeder) symbols(parents []int, i, t int) []int {
 		return seq[:k]
 	}
 	return seq
-}
-
-// amongEquals returns a parent drawn uniformly among those of the first n whose score is parent i's (Scores,
-// sorted best first), or i itself, with no draw, when its score is its own.
-func (b *Breeder) amongEquals(i, n int, rng *rand.Rand) int {
-	lo, hi := i, i+1
-	for lo > 0 && b.Scores[lo-1] == b.Scores[i] {
-		lo--
-	}
-	for hi < n && b.Scores[hi] == b.Scores[i] {
-		hi++
-	}
-	if hi-lo == 1 {
-		return i
-	}
-	return lo + rng.IntN(hi-lo)
 }
 
 // rankPick draws an index in [0, n) with probability ∝ 1/(i+1).

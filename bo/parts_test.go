@@ -7,8 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -412,44 +410,6 @@ func TestTiesDrawn(t *testing.T) {
 	}
 	if _, err := (Config{Budget: 10, Ties: TiesDrawn}).resolved(4); err == nil {
 		t.Error("TiesDrawn without DistinctScores: no error")
-	}
-}
-
-// skeletonOf is a Skeletons whose skeleton of a key is its text up to the first '.'.
-type skeletonOf struct{}
-
-func (skeletonOf) Skeleton(key string) string { s, _, _ := strings.Cut(key, "."); return s }
-
-// TiesBySkeleton keeps the first point of each distinct score and skeleton: variants of one skeleton count once,
-// other skeletons of a score each count; a plateau of one score is filled as under TiesFirst.
-func TestTiesBySkeleton(t *testing.T) {
-	y := []float64{0.1, 0.9, 0.9, 0.9, 0.5, 0.9, 0.3}
-	smi := []string{"a", "b.1", "b.2", "c", "a", "d", "a"}
-	o := &Optimizer{cfg: Config{Temperature: -1, DistinctScores: true, Ties: TiesBySkeleton}, st: state{Y: y, SMILES: smi},
-		rng: rand.New(rand.NewPCG(1, 2)), skeleton: skeletonOf{}.Skeleton}
-	if idx := o.distinctScores(); !slices.Equal(idx, []int{0, 1, 3, 4, 5, 6}) {
-		t.Errorf("distinctScores = %v, want [0 1 3 4 5 6]", idx)
-	}
-	if p, plateau := o.parentSet(4); plateau || !slices.Equal(p, []int{1, 3, 5, 4}) {
-		t.Errorf("parents %v (plateau %v), want [1 3 5 4]", p, plateau)
-	}
-	anchors := make([]int, 3)
-	o.selectAnchors(anchors)
-	if !slices.Equal(anchors, []int{1, 3, 5}) {
-		t.Errorf("anchors %v, want the three skeletons of 0.9: [1 3 5]", anchors)
-	}
-	// The cache follows the data as it grows.
-	o.st.Y, o.st.SMILES = append(y, 0.9), append(smi, "e")
-	if idx := o.distinctScores(); !slices.Equal(idx, []int{0, 1, 3, 4, 5, 6, 7}) {
-		t.Errorf("after a new skeleton of 0.9: distinctScores = %v", idx)
-	}
-	// A plateau of zeros of many skeletons: the first k points, flagged, as under TiesFirst.
-	o.st.Y, o.st.SMILES, o.skeletons = make([]float64, 300), make([]string, 300), nil
-	for i := range o.st.SMILES {
-		o.st.SMILES[i] = strconv.Itoa(i)
-	}
-	if p, plateau := o.parentSet(100); !plateau || len(p) != 100 || p[0] != 0 || p[99] != 99 {
-		t.Errorf("300 zeros of 300 skeletons, 100 parents: %v (plateau %v)", p, plateau)
 	}
 }
 

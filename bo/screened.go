@@ -453,9 +453,6 @@ func (p *screenedProposer) breeder() (*Breeder, []int) {
 		breeder.Uniform, breeder.CrossoverRate, breeder.MutationRate = true, 1, plateauMutationRate
 		breeder.Rings = s.GraphCrossover
 	}
-	for _, i := range idx {
-		breeder.Scores = append(breeder.Scores, o.st.Y[i])
-	}
 	if s.GraphCrossover {
 		breeder.Crosser = o.prob.Codec.(Crosser)
 		for _, i := range idx {

@@ -161,21 +161,16 @@ func TestBreederSymbolShare(t *testing.T) {
 	}
 }
 
-// fourParents returns four parents of one symbol each (2, 3, 4 and 5; stop 1, T = 4), best first.
-func fourParents() []int {
-	return []int{
+// TestBreederPlateau: with MutationRate p about a share p of the children reach the Mutator, the others are
+// unmutated crossovers; with Uniform the first parent is drawn uniformly, not by rank.
+func TestBreederPlateau(t *testing.T) {
+	const stop, tt, n = 1, 4, 4000
+	parents := []int{
 		2, 1, 1, 1,
 		3, 1, 1, 1,
 		4, 1, 1, 1,
 		5, 1, 1, 1,
 	}
-}
-
-// TestBreederPlateau: with MutationRate p about a share p of the children reach the Mutator, the others are
-// unmutated crossovers; with Uniform the first parent is drawn uniformly, not by rank.
-func TestBreederPlateau(t *testing.T) {
-	const stop, tt, n = 1, 4, 4000
-	parents := fourParents()
 	m := &tagMutator{}
 	b := &Breeder{Alphabet: []int{9}, Stop: stop, Mutator: m, Uniform: true, CrossoverRate: 1e-300, MutationRate: 0.1}
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -197,43 +192,6 @@ func TestBreederPlateau(t *testing.T) {
 	for _, p := range []int{2, 3, 4, 5} {
 		if math.Abs(float64(firsts[p])-q) > 5*qsd {
 			t.Errorf("Uniform: parent %d drawn %d times of %d, want about %.0f", p, firsts[p], rest, q)
-		}
-	}
-}
-
-// TestBreederScores: parents of equal score share the weight of their ranks (1/1 + 1/2 + 1/3 among three,
-// 11/18 each), a parent of a score of its own keeps its rank's (1/4); distinct scores take no extra draw.
-func TestBreederScores(t *testing.T) {
-	const stop, tt, n = 1, 4, 20000
-	parents := fourParents()
-	m := &tagMutator{}
-	b := &Breeder{Alphabet: []int{9}, Stop: stop, Mutator: m, CrossoverRate: 1e-300, MutationRate: 1e-300,
-		Scores: []float64{0.9, 0.9, 0.9, 0.5}}
-	rng := rand.New(rand.NewPCG(5, 6))
-	child := make([]int, tt)
-	firsts := map[int]int{}
-	for range n {
-		b.Child(child, parents, rng)
-		firsts[child[0]]++
-	}
-	total := 1 + 1.0/2 + 1.0/3 + 1.0/4
-	for p, w := range map[int]float64{2: 11.0 / 18, 3: 11.0 / 18, 4: 11.0 / 18, 5: 1.0 / 4} {
-		q := float64(n) * w / total
-		if sd := math.Sqrt(q); math.Abs(float64(firsts[p])-q) > 5*sd {
-			t.Errorf("parent %d drawn %d times of %d, want about %.0f", p, firsts[p], n, q)
-		}
-	}
-	// Distinct scores: the same children as without Scores, draw for draw.
-	b.Scores = []float64{0.9, 0.8, 0.7, 0.5}
-	plain := &Breeder{Alphabet: []int{9}, Stop: stop, Mutator: m, CrossoverRate: 0.5}
-	b.CrossoverRate, b.MutationRate = 0.5, 0
-	r1, r2 := rand.New(rand.NewPCG(7, 8)), rand.New(rand.NewPCG(7, 8))
-	c1, c2 := make([]int, tt), make([]int, tt)
-	for range 200 {
-		b.Child(c1, parents, r1)
-		plain.Child(c2, parents, r2)
-		if !slices.Equal(c1, c2) {
-			t.Fatalf("distinct scores: child %v, without Scores %v", c1, c2)
 		}
 	}
 }

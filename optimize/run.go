@@ -121,8 +121,8 @@ type OptimiserArgs struct {
 	// DistinctScores, when set, draws anchors and GA parents one per distinct score, or not
 	// (bo.Config.DistinctScores); nil keeps the preset's.
 	DistinctScores *bool `json:",omitempty"`
-	// Ties names the rule for points of equal score under DistinctScores (bo.ParseTieRule: first, draw or
-	// skeleton; bo.Config.Ties); "" keeps the preset's.
+	// Ties names the rule for points of equal score under DistinctScores (bo.ParseTieRule: first or draw;
+	// bo.Config.Ties); "" keeps the preset's.
 	Ties string `json:",omitempty"`
 	// Crossover is how GA children start from two parents, those of -method ga and the screened variant's:
 	// "selfies" (one-point crossover of the symbols), "graph" (chem/graphga: fragments of the two molecules

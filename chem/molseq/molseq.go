@@ -90,17 +90,6 @@ func (c *Codec) Identity(key string) string {
 	return id
 }
 
-// Skeleton returns the heavy-atom skeleton of the molecule of key (chem/smiles.Identifier.Skeleton): its stereo,
-// charge and tautomeric variants share it. A key the identifier cannot read is its own skeleton. It implements
-// bo.Skeletons.
-func (c *Codec) Skeleton(key string) string {
-	sk, err := c.ident.Skeleton(key)
-	if err != nil {
-		return key
-	}
-	return sk
-}
-
 // Cross writes into dst (length T) the canonical sequence of a graph crossover child of the molecules a and b
 // (keys; chem/graphga: a fragment of each, cut at a single bond outside rings, joined; with rings, half the
 // time parts of their rings) and reports whether there is one: not when either molecule has no bond to cut, or

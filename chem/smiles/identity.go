@@ -29,21 +29,20 @@ import (
 //
 // The zero value is ready to use. An Identifier keeps scratch between calls, so it is not safe for concurrent use.
 type Identifier struct {
-	g        Graph
-	edges    []idEdge
-	adj      [][]int32 // per atom, indices into edges
-	parent   []int     // per atom, the atom its chain bond comes from, or -1
-	hAtom    []bool    // per atom, a hydrogen written as an atom ([H]) bonded to another one
-	col      []uint64
-	nxt      []uint64
-	buf      []uint64
-	centres  []int // stereocentres and stereo double bonds (indices into edges) not yet placed
-	bonds    []int
-	done     []placed // the marks a round placed
-	disc     []int    // bridge search
-	skeleton bool     // Skeleton's call: atoms by element alone, bonds unlabelled
-	low      []int
-	nb       []int
+	g       Graph
+	edges   []idEdge
+	adj     [][]int32 // per atom, indices into edges
+	parent  []int     // per atom, the atom its chain bond comes from, or -1
+	hAtom   []bool    // per atom, a hydrogen written as an atom ([H]) bonded to another one
+	col     []uint64
+	nxt     []uint64
+	buf     []uint64
+	centres []int // stereocentres and stereo double bonds (indices into edges) not yet placed
+	bonds   []int
+	done    []placed // the marks a round placed
+	disc    []int    // bridge search
+	low     []int
+	nb      []int
 }
 
 // idEdge is an undirected bond: its atoms, order and whether it lies in a ring.
@@ -60,44 +59,16 @@ const identityPrefix = "#"
 // Identity returns the identity of the molecule that s writes: identityPrefix and 32 hex digits, or s itself
 // when a stereo mark cannot be placed (see Identifier). The error is the parser's or the kekuliser's.
 func (id *Identifier) Identity(s string) (string, error) {
-	if err := id.refined(s, false); err != nil {
-		return "", err
-	}
-	if !id.placeStereo() {
-		return s, nil
-	}
-	return id.digest(identityPrefix), nil
-}
-
-// skeletonPrefix starts every skeleton; no SMILES or identity starts with it.
-const skeletonPrefix = "%"
-
-// Skeleton returns a name of the heavy-atom skeleton of the molecule that s writes: its heavy atoms' elements
-// and which of them are bonded, without stereo marks, charges, hydrogens, isotopes or bond orders. Stereo,
-// charge, protonation and tautomeric variants of a molecule, and its Kekulé and aromatic forms, share a skeleton;
-// constitutional isomers do not. It is skeletonPrefix and 32 hex digits; colour refinement's limits are
-// Identity's. The error is the parser's.
-func (id *Identifier) Skeleton(s string) (string, error) {
-	if err := id.refined(s, true); err != nil {
-		return "", err
-	}
-	return id.digest(skeletonPrefix), nil
-}
-
-// refined parses s and refines its atoms' colours: for Identity from the kekulised graph, for a skeleton from
-// the elements alone, its bonds unlabelled (no kekulisation needed).
-func (id *Identifier) refined(s string, skeleton bool) error {
 	g := &id.g
 	g.Reset()
 	if err := g.Parse(s); err != nil {
-		return err
+		return "", err
 	}
-	if !skeleton && !g.IsKekulized() {
+	if !g.IsKekulized() {
 		if err := g.Kekulize(); err != nil {
-			return err
+			return "", err
 		}
 	}
-	id.skeleton = skeleton
 	id.read()
 	id.markRings()
 	id.col = resizeU64(id.col, g.Len())
@@ -105,12 +76,9 @@ func (id *Identifier) refined(s string, skeleton bool) error {
 		id.col[v] = id.atomHash(v)
 	}
 	id.refine()
-	return nil
-}
-
-// digest hashes the refined colours of the heavy atoms, and the number of bonds between them, into prefix and
-// 32 hex digits.
-func (id *Identifier) digest(prefix string) string {
+	if !id.placeStereo() {
+		return s, nil
+	}
 	sorted := id.buf[:0]
 	for v, c := range id.col {
 		if !id.hAtom[v] {
@@ -130,14 +98,14 @@ func (id *Identifier) digest(prefix string) string {
 	for _, c := range sorted {
 		h1, h2 = mix(h1, c), mix(h2, c^0xa4093822299f31d0)
 	}
-	out := make([]byte, len(prefix)+32)
-	copy(out, prefix)
+	var out [len(identityPrefix) + 32]byte
+	copy(out[:], identityPrefix)
 	var raw [16]byte
 	for i := range 8 {
 		raw[i], raw[8+i] = byte(h1>>(56-8*i)), byte(h2>>(56-8*i))
 	}
-	hex.Encode(out[len(prefix):], raw[:])
-	return string(out)
+	hex.Encode(out[len(identityPrefix):], raw[:])
+	return string(out[:]), nil
 }
 
 // read collects the parsed graph's undirected bonds, each atom's bonds and each atom's chain parent.
@@ -248,9 +216,6 @@ func (id *Identifier) atomHash(v int) uint64 {
 		h = mix(h, uint64(a.Element[i]))
 	}
 	h = mix(h, 0xff)
-	if id.skeleton {
-		return h
-	}
 	for i := range len(a.Isotope) {
 		h = mix(h, uint64(a.Isotope[i]))
 	}
@@ -266,9 +231,9 @@ func (id *Identifier) atomHash(v int) uint64 {
 	return mix(h, uint64(sum-nh))
 }
 
-// bondLabel is what refinement sees of a bond: its order outside rings, nothing inside, nothing in a skeleton.
-func (id *Identifier) bondLabel(e idEdge) uint64 {
-	if e.ring || id.skeleton {
+// bondLabel is what refinement sees of a bond: its order outside rings, nothing inside.
+func bondLabel(e idEdge) uint64 {
+	if e.ring {
 		return 0
 	}
 	return uint64(e.order)
@@ -290,7 +255,7 @@ func (id *Identifier) refine() {
 			for _, k := range id.adj[v] {
 				e := id.edges[k]
 				if u := e.a + e.b - v; !id.hAtom[u] {
-					nb = append(nb, mix(id.bondLabel(e), id.col[u]))
+					nb = append(nb, mix(bondLabel(e), id.col[u]))
 				}
 			}
 			slices.Sort(nb)
