@@ -239,13 +239,14 @@ type Job struct {
 	Seed                  int
 }
 
-// key identifies the job's run as jobKeyOf identifies a run directory's or a row's: by setting, task, method
+// key identifies the job's run as infoKey identifies a run directory's or a row's: by setting, task, method
 // and seed (a suite's jobs have no objective of their own to tell apart).
 func (j Job) key() runKey {
 	return runKey{setting: j.Setting, task: j.Task, method: j.Method, seed: j.Seed}
 }
 
-func jobKeyOf(i rundir.Info) runKey {
+// infoKey is the key of the run that i describes (Job.key).
+func infoKey(i rundir.Info) runKey {
 	return runKey{setting: i.Setting, task: i.Task, method: i.Method, seed: i.Seed}
 }
 
@@ -439,7 +440,7 @@ func jobRuns(runs []Run, jobs []Job) []Run {
 	}
 	var out []Run
 	for _, r := range runs {
-		if want[jobKeyOf(r.Info)] {
+		if want[infoKey(r.Info)] {
 			out = append(out, r)
 		}
 	}
@@ -458,7 +459,7 @@ func unfinished(progress io.Writer, jobs []Job, rowsPath string) (todo []Job, do
 		}
 		for _, r := range rows {
 			if r.Info.Finished {
-				kept[jobKeyOf(r.Info)] = true
+				kept[infoKey(r.Info)] = true
 			}
 		}
 	}

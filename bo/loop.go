@@ -565,8 +565,8 @@ func (o *Optimizer) topK(k int) []int {
 }
 
 // parentSet returns the GA children's candidate parents, best first: the k best points, or with
-// DistinctScores the point of each of the k best distinct scores (distinctScores). Where there are fewer than k/2 distinct
-// scores, too few parents to breed from, the other points follow up to k as topK orders them (best first, the
+// DistinctScores the point of each of the k best distinct scores (distinctScores). Where there are fewer than
+// k/2 distinct scores, too few parents to breed from, the other points follow up to k as topK orders them (best first, the
 // oldest first among equals): on a plateau that holds most of the data (an objective that scores every molecule
 // 0 until one holds a substructure) the parents are then the first k molecules, the initial ones, as the graph
 // GA's population stays its first molecules while every score is 0, not one molecule whose children are soon all

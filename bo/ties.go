@@ -13,8 +13,8 @@ const (
 	TiesFirst TieRule = iota
 	// TiesDrawn draws each distinct score's point uniformly among the points of that score, afresh at every
 	// iteration: a family the objective scores equal is walked, one member at a time, rather than one of it bred
-	// from (BENCHMARKS.md, "Plateaus at the top"). One point per score counted per molecule instead, tried, lost
-	// ("Ties counted per molecule").
+	// from (BENCHMARKS.md, "Plateaus at the top"; a point per molecule of each score instead was tried and lost:
+	// "Ties counted per molecule").
 	TiesDrawn
 )
 
