@@ -38,9 +38,6 @@ type Breeder struct {
 	// MutationRate, if above 0, is the probability that a child is mutated; at 0 every child is, and no draw
 	// is made for it.
 	MutationRate float64
-	// Unmutated, if above 0, is the probability that a child a crossover made is left unmutated; at 0 no draw
-	// is made for it.
-	Unmutated float64
 }
 
 // plateauMutationRate is the GA children's mutation rate on a plateau of equal scores: mol_opt's graph GA's
@@ -84,24 +81,17 @@ func (b *Breeder) Child(dst, parents []int, rng *rand.Rand) {
 	ia := pick(n, rng)
 	a := b.symbols(parents, ia, t)
 	kid := slices.Clone(a)
-	crossed := false
 	if n > 1 && rng.Float64() < rate {
 		ic := pick(n, rng)
 		if b.Crosser != nil {
 			if b.Crosser.Cross(dst, b.Keys[ia], b.Keys[ic], b.Rings, rng) {
 				kid = append(kid[:0], b.symbols(dst, 0, t)...)
-				crossed = true
 			}
 		} else {
 			c := b.symbols(parents, ic, t)
 			i, j := rng.IntN(len(a)+1), rng.IntN(len(c)+1)
 			kid = append(append(kid[:0], a[:i]...), c[j:]...)
-			crossed = true
 		}
-	}
-	if crossed && b.Unmutated > 0 && rng.Float64() < b.Unmutated {
-		b.write(dst, kid)
-		return
 	}
 	if b.MutationRate > 0 && rng.Float64() >= b.MutationRate {
 		b.write(dst, kid)

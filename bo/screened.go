@@ -43,11 +43,7 @@ type ScreenedSettings struct {
 	// FusedRings lets GraphMutation's ring closures also close a ring fused to one the molecule has (an ortho
 	// substituent cyclised; chem/graphga.Mutator.Fuse): the graph GA's close only chains of atoms in no ring, so
 	// a fused ring system the data do not hold is out of its reach.
-	FusedRings bool `json:",omitempty"`
-	// Unmutated is the share of the GA children made by a crossover that are left as the crossover made them,
-	// as most of the graph GA's are: a rediscovery needs the exact join of two fragments, which a mutation
-	// after it undoes. 0 mutates every child (no draw is made).
-	Unmutated  float64        `json:",omitempty"`
+	FusedRings bool           `json:",omitempty"`
 	MaxFitData int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
 	Exact      gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
 	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
@@ -172,8 +168,6 @@ func (screenedVariant) resolve(c *Config) error {
 		return fmt.Errorf("bo: config: SymbolMutations = %v outside [0, 1]", s.SymbolMutations)
 	case s.SymbolMutations > 0 && !s.GraphMutation:
 		return fmt.Errorf("bo: config: SymbolMutations = %v needs GraphMutation: without it every child takes the symbol mutation", s.SymbolMutations)
-	case !(s.Unmutated >= 0 && s.Unmutated <= 1):
-		return fmt.Errorf("bo: config: Unmutated = %v outside [0, 1]", s.Unmutated)
 	case s.FusedRings && !s.GraphMutation:
 		return errors.New("bo: config: FusedRings needs GraphMutation: the fused ring closure is a graph edit")
 	}
@@ -458,9 +452,6 @@ func (p *screenedProposer) breeder() (*Breeder, []int) {
 		// initial molecules' fragments (BENCHMARKS.md, "A plateau of zeros").
 		breeder.Uniform, breeder.CrossoverRate, breeder.MutationRate = true, 1, plateauMutationRate
 		breeder.Rings = s.GraphCrossover
-	}
-	if !plateau {
-		breeder.Unmutated = s.Unmutated
 	}
 	if s.GraphCrossover {
 		breeder.Crosser = o.prob.Codec.(Crosser)

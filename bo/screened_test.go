@@ -615,36 +615,3 @@ func runToBudget(t *testing.T, cfg Config, prob Problem) *Optimizer {
 	}
 	return o
 }
-
-// TestBreederUnmutated: with Unmutated p about a share p of the crossover children are left as the Crosser made
-// them; every copy of a parent (no crossover, or a pair the Crosser cannot cross) is still mutated.
-func TestBreederUnmutated(t *testing.T) {
-	const stop, tt, n = 1, 8, 4000
-	parents := []int{
-		2, 3, 4, 5, 1, 1, 1, 1,
-		6, 6, 6, 6, 6, 6, 1, 1,
-	}
-	keys := []string{"a", "bb"}
-	for _, fail := range []bool{false, true} {
-		m := &tagMutator{}
-		cross := &tagCrosser{stop: stop, fail: fail}
-		b := &Breeder{Alphabet: []int{9}, Stop: stop, CrossoverRate: 0.5, Crosser: cross, Keys: keys, Mutator: m, Unmutated: 0.3}
-		rng := rand.New(rand.NewPCG(3, 4))
-		child := make([]int, tt)
-		for range n {
-			b.Child(child, parents, rng)
-		}
-		crossed := len(cross.pairs)
-		if fail {
-			if m.calls != n {
-				t.Errorf("fail: %d of %d children mutated, want all: no crossover was made", m.calls, n)
-			}
-			continue
-		}
-		// The copies (n − crossed) are all mutated, the crossovers Binomial(crossed, 0.7).
-		want, sd := float64(n-crossed)+0.7*float64(crossed), math.Sqrt(float64(crossed)*0.3*0.7)
-		if math.Abs(float64(m.calls)-want) > 5*sd {
-			t.Errorf("Unmutated 0.3: %d of %d children mutated (%d crossovers), want about %.0f", m.calls, n, crossed, want)
-		}
-	}
-}

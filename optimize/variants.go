@@ -76,8 +76,6 @@ type ScreenedArgs struct {
 	// fingerprints plus a Matérn kernel on the token counts, weighed by the marginal likelihood); "" means the
 	// preset's.
 	Features string `json:",omitempty"`
-	// Unmutated is the share of crossover children left unmutated (bo.ScreenedSettings.Unmutated); a probe.
-	Unmutated float64 `json:",omitempty"`
 }
 
 // addFlags defines the screened variant's flags.
@@ -89,7 +87,6 @@ func (s *ScreenedArgs) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&s.Features, "features", "", "screened variant: the surrogate's inputs, tokens (SELFIES token counts, Matérn kernel) "+
 		"morgan (Morgan count fingerprints, Tanimoto kernel) or morgan+tokens (both: Tanimoto plus Matérn kernel, weighed by the data); "+
 		"empty means the preset's: morgan+tokens for guacamol-500 and pmo, tokens for guacamol-10k")
-	fs.Float64Var(&s.Unmutated, "unmutated", 0, "screened variant (probe): the share `P` of the GA children made by a crossover left unmutated; 0 mutates every child")
 	fs.BoolVar(&s.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
 		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
 }
@@ -112,12 +109,6 @@ func (s ScreenedArgs) apply(cfg *bo.Config) error {
 		cfg.Offspring = s.Offspring
 	case s.Offspring == -1:
 		cfg.Offspring = 0
-	}
-	if s.Unmutated != 0 {
-		if !screened {
-			return errors.New("-unmutated needs -variant screened")
-		}
-		cfg.Unmutated = s.Unmutated
 	}
 	switch {
 	case s.CandidateTarget > 0 && !screened:
