@@ -211,6 +211,11 @@ func TestResume(t *testing.T) {
 	t.Run("screened", func(t *testing.T) {
 		testResume(t, func(c *Config) { toScreened(c, 10) })
 	})
+	// The toy's scores are whole hundredths, so its data tie and the draws among equals take the run's stream:
+	// a resumed run must draw them as the uninterrupted one did.
+	t.Run("screened, ties drawn", func(t *testing.T) {
+		testResume(t, func(c *Config) { toScreened(c, 10); c.DistinctScores, c.Ties = true, TiesDrawn })
+	})
 }
 
 // testResume interrupts a run twice (a cancel, a crash after paying) and checks that the resumed run ends as the
