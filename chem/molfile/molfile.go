@@ -1,8 +1,8 @@
 // Package molfile reads the molecule files people keep, as every command that takes molecules reads them (nfbo
-// optimize's and ask's -init, recon's, flowstats' and fitcheck's data): a CSV or tab-separated table with a
-// SMILES column (and scores in a column named like the task, names in a name or id column), one SMILES per line
-// (a name after it), or an SDF (a molecule per record, scores in a data item named like the task); gzip when the
-// name ends in .gz. Read and Parse return the rows as written; Canonicalize turns them into NF-BO's canonical
+// optimize's and ask's -init, recon's, flowstats' and fitcheck's data, score's tables and SDFs): a CSV or
+// tab-separated table with a SMILES column (and scores in a column named like the task, names in a name or id
+// column), one SMILES per line (a name after it), or an SDF (a molecule per record, scores in a data item named
+// like the task); gzip when the name ends in .gz. Read and Parse return the rows as written; Canonicalize turns them into NF-BO's canonical
 // token sequences (the SELFIES round trip of chem/molseq), skipping what the vocabulary cannot spell and repeats.
 //
 // Errors name the file and the line (and the column of a table). A SMILES that holds a byte that is not
@@ -99,6 +99,19 @@ func Parse(path string, data []byte, column string, count int) (rows []Row, hasS
 		return nil, false, fmt.Errorf("%s: no molecules", path)
 	}
 	return rows, false, nil
+}
+
+// Tabular reports whether a file that begins with head (its first four lines at least, or all of it) is to Parse
+// an SDF or a table with a header rather than one SMILES per line, so that a reader streaming SMILES lines (nfbo
+// score) can hand the others to Parse whole. An SDF shows itself by a molfile's counts line (V2000 or V3000 on
+// the fourth line) or its "M  END".
+func Tabular(head []byte) bool {
+	lines := strings.SplitN(strings.TrimPrefix(string(head), "\ufeff"), "\n", 5)
+	if len(lines) >= 4 && (strings.Contains(lines[3], "V2000") || strings.Contains(lines[3], "V3000")) {
+		return true
+	}
+	first := strings.TrimRight(lines[0], "\r")
+	return sdf.Looks(head) || strings.Contains(first, ",") || tsvHeader(first) || smilesHeader(strings.Split(first, ";"))
 }
 
 // parseSDF reads an SDF: a molecule per record, named by its title line, with the scores of a data item named

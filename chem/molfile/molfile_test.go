@@ -88,3 +88,29 @@ func TestParseTabs(t *testing.T) {
 		t.Errorf("an empty score in a tab-separated table: %v", err)
 	}
 }
+
+// Tabular tells the files Parse reads whole (tables with a header, SDFs) from those of one SMILES a line, from
+// their first lines.
+func TestTabular(t *testing.T) {
+	for _, c := range []struct {
+		head string
+		want bool
+	}{
+		{"CCO\nc1ccccc1\n", false},
+		{"CCO\tethanol\nCCN\tethylamine\n", false},
+		{"smiles\nCCO\n", false},
+		{"CCO", false},
+		{"", false},
+		{"smiles,score\nCCO,1\n", true},
+		{"\ufeffid,SMILES\r\nm1,CCO\r\n", true},
+		{"name\tsmiles\tpic50\nethanol\tCCO\t5\n", true},
+		{"smiles;score\nCCO;1\n", true},
+		{"aspirin\n     RDKit          2D\n\n 13 13  0  0  0  0  0  0  0  0999 V2000\n", true},
+		{"\n  Mrv\n\n  0  0  0     0  0            999 V3000\n", true},
+		{"x\n\n\nM  END\n", true},
+	} {
+		if got := Tabular([]byte(c.head)); got != c.want {
+			t.Errorf("Tabular(%q) = %v, want %v", c.head, got, c.want)
+		}
+	}
+}

@@ -43,14 +43,14 @@ func (pl *Pool) TasksFunc(tasks []string) TasksFunc {
 // with one more field, "ok" or the rule the molecule breaks, which is no failure; tasks may then be empty.
 func ScoreLines(ctx context.Context, score TasksFunc, tasks []string, check CheckFunc, name string, in io.Reader, out *bufio.Writer, errw io.Writer) (int, error) {
 	r := bufio.NewReaderSize(in, 1<<16)
-	b := lineBatch{score: score, tasks: tasks, check: check, name: name, out: out, errw: errw}
+	b := batch{score: score, tasks: tasks, check: check, out: out, errw: errw}
+	lineNo := 0
 	for {
 		line, err := r.ReadString('\n')
 		if len(line) > 0 {
-			b.lineNo++
+			lineNo++
 			s, _ := smiles.FirstField(line)
-			b.smiles = append(b.smiles, s)
-			b.bad = append(b.bad, smiles.CheckText(s))
+			b.add(name+":"+strconv.Itoa(lineNo), s, smiles.CheckText(s))
 			if len(b.smiles) == linesBatch {
 				if err := b.flush(ctx); err != nil {
 					return b.failed, err
@@ -67,29 +67,65 @@ func ScoreLines(ctx context.Context, score TasksFunc, tasks []string, check Chec
 	return b.failed, b.flush(ctx)
 }
 
+// Located is a molecule to score and where it was read: "FILE:LINE", a name after it, what a message about it
+// begins with. Bad, when not nil, says why it cannot be scored (an SDF record RDKit cannot read).
+type Located struct {
+	Where  string
+	SMILES string
+	Bad    error
+}
+
+// ScoreLocated scores mols as ScoreLines scores lines: one output line per molecule, in order, 0 and a message
+// "WHERE: reason" on errw for one that fails. It returns the number of failed molecules.
+func ScoreLocated(ctx context.Context, score TasksFunc, tasks []string, check CheckFunc, mols []Located, out *bufio.Writer, errw io.Writer) (int, error) {
+	b := batch{score: score, tasks: tasks, check: check, out: out, errw: errw}
+	for _, m := range mols {
+		bad := m.Bad
+		if bad == nil {
+			bad = smiles.CheckText(m.SMILES)
+		}
+		b.add(m.Where, m.SMILES, bad)
+		if len(b.smiles) == linesBatch {
+			if err := b.flush(ctx); err != nil {
+				return b.failed, err
+			}
+		}
+	}
+	return b.failed, b.flush(ctx)
+}
+
 // CheckFunc says for each molecule of batch "" when it keeps the chemistry rules, else the rule it breaks.
 type CheckFunc func(ctx context.Context, batch []string) ([]string, error)
 
-// lineBatch is ScoreLines' state: the lines read and not yet scored.
-type lineBatch struct {
+// batch is the state of ScoreLines and ScoreLocated: the molecules read and not yet scored.
+type batch struct {
 	score  TasksFunc
 	tasks  []string
 	check  CheckFunc
-	name   string
 	out    *bufio.Writer
 	errw   io.Writer
 	smiles []string
-	bad    []error // per line of smiles: why it is not scored, or nil
-	lineNo int     // the last line read
+	where  []string // per molecule of smiles: where it was read
+	bad    []error  // per molecule of smiles: why it is not scored, or nil
 	failed int
 }
 
+// add appends one molecule to the batch.
+func (b *batch) add(where, smiles string, bad error) {
+	b.where = append(b.where, where)
+	b.smiles = append(b.smiles, smiles)
+	b.bad = append(b.bad, bad)
+}
+
 // flush scores the batch and writes its lines.
-func (b *lineBatch) flush(ctx context.Context) error {
+func (b *batch) flush(ctx context.Context) error {
 	if len(b.smiles) == 0 {
 		return nil
 	}
-	first := b.lineNo - len(b.smiles) + 1
+	span := b.where[0]
+	if n := len(b.where); n > 1 {
+		span += " to " + b.where[n-1]
+	}
 	var good []string
 	for i, s := range b.smiles {
 		if b.bad[i] == nil {
@@ -102,12 +138,12 @@ func (b *lineBatch) flush(ctx context.Context) error {
 		var err error
 		if len(b.tasks) > 0 {
 			if res, err = b.score(ctx, good); err != nil {
-				return fmt.Errorf("%s: lines %d-%d: %w", b.name, first, b.lineNo, err)
+				return fmt.Errorf("%s: %w", span, err)
 			}
 		}
 		if b.check != nil {
 			if why, err = b.check(ctx, good); err != nil {
-				return fmt.Errorf("%s: lines %d-%d: %w", b.name, first, b.lineNo, err)
+				return fmt.Errorf("%s: %w", span, err)
 			}
 		}
 	}
@@ -153,10 +189,10 @@ func (b *lineBatch) flush(ctx context.Context) error {
 		if len(msgs) > 0 {
 			b.failed++
 			b.out.Flush() // keep stdout and stderr in step for a reader of both
-			fmt.Fprintf(b.errw, "%s:%d: %s\n", b.name, first+i, strings.Join(msgs, "; "))
+			fmt.Fprintf(b.errw, "%s: %s\n", b.where[i], strings.Join(msgs, "; "))
 		}
 	}
-	b.smiles, b.bad = b.smiles[:0], b.bad[:0]
+	b.smiles, b.where, b.bad = b.smiles[:0], b.where[:0], b.bad[:0]
 	return nil
 }
 

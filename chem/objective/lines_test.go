@@ -45,3 +45,45 @@ func TestScoreLines(t *testing.T) {
 		t.Errorf("messages:\n%s", msgs)
 	}
 }
+
+// ScoreLocated writes one line per molecule, names where a failed one was read, and sends the objective neither
+// a molecule marked bad nor one that is not printable ASCII.
+func TestScoreLocated(t *testing.T) {
+	var sent []string
+	score := func(_ context.Context, batch []string) ([][]Result, error) {
+		sent = append(sent, batch...)
+		res := make([]Result, len(batch))
+		for i, s := range batch {
+			res[i] = Result{Score: float64(len(s))}
+		}
+		return [][]Result{res}, nil
+	}
+	mols := []Located{
+		{Where: "m.csv:2 (ethanol)", SMILES: "CCO"},
+		{Where: "m.sdf:40 (broken)", Bad: fmt.Errorf("Explicit valence for atom # 1 N, 4, is greater than permitted")},
+		{Where: "m.csv:4", SMILES: "C\u00e9C"},
+		{Where: "m.csv:5 (benzene)", SMILES: "c1ccccc1"},
+	}
+	var out, errw bytes.Buffer
+	w := bufio.NewWriter(&out)
+	failed, err := ScoreLocated(context.Background(), score, []string{"len"}, nil, mols, w, &errw)
+	w.Flush()
+	if err != nil || failed != 2 {
+		t.Fatalf("failed %d, err %v; want 2 failed molecules", failed, err)
+	}
+	if out.String() != "3\n0\n0\n8\n" {
+		t.Errorf("output %q", out.String())
+	}
+	if strings.Join(sent, " ") != "CCO c1ccccc1" {
+		t.Errorf("sent %q", sent)
+	}
+	msgs := errw.String()
+	for _, want := range []string{"m.sdf:40 (broken): Explicit valence", "m.csv:4: "} {
+		if !strings.Contains(msgs, want) {
+			t.Errorf("messages lack %q:\n%s", want, msgs)
+		}
+	}
+	if strings.Count(msgs, "\n") != 2 {
+		t.Errorf("messages:\n%s", msgs)
+	}
+}

@@ -2,20 +2,24 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
+	"github.com/nfbo/nfbo/chem/molfile"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/rules"
 	"github.com/nfbo/nfbo/internal/textfile"
 )
 
-// newScoreCmd returns "nfbo score", which scores SMILES read line by line (objective.ScoreLines).
+// newScoreCmd returns "nfbo score", which scores SMILES read line by line (objective.ScoreLines), or the molecules
+// of a table or an SDF (objective.ScoreLocated).
 func newScoreCmd() *Command {
 	fs := flag.NewFlagSet("score", flag.ContinueOnError)
 	task := fs.String("task", "", "task name or alias (see \"nfbo tasks\"), or several separated by commas; "+
@@ -30,21 +34,26 @@ func newScoreCmd() *Command {
 		"each line ends with \"ok\" or the rule the molecule breaks")
 	cmd := &Command{
 		UsageLine: "score [-workers N] [-request-size N] [-objective-cmd CMD] [-rules RULES] -task NAME[,NAME...] [file...]",
-		Short:     "score SMILES, one per line, for a task",
+		Short:     "score SMILES, one per line, or a table's or an SDF's molecules, for a task",
 		Long: `Score reads SMILES one per line from the named files, or from standard input
 when there are none, and writes one line per input line to standard output:
 the score printed with full float64 precision (%.17g). Only the first
 whitespace-separated field of a line is read, so .smi files with names work.
+A CSV or tab-separated table whose header names a smiles column, and an SDF,
+are read as optimize's -init reads them, and give one line per molecule, in
+the file's order (an SDF's records are read by RDKit, which reduces a salt to
+its parent molecule and says so on standard error).
 With several comma-separated tasks (RDKit only), each output line holds one
 score per task, separated by tabs; the worker then parses each molecule once.
 
-A line that fails gets 0, the score an invalid molecule gets during
+A molecule that fails gets 0, the score an invalid molecule gets during
 optimisation, so that every output line stays a number, and a message on
 standard error naming its file and line number; the exit status is then 1.
-A line fails when its molecule is invalid, when its score was negative,
+A molecule fails when it is invalid, when its score was negative,
 non-finite or could not be computed, or when its SMILES holds a byte that is
 not printable ASCII (the message names the byte and its offset; such a line
-is not sent to the objective, which would score the part before the byte).
+is not sent to the objective, which would score the part before the byte; in
+a table or an SDF such a byte refuses the whole file).
 
 By default the RDKit worker computes the task; -objective-cmd runs an external
 program that speaks the same protocol instead (docs/objective-protocol.md).
@@ -94,12 +103,14 @@ line.`,
 			return Usagef(cmd, "%v", err)
 		}
 		defer closeCheck()
-		failed, err := scoreFiles(ctx, cmd, pool.TasksFunc(tasks), tasks, check, args, stderr)
+		molBlocks, closeBlocks := sdfReader(pool, *objCmd != "", *python, popts)
+		defer closeBlocks()
+		failed, err := scoreFiles(ctx, cmd, pool.TasksFunc(tasks), tasks, check, molBlocks, args, stderr)
 		if err != nil {
 			return err
 		}
 		if failed > 0 {
-			fmt.Fprintf(stderr, "nfbo score: %d line(s) scored 0 with an error\n", failed)
+			fmt.Fprintf(stderr, "nfbo score: %d molecule(s) scored 0 with an error\n", failed)
 			return &ExitError{Code: 1}
 		}
 		return nil
@@ -133,6 +144,30 @@ func ruleCheck(ctx context.Context, spec, python string, pool *objective.Pool, e
 	return func(ctx context.Context, batch []string) ([]string, error) { return pool.Check(ctx, js, batch) }, closer, nil
 }
 
+// sdfReader returns the standardizer of "nfbo score"'s SDF records: pool's when it is RDKit's, else an RDKit
+// worker of its own, started at the first SDF. The function returned closes what it started.
+func sdfReader(pool *objective.Pool, external bool, python string, popts objective.PoolOptions) (standardizer, func()) {
+	rdkit := pool
+	if external {
+		rdkit = nil
+	}
+	read := func(ctx context.Context, blocks []string) ([]objective.Standardized, error) {
+		if rdkit == nil {
+			p, err := objective.NewRDKit(objective.RDKitOptions{PoolOptions: popts, Python: python})
+			if err != nil {
+				return nil, fmt.Errorf("an SDF is read with RDKit: %w", err)
+			}
+			rdkit = p
+		}
+		return rdkit.Standardize(ctx, blocks, true)
+	}
+	return read, func() {
+		if external && rdkit != nil {
+			rdkit.Close()
+		}
+	}
+}
+
 // openScorePool starts the objective of "nfbo score": the program objCmd when given, else RDKit's worker,
 // which must know every task (an unknown one is a usage error). The pool is returned, to be closed, even with
 // an error.
@@ -155,14 +190,23 @@ func openScorePool(ctx context.Context, cmd *Command, tasks []string, objCmd, py
 	return pool, err
 }
 
-// scoreFiles scores the lines of the named files, or of standard input when there are none, writing the
-// scores to standard output and a message per failed line to stderr; it returns the number of failed lines.
-func scoreFiles(ctx context.Context, cmd *Command, score objective.TasksFunc, tasks []string, check objective.CheckFunc, files []string, stderr io.Writer) (int, error) {
+// scoreFiles scores the molecules of the named files, or of standard input when there are none, writing the
+// scores to standard output, a line a molecule, and a message per failed molecule to stderr; it returns the
+// number of failed molecules. One SMILES a line is streamed (objective.ScoreLines); a table with a SMILES column
+// or an SDF (molfile.Tabular) is read whole (molfile.Parse), its records made SMILES by molBlocks.
+func scoreFiles(ctx context.Context, cmd *Command, score objective.TasksFunc, tasks []string, check objective.CheckFunc, molBlocks standardizer, files []string, stderr io.Writer) (int, error) {
 	out := bufio.NewWriter(cmd.Stdout)
 	defer out.Flush()
 	failed := 0
-	each := func(name string, r io.Reader) error {
-		n, err := objective.ScoreLines(ctx, score, tasks, check, name, r, out, stderr)
+	each := func(name string, in io.Reader) error {
+		r := bufio.NewReaderSize(in, 1<<16)
+		var n int
+		var err error
+		if molfile.Tabular(peekLines(r, 4)) {
+			n, err = scoreTable(ctx, score, tasks, check, molBlocks, name, r, out, stderr)
+		} else {
+			n, err = objective.ScoreLines(ctx, score, tasks, check, name, r, out, stderr)
+		}
 		failed += n
 		return err
 	}
@@ -186,4 +230,61 @@ func scoreFiles(ctx context.Context, cmd *Command, score objective.TasksFunc, ta
 		return failed, fmt.Errorf("writing scores: %w", err)
 	}
 	return failed, nil
+}
+
+// peekLines returns the first n lines of r (fewer at the end of its data or of its buffer) without reading them.
+func peekLines(r *bufio.Reader, n int) []byte {
+	for size := 512; ; size *= 2 {
+		b, err := r.Peek(min(size, r.Size()))
+		if bytes.Count(b, []byte{'\n'}) >= n || err != nil || size >= r.Size() {
+			return b
+		}
+	}
+}
+
+// A standardizer turns SDF records (molfile blocks) into SMILES (objective.Pool.Standardize).
+type standardizer func(ctx context.Context, blocks []string) ([]objective.Standardized, error)
+
+// scoreTable scores the molecules of a table or an SDF read whole from r, a line of scores each, in the file's
+// order; an SDF record RDKit cannot read scores 0 with its reason, one it reduces (a salt to its parent) is
+// scored as reduced, said on stderr.
+func scoreTable(ctx context.Context, score objective.TasksFunc, tasks []string, check objective.CheckFunc, molBlocks standardizer, name string, r io.Reader, out *bufio.Writer, stderr io.Writer) (int, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", name, err)
+	}
+	rows, _, err := molfile.Parse(name, data, "", math.MaxInt)
+	if err != nil {
+		return 0, err
+	}
+	mols := make([]objective.Located, len(rows))
+	var blocks []string
+	for i, row := range rows {
+		mols[i] = objective.Located{Where: row.Where(name), SMILES: row.SMILES}
+		if row.MolBlock != "" {
+			blocks = append(blocks, row.MolBlock)
+		}
+	}
+	if len(blocks) > 0 {
+		std, err := molBlocks(ctx, blocks)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", name, err)
+		}
+		k := 0
+		for i, row := range rows {
+			if row.MolBlock == "" {
+				continue
+			}
+			m, s := &mols[i], std[k]
+			k++
+			m.SMILES = s.SMILES
+			switch {
+			case s.SMILES == "":
+				m.Bad = errors.New(objective.CleanMessage(s.Reason))
+			case s.Note != "":
+				fmt.Fprintf(stderr, "nfbo score: %s: %s: %s\n", m.Where, objective.CleanMessage(s.Note), s.SMILES)
+			}
+		}
+	}
+	return objective.ScoreLocated(ctx, score, tasks, check, mols, out, stderr)
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -130,6 +131,53 @@ func TestScoreCmdFiles(t *testing.T) {
 	}
 	if strings.Count(errOut, a+":2: invalid SMILES") != 2 {
 		t.Errorf("stderr:\n%s", errOut)
+	}
+}
+
+// TestScoreCmdTables scores the files optimize's -init reads: a CSV with a header (a line a molecule, in order,
+// messages naming the line and the molecule's name), the same table on standard input, and an SDF whose salts
+// RDKit reduces to their parents, said on stderr; the scores equal those of the same molecules given one a line.
+func TestScoreCmdTables(t *testing.T) {
+	needRDKit(t)
+	dir := t.TempDir()
+	csvFile := filepath.Join(dir, "mols.csv")
+	table := "name,smiles,pic50\nethanol,CCO,5.1\nbroken,C1CC,6\nbenzene,c1ccccc1,7\n"
+	os.WriteFile(csvFile, []byte(table), 0o644)
+	lines, _, err := runCmd(t, newScoreCmd(), "CCO\nc1ccccc1\nCC(C)Cc1ccc(C(C)C(=O)O)cc1\n", "-task", "qed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Split(lines, "\n")
+	for _, in := range []struct{ stdin, file, where string }{{"", csvFile, csvFile}, {table, "", "stdin"}} {
+		args := []string{"-task", "qed"}
+		if in.file != "" {
+			args = append(args, in.file)
+		}
+		out, errOut, err := runCmd(t, newScoreCmd(), in.stdin, args...)
+		if exitCode(err) != 1 {
+			t.Fatalf("%s: err = %v, want exit status 1 for the broken molecule\n%s", in.where, err, errOut)
+		}
+		if wantOut := want[0] + "\n0\n" + want[1] + "\n"; out != wantOut {
+			t.Errorf("%s: output %q, want %q", in.where, out, wantOut)
+		}
+		if !strings.Contains(errOut, in.where+":3 (broken): invalid SMILES") || !strings.Contains(errOut, "1 molecule(s) scored 0") {
+			t.Errorf("%s: stderr:\n%s", in.where, errOut)
+		}
+	}
+
+	out, errOut, err := runCmd(t, newScoreCmd(), "", "-task", "qed", "testdata/salts.sdf")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(got) != 4 {
+		t.Fatalf("%d lines for the SDF's 4 records:\n%s", len(got), out)
+	}
+	if !strings.Contains(errOut, "(sodium ibuprofen): kept the largest fragment of 2 (dropped [Na+]), neutralised: CC(C)Cc1ccc(C(C)C(=O)O)cc1") {
+		t.Errorf("stderr lacks the salt's note:\n%s", errOut)
+	}
+	if !slices.Contains(got, want[2]) {
+		t.Errorf("no line of the SDF's scores %q is ibuprofen's %s", got, want[2])
 	}
 }
 
