@@ -13,11 +13,8 @@ import (
 	"github.com/nfbo/nfbo/chem/objective"
 )
 
-func newBenchCmd() *Command {
-	c := &Command{
-		UsageLine: "bench -suite NAME -model DIR -out DIR [-methods LIST] [-seeds LIST] [-procs N] [-rows FILE]",
-		Short:     "run a suite of (task, method, seed) runs and report them",
-		Long: `Bench runs every (task, method, seed) of a suite as its own process, up to
+// benchLong is "nfbo help bench"'s text.
+const benchLong = `Bench runs every (task, method, seed) of a suite as its own process, up to
 -procs at a time, each in OUT/TASK/METHOD/seedN. Every method reads the same
 initial data and spends the same budget through the same budget-accounting
 objective. A finished run is not redone; an interrupted one resumes from its
@@ -69,8 +66,15 @@ runs.tsv, holding the row of every finished run of its own (not those of
 another bench sharing OUT) beside the rows it held: the
 figures outlive the run directories ("nfbo report FILE" reads them back), and
 a run whose finished row FILE holds is not run again, so that a suite goes on
-from its rows on a machine without its run directories.`,
-		Flag: flag.NewFlagSet("bench", flag.ContinueOnError),
+from its rows on a machine without its run directories.`
+
+// newBenchCmd returns "nfbo bench", which runs a suite's (task, method, seed) runs (package bench).
+func newBenchCmd() *Command {
+	c := &Command{
+		UsageLine: "bench -suite NAME -model DIR -out DIR [-methods LIST] [-seeds LIST] [-procs N] [-rows FILE]",
+		Short:     "run a suite of (task, method, seed) runs and report them",
+		Long:      benchLong,
+		Flag:      flag.NewFlagSet("bench", flag.ContinueOnError),
 	}
 	fs := c.Flag
 	suiteName := fs.String("suite", "", "suite: guacamol7, guacamol7-10k, user2, pmo20, pmo20-fixed or pmo20-zinc (required)")
