@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/nfbo/nfbo/chem/molfile"
 	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/rundir"
 )
@@ -135,6 +137,21 @@ func TestAskTellRoundTrip(t *testing.T) {
 		!strings.Contains(out, "11 calls paid of 26; not finished") || !strings.Contains(out, fmt.Sprintf("%d molecules await scores", len(third))) ||
 		!strings.Contains(out, "  "+third[0][0]+"  "+third[0][1]+"\n") {
 		t.Errorf("status: %q, %v", out, err)
+	}
+	// -o writes the scored molecules, best first, as an -init table: the failed one left out, the scores exact.
+	best := filepath.Join(t.TempDir(), "best.csv")
+	if _, errOut, err := runCmd(t, newStatusCmd(), "", "-run", run, "-o", best); err != nil ||
+		!strings.Contains(errOut, "wrote 10 molecules to "+best+" (1 whose scoring failed left out)") {
+		t.Errorf("status -o: %q, %v", errOut, err)
+	}
+	rows, hasScores, err := molfile.Read(best, "demo", math.MaxInt)
+	if err != nil || !hasScores || len(rows) != 10 {
+		t.Fatalf("status -o's table: %d rows, scores %v, %v", len(rows), hasScores, err)
+	}
+	for i, r := range rows {
+		if i > 0 && r.Score > rows[i-1].Score || !strings.HasPrefix(r.Name, "call ") {
+			t.Errorf("row %d of the table: %+v (best first, named by call)", i+1, r)
+		}
 	}
 	if len(third) == 0 || third[0][0] != "m12" {
 		t.Fatalf("third batch %v, want molecules from m12", third)

@@ -6,10 +6,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"math"
 	"os"
+	"strconv"
 
+	"github.com/nfbo/nfbo/chem/molfile"
 	"github.com/nfbo/nfbo/chem/objective/metrics"
-
+	"github.com/nfbo/nfbo/internal/atomicfile"
 	"github.com/nfbo/nfbo/labserve"
 	"github.com/nfbo/nfbo/rundir"
 )
@@ -20,14 +24,22 @@ func newStatusCmd() *Command {
 	dir := fs.String("run", "", "run `directory` (required)")
 	asJSON := fs.Bool("json", false, "print the status as JSON (serve's /v1/status)")
 	best := fs.Int("best", 10, "show the `N` best molecules")
+	outFile := fs.String("o", "", "also write every scored molecule, best first, to `FILE.csv` (smiles, the task's score, name \"call N\"): "+
+		"a table for a spreadsheet, and an -init file whose scores cost nothing")
 	cmd := &Command{
-		UsageLine: "status -run DIR [-json] [-best N]",
+		UsageLine: "status -run DIR [-json] [-best N] [-o FILE.csv]",
 		Short:     "where a run stands: calls paid, molecules awaiting scores, the best found",
 		Long: `Status reads the run directory -run DIR (made by optimize or ask) without
 changing it, while a run may be going on, and prints its task, method and
 seed, the calls paid of the budget, whether it is finished, the molecules
 handed out by ask that await scores, and the best molecules found with their
-scores and calls (RDKit canonical SMILES).`,
+scores and calls (RDKit canonical SMILES).
+
+With -o FILE.csv it also writes every molecule the run paid for and scored,
+best first, as a CSV table: its RDKit canonical SMILES, its score in a column
+named after the task, and "call N" as its name. Molecules whose scoring failed
+are left out (the count is printed). The table is an -init file: a new run
+from it takes the scores from the file, paying nothing for them.`,
 		Flag: fs,
 	}
 	cmd.Run = func(ctx context.Context, cmd *Command, args []string) error {
@@ -39,12 +51,28 @@ scores and calls (RDKit canonical SMILES).`,
 		case *best < 0:
 			return Usagef(cmd, "status: -best must not be negative")
 		}
-		st, err := rundir.ReadStatus(*dir, *best)
+		keep := *best
+		if *outFile != "" {
+			keep = math.MaxInt
+		}
+		st, err := rundir.ReadStatus(*dir, keep)
 		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("status: %s holds no run (no %s)", *dir, rundir.InfoFile)
 		}
 		if err != nil {
 			return fmt.Errorf("status: %w", err)
+		}
+		if *outFile != "" {
+			n, failed, err := writeScored(*outFile, st)
+			if err != nil {
+				return fmt.Errorf("status: %w", err)
+			}
+			fmt.Fprintf(cmd.Stderr, "nfbo status: wrote %d molecules to %s", n, *outFile)
+			if failed > 0 {
+				fmt.Fprintf(cmd.Stderr, " (%d whose scoring failed left out)", failed)
+			}
+			fmt.Fprintln(cmd.Stderr)
+			st.Best = st.Best[:min(*best, len(st.Best))]
 		}
 		if *asJSON {
 			enc := json.NewEncoder(cmd.Stdout)
@@ -83,4 +111,19 @@ scores and calls (RDKit canonical SMILES).`,
 		return nil
 	}
 	return cmd
+}
+
+// writeScored writes st's best records (all of them, best first) as molfile.WriteCSV's table to path, leaving
+// out those whose scoring failed; it returns how many it wrote and left out.
+func writeScored(path string, st rundir.Status) (written, failed int, err error) {
+	rows := make([]molfile.Row, 0, len(st.Best))
+	for _, r := range st.Best {
+		if r.Error != "" {
+			failed++
+			continue
+		}
+		rows = append(rows, molfile.Row{SMILES: r.Canonical, Score: r.Score, Name: "call " + strconv.Itoa(r.Call)})
+	}
+	err = atomicfile.WriteFunc(path, func(w io.Writer) error { return molfile.WriteCSV(w, st.Info.Task, rows) })
+	return len(rows), failed, err
 }
