@@ -2,9 +2,12 @@ package molfile
 
 import (
 	"encoding/csv"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
+
+	"github.com/nfbo/nfbo/chem/sdf"
 )
 
 // WriteCSV writes rows as a CSV table that Read reads back as it was written: a smiles column, the scores in a
@@ -34,4 +37,21 @@ func WriteCSV(w io.Writer, column string, rows []Row) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// WriteSDF writes rows as an SDF that Read reads back: each row's MolBlock (which every row must have: RDKit's,
+// chem/objective's Pool.MolBlocks) titled by its name, and its score in a data item named column (none when column
+// is ""), with every digit a float64 needs.
+func WriteSDF(w io.Writer, column string, rows []Row) error {
+	recs := make([]sdf.Record, len(rows))
+	for i, r := range rows {
+		if r.MolBlock == "" {
+			return fmt.Errorf("molfile: writing an SDF: molecule %d (%s) has no molfile block", i+1, r.SMILES)
+		}
+		recs[i] = sdf.Record{Name: r.Name, MolBlock: r.MolBlock}
+		if column != "" {
+			recs[i].Data = map[string]string{column: strconv.FormatFloat(r.Score, 'g', -1, 64)}
+		}
+	}
+	return sdf.Write(w, recs)
 }

@@ -27,3 +27,20 @@ func TestOpenDrawer(t *testing.T) {
 		t.Errorf("no interpreter: %v, want ErrRDKitMissing", err)
 	}
 }
+
+// MolBlocks writes a valid molecule as a molfile block with 2D coordinates, and says why not for an invalid one.
+func TestMolBlocks(t *testing.T) {
+	pool := newTestRDKit(t, RDKitOptions{})
+	defer pool.Close()
+	ds, err := pool.MolBlocks(context.Background(), []string{"OCC", "C1CC"})
+	if err != nil || len(ds) != 2 {
+		t.Fatalf("%d blocks, %v", len(ds), err)
+	}
+	if d := ds[0]; d.Canonical != "CCO" || d.Reason != "" || !strings.Contains(d.MolBlock, "  3  2  0  0  0  0  0  0  0  0999 V2000\n") ||
+		!strings.HasSuffix(d.MolBlock, "M  END\n") || strings.Count(d.MolBlock, "0.0000    0.0000    0.0000") == 3 {
+		t.Errorf("ethanol: %+v (want 3 atoms, 2 bonds, 2D coordinates)", d)
+	}
+	if d := ds[1]; d.MolBlock != "" || !strings.Contains(d.Reason, "invalid SMILES") {
+		t.Errorf("C1CC: %+v, want no block and the reason", d)
+	}
+}

@@ -850,6 +850,50 @@ func (pl *Pool) Draw(ctx context.Context, smiles []string, width, height int) ([
 	return out, nil
 }
 
+// A Depiction is a molecule as a molfile block with 2D coordinates (Pool.MolBlocks).
+type Depiction struct {
+	MolBlock  string // "" when the molecule cannot be read; then Reason says why
+	Canonical string // RDKit's canonical SMILES
+	Reason    string
+}
+
+// MolBlocks returns the molecules as molfile blocks with 2D coordinates, for SDF files. It needs the RDKit worker
+// (NewRDKit).
+func (pl *Pool) MolBlocks(ctx context.Context, smiles []string) ([]Depiction, error) {
+	out := make([]Depiction, len(smiles))
+	fn := func(ctx context.Context, s *slot, lo, hi int) (int, error) {
+		resp, err := pl.do(ctx, s, &request{Op: "molblocks", SMILES: smiles[lo:hi]}, hi-lo)
+		if err != nil {
+			return 0, err
+		}
+		if !resp.OK {
+			return 0, &errFatal{fmt.Errorf("objective: the %s cannot write molfile blocks: %s", pl.opts.name, resp.Error)}
+		}
+		var errs []string
+		if len(resp.Errors) > 0 {
+			_ = json.Unmarshal(resp.Errors, &errs)
+		}
+		if len(resp.MolBlocks) != hi-lo || len(resp.Canonical) != hi-lo || len(errs) != hi-lo {
+			s.p.kill()
+			return 0, fmt.Errorf("worker answered %d molfile blocks for %d molecules", len(resp.MolBlocks), hi-lo)
+		}
+		for i := lo; i < hi; i++ {
+			out[i] = Depiction{MolBlock: resp.MolBlocks[i-lo], Canonical: resp.Canonical[i-lo], Reason: errs[i-lo]}
+			if out[i].MolBlock == "" && out[i].Reason == "" {
+				out[i].Reason = "no molfile block"
+			}
+		}
+		return hi - lo, nil
+	}
+	poison := func(i int, err error) {
+		out[i] = Depiction{Reason: fmt.Sprintf("worker failed on this molecule: %v", err)}
+	}
+	if _, err := pl.run(ctx, len(smiles), fn, poison, nil); err != nil {
+		return nil, fmt.Errorf("objective: molfile blocks of %d molecules: %w", len(smiles), err)
+	}
+	return out, nil
+}
+
 // partial returns out if any entry is done, else nil (Objective contract).
 func partial(out []Result, done []bool) []Result {
 	anyDone := false

@@ -37,6 +37,7 @@ type response struct {
 	Canonical    []string        `json:"canonical"`
 	Notes        []string        `json:"notes"`
 	SVGs         []string        `json:"svgs"`
+	MolBlocks    []string        `json:"molblocks"`
 	Seconds      float64         `json:"seconds"`
 	Tasks        []TaskInfo      `json:"tasks"`
 	Protocol     int             `json:"protocol"`

@@ -7,6 +7,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -89,4 +91,25 @@ func Read(name string, r io.Reader) ([]Record, error) {
 // Looks reports whether data look like an SDF rather than SMILES or CSV: a molfile's "M  END" line.
 func Looks(data []byte) bool {
 	return strings.Contains(string(data), "\nM  END")
+}
+
+// Write writes recs as an SDF that Read reads back: each record's molfile block with its first line replaced by
+// its Name (line breaks in it made spaces), its data items in the order of their names, and "$$$$".
+func Write(w io.Writer, recs []Record) error {
+	bw := bufio.NewWriter(w)
+	for _, r := range recs {
+		block := strings.TrimRight(r.MolBlock, "\n")
+		if _, rest, ok := strings.Cut(block, "\n"); ok {
+			block = rest
+		}
+		bw.WriteString(strings.NewReplacer("\r", " ", "\n", " ").Replace(r.Name))
+		bw.WriteString("\n")
+		bw.WriteString(block)
+		bw.WriteString("\n")
+		for _, k := range slices.Sorted(maps.Keys(r.Data)) {
+			fmt.Fprintf(bw, ">  <%s>\n%s\n\n", k, strings.TrimRight(r.Data[k], "\n"))
+		}
+		bw.WriteString("$$$$\n")
+	}
+	return bw.Flush()
 }

@@ -55,3 +55,28 @@ func TestRead(t *testing.T) {
 		t.Errorf("a record without M  END: %v", err)
 	}
 }
+
+// Write's records read back with their names, blocks and data items; the items come in the order of their names.
+func TestWriteReadsBack(t *testing.T) {
+	recs := []Record{
+		{Name: "a", MolBlock: "old title\n  x\n\n  0  0  0  0  0  0  0  0  0  0999 V2000\nM  END\n",
+			Data: map[string]string{"score": "0.5", "call": "12"}},
+		{Name: "b", MolBlock: "\n  x\n\n  0  0  0  0  0  0  0  0  0  0999 V2000\nM  END"},
+	}
+	var b strings.Builder
+	if err := Write(&b, recs); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	if !strings.Contains(text, "M  END\n>  <call>\n12\n\n>  <score>\n0.5\n\n$$$$\nb\n") {
+		t.Errorf("written:\n%s", text)
+	}
+	got, err := Read("w.sdf", strings.NewReader(text))
+	if err != nil || len(got) != 2 {
+		t.Fatalf("read back %d records, %v", len(got), err)
+	}
+	if got[0].Name != "a" || !strings.HasPrefix(got[0].MolBlock, "a\n  x\n") || got[0].Data["score"] != "0.5" ||
+		got[0].Data["call"] != "12" || got[1].Name != "b" || len(got[1].Data) != 0 {
+		t.Errorf("read back %+v", got)
+	}
+}

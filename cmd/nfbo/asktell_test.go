@@ -141,7 +141,7 @@ func TestAskTellRoundTrip(t *testing.T) {
 	// -o writes the scored molecules, best first, as an -init table: the failed one left out, the scores exact.
 	best := filepath.Join(t.TempDir(), "best.csv")
 	if _, errOut, err := runCmd(t, newStatusCmd(), "", "-run", run, "-o", best); err != nil ||
-		!strings.Contains(errOut, "wrote 10 molecules to "+best+" (1 whose scoring failed left out)") {
+		!strings.Contains(errOut, "wrote 10 molecules to "+best+"; 1 whose scoring failed left out") {
 		t.Errorf("status -o: %q, %v", errOut, err)
 	}
 	rows, hasScores, err := molfile.Read(best, "demo", math.MaxInt)
@@ -151,6 +151,21 @@ func TestAskTellRoundTrip(t *testing.T) {
 	for i, r := range rows {
 		if i > 0 && r.Score > rows[i-1].Score || !strings.HasPrefix(r.Name, "call ") {
 			t.Errorf("row %d of the table: %+v (best first, named by call)", i+1, r)
+		}
+	}
+	// The same as an SDF: RDKit's molfile blocks, titled and scored as the table's rows.
+	bestSDF := filepath.Join(t.TempDir(), "best.sdf")
+	if _, errOut, err := runCmd(t, newStatusCmd(), "", "-run", run, "-o", bestSDF); err != nil ||
+		!strings.Contains(errOut, "wrote 10 molecules to "+bestSDF) {
+		t.Errorf("status -o FILE.sdf: %q, %v", errOut, err)
+	}
+	recs, hasScores, err := molfile.Read(bestSDF, "demo", math.MaxInt)
+	if err != nil || !hasScores || len(recs) != len(rows) {
+		t.Fatalf("status -o's SDF: %d records, scores %v, %v", len(recs), hasScores, err)
+	}
+	for i, r := range recs {
+		if r.Name != rows[i].Name || r.Score != rows[i].Score || !strings.Contains(r.MolBlock, "V2000") {
+			t.Errorf("record %d of the SDF: %q %v, the table's row: %q %v", i+1, r.Name, r.Score, rows[i].Name, rows[i].Score)
 		}
 	}
 	if len(third) == 0 || third[0][0] != "m12" {

@@ -9,9 +9,12 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/nfbo/nfbo/chem/molfile"
+	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/objective/metrics"
 	"github.com/nfbo/nfbo/internal/atomicfile"
 	"github.com/nfbo/nfbo/labserve"
@@ -24,10 +27,10 @@ func newStatusCmd() *Command {
 	dir := fs.String("run", "", "run `directory` (required)")
 	asJSON := fs.Bool("json", false, "print the status as JSON (serve's /v1/status)")
 	best := fs.Int("best", 10, "show the `N` best molecules")
-	outFile := fs.String("o", "", "also write every scored molecule, best first, to `FILE.csv` (smiles, the task's score, name \"call N\"): "+
-		"a table for a spreadsheet, and an -init file whose scores cost nothing")
+	outFile := fs.String("o", "", "also write every scored molecule, best first, to `FILE.csv` (smiles, the task's score, name \"call N\") "+
+		"or FILE.sdf (with RDKit's 2D coordinates): for a spreadsheet or a chemist's tools, and an -init file whose scores cost nothing")
 	cmd := &Command{
-		UsageLine: "status -run DIR [-json] [-best N] [-o FILE.csv]",
+		UsageLine: "status -run DIR [-json] [-best N] [-o FILE.csv|FILE.sdf]",
 		Short:     "where a run stands: calls paid, molecules awaiting scores, the best found",
 		Long: `Status reads the run directory -run DIR (made by optimize or ask) without
 changing it, while a run may be going on, and prints its task, method and
@@ -37,9 +40,12 @@ scores and calls (RDKit canonical SMILES).
 
 With -o FILE.csv it also writes every molecule the run paid for and scored,
 best first, as a CSV table: its RDKit canonical SMILES, its score in a column
-named after the task, and "call N" as its name. Molecules whose scoring failed
-are left out (the count is printed). The table is an -init file: a new run
-from it takes the scores from the file, paying nothing for them.`,
+named after the task, and "call N" as its name. With -o FILE.sdf (or .sd) it
+writes an SDF instead, each record a molfile with RDKit's 2D coordinates
+titled "call N", its score in a data item named after the task. Molecules
+whose scoring failed are left out (the count is printed). Either file is an
+-init file: a new run from it takes the scores from the file, paying nothing
+for them.`,
 		Flag: fs,
 	}
 	cmd.Run = func(ctx context.Context, cmd *Command, args []string) error {
@@ -63,13 +69,16 @@ from it takes the scores from the file, paying nothing for them.`,
 			return fmt.Errorf("status: %w", err)
 		}
 		if *outFile != "" {
-			n, failed, err := writeScored(*outFile, st)
+			n, unscored, unwritable, err := writeScored(ctx, *outFile, st)
 			if err != nil {
 				return fmt.Errorf("status: %w", err)
 			}
 			fmt.Fprintf(cmd.Stderr, "nfbo status: wrote %d molecules to %s", n, *outFile)
-			if failed > 0 {
-				fmt.Fprintf(cmd.Stderr, " (%d whose scoring failed left out)", failed)
+			if unscored > 0 {
+				fmt.Fprintf(cmd.Stderr, "; %d whose scoring failed left out", unscored)
+			}
+			if unwritable > 0 {
+				fmt.Fprintf(cmd.Stderr, "; %d that RDKit cannot write as a molfile left out", unwritable)
 			}
 			fmt.Fprintln(cmd.Stderr)
 			st.Best = st.Best[:min(*best, len(st.Best))]
@@ -113,17 +122,51 @@ from it takes the scores from the file, paying nothing for them.`,
 	return cmd
 }
 
-// writeScored writes st's best records (all of them, best first) as molfile.WriteCSV's table to path, leaving
-// out those whose scoring failed; it returns how many it wrote and left out.
-func writeScored(path string, st rundir.Status) (written, failed int, err error) {
+// writeScored writes st's best records (all of them, best first) to path, leaving out those whose scoring failed:
+// an SDF (a name ending in .sdf or .sd) with RDKit's molfile blocks, else molfile.WriteCSV's table. It returns how
+// many molecules it wrote, how many it left out without a score, and how many RDKit could not write.
+func writeScored(ctx context.Context, path string, st rundir.Status) (written, unscored, unwritable int, err error) {
 	rows := make([]molfile.Row, 0, len(st.Best))
 	for _, r := range st.Best {
 		if r.Error != "" {
-			failed++
+			unscored++
 			continue
 		}
 		rows = append(rows, molfile.Row{SMILES: r.Canonical, Score: r.Score, Name: "call " + strconv.Itoa(r.Call)})
 	}
-	err = atomicfile.WriteFunc(path, func(w io.Writer) error { return molfile.WriteCSV(w, st.Info.Task, rows) })
-	return len(rows), failed, err
+	write := func(w io.Writer) error { return molfile.WriteCSV(w, st.Info.Task, rows) }
+	if ext := strings.ToLower(filepath.Ext(path)); ext == ".sdf" || ext == ".sd" {
+		n := len(rows)
+		if rows, err = withMolBlocks(ctx, rows); err != nil {
+			return 0, 0, 0, err
+		}
+		unwritable = n - len(rows)
+		write = func(w io.Writer) error { return molfile.WriteSDF(w, st.Info.Task, rows) }
+	}
+	return len(rows), unscored, unwritable, atomicfile.WriteFunc(path, write)
+}
+
+// withMolBlocks returns the rows that RDKit can write as molfile blocks (with 2D coordinates), each with its block.
+func withMolBlocks(ctx context.Context, rows []molfile.Row) ([]molfile.Row, error) {
+	pool, err := objective.NewRDKit(objective.RDKitOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("an SDF is written with RDKit: %w", err)
+	}
+	defer pool.Close()
+	smiles := make([]string, len(rows))
+	for i, r := range rows {
+		smiles[i] = r.SMILES
+	}
+	ds, err := pool.MolBlocks(ctx, smiles)
+	if err != nil {
+		return nil, err
+	}
+	kept := rows[:0]
+	for i, r := range rows {
+		if ds[i].MolBlock != "" {
+			r.MolBlock = ds[i].MolBlock
+			kept = append(kept, r)
+		}
+	}
+	return kept, nil
 }

@@ -1292,6 +1292,26 @@ def handle(req, state):
             out.append(c)
             errors.append(why)
         return {"ok": True, "svgs": svgs, "canonical": out, "errors": errors, "seconds": time.perf_counter() - t0}
+    if op == "molblocks":
+        # Molfile blocks with 2D coordinates, for SDF files (nfbo status -o FILE.sdf): one per molecule, with its
+        # canonical SMILES; an invalid molecule gets an empty block and the reason.
+        blocks, out, errors = [], [], []
+        t0 = time.perf_counter()
+        for s in _smiles_list(req):
+            c, why = canonical_one(s, True)
+            block = ""
+            if c:
+                try:
+                    mol = Chem.MolFromSmiles(c)
+                    AllChem.Compute2DCoords(mol)
+                    block = Chem.MolToMolBlock(mol)
+                except Exception as e:
+                    why = "molfile block failed: %s: %s" % (type(e).__name__, _truncate(str(e)))
+                    block = ""
+            blocks.append(block)
+            out.append(c)
+            errors.append(why)
+        return {"ok": True, "molblocks": blocks, "canonical": out, "errors": errors, "seconds": time.perf_counter() - t0}
     return {"ok": False, "error": "unknown op %r" % (op,)}
 
 
