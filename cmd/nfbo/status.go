@@ -29,6 +29,7 @@ func newStatusCmd() *Command {
 	best := fs.Int("best", 10, "show the `N` best molecules")
 	outFile := fs.String("o", "", "also write every scored molecule, best first, to `FILE.csv` (smiles, the task's score, name \"call N\") "+
 		"or FILE.sdf (with RDKit's 2D coordinates): for a spreadsheet or a chemist's tools, and an -init file whose scores cost nothing")
+	python := fs.String("python", objective.DefaultPython, "Python interpreter that can import RDKit (for -o FILE.sdf)")
 	cmd := &Command{
 		UsageLine: "status -run DIR [-json] [-best N] [-o FILE.csv|FILE.sdf]",
 		Short:     "where a run stands: calls paid, molecules awaiting scores, the best found",
@@ -69,7 +70,7 @@ for them.`,
 			return fmt.Errorf("status: %w", err)
 		}
 		if *outFile != "" {
-			n, unscored, unwritable, err := writeScored(ctx, *outFile, st)
+			n, unscored, unwritable, err := writeScored(ctx, *outFile, *python, st)
 			if err != nil {
 				return fmt.Errorf("status: %w", err)
 			}
@@ -125,7 +126,7 @@ for them.`,
 // writeScored writes st's best records (all of them, best first) to path, leaving out those whose scoring failed:
 // an SDF (a name ending in .sdf or .sd) with RDKit's molfile blocks, else molfile.WriteCSV's table. It returns how
 // many molecules it wrote, how many it left out without a score, and how many RDKit could not write.
-func writeScored(ctx context.Context, path string, st rundir.Status) (written, unscored, unwritable int, err error) {
+func writeScored(ctx context.Context, path, python string, st rundir.Status) (written, unscored, unwritable int, err error) {
 	rows := make([]molfile.Row, 0, len(st.Best))
 	for _, r := range st.Best {
 		if r.Error != "" {
@@ -137,7 +138,7 @@ func writeScored(ctx context.Context, path string, st rundir.Status) (written, u
 	write := func(w io.Writer) error { return molfile.WriteCSV(w, st.Info.Task, rows) }
 	if ext := strings.ToLower(filepath.Ext(path)); ext == ".sdf" || ext == ".sd" {
 		n := len(rows)
-		if rows, err = withMolBlocks(ctx, rows); err != nil {
+		if rows, err = withMolBlocks(ctx, python, rows); err != nil {
 			return 0, 0, 0, err
 		}
 		unwritable = n - len(rows)
@@ -147,8 +148,8 @@ func writeScored(ctx context.Context, path string, st rundir.Status) (written, u
 }
 
 // withMolBlocks returns the rows that RDKit can write as molfile blocks (with 2D coordinates), each with its block.
-func withMolBlocks(ctx context.Context, rows []molfile.Row) ([]molfile.Row, error) {
-	pool, err := objective.NewRDKit(objective.RDKitOptions{})
+func withMolBlocks(ctx context.Context, python string, rows []molfile.Row) ([]molfile.Row, error) {
+	pool, err := objective.NewRDKit(objective.RDKitOptions{Python: python})
 	if err != nil {
 		return nil, fmt.Errorf("an SDF is written with RDKit: %w", err)
 	}
