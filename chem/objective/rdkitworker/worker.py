@@ -954,6 +954,25 @@ def score_one(task, m):
     return value, ""
 
 
+def _each_canonical(req, make, what):
+    """make(canonical SMILES) for each molecule of the request: the products ("" for a molecule that is invalid
+    or that make fails on), the canonical SMILES and the reasons."""
+    products, out, errors = [], [], []
+    for s in _smiles_list(req):
+        c, why = canonical_one(s, True)
+        product = ""
+        if c:
+            try:
+                product = make(c)
+            except Exception as e:
+                why = "%s failed: %s: %s" % (what, type(e).__name__, _truncate(str(e)))
+                product = ""
+        products.append(product)
+        out.append(c)
+        errors.append(why)
+    return products, out, errors
+
+
 def canonical_one(smiles, isomeric):
     try:
         mol = parse_checked(smiles)
@@ -1268,49 +1287,32 @@ def handle(req, state):
         width, height = req.get("width", 250), req.get("height", 200)
         if not isinstance(width, int) or not isinstance(height, int) or not (16 <= width <= 4096 and 16 <= height <= 4096):
             return {"ok": False, "error": '"width" and "height" must be integers from 16 to 4096'}
-        svgs, out, errors = [], [], []
+
+        def draw(c):
+            from rdkit.Chem.Draw import rdMolDraw2D
+            d = rdMolDraw2D.MolDraw2DSVG(width, height)
+            d.drawOptions().clearBackground = False
+            # One scale for every molecule (a small one is not blown up to fill its box); a molecule too large
+            # for the box at that scale is shrunk to fit.
+            d.drawOptions().fixedBondLength = 18
+            rdMolDraw2D.PrepareAndDrawMolecule(d, Chem.MolFromSmiles(c))
+            d.FinishDrawing()
+            svg = d.GetDrawingText()
+            return svg[svg.index("<svg"):] if "<svg" in svg else ""
+
         t0 = time.perf_counter()
-        for s in _smiles_list(req):
-            c, why = canonical_one(s, True)
-            svg = ""
-            if c:
-                try:
-                    from rdkit.Chem.Draw import rdMolDraw2D
-                    d = rdMolDraw2D.MolDraw2DSVG(width, height)
-                    d.drawOptions().clearBackground = False
-                    # One scale for every molecule (a small one is not blown up to fill its box); a molecule
-                    # too large for the box at that scale is shrunk to fit.
-                    d.drawOptions().fixedBondLength = 18
-                    rdMolDraw2D.PrepareAndDrawMolecule(d, Chem.MolFromSmiles(c))
-                    d.FinishDrawing()
-                    svg = d.GetDrawingText()
-                    svg = svg[svg.index("<svg"):] if "<svg" in svg else ""
-                except Exception as e:
-                    why = "drawing failed: %s: %s" % (type(e).__name__, _truncate(str(e)))
-                    svg = ""
-            svgs.append(svg)
-            out.append(c)
-            errors.append(why)
+        svgs, out, errors = _each_canonical(req, draw, "drawing")
         return {"ok": True, "svgs": svgs, "canonical": out, "errors": errors, "seconds": time.perf_counter() - t0}
     if op == "molblocks":
         # Molfile blocks with 2D coordinates, for SDF files (nfbo status -o FILE.sdf): one per molecule, with its
         # canonical SMILES; an invalid molecule gets an empty block and the reason.
-        blocks, out, errors = [], [], []
+        def molblock(c):
+            mol = Chem.MolFromSmiles(c)
+            AllChem.Compute2DCoords(mol)
+            return Chem.MolToMolBlock(mol)
+
         t0 = time.perf_counter()
-        for s in _smiles_list(req):
-            c, why = canonical_one(s, True)
-            block = ""
-            if c:
-                try:
-                    mol = Chem.MolFromSmiles(c)
-                    AllChem.Compute2DCoords(mol)
-                    block = Chem.MolToMolBlock(mol)
-                except Exception as e:
-                    why = "molfile block failed: %s: %s" % (type(e).__name__, _truncate(str(e)))
-                    block = ""
-            blocks.append(block)
-            out.append(c)
-            errors.append(why)
+        blocks, out, errors = _each_canonical(req, molblock, "molfile block")
         return {"ok": True, "molblocks": blocks, "canonical": out, "errors": errors, "seconds": time.perf_counter() - t0}
     return {"ok": False, "error": "unknown op %r" % (op,)}
 
