@@ -149,7 +149,7 @@ func TestAskTellRoundTrip(t *testing.T) {
 		t.Fatalf("status -o's table: %d rows, scores %v, %v", len(rows), hasScores, err)
 	}
 	for i, r := range rows {
-		if i > 0 && r.Score > rows[i-1].Score || !strings.HasPrefix(r.Name, "call ") {
+		if i > 0 && r.Score > rows[i-1].Score || !strings.HasPrefix(r.Name, filepath.Base(run)+" call ") {
 			t.Errorf("row %d of the table: %+v (best first, named by call)", i+1, r)
 		}
 	}

@@ -27,7 +27,7 @@ func newStatusCmd() *Command {
 	dir := fs.String("run", "", "run `directory` (required)")
 	asJSON := fs.Bool("json", false, "print the status as JSON (serve's /v1/status)")
 	best := fs.Int("best", 10, "show the `N` best molecules")
-	outFile := fs.String("o", "", "also write every scored molecule, best first, to `FILE.csv` (smiles, the task's score, name \"call N\") "+
+	outFile := fs.String("o", "", "also write every scored molecule, best first, to `FILE.csv` (smiles, the task's score, name \"RUN call N\") "+
 		"or FILE.sdf (with RDKit's 2D coordinates): for a spreadsheet or a chemist's tools, and an -init file whose scores cost nothing")
 	python := fs.String("python", objective.DefaultPython, "Python interpreter that can import RDKit (for -o FILE.sdf)")
 	cmd := &Command{
@@ -41,9 +41,10 @@ scores and calls (RDKit canonical SMILES).
 
 With -o FILE.csv it also writes every molecule the run paid for and scored,
 best first, as a CSV table: its RDKit canonical SMILES, its score in a column
-named after the task, and "call N" as its name. With -o FILE.sdf (or .sd) it
+named after the task, and "RUN call N" as its name (RUN the run directory's
+base name, N the call that paid for it). With -o FILE.sdf (or .sd) it
 writes an SDF instead, each record a molfile with RDKit's 2D coordinates
-titled "call N", its score in a data item named after the task. Molecules
+titled "RUN call N", its score in a data item named after the task. Molecules
 whose scoring failed are left out (the count is printed). Either file is an
 -init file: a new run from it takes the scores from the file, paying nothing
 for them.`,
@@ -70,7 +71,7 @@ for them.`,
 			return fmt.Errorf("status: %w", err)
 		}
 		if *outFile != "" {
-			n, unscored, unwritable, err := writeScored(ctx, *outFile, *python, st)
+			n, unscored, unwritable, err := writeScored(ctx, *outFile, *python, *dir, st)
 			if err != nil {
 				return fmt.Errorf("status: %w", err)
 			}
@@ -123,17 +124,19 @@ for them.`,
 	return cmd
 }
 
-// writeScored writes st's best records (all of them, best first) to path, leaving out those whose scoring failed:
+// writeScored writes st's best records (all of them, best first) to path, each named "RUN call N" (RUN the run
+// directory's base name), leaving out those whose scoring failed:
 // an SDF (a name ending in .sdf or .sd) with RDKit's molfile blocks, else molfile.WriteCSV's table. It returns how
 // many molecules it wrote, how many it left out without a score, and how many RDKit could not write.
-func writeScored(ctx context.Context, path, python string, st rundir.Status) (written, unscored, unwritable int, err error) {
+func writeScored(ctx context.Context, path, python, dir string, st rundir.Status) (written, unscored, unwritable int, err error) {
+	run := filepath.Base(filepath.Clean(dir))
 	rows := make([]molfile.Row, 0, len(st.Best))
 	for _, r := range st.Best {
 		if r.Error != "" {
 			unscored++
 			continue
 		}
-		rows = append(rows, molfile.Row{SMILES: r.Canonical, Score: r.Score, Name: "call " + strconv.Itoa(r.Call)})
+		rows = append(rows, molfile.Row{SMILES: r.Canonical, Score: r.Score, Name: run + " call " + strconv.Itoa(r.Call)})
 	}
 	write := func(w io.Writer) error { return molfile.WriteCSV(w, st.Info.Task, rows) }
 	if ext := strings.ToLower(filepath.Ext(path)); ext == ".sdf" || ext == ".sd" {
