@@ -461,3 +461,40 @@ func TestThompsonPicksFlat(t *testing.T) {
 		t.Error("one score apart: the surrogate was not asked")
 	}
 }
+
+// fixedMean is a Surrogate with a posterior mean of 10·i at candidate i (its first feature).
+type fixedMean struct{ Surrogate }
+
+func (fixedMean) Predict(mean, z []float64) {
+	for i := range mean {
+		mean[i] = 10 * z[i]
+	}
+}
+
+// Spread scales each sample's deviation from the posterior mean, leaves the samples as drawn at 0 and 1, and asks
+// for a surrogate with a mean otherwise.
+func TestSpread(t *testing.T) {
+	x := []float64{0, 1, 2}
+	drawn := []float64{1, 12, 17, -4, 10, 26} // two samples of three candidates; means 0, 10, 20
+	for _, c := range []struct {
+		spread float64
+		want   []float64
+	}{
+		{0, drawn},
+		{1, drawn},
+		{0.5, []float64{0.5, 11, 18.5, -2, 10, 23}},
+		{2, []float64{2, 14, 14, -8, 10, 32}},
+	} {
+		o := &Optimizer{surr: fixedMean{}}
+		o.cfg.Spread = c.spread
+		got := slices.Clone(drawn)
+		if err := o.spread(got, x, 3); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("Spread %v: %v, %v; want %v", c.spread, got, err, c.want)
+		}
+	}
+	o := &Optimizer{surr: sampleless{}}
+	o.cfg.Spread = 0.5
+	if err := o.spread(slices.Clone(drawn), x, 3); err == nil {
+		t.Error("Spread 0.5 without a posterior mean: no error")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -43,7 +44,10 @@ type ScreenedSettings struct {
 	// FusedRings lets GraphMutation's ring closures also close a ring fused to one the molecule has (an ortho
 	// substituent cyclised; chem/graphga.Mutator.Fuse): the graph GA's close only chains of atoms in no ring, so
 	// a fused ring system the data do not hold is out of its reach.
-	FusedRings bool           `json:",omitempty"`
+	FusedRings bool `json:",omitempty"`
+	// Spread scales the Thompson samples' deviations from the posterior mean: 1 (or 0) draws from the posterior
+	// as Thompson sampling does; below 1 leans the picks toward the mean, greedier, above 1 toward the uncertain.
+	Spread     float64        `json:",omitempty"`
 	MaxFitData int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
 	Exact      gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
 	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
@@ -170,6 +174,8 @@ func (screenedVariant) resolve(c *Config) error {
 		return fmt.Errorf("bo: config: SymbolMutations = %v needs GraphMutation: without it every child takes the symbol mutation", s.SymbolMutations)
 	case s.FusedRings && !s.GraphMutation:
 		return errors.New("bo: config: FusedRings needs GraphMutation: the fused ring closure is a graph edit")
+	case !(s.Spread >= 0) || math.IsInf(s.Spread, 1):
+		return fmt.Errorf("bo: config: Spread = %v: want a finite value of 0 or more", s.Spread)
 	}
 	return nil
 }
@@ -580,6 +586,9 @@ func (o *Optimizer) thompsonPicks(ctx context.Context, k int, poolTok []int, poo
 		if err := o.surr.Sample(ctx, samples, x, k, o.rng); err != nil {
 			return nil, fmt.Errorf("bo: Thompson sampling: %w", err)
 		}
+		if err := o.spread(samples, x, m); err != nil {
+			return nil, err
+		}
 	}
 	pick := make([]int, k)
 	if o.prob.Rules == nil {
@@ -591,6 +600,31 @@ func (o *Optimizer) thompsonPicks(ctx context.Context, k int, poolTok []int, poo
 		b.filtered(o, poolKey[i])
 	}
 	return pick, err
+}
+
+// A predictor gives the surrogate's posterior mean at C points z (C×D) in mean (C).
+type predictor interface {
+	Predict(mean, z []float64)
+}
+
+// spread scales the deviations of the joint samples (S×m) from the posterior mean at the m candidates x by
+// ScreenedSettings.Spread; at 1 (or 0) it leaves them as drawn.
+func (o *Optimizer) spread(samples, x []float64, m int) error {
+	a := o.cfg.Spread
+	if a == 0 || a == 1 {
+		return nil
+	}
+	p, ok := o.surr.(predictor)
+	if !ok {
+		return fmt.Errorf("bo: Spread %v needs a surrogate with a posterior mean (%T has none)", a, o.surr)
+	}
+	mean := make([]float64, m)
+	p.Predict(mean, x)
+	for i := range samples {
+		mu := mean[i%m]
+		samples[i] = mu + a*(samples[i]-mu)
+	}
+	return nil
 }
 
 // flat reports whether every score in y is the same.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 
 	"github.com/nfbo/nfbo/bo"
 )
@@ -76,6 +77,8 @@ type ScreenedArgs struct {
 	// fingerprints plus a Matérn kernel on the token counts, weighed by the marginal likelihood); "" means the
 	// preset's.
 	Features string `json:",omitempty"`
+	// Spread scales the Thompson samples about the posterior mean (bo.ScreenedSettings.Spread); 0 keeps 1.
+	Spread float64 `json:",omitempty"`
 }
 
 // addFlags defines the screened variant's flags.
@@ -87,6 +90,8 @@ func (s *ScreenedArgs) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&s.Features, "features", "", "screened variant: the surrogate's inputs, tokens (SELFIES token counts, Matérn kernel) "+
 		"morgan (Morgan count fingerprints, Tanimoto kernel) or morgan+tokens (both: Tanimoto plus Matérn kernel, weighed by the data); "+
 		"empty means the preset's: morgan+tokens for guacamol-500 and pmo, tokens for guacamol-10k")
+	fs.Float64Var(&s.Spread, "ts-spread", 0, "screened variant: scale the Thompson samples' deviations from the GP's posterior mean "+
+		"by `A`: 1 (or 0) is Thompson sampling, below 1 greedier, above 1 more exploring")
 	fs.BoolVar(&s.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
 		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
 }
@@ -95,6 +100,9 @@ func (s *ScreenedArgs) addFlags(fs *flag.FlagSet) {
 func (s ScreenedArgs) check() error {
 	if s.Offspring < -1 {
 		return argErrorf("-offspring must be -1 or more")
+	}
+	if !(s.Spread >= 0) || math.IsInf(s.Spread, 1) {
+		return argErrorf("-ts-spread %v: want a finite value of 0 or more", s.Spread)
 	}
 	return nil
 }
@@ -129,6 +137,12 @@ func (s ScreenedArgs) apply(cfg *bo.Config) error {
 			return fmt.Errorf("-features %s needs -variant screened", s.Features)
 		}
 		cfg.Inputs = in
+	}
+	if s.Spread != 0 {
+		if !screened {
+			return errors.New("-ts-spread needs -variant screened")
+		}
+		cfg.Spread = s.Spread
 	}
 	if s.NoFlow {
 		if !screened || cfg.Offspring == 0 {
