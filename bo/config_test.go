@@ -3,6 +3,7 @@ package bo
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -26,6 +27,8 @@ func TestConfigVariantSettings(t *testing.T) {
 		{"fused rings", Config{Budget: 10, Variant: Screened, ScreenedSettings: ScreenedSettings{GraphMutation: true, FusedRings: true}}, ""},
 		{"fused rings without graphs", Config{Budget: 10, Variant: Screened, ScreenedSettings: ScreenedSettings{FusedRings: true}}, "FusedRings needs GraphMutation"},
 		{"symbol mutations above 1", Config{Budget: 10, Variant: Screened, ScreenedSettings: ScreenedSettings{GraphMutation: true, SymbolMutations: 2}}, "SymbolMutations = 2 outside [0, 1]"},
+		{"negative spread", Config{Budget: 10, Variant: Screened, ScreenedSettings: ScreenedSettings{Spread: -0.5}}, "Spread = -0.5"},
+		{"NaN spread", Config{Budget: 10, Variant: Screened, ScreenedSettings: ScreenedSettings{Spread: math.NaN()}}, "Spread = NaN"},
 		{"reference with symbol mutations", Config{Budget: 10, ScreenedSettings: ScreenedSettings{SymbolMutations: 0.1}}, "SymbolMutations: settings of the screened variant"},
 		{"unknown variant", Config{Budget: 10, Variant: 7}, "Variant = 7"},
 		{"unknown inputs", Config{Budget: 10, Variant: Screened, ScreenedSettings: ScreenedSettings{Inputs: "ecfp"}}, `surrogate inputs "ecfp"`},
