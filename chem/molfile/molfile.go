@@ -101,17 +101,18 @@ func Parse(path string, data []byte, column string, count int) (rows []Row, hasS
 	return rows, false, nil
 }
 
-// Tabular reports whether a file that begins with head (its first four lines at least, or all of it) is to Parse
-// an SDF or a table with a header rather than one SMILES per line, so that a reader streaming SMILES lines (nfbo
-// score) can hand the others to Parse whole. An SDF shows itself by a molfile's counts line (V2000 or V3000 on
-// the fourth line) or its "M  END".
+// Tabular reports whether a file that begins with head (its first four lines at least, or all of it) is an SDF or
+// a table whose header names the SMILES column rather than one SMILES per line, so that a reader streaming SMILES
+// lines (nfbo score) can hand the others to Parse whole. An SDF shows itself by a molfile's counts line (V2000 or
+// V3000 on the fourth line) or its "M  END". A SMILES file whose first molecule's name holds a comma is no table.
 func Tabular(head []byte) bool {
 	lines := strings.SplitN(strings.TrimPrefix(string(head), "\ufeff"), "\n", 5)
 	if len(lines) >= 4 && (strings.Contains(lines[3], "V2000") || strings.Contains(lines[3], "V3000")) {
 		return true
 	}
 	first := strings.TrimRight(lines[0], "\r")
-	return sdf.Looks(head) || strings.Contains(first, ",") || tsvHeader(first) || smilesHeader(strings.Split(first, ";"))
+	fields, _ := csv.NewReader(strings.NewReader(first)).Read()
+	return sdf.Looks(head) || smilesHeader(fields) || tsvHeader(first) || smilesHeader(strings.Split(first, ";"))
 }
 
 // parseSDF reads an SDF: a molecule per record, named by its title line, with the scores of a data item named

@@ -100,6 +100,8 @@ func TestTabular(t *testing.T) {
 		{"CCO\tethanol\nCCN\tethylamine\n", false},
 		{"smiles\nCCO\n", false},
 		{"CCO", false},
+		{"CCO ethanol, absolute\nCCN\n", false},
+		{"id,score\nm1,5\n", false},
 		{"", false},
 		{"smiles,score\nCCO,1\n", true},
 		{"\ufeffid,SMILES\r\nm1,CCO\r\n", true},
