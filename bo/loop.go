@@ -335,7 +335,10 @@ type batch struct {
 	Screened   *ScreenedStats // the screened variant's counts; nil with the reference
 	Tokens     []int          // B×T canonical sequences of the new molecules
 	SMILES     []string       // B molecule keys
-	RNG        []byte         // random state after proposing (RunDir only)
+	// FromFlow marks, with the screened variant's offspring, the picks decoded from latent candidates (the
+	// rest are GA children); nil otherwise, and in a pending batch written before it was kept.
+	FromFlow []bool
+	RNG      []byte // random state after proposing (RunDir only)
 }
 
 // iterate is one iteration of Algorithm 1: propose a batch, then evaluate it and update the state.
@@ -416,6 +419,9 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 		if fitRank, err = o.fitRank(ctx, b.Tokens, b.SMILES, scores); err != nil {
 			return err
 		}
+	}
+	if st := b.Screened; st != nil && len(b.FromFlow) == len(scores) {
+		st.countTop(b.FromFlow, scores, o.st.Y)
 	}
 	// The evaluations are on disk: update the state.
 	o.st.Tokens = append(o.st.Tokens, b.Tokens...)

@@ -2,6 +2,7 @@ package bo
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/gob"
 	"errors"
@@ -83,6 +84,34 @@ type ScreenedStats struct {
 	// FromFlow is, with offspring, how many of the picks were decoded latent candidates rather than GA children:
 	// how much of the batch the flow proposed; -1 without offspring, where every pick is the flow's.
 	FromFlow int
+	// FlowTop and OffspringTop count, with offspring, the picks of each kind that scored above the tenth best
+	// score before the batch (above every score while there are fewer than ten): which proposer raised the
+	// Top-10 that PMO's AUC reads, beside how many picks each was given.
+	FlowTop, OffspringTop int
+}
+
+// topK is the rank of the score that FlowTop and OffspringTop must beat: PMO's Top-10.
+const topK = 10
+
+// countTop sets FlowTop and OffspringTop from the batch's picks (fromFlow), their scores and the scores y before
+// the batch.
+func (st *ScreenedStats) countTop(fromFlow []bool, scores, y []float64) {
+	bar := math.Inf(-1)
+	if len(y) >= topK {
+		top := slices.Clone(y)
+		slices.SortFunc(top, func(a, b float64) int { return cmp.Compare(b, a) })
+		bar = top[topK-1]
+	}
+	st.FlowTop, st.OffspringTop = 0, 0
+	for i, s := range scores {
+		switch {
+		case !(s > bar):
+		case fromFlow[i]:
+			st.FlowTop++
+		default:
+			st.OffspringTop++
+		}
+	}
 }
 
 // DefaultOffspring is the screened variant's number of GA children added to each anchor's candidates.
@@ -433,8 +462,11 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 			return nil, fmt.Errorf("bo: anchor %d: %w", a, err)
 		}
 		for _, i := range pick {
-			if i < fromFlow && st.FromFlow >= 0 {
-				st.FromFlow++
+			if st.FromFlow >= 0 {
+				if i < fromFlow {
+					st.FromFlow++
+				}
+				b.FromFlow = append(b.FromFlow, i < fromFlow)
 			}
 			pl.take(i)
 		}

@@ -246,7 +246,9 @@ func TestScreenedPicks(t *testing.T) {
 	if _, _, err := runToy(t, cfg, memObjective{&toyScorer{}}, 5, rec, context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	top := 0
 	for _, p := range rec.log {
+		top += p.Screened.FlowTop + p.Screened.OffspringTop
 		if want := min(cfg.Anchors*cfg.Queries, cfg.Budget-(p.Calls-p.New)); p.New != want {
 			t.Errorf("iteration %d: %d new molecules, want %d", p.Iteration, p.New, want)
 		}
@@ -256,6 +258,12 @@ func TestScreenedPicks(t *testing.T) {
 		if p.Screened.FromFlow < 0 || p.Screened.FromFlow > p.New {
 			t.Errorf("iteration %d: %d of %d picks from the flow", p.Iteration, p.Screened.FromFlow, p.New)
 		}
+		if st := p.Screened; st.FlowTop > st.FromFlow || st.OffspringTop > p.New-st.FromFlow {
+			t.Errorf("iteration %d: %d and %d picks above the tenth best, of %d and %d", p.Iteration, st.FlowTop, st.OffspringTop, st.FromFlow, p.New-st.FromFlow)
+		}
+	}
+	if top == 0 {
+		t.Error("no pick scored above the tenth best in any iteration")
 	}
 	// Without offspring every pick is the flow's, and the count says it is not kept.
 	cfg.Offspring = 0
@@ -614,4 +622,24 @@ func runToBudget(t *testing.T, cfg Config, prob Problem) *Optimizer {
 		t.Fatalf("calls %d, %v; want the budget %d spent", res.Calls, err, cfg.Budget)
 	}
 	return o
+}
+
+// TestCountTop: a pick counts when it scores above the tenth best score before the batch (every score counts while
+// there are fewer than ten); a NaN or a tie does not.
+func TestCountTop(t *testing.T) {
+	y := []float64{12, 1, 11, 2, 10, 3, 9, 4, 8, 5, 7, 6} // the tenth best is 3
+	fromFlow := []bool{true, true, false, false, false}
+	scores := []float64{5, 2, 3.5, math.NaN(), 3}
+	var st ScreenedStats
+	st.countTop(fromFlow, scores, y)
+	if st.FlowTop != 1 || st.OffspringTop != 1 {
+		t.Errorf("FlowTop %d, OffspringTop %d; want 1 and 1", st.FlowTop, st.OffspringTop)
+	}
+	st.countTop(fromFlow, scores, y[:9])
+	if st.FlowTop != 2 || st.OffspringTop != 2 {
+		t.Errorf("nine scores before: FlowTop %d, OffspringTop %d; want 2 and 2", st.FlowTop, st.OffspringTop)
+	}
+	if y[0] != 12 || y[1] != 1 {
+		t.Error("countTop reordered the scores")
+	}
 }

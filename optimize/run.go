@@ -485,7 +485,8 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 		line += fmt.Sprintf(" fp %.2f", g.Weight) // the surrogate's weight on the fingerprints
 	}
 	if st := g.Screened; st != nil && st.FromFlow >= 0 {
-		line += fmt.Sprintf(" flow %d ga %d", st.FromFlow, g.New-st.FromFlow)
+		// and how many of each scored above the tenth best before the batch
+		line += fmt.Sprintf(" flow %d ga %d (top-10 %d, %d)", st.FromFlow, g.New-st.FromFlow, st.FlowTop, st.OffspringTop)
 	}
 	if g.Filtered > 0 {
 		line += fmt.Sprintf(" filtered %d", g.Filtered)
