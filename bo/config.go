@@ -70,7 +70,7 @@ type Preset struct {
 // fine-tune every 10 calls), guacamol-10k (10,000 + 10,000, 10 × 100, every 200) and pmo (1,000 initial from
 // ZINC + 9,000 calls, 10 × 100, every 200). The screened variant runs guacamol-500 and pmo with the novelty band
 // (0.4, 0.6), decoding until 100 candidates a trust region are new, anchors and parents one per distinct
-// score, a surrogate on Morgan fingerprints plus token counts, and GA children crossed and mutated as molecular
+// score (each score's molecule drawn among its equals), a surrogate on Morgan fingerprints plus token counts, and GA children crossed and mutated as molecular
 // graphs, and pmo with 10 queries a trust region (100 calls an iteration, 90 iterations where the paper's makes
 // 9), paying for 200 of the 1,000 random initial molecules and making the other 800 calls itself, decoding
 // until 50 candidates a trust region are new and fine-tuning the flow on the newest 10 and the best 200: at pmo
@@ -83,7 +83,7 @@ type Preset struct {
 func Presets() []Preset {
 	tacs := TACSConfig{Tau: 400}
 	lean := ScreenedPreset{NoveltyBand: NoveltyBand{Shrink: 0.4, Grow: 0.6}, CandidateTarget: 100, DistinctScores: true,
-		Inputs: InputsMorganTokens, GraphCrossover: true, GraphMutation: true}
+		Ties: TiesDrawn, Inputs: InputsMorganTokens, GraphCrossover: true, GraphMutation: true}
 	pmo := lean
 	pmo.Queries = 10
 	pmo.PaidInitial = 200

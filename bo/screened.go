@@ -67,6 +67,7 @@ type ScreenedPreset struct {
 	NoveltyBand     NoveltyBand     // Config.NoveltyBand
 	CandidateTarget int             // ScreenedSettings.CandidateTarget
 	DistinctScores  bool            // Config.DistinctScores
+	Ties            TieRule         // Config.Ties, with DistinctScores
 	Inputs          SurrogateInputs // ScreenedSettings.Inputs
 	GraphCrossover  bool            // ScreenedSettings.GraphCrossover
 	GraphMutation   bool            // ScreenedSettings.GraphMutation
@@ -158,6 +159,7 @@ func (screenedVariant) preset(c *Config, p Preset) {
 	}
 	if sp.DistinctScores {
 		c.DistinctScores = true
+		c.Ties = sp.Ties
 	}
 	if sp.Inputs != "" {
 		c.Inputs = sp.Inputs

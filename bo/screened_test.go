@@ -307,6 +307,7 @@ func TestReferenceVariant(t *testing.T) {
 		want := s
 		if sp := p.Screened; sp != (ScreenedPreset{}) { // its zero fields keep the preset's
 			want.NoveltyBand, want.CandidateTarget, want.DistinctScores, want.Inputs = sp.NoveltyBand, sp.CandidateTarget, sp.DistinctScores, sp.Inputs
+			want.Ties = sp.Ties
 			want.GraphCrossover, want.GraphMutation = sp.GraphCrossover, sp.GraphMutation
 			if sp.Queries != 0 {
 				want.Queries = sp.Queries
