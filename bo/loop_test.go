@@ -33,6 +33,20 @@ func toScreened(c *Config, offspring int) {
 	c.Variant, c.ReferenceSettings, c.Offspring = Screened, ReferenceSettings{}, offspring
 }
 
+// A variantCase is a named change to the toy Config: a variant and its settings.
+type variantCase struct {
+	name string
+	mod  func(*Config)
+}
+
+// bothVariants returns the reference variant and the screened one with 10 GA children an iteration.
+func bothVariants() []variantCase {
+	return []variantCase{
+		{"reference", func(*Config) {}},
+		{"screened", func(c *Config) { toScreened(c, 10) }},
+	}
+}
+
 type recorder struct {
 	log    []Progress
 	cancel func()
@@ -65,10 +79,7 @@ func runToyFlow(t *testing.T, cfg Config, obj Objective, seed uint64, rec Record
 }
 
 func TestLoopEndToEnd(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		mod  func(*Config)
-	}{
+	for _, tc := range []variantCase{
 		{"reference", func(*Config) {}},
 		{"paper-update+pathwise+turbo+uniform", func(c *Config) {
 			c.Update, c.Sampler, c.TRRule, c.Points, c.TACS.Tau = UpdateEveryIteration, SamplerPathwise, TRTuRBO, PointsUniform, 0
@@ -382,13 +393,7 @@ func (r *toyRules) Check(_ context.Context, why, smiles []string) error {
 // TestRulesNeverPaid: with chemistry rules, no molecule that breaks them is ever evaluated, in both variants; the
 // dropped candidates are reported, and each molecule is judged once.
 func TestRulesNeverPaid(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		mod  func(*Config)
-	}{
-		{"reference", func(*Config) {}},
-		{"screened", func(c *Config) { toScreened(c, 10) }},
-	} {
+	for _, tc := range bothVariants() {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := toyConfig("")
 			tc.mod(&cfg)
@@ -505,13 +510,7 @@ func (kindRules) Kind(why string) string {
 // TestRulesFilteredByKind: rules that name kinds (RuleKinds) have the filtered candidates counted by kind, the
 // counts summing to Filtered each iteration, in both variants.
 func TestRulesFilteredByKind(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		mod  func(*Config)
-	}{
-		{"reference", func(*Config) {}},
-		{"screened", func(c *Config) { toScreened(c, 10) }},
-	} {
+	for _, tc := range bothVariants() {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := toyConfig("")
 			tc.mod(&cfg)

@@ -42,13 +42,7 @@ func (w *wildObjective) Evaluate(ctx context.Context, smiles []string) ([]float6
 // return within a second.
 func wildRun(t *testing.T, a, b, c float64) {
 	t.Helper()
-	for _, variant := range []struct {
-		name string
-		mod  func(*Config)
-	}{
-		{"screened", func(c *Config) { toScreened(c, 10) }},
-		{"reference", func(*Config) {}},
-	} {
+	for _, variant := range bothVariants() {
 		for _, cancel := range []bool{false, true} {
 			cfg := toyConfig("")
 			cfg.Budget = 24
