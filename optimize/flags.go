@@ -83,7 +83,7 @@ func (o *OptimiserArgs) addFlags(fs *flag.FlagSet) {
 		return err
 	})
 	fs.StringVar(&o.Ties, "ties", "", "with -distinct-scores, which molecule of each score anchors and parents: first (the first found) "+
-		"or draw (one drawn among them at every iteration, so that a family the objective scores equal is walked); empty means the preset's (draw)")
+		"or draw (one drawn among them at every iteration, so that a family the objective scores equal is walked); empty means draw with the guacamol-500 and pmo presets' screened variant, first otherwise")
 	fs.Float64Var(&o.AnchorTemp, "anchor-temp", 0, "the anchors' softmax temperature; 0 means the rule's (0.01 for minmax, 0.1 for raw), -1 greedy (the best points)")
 	fs.BoolVar(&o.NoTACS, "no-tacs", false, "perturb every latent dimension with probability 0.1 instead of TACS")
 	fs.BoolFunc("freeze-embed", "keep the flow's token embeddings fixed when it is fine-tuned (the default with -variant screened; "+
