@@ -313,6 +313,10 @@ type RunOptions struct {
 	// benchmarks/ files). A job whose finished row it holds is not run again, as one whose directory holds a
 	// finished run is not: a suite goes on from its rows on a machine without its run directories.
 	Rows string
+	// Version, if not empty, is the nfbo version that runs the jobs (buildinfo.Version()). Finished run
+	// directories made by another still count as done, as a campaign resumed by a later binary needs; progress
+	// says how many and names one, since after a change of default their runs are not the new default's.
+	Version string
 }
 
 // RunJobs runs the jobs opts.Procs at a time, each as its own process, skipping finished runs and resuming
@@ -325,7 +329,7 @@ func RunJobs(ctx context.Context, progress io.Writer, out string, jobs []Job, op
 	var mu sync.Mutex
 	running, failed := 0, 0
 	var durations []float64
-	todo, done, unrecorded, err := unfinished(progress, jobs, opts.Rows)
+	todo, done, unrecorded, err := unfinished(progress, jobs, opts.Rows, opts.Version)
 	if err != nil {
 		return err
 	}
@@ -449,8 +453,9 @@ func jobRuns(runs []Run, jobs []Job) []Run {
 
 // unfinished returns the jobs still to run and the number of finished ones: a job is finished when its
 // directory holds a finished run without error, or when rowsPath (if not empty) holds its finished row, which it
-// says on progress. unrecorded counts the finished runs whose rows rowsPath (if not empty) lacks.
-func unfinished(progress io.Writer, jobs []Job, rowsPath string) (todo []Job, done, unrecorded int, err error) {
+// says on progress. unrecorded counts the finished runs whose rows rowsPath (if not empty) lacks. Finished
+// directories made by an nfbo other than version (if not empty) are counted and one is named on progress.
+func unfinished(progress io.Writer, jobs []Job, rowsPath, version string) (todo []Job, done, unrecorded int, err error) {
 	kept := map[runKey]bool{} // the finished runs rowsPath holds
 	if rowsPath != "" {
 		rows, err := readRowsFile(rowsPath)
@@ -463,12 +468,20 @@ func unfinished(progress io.Writer, jobs []Job, rowsPath string) (todo []Job, do
 			}
 		}
 	}
+	var other int // finished directories made by another nfbo
+	var otherDir, otherVersion string
 	for _, j := range jobs {
 		key := j.key()
 		if r, err := LoadRun(j.Dir); err == nil && r.Info.Finished && r.Info.Error == "" {
 			done++
 			if rowsPath != "" && !kept[key] {
 				unrecorded++
+			}
+			if version != "" && r.Info.Version != version {
+				if other == 0 {
+					otherDir, otherVersion = j.Dir, r.Info.Version
+				}
+				other++
 			}
 			continue
 		}
@@ -478,6 +491,11 @@ func unfinished(progress io.Writer, jobs []Job, rowsPath string) (todo []Job, do
 			continue
 		}
 		todo = append(todo, j)
+	}
+	if other > 0 {
+		fmt.Fprintf(progress, "bench: %d finished runs were made by another nfbo than this one (%s), %s by %s; they count as done, "+
+			"which is right for a campaign resumed by a later binary and wrong after a change of default: give that its own -out\n",
+			other, version, otherDir, otherVersion)
 	}
 	return todo, done, unrecorded, nil
 }

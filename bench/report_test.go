@@ -690,3 +690,34 @@ func reportOf(t *testing.T, dir string) string {
 	}
 	return b.String()
 }
+
+// Finished run directories made by another nfbo count as done (a campaign resumed by a later binary), and
+// progress says how many and names one (after a change of default they are not the new default's runs).
+func TestRunJobsNamesOtherVersions(t *testing.T) {
+	out := t.TempDir()
+	scores := make([]float64, 50)
+	var jobs []Job
+	for seed, version := range []string{"nfbo A", "nfbo B", "nfbo A"} {
+		j := Job{Dir: filepath.Join(out, "med2", "nfbo", fmt.Sprintf("seed%d", seed+1)), Argv: []string{"/bin/false"},
+			Setting: "100+50", Task: "med2", Method: "nfbo", Seed: seed + 1}
+		writeRun(t, j.Dir, rundir.Info{Setting: j.Setting, Task: j.Task, Method: j.Method, Seed: j.Seed, Budget: 50,
+			Finished: true, Version: version}, scores)
+		jobs = append(jobs, j)
+	}
+	for _, tc := range []struct {
+		version, want string
+	}{
+		{"nfbo B", fmt.Sprintf("bench: 2 finished runs were made by another nfbo than this one (nfbo B), %s by nfbo A;", jobs[0].Dir)},
+		{"nfbo A", fmt.Sprintf("bench: 1 finished runs were made by another nfbo than this one (nfbo A), %s by nfbo B;", jobs[1].Dir)},
+		{"", ""},
+	} {
+		var progress bytes.Buffer
+		if err := RunJobs(context.Background(), &progress, out, jobs, RunOptions{Procs: 1, Version: tc.version}); err != nil {
+			t.Fatalf("version %q: %v\n%s", tc.version, err, progress.String())
+		}
+		got := progress.String()
+		if tc.want == "" && strings.Contains(got, "made by another nfbo") || !strings.Contains(got, tc.want) {
+			t.Errorf("version %q: progress\n%s\nwant it to say %q", tc.version, got, tc.want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/internal/buildinfo"
 )
 
 // benchLong is "nfbo help bench"'s text.
@@ -18,7 +19,9 @@ const benchLong = `Bench runs every (task, method, seed) of a suite as its own p
 -procs at a time, each in OUT/TASK/METHOD/seedN. Every method reads the same
 initial data and spends the same budget through the same budget-accounting
 objective. A finished run is not redone; an interrupted one resumes from its
-run directory, so bench can be stopped and started again at will.
+run directory, so bench can be stopped and started again at will. A finished
+run made by another nfbo counts as done too (bench says how many): after a
+change of default, give the new runs their own OUT.
 
 Suites:
   guacamol7      adip med2 osmb pdop rano valt zale, 100 initial + 500 calls
@@ -135,7 +138,7 @@ func newBenchCmd() *Command {
 			}
 			return nil
 		}
-		return bench.RunJobs(ctx, cmd.Stderr, *out, jobs, bench.RunOptions{Procs: *procs, Rows: *rows})
+		return bench.RunJobs(ctx, cmd.Stderr, *out, jobs, bench.RunOptions{Procs: *procs, Rows: *rows, Version: buildinfo.Version()})
 	}
 	return c
 }
