@@ -716,7 +716,7 @@ func TestRunJobsNamesOtherVersions(t *testing.T) {
 			t.Fatalf("version %q: %v\n%s", tc.version, err, progress.String())
 		}
 		got := progress.String()
-		if tc.want == "" && strings.Contains(got, "made by another nfbo") || !strings.Contains(got, tc.want) {
+		if (tc.want == "" && strings.Contains(got, "made by another nfbo")) || !strings.Contains(got, tc.want) {
 			t.Errorf("version %q: progress\n%s\nwant it to say %q", tc.version, got, tc.want)
 		}
 	}

@@ -59,13 +59,14 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 		target               int
 		band                 bo.NoveltyBand
 		distinct             bool
+		ties                 bo.TieRule
 	}{
-		{"screened", Args{OptimiserArgs: OptimiserArgs{Variant: "screened"}}, 10, bo.ScreenedCandidates, bo.DefaultOffspring, 50, band, true},
-		{"screened, flags", Args{OptimiserArgs: OptimiserArgs{Variant: "screened", Queries: 20, Candidates: 300, TRNovelty: "0.3,0.7", DistinctScores: &yes, ScreenedArgs: ScreenedArgs{Offspring: 50, CandidateTarget: 50}}}, 20, 300, 50, 50, bo.NoveltyBand{Shrink: 0.3, Grow: 0.7}, true},
+		{"screened", Args{OptimiserArgs: OptimiserArgs{Variant: "screened"}}, 10, bo.ScreenedCandidates, bo.DefaultOffspring, 50, band, true, bo.TiesDrawn},
+		{"screened, flags", Args{OptimiserArgs: OptimiserArgs{Variant: "screened", Queries: 20, Candidates: 300, TRNovelty: "0.3,0.7", DistinctScores: &yes, ScreenedArgs: ScreenedArgs{Offspring: 50, CandidateTarget: 50}}}, 20, 300, 50, 50, bo.NoveltyBand{Shrink: 0.3, Grow: 0.7}, true, bo.TiesDrawn},
 		{"screened, the paper's batch", Args{OptimiserArgs: OptimiserArgs{Variant: "screened", Queries: 100, TRNovelty: "0.8,0.95", DistinctScores: &no, ScreenedArgs: ScreenedArgs{CandidateTarget: -1}}},
-			100, bo.ScreenedCandidates, bo.DefaultOffspring, 0, bo.NoveltyBand{Shrink: 0.8, Grow: 0.95}, false},
-		{"reference", Args{OptimiserArgs: OptimiserArgs{Variant: "reference"}}, pmo.Config.Queries, 0, 0, 0, bo.NoveltyBand{}, false},
-		{"reference, distinct", Args{OptimiserArgs: OptimiserArgs{Variant: "reference", DistinctScores: &yes}}, pmo.Config.Queries, 0, 0, 0, bo.NoveltyBand{}, true},
+			100, bo.ScreenedCandidates, bo.DefaultOffspring, 0, bo.NoveltyBand{Shrink: 0.8, Grow: 0.95}, false, bo.TiesFirst},
+		{"reference", Args{OptimiserArgs: OptimiserArgs{Variant: "reference"}}, pmo.Config.Queries, 0, 0, 0, bo.NoveltyBand{}, false, bo.TiesFirst},
+		{"reference, distinct", Args{OptimiserArgs: OptimiserArgs{Variant: "reference", DistinctScores: &yes}}, pmo.Config.Queries, 0, 0, 0, bo.NoveltyBand{}, true, bo.TiesFirst},
 	} {
 		c.a.AnchorRule = "minmax" // the flag's default
 		cfg, err := c.a.Config(pmo)
@@ -73,10 +74,10 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		if cfg.Queries != c.queries || cfg.Candidates != c.cands || cfg.Offspring != c.kids || cfg.CandidateTarget != c.target ||
-			cfg.NoveltyBand != c.band || cfg.DistinctScores != c.distinct {
-			t.Errorf("%s: queries %d, candidates %d, offspring %d, target %d, band %v, distinct %v; want %d, %d, %d, %d, %v, %v", c.name,
-				cfg.Queries, cfg.Candidates, cfg.Offspring, cfg.CandidateTarget, cfg.NoveltyBand, cfg.DistinctScores,
-				c.queries, c.cands, c.kids, c.target, c.band, c.distinct)
+			cfg.NoveltyBand != c.band || cfg.DistinctScores != c.distinct || cfg.Ties != c.ties {
+			t.Errorf("%s: queries %d, candidates %d, offspring %d, target %d, band %v, distinct %v, ties %v; want %d, %d, %d, %d, %v, %v, %v", c.name,
+				cfg.Queries, cfg.Candidates, cfg.Offspring, cfg.CandidateTarget, cfg.NoveltyBand, cfg.DistinctScores, cfg.Ties,
+				c.queries, c.cands, c.kids, c.target, c.band, c.distinct, c.ties)
 		}
 	}
 	g500, err := bo.PresetByName("guacamol-500")

@@ -279,6 +279,9 @@ func (a Args) Config(preset bo.Preset) (bo.Config, error) {
 	cfg.AnchorRule, cfg.Temperature = rule, a.AnchorTemp
 	if a.DistinctScores != nil {
 		cfg.DistinctScores = *a.DistinctScores
+		if !cfg.DistinctScores {
+			cfg.Ties = bo.TiesFirst // the preset's tie rule goes with its one point per score (-ties may still name one)
+		}
 	}
 	if a.Ties != "" {
 		if cfg.Ties, err = bo.ParseTieRule(a.Ties); err != nil {
