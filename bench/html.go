@@ -20,6 +20,8 @@ type Molecule struct {
 	Score  float64 // its score
 	SMILES string  // its RDKit canonical SMILES (the SMILES scored when the log has none)
 	Name   string  // its name in the user's initial file, if it has one (Run.Names)
+	// From says how the optimiser made it ("crossover of calls 12 and 40"), when the log keeps it, or is empty.
+	From string
 	// SVG is its 2D structure, an SVG element drawn by RDKit (trusted markup), or empty.
 	SVG template.HTML
 	// Breaks is the rule of the default chemistry rules the molecule breaks (ReportOptions.Check), or empty.
@@ -74,6 +76,12 @@ func BestMolecules(r Run, k int) []Molecule {
 	rundir.SortByGain(recs, r.Info)
 	var out []Molecule
 	seen := map[string]bool{}
+	callOf := make(map[string]int, len(r.Records))
+	for _, rec := range r.Records {
+		if _, ok := callOf[rec.SMILES]; !ok {
+			callOf[rec.SMILES] = rec.Call
+		}
+	}
 	for _, rec := range recs {
 		s := rec.Canonical
 		if s == "" {
@@ -87,12 +95,37 @@ func BestMolecules(r Run, k int) []Molecule {
 		if name == "" {
 			name = r.Names[s]
 		}
-		out = append(out, Molecule{Call: rec.Call, Score: rec.Score, SMILES: s, Name: name})
+		out = append(out, Molecule{Call: rec.Call, Score: rec.Score, SMILES: s, Name: name, From: originText(rec.From, callOf)})
 		if len(out) == k {
 			break
 		}
 	}
 	return out
+}
+
+// originText says how a molecule was made, its parents named by the calls that paid for them (callOf, by the
+// SMILES the optimiser sent) or as initial molecules; "" without an origin.
+func originText(o *rundir.Origin, callOf map[string]int) string {
+	if o == nil {
+		return ""
+	}
+	var names []string
+	for _, p := range o.Parents {
+		if c, ok := callOf[p]; ok {
+			names = append(names, fmt.Sprintf("call %d", c))
+		} else {
+			names = append(names, "an initial molecule")
+		}
+	}
+	switch {
+	case o.By == rundir.ByFlow && len(names) == 1:
+		return "decoded by the flow near " + names[0]
+	case o.By == rundir.ByCrossover && len(names) == 2:
+		return "crossover of " + names[0] + " and " + names[1]
+	case o.By == rundir.ByMutation && len(names) == 1:
+		return "mutant of " + names[0]
+	}
+	return strings.TrimSpace(o.By + " " + strings.Join(names, ", "))
 }
 
 // Draw fills the molecules' SVG with draw's drawings. Without draw (RDKit missing) it does nothing.
@@ -302,7 +335,7 @@ td:first-child,td:nth-child(2){text-align:left}
 .mols{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:.8em}
 .mol{border:1px solid #ddd;border-radius:6px;padding:.4em;background:#fff}
 .mol svg{display:block;width:100%;height:auto}
-.mol .score{font-weight:600}.mol .smiles{font-family:monospace;font-size:.75em;word-break:break-all;color:#444}
+.mol .score{font-weight:600}.mol .smiles{font-family:monospace;font-size:.75em;word-break:break-all;color:#444}.mol .from{font-size:.8em;color:#555}
 .curves svg{max-width:100%;height:auto}
 .note{color:#a40}
 .mol.breaks{border:2px solid #c00}.mol .breaks{color:#c00;font-size:.8em}
@@ -340,6 +373,7 @@ Top-1 {{f4 (index .Fig.Top 0)}}, Top-10 {{f4 (index .Fig.Top 1)}}, Top-100 {{f4 
 {{range $i, $m := .Molecules}}<div class="mol{{if $m.Breaks}} breaks{{end}}" data-rank="{{$i}}">
 <div class="drawing">{{if $m.SVG}}{{$m.SVG}}{{else}}<p class="note">(no drawing)</p>{{end}}</div>
 <div><span class="score">{{f4 $m.Score}}</span> · call {{$m.Call}}{{if $m.Name}} · <span class="name">{{$m.Name}}</span>{{end}}</div>
+{{if $m.From}}<div class="from">{{$m.From}}</div>{{end}}
 <div class="smiles">{{$m.SMILES}}</div>
 {{if $m.Breaks}}<div class="breaks">breaks the default rules: {{$m.Breaks}}</div>{{end}}
 </div>

@@ -507,6 +507,13 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 			figure = "AUC Top-10"
 		}
 		writePaired(&b, "nfbo", figure, sortedKeys(tasks), sortedKeys(methods), bySeed)
+		inSetting := map[[2]string][]Run{}
+		for k, rs := range groups {
+			if k.setting == setting {
+				inSetting[[2]string{k.task, k.method}] = rs
+			}
+		}
+		writeMoves(&b, sortedKeys(tasks), sortedKeys(methods), inSetting)
 	}
 	writeVersions(&b, runs)
 	_, err := io.WriteString(w, b.String())

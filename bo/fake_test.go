@@ -18,11 +18,13 @@ type toyFlow struct {
 	drift     uint64
 	shift     int // added to every decoded token (mod v): a flow that is not reproducible across a resume
 	decodes   int // Decode calls
+	encoded   []int // the sequences of the last Encode call
 }
 
 func (f *toyFlow) Shape() (int, int) { return f.t, 2 }
 
 func (f *toyFlow) Encode(ctx context.Context, dst []float64, tokens []int) error {
+	f.encoded = append(f.encoded[:0], tokens...)
 	for i, tok := range tokens {
 		a := 2 * math.Pi * float64(tok) / float64(f.v)
 		dst[2*i], dst[2*i+1] = math.Cos(a), math.Sin(a)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding"
 	"math/rand/v2"
+
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // Flow is the generative model: an invertible map between token sequences of length T and latents of size
@@ -52,6 +54,13 @@ type Objective interface {
 	// for it rather than replaying an earlier evaluation (after a resume) or answering from a cache. It has the signature of
 	// baseline.Objective's Evaluate, so one budgeted objective serves NF-BO and the baselines.
 	Evaluate(ctx context.Context, smiles []string) (scores []float64, paid []bool, err error)
+}
+
+// Tracer is an Objective that keeps, with each evaluation it pays for, where the molecule came from (the
+// evaluation log's rundir.Record.From). The optimiser gives it the batch's origins where it knows them.
+type Tracer interface {
+	// EvaluateFrom is Evaluate, with from[i] the origin of smiles[i].
+	EvaluateFrom(ctx context.Context, smiles []string, from []rundir.Origin) (scores []float64, paid []bool, err error)
 }
 
 // CallCounter is an Objective that counts the calls it pays for itself, for an accounting finer than bo's

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/bo/sobol"
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // Status says why a run ended.
@@ -338,7 +339,10 @@ type batch struct {
 	// FromFlow marks, with the screened variant's offspring, the picks decoded from latent candidates (the
 	// rest are GA children); nil otherwise, and in a pending batch written before it was kept.
 	FromFlow []bool
-	RNG      []byte // random state after proposing (RunDir only)
+	// Origins are, with the screened variant, how each molecule was proposed (the evaluation log keeps them
+	// through a Tracer); nil otherwise, and in a pending batch of an nfbo that kept none.
+	Origins []rundir.Origin
+	RNG     []byte // random state after proposing (RunDir only)
 }
 
 // iterate is one iteration of Algorithm 1: propose a batch, then evaluate it and update the state.
@@ -404,7 +408,11 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 		var err error
 		o.phase("the objective")
 		start := time.Now()
-		scores, paid, err = o.prob.Objective.Evaluate(ctx, b.SMILES)
+		if tr, ok := o.prob.Objective.(Tracer); ok && b.Origins != nil {
+			scores, paid, err = tr.EvaluateFrom(ctx, b.SMILES, b.Origins)
+		} else {
+			scores, paid, err = o.prob.Objective.Evaluate(ctx, b.SMILES)
+		}
 		o.times.Objective += time.Since(start)
 		if err != nil {
 			return fmt.Errorf("bo: objective: %w", err)

@@ -62,7 +62,9 @@ type Crosser interface {
 }
 
 // Child writes one child of length T = len(dst) into dst. parents (P×T) are the candidate parents, best first.
-func (b *Breeder) Child(dst, parents []int, rng *rand.Rand) {
+// It returns the rows of parents it was made from: a, and c, the other parent of a crossover, or −1 when the
+// child is a copy of a (mutated, unless the mutation rate spared it).
+func (b *Breeder) Child(dst, parents []int, rng *rand.Rand) (a, c int) {
 	t := len(dst)
 	n := len(parents) / t
 	pop := b.Population
@@ -78,29 +80,31 @@ func (b *Breeder) Child(dst, parents []int, rng *rand.Rand) {
 	if b.Uniform {
 		pick = func(n int, rng *rand.Rand) int { return rng.IntN(n) }
 	}
-	ia := pick(n, rng)
-	a := b.symbols(parents, ia, t)
-	kid := slices.Clone(a)
+	a, c = pick(n, rng), -1
+	first := b.symbols(parents, a, t)
+	kid := slices.Clone(first)
 	if n > 1 && rng.Float64() < rate {
-		ic := pick(n, rng)
+		other := pick(n, rng)
 		if b.Crosser != nil {
-			if b.Crosser.Cross(dst, b.Keys[ia], b.Keys[ic], b.Rings, rng) {
+			if b.Crosser.Cross(dst, b.Keys[a], b.Keys[other], b.Rings, rng) {
 				kid = append(kid[:0], b.symbols(dst, 0, t)...)
+				c = other
 			}
 		} else {
-			c := b.symbols(parents, ic, t)
-			i, j := rng.IntN(len(a)+1), rng.IntN(len(c)+1)
-			kid = append(append(kid[:0], a[:i]...), c[j:]...)
+			second := b.symbols(parents, other, t)
+			i, j := rng.IntN(len(first)+1), rng.IntN(len(second)+1)
+			kid = append(append(kid[:0], first[:i]...), second[j:]...)
+			c = other
 		}
 	}
 	if b.MutationRate > 0 && rng.Float64() >= b.MutationRate {
 		b.write(dst, kid)
-		return
+		return a, c
 	}
 	if b.Mutator != nil && (b.SymbolShare == 0 || rng.Float64() >= b.SymbolShare) {
 		b.write(dst, kid)
 		if b.Mutator.Mutate(dst, dst, b.FusedRings, rng) {
-			return
+			return a, c
 		}
 	}
 	sym := b.Alphabet[rng.IntN(len(b.Alphabet))]
@@ -118,6 +122,7 @@ func (b *Breeder) Child(dst, parents []int, rng *rand.Rand) {
 		kid = slices.Delete(kid, i, i+1)
 	}
 	b.write(dst, kid)
+	return a, c
 }
 
 // write writes the symbols kid into dst, cut to T−1 and padded with Stop.

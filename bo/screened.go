@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nfbo/nfbo/bo/gp"
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // ScreenedSettings are the screened variant's own settings: an exact GP on the molecules' features, refitted
@@ -340,13 +341,13 @@ func (p *screenedProposer) novelty(b *batch) (examined, fresh int) {
 func (p *screenedProposer) propose(ctx context.Context, anchors []int) (*batch, error) {
 	if p.s.NoFlow {
 		// The anchors only share the batch out: each picks among children of its own.
-		return p.proposeScreened(ctx, make([]float64, len(anchors)*p.o.d), nil)
+		return p.proposeScreened(ctx, anchors, make([]float64, len(anchors)*p.o.d), nil)
 	}
 	centres, probs, err := p.o.anchorBoxes(ctx, anchors)
 	if err != nil {
 		return nil, err
 	}
-	return p.proposeScreened(ctx, centres, probs)
+	return p.proposeScreened(ctx, anchors, centres, probs)
 }
 
 // fit refits the token surrogate on fitSet.
@@ -368,10 +369,10 @@ func (p *screenedProposer) fit(ctx context.Context) error {
 	return nil
 }
 
-// proposeScreened draws C latent candidates per anchor in its box, decodes them, keeps the distinct valid
-// molecules new to the data and to the batch, adds Offspring children of the best molecules, and picks
-// min(q, left) of them per anchor by Thompson sampling of the surrogate.
-func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs []float64) (*batch, error) {
+// proposeScreened draws C latent candidates per anchor (anchors, the data's rows) in its box, decodes them,
+// keeps the distinct valid molecules new to the data and to the batch, adds Offspring children of the best
+// molecules, and picks min(q, left) of them per anchor by Thompson sampling of the surrogate.
+func (p *screenedProposer) proposeScreened(ctx context.Context, anchors []int, centres, probs []float64) (*batch, error) {
 	o, s := p.o, p.s
 	cfg, t, d := o.cfg, o.t, o.d
 	n := len(centres) / d
@@ -388,7 +389,7 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 	var lat []float64     // the latents of dec
 	decoded, base := 0, 0 // anchors decoded so far; dec holds anchors base..decoded-1
 
-	breeder, parents := p.breeder()
+	breeder, parents, parentRows := p.breeder()
 	st := &ScreenedStats{FromFlow: -1}
 	b := &batch{Proposed: n * q, Screened: st}
 	var ahead *lookahead // with a CandidateTarget, the anchors' chunks decoded as they are read
@@ -433,6 +434,7 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 		o.phase("screening the candidates")
 		start = time.Now()
 		pl.reset()
+		pl.from = origin{by: rundir.ByFlow, parent: anchors[a], other: -1}
 		add := pl.add
 		fromFlow := 0 // the pool's first fromFlow entries are decoded latent candidates, the rest offspring
 		if s.CandidateTarget == 0 {
@@ -451,7 +453,11 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 		}
 		fromFlow = len(pl.key)
 		for range s.Offspring {
-			breeder.Child(child, parents, o.rng)
+			pa, pc := breeder.Child(child, parents, o.rng)
+			pl.from = origin{by: rundir.ByMutation, parent: parentRows[pa], other: -1}
+			if pc >= 0 {
+				pl.from = origin{by: rundir.ByCrossover, parent: parentRows[pa], other: parentRows[pc]}
+			}
 			add(child)
 		}
 		o.times.Candidates += time.Since(start)
@@ -476,12 +482,12 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, centres, probs [
 	return b, nil
 }
 
-// breeder returns the GA's breeder of Offspring children and its parents' token rows, both nil without
-// Offspring.
-func (p *screenedProposer) breeder() (*Breeder, []int) {
+// breeder returns the GA's breeder of Offspring children, its parents' token rows and the parents' rows of the
+// data, all nil without Offspring.
+func (p *screenedProposer) breeder() (*Breeder, []int, []int) {
 	o, s := p.o, p.s
 	if s.Offspring <= 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	breeder := &Breeder{Alphabet: o.prob.Alphabet, Stop: o.prob.Stop}
 	idx, plateau := o.parentSet(100)
@@ -504,7 +510,7 @@ func (p *screenedProposer) breeder() (*Breeder, []int) {
 		breeder.SymbolShare = s.SymbolMutations
 		breeder.FusedRings = s.FusedRings
 	}
-	return breeder, parents
+	return breeder, parents, idx
 }
 
 // pool is one anchor's candidates as the screened variant gathers them: distinct valid molecules new to the
@@ -517,6 +523,8 @@ type pool struct {
 	tok   []int
 	key   []string
 	id    []string // identities, "" without an Identifier
+	orig  []origin // how each was made
+	from  origin   // how the molecules add is given now were made
 	in    map[string]struct{}
 	// inBatch holds what the batch holds so far, by key and identity.
 	inBatch map[string]struct{}
@@ -527,7 +535,7 @@ func newPool(o *Optimizer, b *batch) *pool {
 }
 
 func (pl *pool) reset() {
-	pl.tok, pl.key, pl.id = nil, nil, nil
+	pl.tok, pl.key, pl.id, pl.orig = nil, nil, nil, nil
 	pl.in = make(map[string]struct{})
 }
 
@@ -554,6 +562,7 @@ func (pl *pool) add(seq []int) bool {
 	pl.tok = append(pl.tok, pl.canon...)
 	pl.key = append(pl.key, s)
 	pl.id = append(pl.id, id)
+	pl.orig = append(pl.orig, pl.from)
 	return true
 }
 
@@ -563,6 +572,23 @@ func (pl *pool) take(i int) {
 	remember(pl.inBatch, pl.key[i], pl.id[i])
 	b.Tokens = append(b.Tokens, pl.tok[i*t:(i+1)*t]...)
 	b.SMILES = append(b.SMILES, pl.key[i])
+	b.Origins = append(b.Origins, pl.orig[i].origin(pl.o.st.SMILES))
+}
+
+// origin is how a pool's molecule was made: by a move of rundir.Origin's, from the data's rows parent and other
+// (−1 for none).
+type origin struct {
+	by            string
+	parent, other int
+}
+
+// origin returns o as the evaluation log keeps it, the parents named by their keys in smiles (the data's).
+func (o origin) origin(smiles []string) rundir.Origin {
+	r := rundir.Origin{By: o.by, Parents: []string{smiles[o.parent]}}
+	if o.other >= 0 {
+		r.Parents = append(r.Parents, smiles[o.other])
+	}
+	return r
 }
 
 // decodeToTarget offers anchor a's decoded latent candidates to add a chunk at a time, decoding them through l

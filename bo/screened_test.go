@@ -3,6 +3,7 @@ package bo
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nfbo/nfbo/bo/gp"
+	"github.com/nfbo/nfbo/rundir"
 )
 
 func TestTokenFeatures(t *testing.T) {
@@ -210,8 +212,16 @@ func TestBreederCrosser(t *testing.T) {
 		b := &Breeder{Alphabet: []int{9}, Stop: stop, CrossoverRate: 1, Crosser: cross, Keys: keys}
 		rng := rand.New(rand.NewPCG(1, 2))
 		child := make([]int, tt)
-		for range 200 {
-			b.Child(child, parents, rng)
+		for n := range 200 {
+			pa, pc := b.Child(child, parents, rng)
+			switch {
+			case fail && pc != -1:
+				t.Fatalf("fail=%v: a child the Crosser could not make names a second parent, %d", fail, pc)
+			case !fail && (pc < 0 || cross.pairs[n] != [2]string{keys[pa], keys[pc]}):
+				t.Fatalf("fail=%v: child of rows %d and %d, the Crosser crossed %q", fail, pa, pc, cross.pairs[n])
+			case fail && cross.pairs[n][0] != keys[pa]:
+				t.Fatalf("fail=%v: child of row %d, the Crosser was asked for %q", fail, pa, cross.pairs[n])
+			}
 			k := slices.Index(child, stop)
 			if k < 0 {
 				k = tt
@@ -642,5 +652,91 @@ func TestCountTop(t *testing.T) {
 	}
 	if y[0] != 12 || y[1] != 1 {
 		t.Error("countTop reordered the scores")
+	}
+}
+
+// tracingObjective is memObjective that is a Tracer: it keeps each molecule's origin, and what the data held
+// (the initial molecules and every earlier batch) when the molecule was proposed.
+type tracingObjective struct {
+	memObjective
+	flow    *toyFlow
+	data    map[string]bool
+	batches [][]rundir.Origin
+	before  []map[string]bool // the data before each batch
+}
+
+func (o *tracingObjective) EvaluateFrom(ctx context.Context, smiles []string, from []rundir.Origin) ([]float64, []bool, error) {
+	o.before = append(o.before, maps.Clone(o.data))
+	o.batches = append(o.batches, from)
+	if !o.flow.anchorsOf(from) {
+		return nil, nil, fmt.Errorf("a flow candidate's parent is not one of the anchors the flow encoded: %+v", from)
+	}
+	for _, s := range smiles {
+		o.data[s] = true
+	}
+	return o.Evaluate(ctx, smiles)
+}
+
+// anchorsOf reports whether every ByFlow origin's parent is a sequence of f's last Encode call: the anchors.
+func (f *toyFlow) anchorsOf(from []rundir.Origin) bool {
+	anchors := map[string]bool{}
+	canon := make([]int, f.t)
+	for i := 0; i+f.t <= len(f.encoded); i += f.t {
+		s, _ := toyCodec{}.Canonical(canon, f.encoded[i:i+f.t])
+		anchors[s] = true
+	}
+	for _, o := range from {
+		if o.By == rundir.ByFlow && !anchors[o.Parents[0]] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestScreenedOrigins: the screened variant gives its Tracer the origin of every molecule it proposes: the
+// flow's picks (as many as Progress counts) with their anchor (a sequence the flow encoded for the batch), the GA children with one parent or two, every
+// parent a molecule of the data when the batch was proposed; with NoFlow, none from the flow.
+func TestScreenedOrigins(t *testing.T) {
+	for _, noFlow := range []bool{false, true} {
+		cfg := toyConfig("")
+		toScreened(&cfg, 10)
+		cfg.NoFlow = noFlow
+		flow := &toyFlow{t: toyT, v: toyV}
+		obj := &tracingObjective{memObjective: memObjective{&toyScorer{}}, flow: flow, data: map[string]bool{}}
+		for _, s := range toyInitial(rand.New(rand.NewPCG(99, 99)), 30, toyT, toyV).SMILES {
+			obj.data[s] = true
+		}
+		rec := &recorder{}
+		if _, _, err := runToyFlow(t, cfg, obj, 5, rec, context.Background(), flow); err != nil {
+			t.Fatal(err)
+		}
+		if len(obj.batches) != len(rec.log) || len(obj.batches) == 0 {
+			t.Fatalf("noFlow=%v: %d batches traced, %d iterations", noFlow, len(obj.batches), len(rec.log))
+		}
+		by := map[string]int{}
+		for k, from := range obj.batches {
+			flow := 0
+			for i, o := range from {
+				by[o.By]++
+				want := map[string]int{rundir.ByFlow: 1, rundir.ByMutation: 1, rundir.ByCrossover: 2}[o.By]
+				if want == 0 || len(o.Parents) != want {
+					t.Fatalf("noFlow=%v batch %d molecule %d: origin %+v", noFlow, k, i, o)
+				}
+				for _, p := range o.Parents {
+					if !obj.before[k][p] {
+						t.Fatalf("noFlow=%v batch %d molecule %d: parent %q was not in the data", noFlow, k, i, p)
+					}
+				}
+				if o.By == rundir.ByFlow {
+					flow++
+				}
+			}
+			if got := rec.log[k].Screened.FromFlow; got != flow {
+				t.Errorf("noFlow=%v batch %d: %d origins from the flow, Progress counts %d", noFlow, k, flow, got)
+			}
+		}
+		if noFlow && by[rundir.ByFlow] > 0 || !noFlow && by[rundir.ByFlow] == 0 || by[rundir.ByCrossover] == 0 || by[rundir.ByMutation] == 0 {
+			t.Errorf("noFlow=%v: origins by move %v", noFlow, by)
+		}
 	}
 }

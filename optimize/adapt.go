@@ -19,6 +19,7 @@ var (
 	_ bo.Codec        = (*molseq.Codec)(nil)
 	_ bo.Objective    = budgetObjective{}
 	_ bo.CallCounter  = budgetObjective{}
+	_ bo.Tracer       = budgetObjective{}
 )
 
 // budgetObjective is the optimiser's Objective over an evaluation budget: every paid evaluation is in the
@@ -44,7 +45,12 @@ func (o budgetObjective) Calls() int { return o.b.Calls() - o.base }
 // invalid molecules (RDKit cannot parse them: score 0, free, PMO's rule) are unpaid. A molecule left unscored
 // (budget exhausted, objective failure) is an error: its batch is evaluated again after a resume.
 func (o budgetObjective) Evaluate(ctx context.Context, smiles []string) (scores []float64, paid []bool, err error) {
-	evs, err := o.b.Evaluate(ctx, smiles)
+	return o.EvaluateFrom(ctx, smiles, nil)
+}
+
+// EvaluateFrom is Evaluate that keeps each paid molecule's origin, from[i], in its record of the Budget's log.
+func (o budgetObjective) EvaluateFrom(ctx context.Context, smiles []string, from []rundir.Origin) (scores []float64, paid []bool, err error) {
+	evs, err := o.b.EvaluateFrom(ctx, smiles, from)
 	if err != nil {
 		return nil, nil, fmt.Errorf("evaluate %d molecules: %w", len(smiles), err)
 	}

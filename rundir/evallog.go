@@ -16,6 +16,10 @@ import (
 //
 //	{"call":1,"smiles":"OCC","canonical":"CCO","score":0.25,"error":"","time":"2026-11-21T14:00:00.1Z","task":"adip","crc":"8c1c2f0e"}
 //
+// and, for a molecule the optimiser proposed, where it came from (Origin):
+//
+//	{"call":2,...,"task":"adip","from":{"by":"crossover","parents":["CCO","c1ccccc1"]},"crc":"..."}
+//
 // Call numbers start at 1 and increase by one per line. The last field, crc, is the CRC-32C of the line without
 // it: a changed digit of a score or character of a SMILES is found by ReadLog, which names the line. Logs of
 // an earlier nfbo have no crc; they read as before (ReadLogChecked counts them).
@@ -34,7 +38,32 @@ type Record struct {
 	Time time.Time `json:"time"`
 	// Task names the objective, so a log is never resumed with another.
 	Task string `json:"task,omitempty"`
+	// From is how the optimiser came to propose the molecule; nil for the initial molecules, for the baselines'
+	// and ask/tell's evaluations, and in logs of an nfbo from before it was kept (an nfbo from before it reads
+	// no log that holds it).
+	From *Origin `json:"from,omitempty"`
 }
+
+// Origin is how the optimiser came to propose a molecule: the move that made it and the molecules it was made
+// from, so that a run's log tells which moves found its best molecules, directly or through their children.
+type Origin struct {
+	// By is the move: ByFlow, ByCrossover or ByMutation.
+	By string `json:"by"`
+	// Parents are the molecules it was made from, as the optimiser sent them (Record.SMILES of their records,
+	// or an initial molecule's key): the anchor of a ByFlow candidate, the two parents of a ByCrossover
+	// child, the one of a ByMutation child.
+	Parents []string `json:"parents,omitempty"`
+}
+
+// The moves of Origin.By.
+const (
+	// ByFlow is a latent candidate decoded by the flow, drawn in the trust region around an anchor's latent.
+	ByFlow = "flow"
+	// ByCrossover is a GA child made by crossing two parents, then mutated unless the mutation rate spared it.
+	ByCrossover = "crossover"
+	// ByMutation is a GA child made by mutating a copy of one parent.
+	ByMutation = "mutation"
+)
 
 // LogError reports a malformed evaluation log: a line that is not a record
 // or whose call number is out of sequence. Only a torn last line (no

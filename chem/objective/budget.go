@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -376,6 +377,16 @@ func (b *Budget) Lookup(canonical string) (rundir.Record, bool) {
 // its program is broken). A failure to write the log is permanent: every
 // later call returns it.
 func (b *Budget) Evaluate(ctx context.Context, smiles []string) ([]Evaluation, error) {
+	return b.EvaluateFrom(ctx, smiles, nil)
+}
+
+// EvaluateFrom is Evaluate that keeps in each paid record where its molecule came from: from[i] (rundir.Record's
+// From) for smiles[i], when from is not nil and from[i].By is set. A molecule paid once already keeps the
+// origin of its first record.
+func (b *Budget) EvaluateFrom(ctx context.Context, smiles []string, from []rundir.Origin) ([]Evaluation, error) {
+	if from != nil && len(from) != len(smiles) {
+		return nil, fmt.Errorf("objective: budget: %d origins for %d molecules", len(from), len(smiles))
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.err != nil {
@@ -426,7 +437,7 @@ func (b *Budget) Evaluate(ctx context.Context, smiles []string) ([]Evaluation, e
 				if len(res) != hi-lo {
 					return fmt.Errorf("objective delivered %d results for molecules %d to %d", len(res), lo, hi-1)
 				}
-				return b.pay(newIdx[lo:hi], res, out)
+				return b.pay(newIdx[lo:hi], res, out, from)
 			})
 		} else {
 			res, err := b.obj.Score(ctx, batch)
@@ -439,7 +450,7 @@ func (b *Budget) Evaluate(ctx context.Context, smiles []string) ([]Evaluation, e
 				res = nil // a partial answer of the wrong length cannot be matched to the molecules
 			}
 			if res != nil {
-				if err := b.pay(newIdx, res, out); err != nil {
+				if err := b.pay(newIdx, res, out, from); err != nil {
 					if b.err != nil {
 						return nil, err
 					}
@@ -491,7 +502,7 @@ func (b *Budget) hit(canonical string, ev *Evaluation) bool {
 	return false
 }
 
-// pay appends the done results res of the inputs idx to the log, syncs it,
+// pay appends the done results res of the inputs idx (with their origins from, if not nil) to the log, syncs it,
 // and only then updates the cache, the count and out. A Failed result is
 // no answer: it is neither logged nor counted, and its molecule is
 // remembered as failed (see hit).
@@ -501,7 +512,7 @@ func (b *Budget) hit(canonical string, ev *Evaluation) bool {
 // calls that return a value, and a record would replay a 0 that is no
 // score on every resume, where the molecule can never be scored again.
 // Pool.MaxFailures bounds what such molecules can cost.
-func (b *Budget) pay(idx []int, res []Result, out []Evaluation) error {
+func (b *Budget) pay(idx []int, res []Result, out []Evaluation, from []rundir.Origin) error {
 	var buf bytes.Buffer
 	var recs []rundir.Record
 	now := time.Now().UTC()
@@ -520,6 +531,11 @@ func (b *Budget) pay(idx []int, res []Result, out []Evaluation) error {
 		}
 		if r.Error != "" {
 			r.Score = 0
+		}
+		if from != nil && from[i].By != "" {
+			o := from[i] // a copy: the log's records outlive the caller's slice
+			o.Parents = slices.Clone(o.Parents)
+			r.From = &o
 		}
 		line, err := rundir.AppendRecord(nil, r)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -332,4 +333,47 @@ func TestBudgetErrorStreak(t *testing.T) {
 	if _, err := b3.Evaluate(ctx, bad); !errors.Is(err, ErrErrorStreak) || b3.Calls() != len(bad) {
 		t.Errorf("default limit: err %v, %d paid", err, b3.Calls())
 	}
+}
+
+// TestBudgetEvaluateFrom: each paid record keeps its molecule's origin, through a reopening (the log's crc
+// covers it); a molecule answered from the cache keeps its first record's; molecules without a move have none.
+func TestBudgetEvaluateFrom(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "evals.jsonl")
+	var calls atomic.Int64
+	b, err := OpenBudget(path, countingObjective(&calls), upperCanon{}, BudgetOptions{Task: "len"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cross := rundir.Origin{By: rundir.ByCrossover, Parents: []string{"c", "cccc"}}
+	from := []rundir.Origin{{By: rundir.ByFlow, Parents: []string{"c"}}, cross, {}, {By: rundir.ByMutation, Parents: []string{"cc"}}}
+	if _, err := b.EvaluateFrom(ctx, []string{"cc", "ccc", "cccc", "CC"}, from); err != nil {
+		t.Fatal(err)
+	}
+	from[1].Parents[0] = "changed by the caller"
+	if _, err := b.EvaluateFrom(ctx, []string{"c"}, from); err == nil {
+		t.Error("4 origins for 1 molecule: no error")
+	}
+	want := []*rundir.Origin{&from[0], &cross, nil}
+	cross.Parents = []string{"c", "cccc"}
+	check := func(where string, recs []rundir.Record) {
+		t.Helper()
+		if len(recs) != 3 {
+			t.Fatalf("%s: %d records, want 3", where, len(recs))
+		}
+		for i, r := range recs {
+			if !reflect.DeepEqual(r.From, want[i]) {
+				t.Errorf("%s: record %d (%s): from %+v, want %+v", where, i+1, r.SMILES, r.From, want[i])
+			}
+		}
+	}
+	check("the Budget's records", b.Records())
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, _, _, err := rundir.ReadLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("the log", recs)
 }
