@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -51,7 +52,7 @@ func MovesOf(r Run) (Moves, bool) {
 	// known holds the best topOf scores known so far, best first.
 	known := make([]float64, 0, topOf+1)
 	note := func(s float64) {
-		i, _ := slices.BinarySearchFunc(known, s, func(a, b float64) int { return cmpDesc(a, b) })
+		i, _ := slices.BinarySearchFunc(known, s, cmpDesc)
 		known = slices.Insert(known, i, s)
 		known = known[:min(len(known), topOf)]
 	}
@@ -121,16 +122,8 @@ func MovesOf(r Run) (Moves, bool) {
 	return m, true
 }
 
-// cmpDesc orders scores best first.
-func cmpDesc(a, b float64) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
-	}
-	return 0
-}
+// cmpDesc orders scores best first (the gains are finite: rundir.Info.Gain).
+func cmpDesc(a, b float64) int { return cmp.Compare(b, a) }
 
 // writeMoves writes, for the (task, method) groups of a setting whose runs keep origins, their Moves summed
 // over seeds: the molecules paid by move, how many of them rose above the tenth best (and the share), the ten
