@@ -33,6 +33,10 @@ type Moves struct {
 	// Beneath counts, by move, the ten best at the end that the move made or that descend from a molecule it
 	// made through the parents the log names: the moves' indirect part in the best molecules.
 	Beneath map[string]int
+	// Ancestry sums over the ten best at the end the share of each one's ancestry in the log (itself included)
+	// that each move made: set against the move's share of the paid molecules, whether the best molecules
+	// descend from its molecules more often than its number of them says.
+	Ancestry map[string]float64
 }
 
 // MovesOf returns r's Moves, and false when its log keeps no origin (a run of another method, or of an nfbo
@@ -42,7 +46,7 @@ func MovesOf(r Run) (Moves, bool) {
 	if !slices.ContainsFunc(recs, func(rec rundir.Record) bool { return rec.From != nil }) {
 		return Moves{}, false
 	}
-	m := Moves{Paid: map[string]int{}, Rose: map[string]int{}, Top: map[string]int{}, Beneath: map[string]int{}}
+	m := newMoves()
 	move := func(i int) string {
 		if f := recs[i].From; f != nil {
 			return f.By
@@ -88,38 +92,40 @@ func MovesOf(r Run) (Moves, bool) {
 			byKey[rec.SMILES] = i
 		}
 	}
-	// made[i] holds the moves that made record i or one of its ancestors, computed once per record.
-	made := make([]map[string]bool, len(recs))
-	var ancestry func(i int) map[string]bool
-	ancestry = func(i int) map[string]bool {
-		if made[i] != nil {
-			return made[i]
-		}
-		set := map[string]bool{move(i): true}
-		made[i] = set // parents precede their children in the log, so there is no cycle to guard against
-		if f := recs[i].From; f != nil {
-			for _, p := range f.Parents {
-				if j, ok := byKey[p]; ok && j < i {
-					for mv := range ancestry(j) {
-						set[mv] = true
-					}
-				}
-			}
-		}
-		return set
-	}
 	for _, e := range all[:min(topOf, len(all))] {
 		if e.rec < 0 {
 			m.Top[MoveInitial]++
 			m.Beneath[MoveInitial]++
+			m.Ancestry[MoveInitial]++
 			continue
 		}
 		m.Top[move(e.rec)]++
-		for mv := range ancestry(e.rec) {
+		// Its ancestry in the log, itself included: parents precede their children, so the walk ends.
+		in := map[int]bool{e.rec: true}
+		byMove := map[string]int{}
+		for queue := []int{e.rec}; len(queue) > 0; queue = queue[1:] {
+			i := queue[0]
+			byMove[move(i)]++
+			if f := recs[i].From; f != nil {
+				for _, p := range f.Parents {
+					if j, ok := byKey[p]; ok && j < i && !in[j] {
+						in[j] = true
+						queue = append(queue, j)
+					}
+				}
+			}
+		}
+		for mv, n := range byMove {
 			m.Beneath[mv]++
+			m.Ancestry[mv] += float64(n) / float64(len(in))
 		}
 	}
 	return m, true
+}
+
+func newMoves() Moves {
+	return Moves{Paid: map[string]int{}, Rose: map[string]int{}, Top: map[string]int{}, Beneath: map[string]int{},
+		Ancestry: map[string]float64{}}
 }
 
 // cmpDesc orders scores best first (the gains are finite: rundir.Info.Gain).
@@ -127,12 +133,12 @@ func cmpDesc(a, b float64) int { return cmp.Compare(b, a) }
 
 // writeMoves writes, for the (task, method) groups of a setting whose runs keep origins, their Moves summed
 // over seeds: the molecules paid by move, how many of them rose above the tenth best (and the share), the ten
-// best at the end by the move that made them, and by the moves among their ancestors.
+// best at the end by the move that made them, and the flow's part in their ancestry.
 func writeMoves(b *strings.Builder, tasks, methods []string, groups map[[2]string][]Run) {
 	var rows []string
 	for _, task := range tasks {
 		for _, method := range methods {
-			sum := Moves{Paid: map[string]int{}, Rose: map[string]int{}, Top: map[string]int{}, Beneath: map[string]int{}}
+			sum := newMoves()
 			seeds := 0
 			for _, r := range groups[[2]string{task, method}] {
 				m, ok := MovesOf(r)
@@ -145,6 +151,7 @@ func writeMoves(b *strings.Builder, tasks, methods []string, groups map[[2]strin
 					sum.Rose[mv] += m.Rose[mv]
 					sum.Top[mv] += m.Top[mv]
 					sum.Beneath[mv] += m.Beneath[mv]
+					sum.Ancestry[mv] += m.Ancestry[mv]
 				}
 			}
 			if seeds == 0 {
@@ -160,9 +167,13 @@ func writeMoves(b *strings.Builder, tasks, methods []string, groups map[[2]strin
 			for _, mv := range moves {
 				row += fmt.Sprintf(" %d |", sum.Top[mv])
 			}
-			for _, mv := range moves[:3] {
-				row += fmt.Sprintf(" %d |", sum.Beneath[mv])
+			best, paid := 0, 0
+			for _, mv := range moves {
+				best += sum.Top[mv]
+				paid += sum.Paid[mv]
 			}
+			row += fmt.Sprintf(" %d | %s | %s |", sum.Beneath[rundir.ByFlow], percent(sum.Ancestry[rundir.ByFlow], float64(best)),
+				percent(float64(sum.Paid[rundir.ByFlow]), float64(paid)))
 			rows = append(rows, row)
 		}
 	}
@@ -171,15 +182,26 @@ func writeMoves(b *strings.Builder, tasks, methods []string, groups map[[2]strin
 	}
 	b.WriteString("Who made the best molecules (runs whose evaluation log keeps each molecule's origin; summed over " +
 		"their seeds): the molecules paid by move; of those, how many scored above the tenth best known before them " +
-		"(and the share); the ten best at the end by the move that made them; and by the moves among their ancestors, " +
-		"themselves included (a move's indirect part: the GA's children of the flow's molecules count for the flow).\n\n")
+		"(and the share); the ten best at the end by the move that made them; how many of them the flow made or " +
+		"descend from a molecule it made (its indirect part: the GA's children of its molecules); and the flow's " +
+		"share of their ancestry in the log (themselves included, the mean over the ten best), beside its share of " +
+		"the paid molecules: a larger share of the ancestry says the best molecules descend from the flow's more " +
+		"often than its number of them does.\n\n")
 	b.WriteString("| task | method | seeds | paid: flow | crossover | mutation | above the tenth best: flow | crossover | mutation " +
-		"| ten best made by: flow | crossover | mutation | initial | ten best descended from: flow | crossover | mutation |\n")
+		"| ten best made by: flow | crossover | mutation | initial | ten best from the flow's line | the flow's share: of their ancestry | of the paid |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, row := range rows {
 		b.WriteString(row + "\n")
 	}
 	b.WriteString("\n")
+}
+
+// percent is x as a percentage of total, "—" when total is 0.
+func percent(x, total float64) string {
+	if total == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f %%", 100*x/total)
 }
 
 // share is n and its percentage of total (n alone when total is 0).

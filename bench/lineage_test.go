@@ -2,6 +2,7 @@ package bench
 
 import (
 	"maps"
+	"math"
 	"strings"
 	"testing"
 
@@ -51,6 +52,14 @@ func TestMovesOf(t *testing.T) {
 		}
 	}
 
+	// V's ancestry is V and W (mutation, initial), Z's Z, Y and X (crossover, mutation, flow), X's X; the 7 initial.
+	wantShare := map[string]float64{f: 1.0/3 + 1, c: 1.0 / 3, u: 0.5 + 1.0/3, i: 7.5}
+	for mv, w := range wantShare {
+		if math.Abs(m.Ancestry[mv]-w) > 1e-12 {
+			t.Errorf("ancestry share of %s: %v, want %v", mv, m.Ancestry[mv], w)
+		}
+	}
+
 	plain := movesRun()
 	for k := range plain.Records {
 		plain.Records[k].From = nil
@@ -62,7 +71,7 @@ func TestMovesOf(t *testing.T) {
 	if err := WriteMarkdown(&b, []Run{movesRun(), plain}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "| qed | nfbo | 1 | 1 | 1 | 2 | 1 (100.0 %) | 1 (100.0 %) | 1 (50.0 %) | 1 | 1 | 1 | 7 | 2 | 1 | 2 |") {
+	if !strings.Contains(b.String(), "| qed | nfbo | 1 | 1 | 1 | 2 | 1 (100.0 %) | 1 (100.0 %) | 1 (50.0 %) | 1 | 1 | 1 | 7 | 2 | 13.3 % | 20.0 % |") {
 		t.Errorf("the report has no row of who made the best molecules:\n%s", b.String())
 	}
 }
