@@ -16,8 +16,8 @@ type toyFlow struct {
 	t, v      int
 	finetunes uint64 // state changed by FineTune, checkpointed
 	drift     uint64
-	shift     int // added to every decoded token (mod v): a flow that is not reproducible across a resume
-	decodes   int // Decode calls
+	shift     int   // added to every decoded token (mod v): a flow that is not reproducible across a resume
+	decodes   int   // Decode calls
 	encoded   []int // the sequences of the last Encode call
 }
 
