@@ -721,6 +721,7 @@ func Tell(ctx context.Context, dir, name string, rows []Told, opts Options) (Sum
 	}
 	defer b.Close()
 	var smiles []string
+	var from []rundir.Origin // each molecule's origin as the ledger keeps it, for its record
 	for _, r := range rows {
 		a, ok := ledger.ByID(r.ID)
 		if !ok {
@@ -753,13 +754,18 @@ func Tell(ctx context.Context, dir, name string, rows []Told, opts Options) (Sum
 		}
 		tolds[a.SMILES] = res
 		smiles = append(smiles, a.SMILES)
+		var o rundir.Origin
+		if a.From != nil {
+			o = *a.From
+		}
+		from = append(from, o)
 	}
 	if rem := b.Remaining(); rem >= 0 && len(smiles) > rem {
 		return sum, fmt.Errorf("asktell: %s tells %d new scores, but the run's budget has %d calls left: %w",
 			name, len(smiles), rem, ErrOverBudget)
 	}
 	if len(smiles) > 0 {
-		evs, err := b.Evaluate(ctx, smiles)
+		evs, err := b.EvaluateFrom(ctx, smiles, from)
 		if err != nil {
 			return sum, fmt.Errorf("asktell: %w", err)
 		}

@@ -22,7 +22,7 @@ func TestBestMoleculesNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// writeRun's molecules are C0, C1, C2; C1 is asked under another SMILES, canonical C1.
-	if _, err := l.AppendNamed([]string{"C0", "[CH3]1"}, []string{"C0", "C1"}, []string{"", "aspirin-7 <b>"}, time.Unix(0, 0)); err != nil {
+	if _, err := l.AppendAsked([]rundir.Asked{{SMILES: "C0", Canonical: "C0"}, {SMILES: "[CH3]1", Canonical: "C1", Name: "aspirin-7 <b>"}}, time.Unix(0, 0)); err != nil {
 		t.Fatal(err)
 	}
 	r, err := LoadRun(dir)

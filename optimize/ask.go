@@ -51,11 +51,11 @@ func (s *askSession) stop(dir string, info rundir.Info) error {
 		}
 		asked = append(handed, fresh...)[:s.max]
 	}
-	smiles, canon, names := make([]string, len(asked)), make([]string, len(asked)), make([]string, len(asked))
+	mols := make([]rundir.Asked, len(asked))
 	for i, m := range asked {
-		smiles[i], canon[i], names[i] = m.SMILES, m.Canonical, s.names[m.SMILES]
+		mols[i] = rundir.Asked{SMILES: m.SMILES, Canonical: m.Canonical, Name: s.names[m.SMILES], From: m.From}
 	}
-	if s.batch, err = ledger.AppendNamed(smiles, canon, names, time.Now()); err != nil {
+	if s.batch, err = ledger.AppendAsked(mols, time.Now()); err != nil {
 		return err
 	}
 	s.info = info

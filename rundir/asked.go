@@ -29,6 +29,8 @@ type Asked struct {
 	Canonical string `json:"canonical"`
 	// Name is the molecule's name in the user's initial file (an SDF title, a name column), if it has one.
 	Name string `json:"name,omitempty"`
+	// From is how the optimiser made it (the evaluation log's Record.From once it is told), if it says.
+	From *Origin `json:"from,omitempty"`
 	// Batch is the 1-based number of the ask that first handed it out.
 	Batch int `json:"batch"`
 	// Time is when it was first handed out (UTC).
@@ -128,28 +130,30 @@ func (l *Ledger) Batches() int {
 // them to AskedFile (synced) before returning every molecule's entry in order. smiles[i] is the molecule as
 // proposed, canonical[i] its canonical SMILES. The caller holds the run directory's lock.
 func (l *Ledger) Append(smiles, canonical []string, now time.Time) ([]Asked, error) {
-	return l.AppendNamed(smiles, canonical, nil, now)
+	if len(smiles) != len(canonical) {
+		return nil, fmt.Errorf("rundir: %d molecules, %d canonical forms", len(smiles), len(canonical))
+	}
+	mols := make([]Asked, len(smiles))
+	for i, s := range smiles {
+		mols[i] = Asked{SMILES: s, Canonical: canonical[i]}
+	}
+	return l.AppendAsked(mols, now)
 }
 
-// AppendNamed is Append with the molecules' names (names[i] for smiles[i]; nil or "" for none), kept with the
-// molecules new to the ledger.
-func (l *Ledger) AppendNamed(smiles, canonical, names []string, now time.Time) ([]Asked, error) {
-	if len(smiles) != len(canonical) || (names != nil && len(names) != len(smiles)) {
-		return nil, fmt.Errorf("rundir: %d molecules, %d canonical forms, %d names", len(smiles), len(canonical), len(names))
-	}
-	out := make([]Asked, len(smiles))
+// AppendAsked is Append with whatever else the molecules carry (their SMILES, Canonical, Name and From; their
+// ID, Batch and Time are the ledger's), kept with the molecules new to the ledger.
+func (l *Ledger) AppendAsked(mols []Asked, now time.Time) ([]Asked, error) {
+	out := make([]Asked, len(mols))
 	var buf bytes.Buffer
 	var added []Asked
 	batch := l.Batches() + 1
-	for i, s := range smiles {
-		if a, ok := l.byKey[s]; ok {
+	for i, m := range mols {
+		if a, ok := l.byKey[m.SMILES]; ok {
 			out[i] = l.Items[a]
 			continue
 		}
-		a := Asked{ID: AskedID(len(l.Items) + 1), SMILES: s, Canonical: canonical[i], Batch: batch, Time: now.UTC()}
-		if names != nil {
-			a.Name = names[i]
-		}
+		a := Asked{ID: AskedID(len(l.Items) + 1), SMILES: m.SMILES, Canonical: m.Canonical, Name: m.Name, From: m.From,
+			Batch: batch, Time: now.UTC()}
 		line, err := json.Marshal(a)
 		if err != nil {
 			return nil, fmt.Errorf("rundir: encode ledger entry: %w", err)

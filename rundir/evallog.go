@@ -38,9 +38,9 @@ type Record struct {
 	Time time.Time `json:"time"`
 	// Task names the objective, so a log is never resumed with another.
 	Task string `json:"task,omitempty"`
-	// From is how the optimiser came to propose the molecule; nil for the initial molecules, for the baselines'
-	// and ask/tell's evaluations, and in logs of an nfbo from before it was kept (an nfbo from before it reads
-	// no log that holds it).
+	// From is how the optimiser came to propose the molecule (for a told score, as the ask/tell ledger kept it);
+	// nil for the initial molecules, for the baselines' evaluations, and in logs of an nfbo from before it was
+	// kept (an nfbo from before it reads no log that holds it).
 	From *Origin `json:"from,omitempty"`
 }
 

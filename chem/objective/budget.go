@@ -432,6 +432,13 @@ func (b *Budget) EvaluateFrom(ctx context.Context, smiles []string, from []rundi
 		for j, i := range newIdx {
 			batch[j] = smiles[i]
 		}
+		if t, ok := b.obj.(originTaker); ok && from != nil {
+			batchFrom := make([]rundir.Origin, len(newIdx))
+			for j, i := range newIdx {
+				batchFrom[j] = from[i]
+			}
+			t.takeOrigins(batch, batchFrom)
+		}
 		if so, ok := b.obj.(StreamObjective); ok {
 			objErr = so.ScoreStream(ctx, batch, func(lo, hi int, res []Result) error {
 				if len(res) != hi-lo {

@@ -377,3 +377,23 @@ func TestBudgetEvaluateFrom(t *testing.T) {
 	}
 	check("the log", recs)
 }
+
+// TestBudgetDeferredOrigins: a Budget over Deferred (ask/tell) gives it the origins of the molecules it asks for,
+// each kept apart from the caller's slice; molecules without a move have none.
+func TestBudgetDeferredOrigins(t *testing.T) {
+	d := &Deferred{}
+	b, err := OpenBudget(filepath.Join(t.TempDir(), "evals.jsonl"), d, upperCanon{}, BudgetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	from := []rundir.Origin{{By: rundir.ByMutation, Parents: []string{"c"}}, {}}
+	if _, err := b.EvaluateFrom(context.Background(), []string{"cc", "ccc"}, from); !errors.Is(err, ErrAwaitingScores) {
+		t.Fatalf("EvaluateFrom over Deferred: %v, want ErrAwaitingScores", err)
+	}
+	from[0].Parents[0] = "changed by the caller"
+	asked := d.Asked()
+	if len(asked) != 2 || asked[0].From == nil || !reflect.DeepEqual(*asked[0].From, rundir.Origin{By: rundir.ByMutation, Parents: []string{"c"}}) || asked[1].From != nil {
+		t.Errorf("asked %+v, want cc from a mutation of c and ccc without an origin", asked)
+	}
+}

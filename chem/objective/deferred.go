@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+
+	"github.com/nfbo/nfbo/rundir"
 )
 
 // ErrAwaitingScores is returned (wrapped) by Deferred.Score, and so by a Budget over it, for molecules whose
@@ -25,6 +28,7 @@ type Deferred struct {
 	mu    sync.Mutex
 	asked []AskedMolecule
 	seen  map[string]bool
+	from  map[string]rundir.Origin // the origins a Budget's EvaluateFrom gave, by SMILES
 }
 
 // AskedMolecule is a molecule Deferred was asked to score.
@@ -33,6 +37,29 @@ type AskedMolecule struct {
 	SMILES string
 	// Canonical is its canonical SMILES (empty without Deferred.Canon).
 	Canonical string
+	// From is how the optimiser made it, when the Budget over Deferred was given it (Budget.EvaluateFrom).
+	From *rundir.Origin
+}
+
+// originTaker is an Objective that keeps the molecules' origins: a Budget gives them before it asks for scores.
+type originTaker interface {
+	takeOrigins(smiles []string, from []rundir.Origin)
+}
+
+var _ originTaker = (*Deferred)(nil)
+
+// takeOrigins keeps from[i] as the origin of smiles[i], for Asked.
+func (d *Deferred) takeOrigins(smiles []string, from []rundir.Origin) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.from == nil {
+		d.from = map[string]rundir.Origin{}
+	}
+	for i, s := range smiles {
+		if from[i].By != "" {
+			d.from[s] = from[i]
+		}
+	}
 }
 
 var _ Objective = (*Deferred)(nil)
@@ -58,7 +85,12 @@ func (d *Deferred) Score(ctx context.Context, smiles []string) ([]Result, error)
 	for i, s := range smiles {
 		if !d.seen[s] {
 			d.seen[s] = true
-			d.asked = append(d.asked, AskedMolecule{SMILES: s, Canonical: canon[i].SMILES})
+			m := AskedMolecule{SMILES: s, Canonical: canon[i].SMILES}
+			if o, ok := d.from[s]; ok {
+				o.Parents = slices.Clone(o.Parents)
+				m.From = &o
+			}
+			d.asked = append(d.asked, m)
 		}
 	}
 	return nil, ErrAwaitingScores

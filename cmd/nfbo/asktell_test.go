@@ -195,6 +195,26 @@ func TestAskTellRoundTrip(t *testing.T) {
 			t.Errorf("asked %s (%s) was not scored by the optimize that took over", r[0], r[1])
 		}
 	}
+	// Every molecule the optimiser proposed keeps its origin in the log, told or scored by the program; the
+	// initial ones have none. The ledger keeps the origins of those it handed out.
+	logRecs, _, _, err := rundir.ReadLog(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range logRecs {
+		if (r.From != nil) != (r.Call > 6) || r.From != nil && len(r.From.Parents) == 0 {
+			t.Errorf("call %d (%s): from %+v; want an origin with parents from call 7 on, none before", r.Call, r.SMILES, r.From)
+		}
+	}
+	ledger, err := rundir.ReadLedger(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range ledger.Items {
+		if (a.From != nil) != (a.Batch > 1) {
+			t.Errorf("ledger %s (batch %d): from %+v; want an origin from the second batch on", a.ID, a.Batch, a.From)
+		}
+	}
 	if rows := askBatch(t, "-run", run); len(rows) != 0 {
 		t.Errorf("ask of a finished run gave %v", rows)
 	}
