@@ -70,7 +70,11 @@ func (c ruleChecker) Kind(why string) string { return rules.Kind(why) }
 
 // newRuleChecker returns the optimiser's rules: nil when r allows everything, else r checked by the RDKit
 // worker behind canon, whose verdict on the rules themselves (a bad SMARTS) comes before anything is paid.
-func newRuleChecker(ctx context.Context, r rules.Rules, canon objective.Canonicalizer) (bo.Rules, error) {
+// The initial molecules (SMILES) are the user's chemistry: those holding an atom environment that ZINC250k and
+// GuacaMol 10k do not become r's seen molecules, so that their analogs may be proposed; those that break another
+// rule are said once, since no analog that keeps what breaks it will be proposed.
+func newRuleChecker(ctx context.Context, r rules.Rules, canon objective.Canonicalizer, initial []string,
+	warnf func(string, ...any)) (bo.Rules, error) {
 	if r.IsZero() {
 		return nil, nil
 	}
@@ -80,6 +84,30 @@ func newRuleChecker(ctx context.Context, r rules.Rules, canon objective.Canonica
 	}
 	if _, err := pool.Check(ctx, r.JSON(), nil); err != nil {
 		return nil, &ArgError{err}
+	}
+	if len(initial) == 0 {
+		return ruleChecker{pool: pool, rules: r.JSON()}, nil
+	}
+	if r.SeenEnvironments {
+		why, err := pool.Check(ctx, rules.Rules{SeenEnvironments: true}.JSON(), initial)
+		if err != nil {
+			return nil, err
+		}
+		var own []string
+		for i, w := range why {
+			if rules.Kind(w) == rules.KindUnseen {
+				own = append(own, initial[i])
+			}
+		}
+		r = r.WithSeen(own)
+	}
+	why, err := pool.Check(ctx, r.JSON(), initial)
+	if err != nil {
+		return nil, err
+	}
+	if n, summary := rules.Summarize(why); n > 0 {
+		warnf("%d of the %d initial molecules break the chemistry rules (%s): no analog that keeps what breaks "+
+			"them will be proposed; -rules FILE lifts a rule (docs/USAGE.md, \"Chemistry rules\")", n, len(initial), summary)
 	}
 	return ruleChecker{pool: pool, rules: r.JSON()}, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/nfbo/nfbo/bo"
 	"github.com/nfbo/nfbo/chem/objective"
 	"github.com/nfbo/nfbo/chem/objective/queue"
+	"github.com/nfbo/nfbo/chem/rules"
 	"github.com/nfbo/nfbo/chem/selfies"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/seqflow"
@@ -494,7 +495,7 @@ func (p *progressPrinter) Record(g bo.Progress) error {
 	if g.Filtered > 0 {
 		line += fmt.Sprintf(" filtered %d", g.Filtered)
 		if g.FilteredBy != nil {
-			line += fmt.Sprintf(": alerts %d, unseen environments %d", g.FilteredBy["alerts"], g.FilteredBy["unseen environments"])
+			line += fmt.Sprintf(": alerts %d, unseen environments %d", g.FilteredBy[rules.KindAlerts], g.FilteredBy[rules.KindUnseen])
 			if n := g.FilteredBy[""]; n > 0 {
 				line += fmt.Sprintf(", other %d", n)
 			}

@@ -322,7 +322,11 @@ func (r *runState) openRun(ctx context.Context) error {
 	if r.chemRules, err = runRules(a, r.chemRules, r.warnf); err != nil {
 		return err
 	}
-	if r.ruler, err = newRuleChecker(ctx, r.chemRules, r.canon); err != nil {
+	initial := make([]string, len(r.mols))
+	for i, m := range r.mols {
+		initial[i] = m.Key
+	}
+	if r.ruler, err = newRuleChecker(ctx, r.chemRules, r.canon, initial, r.warnf); err != nil {
 		return err
 	}
 	r.budget, err = objective.OpenBudget(filepath.Join(a.Out, rundir.EvalLogFile), r.obj, r.canon,

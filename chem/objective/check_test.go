@@ -105,6 +105,11 @@ func TestCheckGeneratedRules(t *testing.T) {
 		{`{"alerts": true}`, "FS(F)C(SF)(SF)SF", "alert NIH:halogen_heteroatom"},
 		{`{"alerts": true}`, "O=C1OC(=O)c2ccccc21", "alert NIH:anhydride"}, // phthalic anhydride
 		{`{"alerts": true, "allow_alerts": ["NIH:anhydride", "ZINC:Acid_anhydrides"]}`, "O=C1OC(=O)c2ccccc21", ""},
+		// An aryl dimethylphosphine oxide (brigatinib's group): unseen in the two sets, seen once a molecule
+		// that holds it is given.
+		{`{"seen_environments": true}`, "CNC(=O)c1ccc(P(C)(C)=O)cc1", "unseen environment at P"},
+		{`{"seen_environments": true, "seen_molecules": ["CP(C)(=O)c1ccccc1"]}`, "CNC(=O)c1ccc(P(C)(C)=O)cc1", ""},
+		{`{"seen_environments": true, "seen_molecules": ["CP(C)(=O)c1ccccc1"]}`, "FS(F)C(SF)(SF)SF", "unseen environment at "},
 	} {
 		why, err := pool.Check(ctx, []byte(c.rules), []string{c.smiles})
 		if err != nil {
@@ -113,6 +118,10 @@ func TestCheckGeneratedRules(t *testing.T) {
 		if (c.want == "") != (why[0] == "") || !strings.HasPrefix(why[0], c.want) {
 			t.Errorf("%s on %s: %q, want %q", c.rules, c.smiles, why[0], c.want)
 		}
+	}
+	if _, err := pool.Check(ctx, []byte(`{"seen_environments": true, "seen_molecules": ["C1CC"]}`), nil); err == nil ||
+		!strings.Contains(err.Error(), "seen_molecules[0]: invalid SMILES") {
+		t.Errorf("an invalid seen molecule: %v", err)
 	}
 	if _, err := pool.Check(ctx, []byte(`{"alerts": true, "allow_alerts": ["NIH:no_such_alert"]}`), nil); err == nil ||
 		!strings.Contains(err.Error(), "unknown alert") {

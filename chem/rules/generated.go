@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -74,14 +75,53 @@ func parseAlerts(b []byte) ([]Alert, error) {
 	return out, sc.Err()
 }
 
+// The kinds of rule that Kind names.
+const (
+	KindAlerts = "alerts"              // an alert of a catalogue or of the generated list
+	KindUnseen = "unseen environments" // an atom environment no real molecule holds
+)
+
 // Kind names the kind of rule a verdict of the RDKit worker's check breaks, for the optimiser's per-iteration
-// count: "alerts" (a catalogue's or the generated list's), "unseen environments", or "" for any other rule.
+// count: KindAlerts, KindUnseen, or "" for any other rule.
 func Kind(why string) string {
 	switch {
 	case strings.HasPrefix(why, "alert"):
-		return "alerts"
+		return KindAlerts
 	case strings.HasPrefix(why, "unseen environment"):
-		return "unseen environments"
+		return KindUnseen
 	}
 	return ""
+}
+
+// Summarize counts the verdicts that break a rule and describes them by kind, the most common first, each
+// with its first verdict: e.g. "alerts 3, as alert BRENK:Michael_acceptor_1; other rules 1, as molecular
+// weight 672.8 outside 150-650".
+func Summarize(why []string) (n int, summary string) {
+	type kind struct {
+		name, first string
+		n           int
+	}
+	var kinds []*kind
+	for _, w := range why {
+		if w == "" {
+			continue
+		}
+		n++
+		name := Kind(w)
+		if name == "" {
+			name = "other rules"
+		}
+		i := slices.IndexFunc(kinds, func(k *kind) bool { return k.name == name })
+		if i < 0 {
+			kinds = append(kinds, &kind{name: name, first: w})
+			i = len(kinds) - 1
+		}
+		kinds[i].n++
+	}
+	slices.SortStableFunc(kinds, func(a, b *kind) int { return b.n - a.n })
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %d, as %s", k.name, k.n, k.first)
+	}
+	return n, strings.Join(parts, "; ")
 }

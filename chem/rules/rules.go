@@ -18,6 +18,7 @@
 //	  "alerts": true,                                        no alert of the generated list (below)
 //	  "allow_alerts": ["NIH:anhydride"],                     alerts of that list not applied
 //	  "seen_environments": true,                             every atom environment seen in real molecules
+//	  "seen_molecules": ["CC1(C)OB(c2ccccc2)OC1(C)C"],       ... or in these
 //	  "max_sa": 6                                            synthetic accessibility ceiling, 1-10 (0: none)
 //	}
 //
@@ -26,7 +27,9 @@
 // that holds any structural alert of RDKit's NIH, BRENK and ZINC catalogues that fewer than 0.1 % of either set's
 // molecules hold (data/rules/alerts.tsv, rows marked default, with their frequencies, to review); and
 // "seen_environments" rejects a molecule with an atom environment (Morgan radius 0 or 1) that no molecule of
-// either set holds (data/rules/environments.txt.gz): the "never seen in a real molecule" check.
+// either set holds (data/rules/environments.txt.gz): the "never seen in a real molecule" check. A run's own
+// initial molecules count as real molecules too (WithSeen): a series built on a core neither set holds is grown,
+// not frozen.
 //
 // The rules are checked by the RDKit worker (chem/objective, op "check"), their one implementation.
 package rules
@@ -58,9 +61,13 @@ type Rules struct {
 	// Alerts rejects the structural alerts of the generated list (DefaultAlerts), but those of AllowAlerts.
 	Alerts      bool     `json:"alerts,omitempty"`
 	AllowAlerts []string `json:"allow_alerts,omitempty"`
-	// SeenEnvironments rejects a molecule with an atom environment no molecule of ZINC250k or GuacaMol 10k has.
-	SeenEnvironments bool    `json:"seen_environments,omitempty"`
-	MaxSA            float64 `json:"max_sa,omitempty"`
+	// SeenEnvironments rejects a molecule with an atom environment no molecule of ZINC250k or GuacaMol 10k has,
+	// nor any of SeenMolecules.
+	SeenEnvironments bool `json:"seen_environments,omitempty"`
+	// SeenMolecules (SMILES) count as real molecules for SeenEnvironments. The optimiser adds the run's
+	// initial molecules that hold an environment of their own (WithSeen), so that their analogs may be proposed.
+	SeenMolecules []string `json:"seen_molecules,omitempty"`
+	MaxSA         float64  `json:"max_sa,omitempty"`
 }
 
 // Charges limit formal charges: only atoms of Elements may carry one, of ±1, and the molecule's net charge is
@@ -108,6 +115,8 @@ func (r Rules) Validate() error {
 		return fmt.Errorf("max_sa %g: want 1-10 (0: none)", r.MaxSA)
 	case r.Charges != nil && r.Charges.MaxAbsNet < 0:
 		return fmt.Errorf("charges.max_abs_net %d: want 0 or more", r.Charges.MaxAbsNet)
+	case len(r.SeenMolecules) > 0 && !r.SeenEnvironments:
+		return errors.New("seen_molecules without seen_environments: they only widen that rule")
 	}
 	for _, c := range r.Catalogs {
 		if !slices.Contains(catalogs, c) {
@@ -127,6 +136,24 @@ func (r Rules) Validate() error {
 		}
 	}
 	return nil
+}
+
+// WithSeen returns r with the molecules of seen added to SeenMolecules, once each, in order; r itself is
+// unchanged.
+func (r Rules) WithSeen(seen []string) Rules {
+	have := make(map[string]bool, len(r.SeenMolecules)+len(seen))
+	out := slices.Clone(r.SeenMolecules)
+	for _, s := range out {
+		have[s] = true
+	}
+	for _, s := range seen {
+		if !have[s] {
+			have[s] = true
+			out = append(out, s)
+		}
+	}
+	r.SeenMolecules = out
+	return r
 }
 
 // JSON returns the rules as the worker and rules.json read them.
@@ -182,7 +209,11 @@ func (r Rules) String() string {
 		}
 	}
 	if r.SeenEnvironments {
-		p = append(p, "seen environments")
+		if n := len(r.SeenMolecules); n > 0 {
+			p = append(p, fmt.Sprintf("seen environments (and %d molecules')", n))
+		} else {
+			p = append(p, "seen environments")
+		}
 	}
 	if r.MaxSA > 0 {
 		p = append(p, fmt.Sprintf("SA ≤ %g", r.MaxSA))

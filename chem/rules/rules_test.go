@@ -3,6 +3,7 @@ package rules
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -112,5 +113,41 @@ func TestGeneratedAlerts(t *testing.T) {
 		if got := Kind(why); got != want {
 			t.Errorf("Kind(%q) = %q, want %q", why, got, want)
 		}
+	}
+}
+
+// TestWithSeen: the molecules are added once each, in order, to a copy; seen_molecules needs seen_environments.
+func TestWithSeen(t *testing.T) {
+	r := Default()
+	got := r.WithSeen([]string{"CP(C)(=O)c1ccccc1", "CCO", "CP(C)(=O)c1ccccc1"}).WithSeen([]string{"CCO", "CCN"})
+	if want := []string{"CP(C)(=O)c1ccccc1", "CCO", "CCN"}; !slices.Equal(got.SeenMolecules, want) {
+		t.Errorf("SeenMolecules %q, want %q", got.SeenMolecules, want)
+	}
+	if len(r.SeenMolecules) != 0 {
+		t.Errorf("WithSeen changed its receiver: %q", r.SeenMolecules)
+	}
+	if err := got.Validate(); err != nil {
+		t.Errorf("default rules with seen molecules: %v", err)
+	}
+	if s := got.String(); !strings.Contains(s, "seen environments (and 3 molecules')") {
+		t.Errorf("String() = %q", s)
+	}
+	if _, err := Parse("r.json", []byte(`{"seen_molecules": ["CCO"]}`)); err == nil ||
+		!strings.Contains(err.Error(), "seen_molecules without seen_environments") {
+		t.Errorf("seen_molecules alone: %v", err)
+	}
+}
+
+// TestSummarize: the verdicts that break a rule counted by kind, the most common first, each with its first.
+func TestSummarize(t *testing.T) {
+	n, s := Summarize([]string{"", "alert: azo_A(324)", "molecular weight 700.1 outside 150-650", "",
+		"alert NIH:peroxide", "unseen environment at P2 (radius 0): …"})
+	want := "alerts 2, as alert: azo_A(324); other rules 1, as molecular weight 700.1 outside 150-650; " +
+		"unseen environments 1, as unseen environment at P2 (radius 0): …"
+	if n != 4 || s != want {
+		t.Errorf("Summarize = %d, %q; want 4, %q", n, s, want)
+	}
+	if n, s := Summarize([]string{"", ""}); n != 0 || s != "" {
+		t.Errorf("nothing broken: %d, %q", n, s)
 	}
 }

@@ -71,3 +71,78 @@ func TestOptimizeRules(t *testing.T) {
 		})
 	}
 }
+
+// TestOptimizeRulesSeenMolecules: a series built on a group no molecule of ZINC250k or GuacaMol 10k holds (an
+// aryl dimethylphosphine oxide, brigatinib's) is grown under the default rules, not frozen: the initial
+// molecules' atom environments count as seen, so analogs that keep the group are paid for; an initial molecule
+// that breaks another rule is said once.
+func TestOptimizeRulesSeenMolecules(t *testing.T) {
+	t.Parallel()
+	needRDKit(t)
+	dir := t.TempDir()
+	modeltest.WriteShippedVocabModel(t, dir)
+	init := []string{"smiles"}
+	for _, r := range []string{"C", "CC", "CCC", "C(C)C", "C1CC1", "CCO", "CCN(C)C", "c1ccccc1", "Cc1ccccc1", "C1CCCC1",
+		"CCOC", "CC(C)(C)", "c1ccncc1", "CCc1ccccc1", "C1CCOCC1", "CC#N", "CCF", "c1ccc(F)cc1", "C1CCNCC1", "CC(=O)N"} {
+		init = append(init, "CP(C)(=O)c1ccc(C(=O)N"+r+")cc1")
+	}
+	init = append(init, "Oc1ccc(N=Nc2ccccc2)cc1") // an azo dye: PAINS
+	initFile := filepath.Join(dir, "init.csv")
+	if err := os.WriteFile(initFile, []byte(strings.Join(init, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	stdout, stderr, err := runCmd(t, newOptimizeCmd(), "", "-task", "demo", "-objective-cmd", lengthOracle(t, dir),
+		"-init", initFile, "-budget", "71", "-candidates", "300", "-model", dir, "-out", out)
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "1 of the 21 initial molecules break the chemistry rules (alerts 1, as alert: azo") {
+		t.Errorf("the azo dye among the initial molecules is not said:\n%s", stderr)
+	}
+	smiles, _ := readLogSMILES(t, filepath.Join(out, rundir.EvalLogFile))
+	if len(smiles) <= 21 {
+		t.Fatalf("the optimiser paid for nothing")
+	}
+	pool, err := objective.NewRDKit(objective.RDKitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ctx := context.Background()
+	// The group's environments are unseen in the two sets, and seen in the run's own molecules.
+	env := rules.Rules{SeenEnvironments: true}
+	why, err := pool.Check(ctx, env.JSON(), init[1:21])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range why {
+		if rules.Kind(w) != rules.KindUnseen {
+			t.Fatalf("%s: %q, want an unseen environment", init[1+i], w)
+		}
+	}
+	paid := smiles[21:]
+	keep, err := pool.Check(ctx, env.JSON(), paid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grown := 0
+	for _, w := range keep {
+		if w != "" {
+			grown++
+		}
+	}
+	if grown == 0 {
+		t.Errorf("no paid molecule keeps the series' group (%d paid)", len(paid))
+	}
+	why, err = pool.Check(ctx, rules.Default().WithSeen(init[1:21]).JSON(), paid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range why {
+		if w != "" {
+			t.Errorf("paid %s breaks the rules widened by the series: %s", paid[i], w)
+		}
+	}
+	t.Logf("%d of %d paid molecules hold an environment of the series unseen in the two sets", grown, len(paid))
+}

@@ -1086,7 +1086,22 @@ class _CompiledRules:
                         if q is None:
                             raise ValueError("alert %s: invalid SMARTS %r" % (ident, smarts))
                         self.alerts.append((ident, q, lo))
-        self.seen = seen_environments() if rules.get("seen_environments") else None
+        self.seen = None
+        if rules.get("seen_environments"):
+            self.seen = seen_environments()
+            extra = rules.get("seen_molecules") or []
+            if not isinstance(extra, list):
+                raise ValueError('"seen_molecules" must be a list of SMILES')
+            if extra:
+                # The caller's own molecules are real chemistry too: their environments count as seen, so that
+                # a series whose core no molecule of the two sets holds can still be grown.
+                from rdkit.Chem import rdMolDescriptors
+                self.seen = set(self.seen)
+                for k, s in enumerate(extra):
+                    mol = Chem.MolFromSmiles(s) if isinstance(s, str) else None
+                    if mol is None:
+                        raise ValueError("seen_molecules[%d]: invalid SMILES %r" % (k, s))
+                    self.seen.update(rdMolDescriptors.GetMorganFingerprint(mol, 1).GetNonzeroElements())
 
     @staticmethod
     def _smarts(s):
@@ -1147,7 +1162,8 @@ class _CompiledRules:
         if self.seen is not None:
             where = unseen_environment(mol, self.seen)
             if where:
-                return "unseen environment at %s: no molecule of ZINC250k or GuacaMol 10k holds it" % where
+                return "unseen environment at %s: no molecule of ZINC250k or GuacaMol 10k%s holds it" % (
+                    where, " (nor of seen_molecules)" if self.r.get("seen_molecules") else "")
         for ident, q, lo in self.alerts:
             if lo <= 1:
                 if mol.HasSubstructMatch(q):
