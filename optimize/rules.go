@@ -106,7 +106,7 @@ func newRuleChecker(ctx context.Context, r rules.Rules, canon objective.Canonica
 		return nil, err
 	}
 	if n, summary := rules.Summarize(why); n > 0 {
-		warnf("%d of the %d initial molecules break the chemistry rules (%s): no analog that keeps what breaks "+
+		warnf("warning: %d of the %d initial molecules break the chemistry rules (%s): no analog that keeps what breaks "+
 			"them will be proposed; -rules FILE lifts a rule (docs/USAGE.md, \"Chemistry rules\")", n, len(initial), summary)
 	}
 	return ruleChecker{pool: pool, rules: r.JSON()}, nil
