@@ -71,9 +71,11 @@ func (c ruleChecker) Kind(why string) string { return rules.Kind(why) }
 // newRuleChecker returns the optimiser's rules: nil when r allows everything, else r checked by the RDKit
 // worker behind canon, whose verdict on the rules themselves (a bad SMARTS) comes before anything is paid.
 // The initial molecules (SMILES) are the user's chemistry: those holding an atom environment that ZINC250k and
-// GuacaMol 10k do not become r's seen molecules, so that their analogs may be proposed; those that break another
-// rule are said once, since no analog that keeps what breaks it will be proposed.
-func newRuleChecker(ctx context.Context, r rules.Rules, canon objective.Canonicalizer, initial []string,
+// GuacaMol 10k do not become r's seen molecules, so that their analogs may be proposed (again at every resume:
+// the environments alone are cheap to check). When say is set (a new run), those that break another rule are
+// said, since no analog that keeps what breaks it will be proposed; checking them all costs a few milliseconds
+// a molecule, too much to repeat at every ask.
+func newRuleChecker(ctx context.Context, r rules.Rules, canon objective.Canonicalizer, initial []string, say bool,
 	warnf func(string, ...any)) (bo.Rules, error) {
 	if r.IsZero() {
 		return nil, nil
@@ -100,6 +102,9 @@ func newRuleChecker(ctx context.Context, r rules.Rules, canon objective.Canonica
 			}
 		}
 		r = r.WithSeen(own)
+	}
+	if !say {
+		return ruleChecker{pool: pool, rules: r.JSON()}, nil
 	}
 	why, err := pool.Check(ctx, r.JSON(), initial)
 	if err != nil {

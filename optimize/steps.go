@@ -326,7 +326,7 @@ func (r *runState) openRun(ctx context.Context) error {
 	for i, m := range r.mols {
 		initial[i] = m.Key
 	}
-	if r.ruler, err = newRuleChecker(ctx, r.chemRules, r.canon, initial, r.warnf); err != nil {
+	if r.ruler, err = newRuleChecker(ctx, r.chemRules, r.canon, initial, !a.Resume, r.warnf); err != nil {
 		return err
 	}
 	r.budget, err = objective.OpenBudget(filepath.Join(a.Out, rundir.EvalLogFile), r.obj, r.canon,
