@@ -104,6 +104,13 @@ func TestCheckGeneratedRules(t *testing.T) {
 		{`{"seen_environments": true}`, paid[0].smiles, ""},                           // its atoms' environments are common: the alert catches it
 		{`{"alerts": true}`, "FS(F)C(SF)(SF)SF", "alert NIH:halogen_heteroatom"},
 		{`{"alerts": true}`, "O=C1OC(=O)c2ccccc21", "alert NIH:anhydride"}, // phthalic anhydride
+		// nfbo's own alerts, on molecules the quick start paid for before they were rules: a cyclopentadiene fused
+		// to a furan, and a dihydrobenzene; an aromatic ring and a steroid's cross-conjugated dienone are not alerts.
+		{`{"alerts": true}`, "CCC1=C(COCCNS(=O)(=O)c2ccccc2Cl)OC2C=CC=C12", "alert NFBO:cyclopentadiene"},
+		{`{"alerts": true}`, "CCC(=O)C1=CC(Nc2cc(F)cc(Br)c2)=CC1", "alert NFBO:cyclopentadiene"},
+		{`{"alerts": true}`, "CC1=CC=CC(C(=O)NCc2ccccc2)C1", "alert NFBO:dihydrobenzene"},
+		{`{"alerts": true}`, "Cc1cccc(C(=O)NCc2ccccc2)c1", ""},
+		{`{"alerts": true}`, "CC12C=CC(=O)C=C1CCC1C2C(O)CC2(C)C1CCC2(O)C(=O)CO", ""}, // prednisolone
 		{`{"alerts": true, "allow_alerts": ["NIH:anhydride", "ZINC:Acid_anhydrides"]}`, "O=C1OC(=O)c2ccccc21", ""},
 		// An aryl dimethylphosphine oxide (brigatinib's group): unseen in the two sets, seen once a molecule
 		// that holds it is given.

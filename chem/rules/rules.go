@@ -24,8 +24,10 @@
 //
 // The default rules' two data-driven checks come from molecules chemists made, ZINC250k and GuacaMol 10k
 // (scripts/gen-rules.py writes both files, embedded in the binary by package data): "alerts" rejects a molecule
-// that holds any structural alert of RDKit's NIH, BRENK and ZINC catalogues that fewer than 0.1 % of either set's
-// molecules hold (data/rules/alerts.tsv, rows marked default, with their frequencies, to review); and
+// that holds any structural alert of RDKit's NIH, BRENK and ZINC catalogues, or of nfbo's own (NFBO: rings an
+// optimiser's moves make and real molecules almost never hold, a cyclopentadiene and a dihydrobenzene), that fewer
+// than 0.1 % of either set's molecules hold (data/rules/alerts.tsv, rows marked default, with their frequencies,
+// to review); and
 // "seen_environments" rejects a molecule with an atom environment (Morgan radius 0 or 1) that no molecule of
 // either set holds (data/rules/environments.txt.gz): the "never seen in a real molecule" check. A run's own
 // initial molecules count as real molecules too (WithSeen): a series built on a core neither set holds is grown,

@@ -75,7 +75,7 @@ func TestGeneratedAlerts(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(all) < 300 {
-		t.Fatalf("%d alerts, want NIH's, BRENK's and ZINC's (335)", len(all))
+		t.Fatalf("%d alerts, want NIH's, BRENK's and ZINC's (335) and nfbo's own", len(all))
 	}
 	ids := map[string]bool{}
 	defaults := 0
@@ -92,7 +92,8 @@ func TestGeneratedAlerts(t *testing.T) {
 			defaults++
 		}
 	}
-	for _, id := range []string{"NIH:alpha_halo_amine", "NIH:carbonyl_halide", "NIH:halogen_heteroatom", "NIH:peroxide", "NIH:anhydride"} {
+	for _, id := range []string{"NIH:alpha_halo_amine", "NIH:carbonyl_halide", "NIH:halogen_heteroatom", "NIH:peroxide", "NIH:anhydride",
+		"NFBO:cyclopentadiene", "NFBO:dihydrobenzene"} {
 		if !ids[id] {
 			t.Errorf("%s missing", id)
 		}
