@@ -87,10 +87,7 @@ func newRuleChecker(ctx context.Context, r rules.Rules, canon objective.Canonica
 	if _, err := pool.Check(ctx, r.JSON(), nil); err != nil {
 		return nil, &ArgError{err}
 	}
-	if len(initial) == 0 {
-		return ruleChecker{pool: pool, rules: r.JSON()}, nil
-	}
-	if r.SeenEnvironments {
+	if r.SeenEnvironments && len(initial) > 0 {
 		why, err := pool.Check(ctx, rules.Rules{SeenEnvironments: true}.JSON(), initial)
 		if err != nil {
 			return nil, err
@@ -103,16 +100,15 @@ func newRuleChecker(ctx context.Context, r rules.Rules, canon objective.Canonica
 		}
 		r = r.WithSeen(own)
 	}
-	if !say {
-		return ruleChecker{pool: pool, rules: r.JSON()}, nil
-	}
-	why, err := pool.Check(ctx, r.JSON(), initial)
-	if err != nil {
-		return nil, err
-	}
-	if n, summary := rules.Summarize(why); n > 0 {
-		warnf("warning: %d of the %d initial molecules break the chemistry rules (%s): no analog that keeps what breaks "+
-			"them will be proposed; -rules FILE lifts a rule (docs/USAGE.md, \"Chemistry rules\")", n, len(initial), summary)
+	if say && len(initial) > 0 {
+		why, err := pool.Check(ctx, r.JSON(), initial)
+		if err != nil {
+			return nil, err
+		}
+		if n, summary := rules.Summarize(why); n > 0 {
+			warnf("warning: %d of the %d initial molecules break the chemistry rules (%s): no analog that keeps what breaks "+
+				"them will be proposed; -rules FILE lifts a rule (docs/USAGE.md, \"Chemistry rules\")", n, len(initial), summary)
+		}
 	}
 	return ruleChecker{pool: pool, rules: r.JSON()}, nil
 }
