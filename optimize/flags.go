@@ -97,7 +97,7 @@ func (o *OptimiserArgs) addFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Queries, "queries", 0, "Thompson-sampled proposals per trust region; 0 means the preset's (the pmo preset's screened variant: 10)")
 	fs.StringVar(&o.Rules, "rules", rules.DefaultName, "chemistry rules every proposed molecule keeps (never paid for otherwise): "+
 		"default (closed-shell, formal charges only on N and O with net charge within ±1, MW 150-650, no PAINS alert, no alert "+
-		"rare in real molecules (data/rules/alerts.tsv), no atom environment unseen in ZINC250k and GuacaMol 10k), "+
+		"rare in real molecules or reactive (data/rules/alerts.tsv), no atom environment unseen in ZINC250k and GuacaMol 10k), "+
 		"none, or a JSON `file` (see docs/USAGE.md, \"Chemistry rules\"); NF-BO's variants apply them, -method ga and prior do not")
 	o.ReferenceArgs.addFlags(fs)
 	o.ScreenedArgs.addFlags(fs)

@@ -3,12 +3,14 @@
 
 For every alert of RDKit's FilterCatalog catalogues NIH, BRENK and ZINC it counts the molecules of ZINC250k
 (data/zinc250k/zinc.txt.gz) and of GuacaMol 10k (data/guacamol/guacamol_10k.smiles) that hold it, and marks
-as default ("yes") the alerts whose frequency is below THRESHOLD in both sets; and it collects every Morgan
+as default ("yes") the alerts whose frequency is below THRESHOLD in both sets and those of REJECT, a hand-made
+list of groups a chemist rejects whatever their frequency; and it collects every Morgan
 radius-1 atom environment (RDKit's unhashed Morgan identifiers, radius 0 and 1, no chirality) those molecules
 hold, with how many molecules hold each. It writes
 
   data/rules/alerts.tsv             one alert a line: catalogue, name, SMARTS, min_count, counts, frequencies,
-                                    default (yes/no); a reviewable list embedded in the binary
+                                    default (yes/no), reason (rare, REJECT's reason, or empty); a
+                                    reviewable list embedded in the binary
   data/rules/environments.txt.gz    one environment a line: identifier, molecules holding it
 
 Run with Debian's RDKit, niced, in the background (about an hour on a 2-core machine):
@@ -19,11 +21,15 @@ It is resumable: counts are kept per block of molecules in $NFBO_GEN_DIR (defaul
 already counted is read back. Each alert's SMARTS is RDKit's own pattern, read from the catalogue entry's
 serialised form; the script checks on the first 20,000 molecules of each set that the SMARTS (with its minimum
 count) matches exactly when RDKit's catalogue entry does, and stops on any difference.
+
+When only REJECT or THRESHOLD changed, `scripts/gen-rules.py --relabel` rewrites alerts.tsv's default and reason
+columns from the counts it holds, in a second.
 """
 import datetime
 import gzip
 import json
 import os
+import re
 import sys
 import time
 
@@ -43,6 +49,41 @@ OWN = [
     ("cyclopentadiene", "C1=CC=CC1"),
     ("dihydrobenzene", "C1=CC=C[C;!$(C=*)][C;!$(C=*)]1"),
 ]
+# Alerts a medicinal chemist rejects on sight whatever their frequency, made default though more than THRESHOLD
+# of one set holds them (ZINC250k holds building blocks and reagents; GuacaMol 10k, ChEMBL's tool compounds and
+# natural products): the group reacts with proteins or DNA, falls apart, or is a known mutagen. Each with the
+# reason alerts.tsv gives. None of the GuacaMol and PMO targets holds one. Left out on purpose: Michael acceptors
+# (covalent drugs such as osimertinib, a PMO target, hold an acrylamide), beta-lactams, hydroxamic acids, nitro
+# groups, catechols, alkynes and imines, which approved drugs hold.
+REJECT = {
+    ("BRENK", "peroxide"): "reactive: peroxide, an oxidant",
+    ("NIH", "peroxide"): "reactive: peroxide, an oxidant",
+    ("ZINC", "Peroxides"): "reactive: peroxide, an oxidant",
+    ("BRENK", "N-nitroso"): "mutagen: N-nitroso",
+    ("BRENK", "Azido_group"): "reactive: azide",
+    ("NIH", "azide"): "reactive: azide",
+    ("NIH", "azo_amino"): "reactive: triazene, an alkylating agent",
+    ("NIH", "azo_aryl"): "unstable: azo, cleaved to anilines",
+    ("BRENK", "diazo_group"): "unstable: azo or diazo",
+    ("NIH", "hydrazine"): "mutagen: hydrazine",
+    ("BRENK", "hydrazine"): "mutagen: hydrazine",
+    ("BRENK", "acyl_hydrazine"): "mutagen: acyl hydrazine, releases hydrazine",
+    ("NIH", "alpha_halo_carbonyl"): "reactive: alpha-halo carbonyl, an alkylating agent",
+    ("NIH", "primary_halide_sulfate"): "reactive: primary alkyl halide or sulfonate, an alkylating agent",
+    ("NIH", "secondary_halide_sulfate"): "reactive: secondary alkyl halide or sulfonate, an alkylating agent",
+    ("BRENK", "Sulfonic_acid_1"): "reactive: sulfonate ester, an alkylating agent",
+    ("BRENK", "Three-membered_heterocycle"): "reactive: epoxide, aziridine or thiirane, an alkylating agent",
+    ("NIH", "CH2_S#O_3_ring"): "reactive: epoxide or thiirane, an alkylating agent",
+    ("BRENK", "charged_oxygen_or_sulfur_atoms"): "reactive: oxonium or sulfonium, an alkylating agent",
+    ("NIH", "thioester"): "reactive: thioester, an acylating agent",
+    ("NIH", "aldehyde"): "reactive: aldehyde",
+    ("BRENK", "aldehyde"): "reactive: aldehyde",
+    ("BRENK", "thiol_1"): "reactive: thiolate",
+    ("BRENK", "thiol_2"): "reactive: thiol",
+    ("BRENK", "disulphide"): "reactive: disulfide",
+    ("NIH", "cyanohydrin"): "unstable: cyanohydrin or aminonitrile, releases cyanide",
+    ("BRENK", "chinone_1"): "reactive: quinone, a redox cycler",
+}
 BLOCK = 5000
 VERIFY = 20000  # molecules of each set on which the SMARTS are checked against RDKit's entries
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -117,8 +158,34 @@ def count_block(al, smiles, verify):
     return {"n": len(smiles) - bad, "unparsed": bad, "hits": hits, "env": {str(k): v for k, v in env.items()}}
 
 
+def relabel(al):
+    """The counts of the present alerts.tsv, for the same alerts in the same order: REJECT or THRESHOLD changed,
+    not the catalogues or the data, so nothing need be counted again."""
+    path = os.path.join(ROOT, "data", "rules", "alerts.tsv")
+    with open(path) as f:
+        lines = f.read().splitlines()
+    sizes = re.search(r"ZINC250k \((\d+) molecules\) and GuacaMol 10k \((\d+) molecules\)", "\n".join(lines[:3]))
+    if sizes is None:
+        sys.exit("%s: no set sizes in its first lines" % path)
+    rows = [l.split("\t") for l in lines if not l.startswith("#")]
+    head = rows[0]
+    col = {h: i for i, h in enumerate(head)}
+    rows = rows[1:]
+    if len(rows) != len(al):
+        sys.exit("%s: %d alerts, the catalogues now %d: count again" % (path, len(rows), len(al)))
+    for r, a in zip(rows, al):
+        if [r[col["catalogue"]], r[col["name"]], r[col["smarts"]], r[col["min_count"]]] != \
+                [a["catalogue"], a["name"], a["smarts"], str(a["min"])]:
+            sys.exit("%s: row %s %s is not the catalogue's now: count again" % (path, r[0], r[1]))
+    return {"zinc250k": {"n": int(sizes.group(1)), "hits": [int(r[col["zinc250k"]]) for r in rows]},
+            "guacamol10k": {"n": int(sizes.group(2)), "hits": [int(r[col["guacamol10k"]]) for r in rows]}}
+
+
 def main():
     RDLogger.DisableLog("rdApp.*")
+    if sys.argv[1:] == ["--relabel"]:
+        write(alerts(), relabel(alerts()))
+        return
     work = os.environ.get("NFBO_GEN_DIR", os.path.join(ROOT, ".gen-rules"))
     os.makedirs(work, exist_ok=True)
     al = alerts()
@@ -159,24 +226,32 @@ def write(al, totals):
     z, g = totals["zinc250k"], totals["guacamol10k"]
     out = os.path.join(ROOT, "data", "rules")
     os.makedirs(out, exist_ok=True)
-    kept = 0
+    missing = set(REJECT) - {(a["catalogue"], a["name"]) for a in al}
+    if missing:
+        sys.exit("REJECT names alerts no catalogue holds: %s" % sorted(missing))
+    kept = rare = 0
     rows = []
     for k, a in enumerate(al):
         fz, fg = z["hits"][k] / z["n"], g["hits"][k] / g["n"]
-        d = fz < THRESHOLD and fg < THRESHOLD
-        kept += d
+        reason = "rare" if fz < THRESHOLD and fg < THRESHOLD else REJECT.get((a["catalogue"], a["name"]), "")
+        kept += reason != ""
+        rare += reason == "rare"
         rows.append("\t".join([a["catalogue"], a["name"], a["smarts"], str(a["min"]), str(z["hits"][k]),
-                               "%.6f" % fz, str(g["hits"][k]), "%.6f" % fg, "yes" if d else "no"]))
+                               "%.6f" % fz, str(g["hits"][k]), "%.6f" % fg, "yes" if reason else "no", reason]))
     with open(os.path.join(out, "alerts.tsv"), "w") as f:
         f.write("# Structural alerts of RDKit %s's FilterCatalog (%s) and nfbo's own (NFBO: OWN in\n"
                 "# scripts/gen-rules.py), counted in ZINC250k (%d molecules) and GuacaMol 10k (%d molecules) on %s.\n"
                 % (rdBase.rdkitVersion, ", ".join(CATALOGUES), z["n"], g["n"], datetime.date.today().isoformat()))
-        f.write("# default=yes: below %.1f %% of the molecules in both sets; those %d alerts are the default rules'\n"
-                "# \"alerts\" (chem/rules).\n" % (100 * THRESHOLD, kept))
+        f.write("# default=yes: the %d alerts of the default rules' \"alerts\" (chem/rules): %d below %.1f %% of the\n"
+                "# molecules in both sets (reason \"rare\"), and %d more a chemist rejects on sight (REJECT in the\n"
+                "# script; reason: why).\n" % (kept, rare, 100 * THRESHOLD, kept - rare))
         f.write("# min_count: the alert needs at least that many matches. Data: see data/README.md.\n")
         f.write("catalogue\tname\tsmarts\tmin_count\tzinc250k\tzinc250k_frequency\tguacamol10k\t"
-                "guacamol10k_frequency\tdefault\n")
+                "guacamol10k_frequency\tdefault\treason\n")
         f.write("\n".join(rows) + "\n")
+    if "env" not in z:  # relabelled: the environments are as counted
+        print("kept %d of %d alerts (%d rare)" % (kept, len(al), rare), flush=True)
+        return
     env = {}
     for t in (z, g):
         for k, v in t["env"].items():
@@ -189,8 +264,8 @@ def write(al, totals):
             f.write(("%d %d\n" % (k, env[k])).encode())
     # How strict the environments are on molecules they were not taken from: GuacaMol's environments
     # unseen in ZINC250k alone.
-    print("kept %d of %d alerts; %d environments (ZINC250k %d, GuacaMol 10k %d)" %
-          (kept, len(al), len(env), len(z["env"]), len(g["env"])), flush=True)
+    print("kept %d of %d alerts (%d rare); %d environments (ZINC250k %d, GuacaMol 10k %d)" %
+          (kept, len(al), rare, len(env), len(z["env"]), len(g["env"])), flush=True)
 
 
 if __name__ == "__main__":

@@ -112,6 +112,13 @@ func TestCheckGeneratedRules(t *testing.T) {
 		{`{"alerts": true}`, "Cc1cccc(C(=O)NCc2ccccc2)c1", ""},
 		{`{"alerts": true}`, "CC12C=CC(=O)C=C1CCC1C2C(O)CC2(C)C1CCC2(O)C(=O)CO", ""}, // prednisolone
 		{`{"alerts": true, "allow_alerts": ["NIH:anhydride", "ZINC:Acid_anhydrides"]}`, "O=C1OC(=O)c2ccccc21", ""},
+		// Alerts of the hand-made list, frequent in the two sets, on molecules adip's runs paid for under the
+		// rare alerts alone: a hydrazine, a hydroperoxide, a secondary alkyl chloride; osimertinib's acrylamide, a
+		// covalent drug's warhead, is not one of them.
+		{`{"alerts": true}`, "CC1=C(CC(=O)OC2CC(=O)N(C)C2)CNN1c1ccccc1Cl", "alert NIH:hydrazine"},
+		{`{"alerts": true}`, "C=C(c1c(C)nn(-c2ccccc2Cl)c1CCC)C(OO)OC1CC(=O)N(C)C1", "alert NIH:peroxide"},
+		{`{"alerts": true}`, "Cc1nn(-c2ccccc2Cl)c(C)c1CC(=O)OC1CN(C)C(=O)C1Cl", "alert NIH:alpha_halo_carbonyl"},
+		{`{"alerts": true}`, "COc1cc(N(C)CCN(C)C)c(NC(=O)C=C)cc1Nc1nccc(-c2cn(C)c3ccccc23)n1", ""},
 		// An aryl dimethylphosphine oxide (brigatinib's group): unseen in the two sets, seen once a molecule
 		// that holds it is given.
 		{`{"seen_environments": true}`, "CNC(=O)c1ccc(P(C)(C)=O)cc1", "unseen environment at P"},

@@ -12,15 +12,21 @@ import (
 )
 
 // Alert is a structural alert of the generated list, data/rules/alerts.tsv: an alert of one of RDKit's
-// catalogues with how often molecules chemists made hold it.
+// catalogues or of nfbo's own, with how often molecules chemists made hold it.
 type Alert struct {
 	Catalogue, Name string
 	SMARTS          string
 	MinCount        int     // the alert needs at least that many matches
 	ZINC, GuacaMol  float64 // fractions of ZINC250k's and GuacaMol 10k's molecules that hold it
-	// Default says the alert is one of the default rules' (rare in both sets).
+	// Default says the alert is one of the default rules', and Reason why: ReasonRare, or why a chemist
+	// rejects the group whatever its frequency (e.g. "mutagen: hydrazine"; REJECT in scripts/gen-rules.py).
+	// Reason is "" when Default is false.
 	Default bool
+	Reason  string
 }
+
+// ReasonRare is the Reason of the default alerts that fewer than 0.1 % of both sets' molecules hold.
+const ReasonRare = "rare"
 
 // ID names the alert in rules (allow_alerts) and verdicts: "CATALOGUE:name", e.g. "NIH:peroxide".
 func (a Alert) ID() string { return a.Catalogue + ":" + a.Name }
@@ -50,7 +56,7 @@ func parseAlerts(b []byte) ([]Alert, error) {
 			for i, h := range f {
 				col[h] = i
 			}
-			for _, h := range []string{"catalogue", "name", "smarts", "min_count", "zinc250k_frequency", "guacamol10k_frequency", "default"} {
+			for _, h := range []string{"catalogue", "name", "smarts", "min_count", "zinc250k_frequency", "guacamol10k_frequency", "default", "reason"} {
 				if _, ok := col[h]; !ok {
 					return nil, fmt.Errorf("rules: alerts.tsv:%d: no %s column", line, h)
 				}
@@ -60,7 +66,10 @@ func parseAlerts(b []byte) ([]Alert, error) {
 		if len(f) != len(col) {
 			return nil, fmt.Errorf("rules: alerts.tsv:%d: %d fields, the header has %d", line, len(f), len(col))
 		}
-		a := Alert{Catalogue: f[col["catalogue"]], Name: f[col["name"]], SMARTS: f[col["smarts"]], Default: f[col["default"]] == "yes"}
+		a := Alert{Catalogue: f[col["catalogue"]], Name: f[col["name"]], SMARTS: f[col["smarts"]], Default: f[col["default"]] == "yes", Reason: f[col["reason"]]}
+		if a.Default != (a.Reason != "") {
+			return nil, fmt.Errorf("rules: alerts.tsv:%d: %s: default %q with reason %q: a default alert has a reason, no other", line, a.ID(), f[col["default"]], a.Reason)
+		}
 		var errs [3]error
 		a.MinCount, errs[0] = strconv.Atoi(f[col["min_count"]])
 		a.ZINC, errs[1] = strconv.ParseFloat(f[col["zinc250k_frequency"]], 64)
@@ -94,7 +103,7 @@ func Kind(why string) string {
 }
 
 // Summarize counts the verdicts that break a rule and describes them by kind, the most common first, each
-// with its first verdict: e.g. "alerts 7, as alert NIH:tertiary_halide_sulfate; other rules 4, as molecular
+// with its first verdict: e.g. "alerts 15, as alert NIH:tertiary_halide_sulfate; other rules 4, as molecular
 // weight 692.8 outside 150-650".
 func Summarize(why []string) (n int, summary string) {
 	type kind struct {

@@ -26,8 +26,9 @@
 // (scripts/gen-rules.py writes both files, embedded in the binary by package data): "alerts" rejects a molecule
 // that holds any structural alert of RDKit's NIH, BRENK and ZINC catalogues, or of nfbo's own (NFBO: rings an
 // optimiser's moves make and real molecules almost never hold, a cyclopentadiene and a dihydrobenzene), that fewer
-// than 0.1 % of either set's molecules hold (data/rules/alerts.tsv, rows marked default, with their frequencies,
-// to review); and
+// than 0.1 % of either set's molecules hold, or that a chemist rejects on sight however often the sets hold it (a
+// hydrazine, an aldehyde, an alkyl halide, an epoxide, ...: the list is made by hand); data/rules/alerts.tsv marks
+// them default, with their frequencies and the reason, to review; and
 // "seen_environments" rejects a molecule with an atom environment (Morgan radius 0 or 1) that no molecule of
 // either set holds (data/rules/environments.txt.gz): the "never seen in a real molecule" check. A run's own
 // initial molecules count as real molecules too (WithSeen): a series built on a core neither set holds is grown,
@@ -168,7 +169,7 @@ func (r Rules) JSON() json.RawMessage {
 }
 
 // String describes the rules in one line, e.g. "closed-shell, charges ±1 on N O (net ±1), MW 150-650, PAINS,
-// rare alerts, seen environments".
+// alerts, seen environments".
 func (r Rules) String() string {
 	if r.IsZero() {
 		return "none"
@@ -205,9 +206,9 @@ func (r Rules) String() string {
 	p = append(p, r.Catalogs...)
 	if r.Alerts {
 		if n := len(r.AllowAlerts); n > 0 {
-			p = append(p, fmt.Sprintf("rare alerts (%d allowed)", n))
+			p = append(p, fmt.Sprintf("alerts (%d allowed)", n))
 		} else {
-			p = append(p, "rare alerts")
+			p = append(p, "alerts")
 		}
 	}
 	if r.SeenEnvironments {

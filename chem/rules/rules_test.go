@@ -18,7 +18,7 @@ func TestLoadNames(t *testing.T) {
 	if r, err := Load("none"); err != nil || !r.IsZero() || r.String() != "none" {
 		t.Errorf("none: %+v, %v", r, err)
 	}
-	if got := Default().String(); got != "closed-shell, charges ±1 on N O (net ±1), MW 150-650, PAINS, rare alerts, seen environments" {
+	if got := Default().String(); got != "closed-shell, charges ±1 on N O (net ±1), MW 150-650, PAINS, alerts, seen environments" {
 		t.Errorf("Default().String() = %q", got)
 	}
 }
@@ -67,8 +67,9 @@ func TestParseFile(t *testing.T) {
 	}
 }
 
-// The generated alert list: every row read, unique ids, the default alerts rare in both sets and the others not,
-// the alerts of the paid molecules among the defaults; and the rules that switch each check.
+// The generated alert list: every row read, unique ids, the alerts rare in both sets default with reason "rare",
+// the hand-made list's default with its reasons, the alerts of the paid molecules present; and the rules
+// that switch each check.
 func TestGeneratedAlerts(t *testing.T) {
 	all, err := GeneratedAlerts()
 	if err != nil {
@@ -77,7 +78,7 @@ func TestGeneratedAlerts(t *testing.T) {
 	if len(all) < 300 {
 		t.Fatalf("%d alerts, want NIH's, BRENK's and ZINC's (335) and nfbo's own", len(all))
 	}
-	ids := map[string]bool{}
+	ids, rejected := map[string]bool{}, map[string]bool{}
 	defaults := 0
 	for _, a := range all {
 		if a.SMARTS == "" || a.MinCount < 0 {
@@ -85,8 +86,11 @@ func TestGeneratedAlerts(t *testing.T) {
 		}
 		ids[a.ID()] = true
 		rare := a.ZINC < 0.001 && a.GuacaMol < 0.001
-		if a.Default != rare {
-			t.Errorf("%s: default %v with frequencies %g (ZINC250k) and %g (GuacaMol 10k)", a.ID(), a.Default, a.ZINC, a.GuacaMol)
+		if rare != (a.Reason == ReasonRare) || (rare && !a.Default) {
+			t.Errorf("%s: default %v, reason %q, with frequencies %g (ZINC250k) and %g (GuacaMol 10k)", a.ID(), a.Default, a.Reason, a.ZINC, a.GuacaMol)
+		}
+		if a.Default && !rare {
+			rejected[a.ID()] = true
 		}
 		if a.Default {
 			defaults++
@@ -97,6 +101,16 @@ func TestGeneratedAlerts(t *testing.T) {
 		if !ids[id] {
 			t.Errorf("%s missing", id)
 		}
+	}
+	// Frequent groups a chemist rejects on sight, made default by hand; an acrylamide (osimertinib's warhead)
+	// is not one of them.
+	for _, id := range []string{"NIH:hydrazine", "NIH:aldehyde", "NIH:primary_halide_sulfate", "BRENK:Three-membered_heterocycle", "NIH:peroxide"} {
+		if !rejected[id] {
+			t.Errorf("%s: not a default alert, or a rare one", id)
+		}
+	}
+	if rejected["NIH:acrylate"] || rejected["BRENK:Michael_acceptor_1"] {
+		t.Error("a Michael acceptor made default by hand: osimertinib holds one")
 	}
 	if defaults == 0 || defaults == len(all) {
 		t.Errorf("%d default alerts of %d: the threshold chose nothing", defaults, len(all))
@@ -150,5 +164,20 @@ func TestSummarize(t *testing.T) {
 	}
 	if n, s := Summarize([]string{"", ""}); n != 0 || s != "" {
 		t.Errorf("nothing broken: %d, %q", n, s)
+	}
+}
+
+// A row of alerts.tsv whose default and reason disagree is an error naming its line and alert.
+func TestParseAlertsReason(t *testing.T) {
+	const head = "# comment\ncatalogue\tname\tsmarts\tmin_count\tzinc250k_frequency\tguacamol10k_frequency\tdefault\treason\n"
+	good := head + "NIH\thydrazine\tNN\t1\t0.0019\t0.0017\tyes\tmutagen: hydrazine\nNIH\tnitro\tN(=O)=O\t1\t0.04\t0.04\tno\t\n"
+	all, err := parseAlerts([]byte(good))
+	if err != nil || len(all) != 2 || all[0].Reason != "mutagen: hydrazine" || !all[0].Default || all[1].Default {
+		t.Fatalf("%+v, %v", all, err)
+	}
+	for _, row := range []string{"NIH\thydrazine\tNN\t1\t0.0019\t0.0017\tyes\t\n", "NIH\tnitro\tN(=O)=O\t1\t0.04\t0.04\tno\trare\n"} {
+		if _, err := parseAlerts([]byte(head + row)); err == nil || !strings.Contains(err.Error(), "alerts.tsv:3: NIH:") {
+			t.Errorf("%q: %v", row, err)
+		}
 	}
 }
