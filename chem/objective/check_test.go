@@ -119,6 +119,10 @@ func TestCheckGeneratedRules(t *testing.T) {
 		{`{"alerts": true}`, "C=C(c1c(C)nn(-c2ccccc2Cl)c1CCC)C(OO)OC1CC(=O)N(C)C1", "alert NIH:peroxide"},
 		{`{"alerts": true}`, "Cc1nn(-c2ccccc2Cl)c(C)c1CC(=O)OC1CN(C)C(=O)C1Cl", "alert NIH:alpha_halo_carbonyl"},
 		{`{"alerts": true}`, "COc1cc(N(C)CCN(C)C)c(NC(=O)C=C)cc1Nc1nccc(-c2cn(C)c3ccccc23)n1", ""},
+		// Nor momelotinib's N-cyanomethyl amide (NIH's cyanohydrin matches it), nor esomeprazole's sulfoxide
+		// written with separated charges (BRENK's charged oxygen or sulfur matches it).
+		{`{"alerts": true}`, "N#CCNC(=O)c1ccc(-c2ccnc(Nc3ccc(N4CCOCC4)cc3)n2)cc1", ""},
+		{`{"alerts": true}`, "COc1ccc2[nH]c([S@@+]([O-])Cc3ncc(C)c(OC)c3C)nc2c1", ""},
 		// An aryl dimethylphosphine oxide (brigatinib's group): unseen in the two sets, seen once a molecule
 		// that holds it is given.
 		{`{"seen_environments": true}`, "CNC(=O)c1ccc(P(C)(C)=O)cc1", "unseen environment at P"},

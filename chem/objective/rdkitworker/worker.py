@@ -1158,7 +1158,7 @@ class _CompiledRules:
                 return "has forbidden SMARTS %s" % s
         # The costly checks cheapest first, since a molecule stops at the first rule it breaks and most of what
         # the optimiser decodes breaks one: the environments (a radius-1 fingerprint and set lookups, about 0.05 ms a
-        # ZINC molecule), then the 263 generated alerts (about 1 ms), then the catalogues (PAINS about 1.7 ms).
+        # ZINC molecule), then the 261 generated alerts (about 1 ms), then the catalogues (PAINS about 1.7 ms).
         if self.seen is not None:
             where = unseen_environment(mol, self.seen)
             if where:
