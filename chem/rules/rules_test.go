@@ -2,10 +2,16 @@ package rules
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nfbo/nfbo/chem/objective"
+	"github.com/nfbo/nfbo/data"
+	"github.com/nfbo/nfbo/internal/chemtest"
 )
 
 func TestLoadNames(t *testing.T) {
@@ -179,5 +185,40 @@ func TestParseAlertsReason(t *testing.T) {
 		if _, err := parseAlerts([]byte(head + row)); err == nil || !strings.Contains(err.Error(), "alerts.tsv:3: NIH:") {
 			t.Errorf("%q: %v", row, err)
 		}
+	}
+}
+
+// The committed alerts.tsv is what scripts/gen-rules.py makes of its counts: its default and reason columns
+// follow the script's threshold and hand-made list (REJECT), so an edit of either, or of the file, that was not
+// relabelled fails here.
+func TestGeneratedAlertsRelabel(t *testing.T) {
+	chemtest.NeedRDKit(t)
+	b, err := data.Rules("alerts.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "alerts.tsv"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(objective.DefaultPython, filepath.Join("..", "..", "scripts", "gen-rules.py"), "--relabel")
+	cmd.Env = append(os.Environ(), "NFBO_GEN_OUT="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gen-rules.py --relabel: %v\n%s", err, out)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "alerts.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	date := regexp.MustCompile(`on \d{4}-\d{2}-\d{2}\.`) // the day it was written
+	committed := date.ReplaceAllString(string(b), "on DATE.")
+	if script := date.ReplaceAllString(string(got), "on DATE."); script != committed {
+		cl, sl := strings.Split(committed, "\n"), strings.Split(script, "\n")
+		for i := range min(len(cl), len(sl)) {
+			if cl[i] != sl[i] {
+				t.Fatalf("alerts.tsv:%d is not the script's: run scripts/gen-rules.py --relabel\ncommitted: %s\n   script: %s", i+1, cl[i], sl[i])
+			}
+		}
+		t.Fatalf("alerts.tsv has %d lines, the script writes %d: run scripts/gen-rules.py --relabel", len(cl), len(sl))
 	}
 }
