@@ -187,7 +187,8 @@ def relabel(al):
 def main():
     RDLogger.DisableLog("rdApp.*")
     if sys.argv[1:] == ["--relabel"]:
-        write(alerts(), relabel(alerts()))
+        al = alerts()
+        write(al, relabel(al))
         return
     work = os.environ.get("NFBO_GEN_DIR", os.path.join(ROOT, ".gen-rules"))
     os.makedirs(work, exist_ok=True)
