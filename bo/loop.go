@@ -12,6 +12,7 @@ import (
 
 	"github.com/nfbo/nfbo/bo/sobol"
 	"github.com/nfbo/nfbo/rundir"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Status says why a run ended.
@@ -161,6 +162,25 @@ type state struct {
 	Stale   int // iterations in a row without a new molecule
 	TR      TrustRegion
 	Fitted  bool // initial surrogate fit done
+	// Earned counts, with ScreenedSettings.FlowEarned, the picks of the iterations that used the flow, and FlowOff
+	// says that the current iteration (the next, between iterations) goes without it.
+	Earned  Earned
+	FlowOff bool
+}
+
+// Earned counts the picks of the flow and of the GA children in the iterations that used the flow, and of them
+// those that scored above the tenth best before their batch (ScreenedStats.FlowTop, OffspringTop).
+type Earned struct {
+	FlowPicks, FlowRose, ChildPicks, ChildRose int
+}
+
+// drawFlowOff draws whether the next iteration goes without the flow: Thompson sampling between the flow's and
+// the GA children's rates of scoring above the tenth best, each a Beta(1 + rose, 1 + picks − rose) posterior; the
+// flow sits out when its draw is the lower.
+func (e Earned) drawFlowOff(src rand.Source) bool {
+	flow := distuv.Beta{Alpha: 1 + float64(e.FlowRose), Beta: 1 + float64(e.FlowPicks-e.FlowRose), Src: src}
+	child := distuv.Beta{Alpha: 1 + float64(e.ChildRose), Beta: 1 + float64(e.ChildPicks-e.ChildRose), Src: src}
+	return flow.Rand() < child.Rand()
 }
 
 // Optimizer runs NF-BO. Create it with NewOptimizer; it is not safe for concurrent use.
@@ -428,8 +448,16 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 			return err
 		}
 	}
+	withFlow := !o.st.FlowOff // the batch's: FlowOff is drawn for the next one below
 	if st := b.Screened; st != nil && len(b.FromFlow) == len(scores) {
 		st.countTop(b.FromFlow, scores, o.st.Y)
+		if cfg.FlowEarned && withFlow {
+			e := &o.st.Earned
+			e.FlowPicks += st.FromFlow
+			e.FlowRose += st.FlowTop
+			e.ChildPicks += len(scores) - st.FromFlow
+			e.ChildRose += st.OffspringTop
+		}
 	}
 	// The evaluations are on disk: update the state.
 	o.st.Tokens = append(o.st.Tokens, b.Tokens...)
@@ -446,12 +474,17 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	}
 	out := Outcome{BestNew: maxOf(scores), D: o.d}
 	out.Proposed, out.New = o.prop.novelty(b)
-	o.st.TR = UpdateTrustRegion(o.st.TR, cfg.TRRule, cfg.NoveltyBand, out)
+	if withFlow { // an iteration without the flow examined no box
+		o.st.TR = UpdateTrustRegion(o.st.TR, cfg.TRRule, cfg.NoveltyBand, out)
+	}
 	// The reference fine-tunes at the start of the iteration after the counter reaches 0; doing it here is the
 	// same sequence, and keeps the flow fixed between a checkpoint and the next batch. After the batch that
 	// spends the budget there is no next iteration, so neither the flow nor the surrogate learns from it.
 	last := o.Calls() >= cfg.Budget
-	fineTune := cfg.TrainEvery > 0 && o.st.Counter >= 0 && !last && o.prop.trainsFlow()
+	if cfg.FlowEarned && !last {
+		o.st.FlowOff = o.st.Earned.drawFlowOff(o.src)
+	}
+	fineTune := cfg.TrainEvery > 0 && o.st.Counter >= 0 && !last && o.prop.trainsFlow() && !o.st.FlowOff
 	if err := o.fineTuneAndLearn(ctx, fineTune, !last && fresh > 0, fresh); err != nil {
 		return err
 	}

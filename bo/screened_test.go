@@ -740,3 +740,70 @@ func TestScreenedOrigins(t *testing.T) {
 		}
 	}
 }
+
+// TestEarnedDraw: the flow sits out about as often as its rate's posterior falls below the GA children's: almost
+// never when it rises ten times as often, almost always when it never rises and they do, half the time when
+// nothing is known.
+func TestEarnedDraw(t *testing.T) {
+	src := rand.NewPCG(3, 4)
+	for _, tc := range []struct {
+		e        Earned
+		min, max float64 // of the share of draws that leave the flow out
+	}{
+		{Earned{FlowPicks: 200, FlowRose: 100, ChildPicks: 2000, ChildRose: 100}, 0, 0.01},
+		{Earned{FlowPicks: 200, FlowRose: 0, ChildPicks: 2000, ChildRose: 400}, 0.99, 1},
+		{Earned{}, 0.45, 0.55},
+	} {
+		off := 0
+		const n = 2000
+		for range n {
+			if tc.e.drawFlowOff(src) {
+				off++
+			}
+		}
+		if s := float64(off) / n; s < tc.min || s > tc.max {
+			t.Errorf("%+v: the flow sat out %.3f of the draws, want [%v, %v]", tc.e, s, tc.min, tc.max)
+		}
+	}
+}
+
+// TestFlowEarnedIterations: with FlowEarned, an iteration without the flow decodes nothing, picks only GA
+// children and leaves the trust region and the flow as they were; the counts grow only in iterations with it.
+func TestFlowEarnedIterations(t *testing.T) {
+	cfg := toyConfig("")
+	toScreened(&cfg, 10)
+	cfg.FlowEarned, cfg.Budget = true, 200
+	rec := &recorder{}
+	// A flow that decodes every token shifted: its candidates are far from their anchors, and the GA children
+	// rise above the tenth best more often than they do.
+	flow := &toyFlow{t: toyT, v: toyV, shift: 3}
+	o, _, err := runToyFlow(t, cfg, memObjective{&toyScorer{}}, 7, rec, context.Background(), flow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	with, without, flowPicks := 0, 0, 0
+	for k, p := range rec.log {
+		st := p.Screened
+		if st.Decoded > 0 {
+			with++
+			flowPicks += st.FromFlow
+			continue
+		}
+		without++
+		if st.FromFlow != 0 {
+			t.Errorf("iteration %d without the flow: %d picks from it", p.Iteration, st.FromFlow)
+		}
+		if k > 0 && p.TRLength != rec.log[k-1].TRLength {
+			t.Errorf("iteration %d without the flow changed the trust region, %v to %v", p.Iteration, rec.log[k-1].TRLength, p.TRLength)
+		}
+	}
+	if with == 0 || without == 0 {
+		t.Fatalf("%d iterations with the flow and %d without: want both", with, without)
+	}
+	if e := o.st.Earned; e.FlowPicks != flowPicks || e.FlowPicks+e.ChildPicks > cfg.Budget {
+		t.Errorf("earned %+v, the flow's picks in iterations with it %d", e, flowPicks)
+	}
+	if int(flow.finetunes) >= len(rec.log) {
+		t.Errorf("%d fine-tunes in %d iterations, %d of them without the flow", flow.finetunes, len(rec.log), without)
+	}
+}
