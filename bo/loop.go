@@ -162,24 +162,38 @@ type state struct {
 	Stale   int // iterations in a row without a new molecule
 	TR      TrustRegion
 	Fitted  bool // initial surrogate fit done
-	// Earned counts, with ScreenedSettings.FlowEarned, the picks of the iterations that used the flow, and FlowOff
-	// says that the current iteration (the next, between iterations) goes without it.
+	// Earned weighs, with ScreenedSettings.FlowEarned, the picks so far, and FlowOff says that the current
+	// iteration (the next, between iterations) goes without the flow.
 	Earned  Earned
 	FlowOff bool
 }
 
-// Earned counts the picks of the flow and of the GA children in the iterations that used the flow, and of them
-// those that scored above the tenth best before their batch (ScreenedStats.FlowTop, OffspringTop).
+// earnedMemory is the weight an iteration's counts keep in Earned after each later iteration: about the last five
+// iterations count, so that the GA children's early rates (in the first batch almost every pick rises above the
+// tenth best) fade as the run climbs, and a flow left out for a while is tried again once its counts have faded.
+const earnedMemory = 0.8
+
+// Earned weighs the picks of the flow and of the GA children, and those of them that scored above the tenth best
+// before their batch (ScreenedStats.FlowTop, OffspringTop), each iteration's counts discounted by earnedMemory
+// at every later one: discounted Thompson sampling, for rates that fall as a run climbs.
 type Earned struct {
-	FlowPicks, FlowRose, ChildPicks, ChildRose int
+	FlowPicks, FlowRose, ChildPicks, ChildRose float64
+}
+
+// add discounts the counts so far and adds an iteration's.
+func (e *Earned) add(flowPicks, flowRose, childPicks, childRose int) {
+	e.FlowPicks = earnedMemory*e.FlowPicks + float64(flowPicks)
+	e.FlowRose = earnedMemory*e.FlowRose + float64(flowRose)
+	e.ChildPicks = earnedMemory*e.ChildPicks + float64(childPicks)
+	e.ChildRose = earnedMemory*e.ChildRose + float64(childRose)
 }
 
 // drawFlowOff draws whether the next iteration goes without the flow: Thompson sampling between the flow's and
 // the GA children's rates of scoring above the tenth best, each a Beta(1 + rose, 1 + picks − rose) posterior; the
 // flow sits out when its draw is the lower.
 func (e Earned) drawFlowOff(src rand.Source) bool {
-	flow := distuv.Beta{Alpha: 1 + float64(e.FlowRose), Beta: 1 + float64(e.FlowPicks-e.FlowRose), Src: src}
-	child := distuv.Beta{Alpha: 1 + float64(e.ChildRose), Beta: 1 + float64(e.ChildPicks-e.ChildRose), Src: src}
+	flow := distuv.Beta{Alpha: 1 + e.FlowRose, Beta: 1 + e.FlowPicks - e.FlowRose, Src: src}
+	child := distuv.Beta{Alpha: 1 + e.ChildRose, Beta: 1 + e.ChildPicks - e.ChildRose, Src: src}
 	return flow.Rand() < child.Rand()
 }
 
@@ -451,12 +465,8 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	withFlow := !o.st.FlowOff // the batch's: FlowOff is drawn for the next one below
 	if st := b.Screened; st != nil && len(b.FromFlow) == len(scores) {
 		st.countTop(b.FromFlow, scores, o.st.Y)
-		if cfg.FlowEarned && withFlow {
-			e := &o.st.Earned
-			e.FlowPicks += st.FromFlow
-			e.FlowRose += st.FlowTop
-			e.ChildPicks += len(scores) - st.FromFlow
-			e.ChildRose += st.OffspringTop
+		if cfg.FlowEarned { // an iteration without the flow counts its children, and the flow's counts fade
+			o.st.Earned.add(st.FromFlow, st.FlowTop, len(scores)-st.FromFlow, st.OffspringTop)
 		}
 	}
 	// The evaluations are on disk: update the state.

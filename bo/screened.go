@@ -26,9 +26,9 @@ type ScreenedSettings struct {
 	NoFlow bool `json:",omitempty"`
 	// FlowEarned (with Offspring) lets the flow take part in an iteration only as often as its picks earn it, a
 	// probe: after each iteration the next one goes with or without the flow by Thompson sampling between two
-	// Beta posteriors, the flow's picks' and the GA children's rates of scoring above the tenth best, both
-	// counted in the iterations that used the flow. An iteration without it is one of NoFlow's: no decoding, no
-	// fine-tune, no trust-region update.
+	// Beta posteriors, the flow's picks' and the GA children's rates of scoring above the tenth best, with the
+	// counts of earlier iterations discounted (Earned). An iteration without it is one of NoFlow's: no
+	// decoding, no fine-tune, no trust-region update.
 	FlowEarned bool `json:",omitempty"`
 	// CandidateTarget, if positive, decodes each anchor's candidates a chunk at a time and stops once this many
 	// were new molecules; 0 decodes all Candidates. A lever against decoding thousands of molecules already
