@@ -163,9 +163,11 @@ type state struct {
 	TR      TrustRegion
 	Fitted  bool // initial surrogate fit done
 	// Earned weighs, with ScreenedSettings.FlowEarned, the picks so far, and FlowOff says that the current
-	// iteration (the next, between iterations) goes without the flow.
+	// iteration (the next, between iterations) goes without the flow. Line is then each row's share of the
+	// flow in its line (Earned), 0 for the initial rows.
 	Earned  Earned
 	FlowOff bool
+	Line    []float64
 }
 
 // earnedMemory is the weight an iteration's counts keep in Earned after each later iteration: about the last five
@@ -173,19 +175,33 @@ type state struct {
 // tenth best) fade as the run climbs, and a flow left out for a while is tried again once its counts have faded.
 const earnedMemory = 0.8
 
-// Earned weighs the picks of the flow and of the GA children, and those of them that scored above the tenth best
-// before their batch (ScreenedStats.FlowTop, OffspringTop), each iteration's counts discounted by earnedMemory
-// at every later one: discounted Thompson sampling, for rates that fall as a run climbs.
+// Earned weighs the picks that scored above the tenth best before their batch against all picks, split between
+// the flow and the GA by each pick's line: a molecule the flow decoded is the flow's, a mutant is its parent's
+// share, a crossover the mean of its parents', an initial molecule the GA's. So a child of the flow's molecules
+// credits the flow when it rises, and the flow earns by what its molecules lead to, not by its own picks alone
+// (BENCHMARKS.md, "The flow's indirect part"). Each iteration's counts are discounted by earnedMemory at every
+// later one: discounted Thompson sampling, for rates that fall as a run climbs.
 type Earned struct {
 	FlowPicks, FlowRose, ChildPicks, ChildRose float64
 }
 
-// add discounts the counts so far and adds an iteration's.
-func (e *Earned) add(flowPicks, flowRose, childPicks, childRose int) {
-	e.FlowPicks = earnedMemory*e.FlowPicks + float64(flowPicks)
-	e.FlowRose = earnedMemory*e.FlowRose + float64(flowRose)
-	e.ChildPicks = earnedMemory*e.ChildPicks + float64(childPicks)
-	e.ChildRose = earnedMemory*e.ChildRose + float64(childRose)
+// add discounts the counts so far and adds a batch's: line holds the picks' shares of the flow, scores their
+// scores, y the data's scores before the batch.
+func (e *Earned) add(line, scores, y []float64) {
+	bar := tenthBest(y)
+	e.FlowPicks *= earnedMemory
+	e.FlowRose *= earnedMemory
+	e.ChildPicks *= earnedMemory
+	e.ChildRose *= earnedMemory
+	for i, s := range scores {
+		g := line[i]
+		e.FlowPicks += g
+		e.ChildPicks += 1 - g
+		if s > bar {
+			e.FlowRose += g
+			e.ChildRose += 1 - g
+		}
+	}
 }
 
 // drawFlowOff draws whether the next iteration goes without the flow: Thompson sampling between the flow's and
@@ -376,7 +392,9 @@ type batch struct {
 	// Origins are, with the screened variant, how each molecule was proposed (the evaluation log keeps them
 	// through a Tracer); nil otherwise, and in a pending batch of an nfbo that kept none.
 	Origins []rundir.Origin
-	RNG     []byte // random state after proposing (RunDir only)
+	// Line is, with ScreenedSettings.FlowEarned, each molecule's share of the flow in its line (Earned).
+	Line []float64
+	RNG  []byte // random state after proposing (RunDir only)
 }
 
 // iterate is one iteration of Algorithm 1: propose a batch, then evaluate it and update the state.
@@ -465,9 +483,15 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	withFlow := !o.st.FlowOff // the batch's: FlowOff is drawn for the next one below
 	if st := b.Screened; st != nil && len(b.FromFlow) == len(scores) {
 		st.countTop(b.FromFlow, scores, o.st.Y)
-		if cfg.FlowEarned { // an iteration without the flow counts its children, and the flow's counts fade
-			o.st.Earned.add(st.FromFlow, st.FlowTop, len(scores)-st.FromFlow, st.OffspringTop)
+	}
+	if cfg.FlowEarned { // an iteration without the flow counts its children, and the flow's counts fade
+		line := b.Line
+		if len(line) != len(scores) { // a pending batch of an nfbo that kept none
+			line = make([]float64, len(scores))
 		}
+		o.st.Line = append(o.st.Line, make([]float64, len(o.st.Y)-len(o.st.Line))...) // the initial rows
+		o.st.Earned.add(line, scores, o.st.Y)
+		o.st.Line = append(o.st.Line, line...)
 	}
 	// The evaluations are on disk: update the state.
 	o.st.Tokens = append(o.st.Tokens, b.Tokens...)

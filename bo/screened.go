@@ -26,9 +26,9 @@ type ScreenedSettings struct {
 	NoFlow bool `json:",omitempty"`
 	// FlowEarned (with Offspring) lets the flow take part in an iteration only as often as its picks earn it, a
 	// probe: after each iteration the next one goes with or without the flow by Thompson sampling between two
-	// Beta posteriors, the flow's picks' and the GA children's rates of scoring above the tenth best, with the
-	// counts of earlier iterations discounted (Earned). An iteration without it is one of NoFlow's: no
-	// decoding, no fine-tune, no trust-region update.
+	// Beta posteriors, the flow's and the GA's rates of scoring above the tenth best, each pick counted for
+	// the flow by its line's share of the flow's molecules, with the counts of earlier iterations discounted
+	// (Earned). An iteration without it is one of NoFlow's: no decoding, no fine-tune, no trust-region update.
 	FlowEarned bool `json:",omitempty"`
 	// CandidateTarget, if positive, decodes each anchor's candidates a chunk at a time and stops once this many
 	// were new molecules; 0 decodes all Candidates. A lever against decoding thousands of molecules already
@@ -104,12 +104,7 @@ const topK = 10
 // countTop sets FlowTop and OffspringTop from the batch's picks (fromFlow), their scores and the scores y before
 // the batch.
 func (st *ScreenedStats) countTop(fromFlow []bool, scores, y []float64) {
-	bar := math.Inf(-1)
-	if len(y) >= topK {
-		top := slices.Clone(y)
-		slices.SortFunc(top, func(a, b float64) int { return cmp.Compare(b, a) })
-		bar = top[topK-1]
-	}
+	bar := tenthBest(y)
 	st.FlowTop, st.OffspringTop = 0, 0
 	for i, s := range scores {
 		switch {
@@ -120,6 +115,16 @@ func (st *ScreenedStats) countTop(fromFlow []bool, scores, y []float64) {
 			st.OffspringTop++
 		}
 	}
+}
+
+// tenthBest is the topK-th best of y, or −Inf when y holds fewer.
+func tenthBest(y []float64) float64 {
+	if len(y) < topK {
+		return math.Inf(-1)
+	}
+	top := slices.Clone(y)
+	slices.SortFunc(top, func(a, b float64) int { return cmp.Compare(b, a) })
+	return top[topK-1]
 }
 
 // DefaultOffspring is the screened variant's number of GA children added to each anchor's candidates.
@@ -585,6 +590,27 @@ func (pl *pool) take(i int) {
 	b.Tokens = append(b.Tokens, pl.tok[i*t:(i+1)*t]...)
 	b.SMILES = append(b.SMILES, pl.key[i])
 	b.Origins = append(b.Origins, pl.orig[i].origin(pl.o.st.SMILES))
+	if pl.o.cfg.FlowEarned {
+		b.Line = append(b.Line, pl.orig[i].line(pl.o.st.Line))
+	}
+}
+
+// line is the share of the flow in the line of a molecule made as o says, given the data's rows' shares (Earned);
+// a row past the end of line, an initial one before the first batch, has none.
+func (o origin) line(line []float64) float64 {
+	of := func(i int) float64 {
+		if i < len(line) {
+			return line[i]
+		}
+		return 0
+	}
+	switch {
+	case o.by == rundir.ByFlow:
+		return 1
+	case o.other >= 0:
+		return (of(o.parent) + of(o.other)) / 2
+	}
+	return of(o.parent)
 }
 
 // origin is how a pool's molecule was made: by a move of rundir.Origin's, from the data's rows parent and other

@@ -767,14 +767,47 @@ func TestEarnedDraw(t *testing.T) {
 	}
 }
 
-// TestEarnedAdd: each iteration's counts are discounted by earnedMemory at every later one.
+// TestEarnedAdd: each pick counts for the flow by its line's share and for the GA by the rest, a pick above the
+// tenth best before its batch rises for both in those shares, and each iteration's counts are discounted by
+// earnedMemory at every later one.
 func TestEarnedAdd(t *testing.T) {
+	y := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11} // the tenth best is 2
 	var e Earned
-	e.add(10, 5, 40, 20)
-	e.add(0, 0, 50, 10)
-	want := Earned{FlowPicks: 10 * earnedMemory, FlowRose: 5 * earnedMemory, ChildPicks: 40*earnedMemory + 50, ChildRose: 20*earnedMemory + 10}
+	e.add([]float64{1, 0.5, 0}, []float64{3, 1, 2.5}, y)
+	e.add([]float64{0.25}, []float64{2}, y) // at the bar: does not rise
+	want := Earned{
+		FlowPicks:  1.5*earnedMemory + 0.25,
+		FlowRose:   1 * earnedMemory,
+		ChildPicks: 1.5*earnedMemory + 0.75,
+		ChildRose:  1 * earnedMemory,
+	}
 	if math.Abs(e.FlowPicks-want.FlowPicks)+math.Abs(e.FlowRose-want.FlowRose)+math.Abs(e.ChildPicks-want.ChildPicks)+math.Abs(e.ChildRose-want.ChildRose) > 1e-12 {
 		t.Errorf("earned %+v, want %+v", e, want)
+	}
+	var few Earned // fewer than ten scores: every pick rises
+	few.add([]float64{1, 0}, []float64{0, 0}, []float64{5})
+	if few != (Earned{FlowPicks: 1, FlowRose: 1, ChildPicks: 1, ChildRose: 1}) {
+		t.Errorf("with one score before the batch: %+v", few)
+	}
+}
+
+// TestOriginLine: a molecule the flow decoded is all the flow's, a mutant its parent's share, a crossover the
+// mean of its parents', and a parent the shares do not reach yet (an initial row) none.
+func TestOriginLine(t *testing.T) {
+	line := []float64{0, 1, 0.5}
+	for _, tc := range []struct {
+		o    origin
+		want float64
+	}{
+		{origin{by: rundir.ByFlow, parent: 0, other: -1}, 1},
+		{origin{by: rundir.ByMutation, parent: 2, other: -1}, 0.5},
+		{origin{by: rundir.ByCrossover, parent: 1, other: 2}, 0.75},
+		{origin{by: rundir.ByCrossover, parent: 1, other: 7}, 0.5},
+		{origin{by: rundir.ByMutation, parent: 9, other: -1}, 0},
+	} {
+		if got := tc.o.line(line); got != tc.want {
+			t.Errorf("%+v: line %v, want %v", tc.o, got, tc.want)
+		}
 	}
 }
 
@@ -811,8 +844,16 @@ func TestFlowEarnedIterations(t *testing.T) {
 	if with == 0 || without == 0 {
 		t.Fatalf("%d iterations with the flow and %d without: want both", with, without)
 	}
-	if e := o.st.Earned; e.FlowPicks <= 0 || e.FlowPicks > float64(flowPicks) {
+	if e := o.st.Earned; e.FlowPicks <= 0 {
 		t.Errorf("earned %+v, the flow's picks in iterations with it %d", e, flowPicks)
+	}
+	if len(o.st.Line) != len(o.st.Y) {
+		t.Fatalf("%d line shares for %d rows", len(o.st.Line), len(o.st.Y))
+	}
+	for i, g := range o.st.Line {
+		if g < 0 || g > 1 || (i < o.st.NInit && g != 0) {
+			t.Errorf("row %d (%d initial): line share %v", i, o.st.NInit, g)
+		}
 	}
 	if int(flow.finetunes) >= len(rec.log) {
 		t.Errorf("%d fine-tunes in %d iterations, %d of them without the flow", flow.finetunes, len(rec.log), without)

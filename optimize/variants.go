@@ -98,7 +98,8 @@ func (s *ScreenedArgs) addFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&s.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
 		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
 	fs.BoolVar(&s.FlowEarned, "flow-earned", false, "probe: each iteration goes with the flow or without it (as -no-flow) by "+
-		"Thompson sampling between the flow's picks' and the GA children's rates of scoring above the tenth best")
+		"Thompson sampling between the flow's and the GA's rates of scoring above the tenth best, each pick counted for the flow by "+
+		"its line's share of the flow's molecules")
 }
 
 // check checks the flags' values.
