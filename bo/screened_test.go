@@ -740,3 +740,122 @@ func TestScreenedOrigins(t *testing.T) {
 		}
 	}
 }
+
+// TestEarnedDraw: the flow sits out about as often as its rate's posterior falls below the GA children's: almost
+// never when it rises ten times as often, almost always when it never rises and they do, half the time when
+// nothing is known.
+func TestEarnedDraw(t *testing.T) {
+	src := rand.NewPCG(3, 4)
+	for _, tc := range []struct {
+		e        Earned
+		min, max float64 // of the share of draws that leave the flow out
+	}{
+		{Earned{FlowPicks: 200, FlowRose: 100, ChildPicks: 2000, ChildRose: 100}, 0, 0.01},
+		{Earned{FlowPicks: 200, FlowRose: 0, ChildPicks: 2000, ChildRose: 400}, 0.99, 1},
+		{Earned{}, 0.45, 0.55},
+	} {
+		off := 0
+		const n = 2000
+		for range n {
+			if tc.e.drawFlowOff(src) {
+				off++
+			}
+		}
+		if s := float64(off) / n; s < tc.min || s > tc.max {
+			t.Errorf("%+v: the flow sat out %.3f of the draws, want [%v, %v]", tc.e, s, tc.min, tc.max)
+		}
+	}
+}
+
+// TestEarnedAdd: each pick counts for the flow by its line's share and for the GA by the rest, a pick above the
+// tenth best before its batch rises for both in those shares, and each iteration's counts are discounted by
+// earnedMemory at every later one.
+func TestEarnedAdd(t *testing.T) {
+	y := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11} // the tenth best is 2
+	var e Earned
+	e.add([]float64{1, 0.5, 0}, []float64{3, 1, 2.5}, y)
+	e.add([]float64{0.25}, []float64{2}, y) // at the bar: does not rise
+	want := Earned{
+		FlowPicks:  1.5*earnedMemory + 0.25,
+		FlowRose:   1 * earnedMemory,
+		ChildPicks: 1.5*earnedMemory + 0.75,
+		ChildRose:  1 * earnedMemory,
+	}
+	if math.Abs(e.FlowPicks-want.FlowPicks)+math.Abs(e.FlowRose-want.FlowRose)+math.Abs(e.ChildPicks-want.ChildPicks)+math.Abs(e.ChildRose-want.ChildRose) > 1e-12 {
+		t.Errorf("earned %+v, want %+v", e, want)
+	}
+	var few Earned // fewer than ten scores: every pick rises
+	few.add([]float64{1, 0}, []float64{0, 0}, []float64{5})
+	if few != (Earned{FlowPicks: 1, FlowRose: 1, ChildPicks: 1, ChildRose: 1}) {
+		t.Errorf("with one score before the batch: %+v", few)
+	}
+}
+
+// TestOriginLine: a molecule the flow decoded is all the flow's, a mutant its parent's share, a crossover the
+// mean of its parents', and a parent the shares do not reach yet (an initial row) none.
+func TestOriginLine(t *testing.T) {
+	line := []float64{0, 1, 0.5}
+	for _, tc := range []struct {
+		o    origin
+		want float64
+	}{
+		{origin{by: rundir.ByFlow, parent: 0, other: -1}, 1},
+		{origin{by: rundir.ByMutation, parent: 2, other: -1}, 0.5},
+		{origin{by: rundir.ByCrossover, parent: 1, other: 2}, 0.75},
+		{origin{by: rundir.ByCrossover, parent: 1, other: 7}, 0.5},
+		{origin{by: rundir.ByMutation, parent: 9, other: -1}, 0},
+	} {
+		if got := tc.o.line(line); got != tc.want {
+			t.Errorf("%+v: line %v, want %v", tc.o, got, tc.want)
+		}
+	}
+}
+
+// TestFlowEarnedIterations: with FlowEarned, an iteration without the flow decodes nothing, picks only GA
+// children and leaves the trust region and the flow as they were.
+func TestFlowEarnedIterations(t *testing.T) {
+	cfg := toyConfig("")
+	toScreened(&cfg, 10)
+	cfg.FlowEarned, cfg.Budget = true, 200
+	rec := &recorder{}
+	// A flow that decodes every token shifted: its candidates are far from their anchors, and the GA children
+	// rise above the tenth best more often than they do.
+	flow := &toyFlow{t: toyT, v: toyV, shift: 3}
+	o, _, err := runToyFlow(t, cfg, memObjective{&toyScorer{}}, 7, rec, context.Background(), flow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	with, without, flowPicks := 0, 0, 0
+	for k, p := range rec.log {
+		st := p.Screened
+		if st.Decoded > 0 {
+			with++
+			flowPicks += st.FromFlow
+			continue
+		}
+		without++
+		if st.FromFlow != 0 {
+			t.Errorf("iteration %d without the flow: %d picks from it", p.Iteration, st.FromFlow)
+		}
+		if k > 0 && p.TRLength != rec.log[k-1].TRLength {
+			t.Errorf("iteration %d without the flow changed the trust region, %v to %v", p.Iteration, rec.log[k-1].TRLength, p.TRLength)
+		}
+	}
+	if with == 0 || without == 0 {
+		t.Fatalf("%d iterations with the flow and %d without: want both", with, without)
+	}
+	if e := o.st.Earned; e.FlowPicks <= 0 {
+		t.Errorf("earned %+v, the flow's picks in iterations with it %d", e, flowPicks)
+	}
+	if len(o.st.Line) != len(o.st.Y) {
+		t.Fatalf("%d line shares for %d rows", len(o.st.Line), len(o.st.Y))
+	}
+	for i, g := range o.st.Line {
+		if g < 0 || g > 1 || (i < o.st.NInit && g != 0) {
+			t.Errorf("row %d (%d initial): line share %v", i, o.st.NInit, g)
+		}
+	}
+	if int(flow.finetunes) >= len(rec.log) {
+		t.Errorf("%d fine-tunes in %d iterations, %d of them without the flow", flow.finetunes, len(rec.log), without)
+	}
+}
