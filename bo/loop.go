@@ -12,7 +12,6 @@ import (
 
 	"github.com/nfbo/nfbo/bo/sobol"
 	"github.com/nfbo/nfbo/rundir"
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Status says why a run ended.
@@ -162,55 +161,6 @@ type state struct {
 	Stale   int // iterations in a row without a new molecule
 	TR      TrustRegion
 	Fitted  bool // initial surrogate fit done
-	// Earned weighs, with ScreenedSettings.FlowEarned, the picks so far, and FlowOff says that the current
-	// iteration (the next, between iterations) goes without the flow. Line is then each row's share of the
-	// flow in its line (Earned), 0 for the initial rows.
-	Earned  Earned
-	FlowOff bool
-	Line    []float64
-}
-
-// earnedMemory is the weight an iteration's counts keep in Earned after each later iteration: about the last five
-// iterations count, so that the GA children's early rates (in the first batch almost every pick rises above the
-// tenth best) fade as the run climbs, and a flow left out for a while is tried again once its counts have faded.
-const earnedMemory = 0.8
-
-// Earned weighs the picks that scored above the tenth best before their batch against all picks, split between
-// the flow and the GA by each pick's line: a molecule the flow decoded is the flow's, a mutant is its parent's
-// share, a crossover the mean of its parents', an initial molecule the GA's. So a child of the flow's molecules
-// credits the flow when it rises, and the flow earns by what its molecules lead to, not by its own picks alone
-// (BENCHMARKS.md, "The flow's indirect part"). Each iteration's counts are discounted by earnedMemory at every
-// later one: discounted Thompson sampling, for rates that fall as a run climbs.
-type Earned struct {
-	FlowPicks, FlowRose, ChildPicks, ChildRose float64
-}
-
-// add discounts the counts so far and adds a batch's: line holds the picks' shares of the flow, scores their
-// scores, y the data's scores before the batch.
-func (e *Earned) add(line, scores, y []float64) {
-	bar := tenthBest(y)
-	e.FlowPicks *= earnedMemory
-	e.FlowRose *= earnedMemory
-	e.ChildPicks *= earnedMemory
-	e.ChildRose *= earnedMemory
-	for i, s := range scores {
-		g := line[i]
-		e.FlowPicks += g
-		e.ChildPicks += 1 - g
-		if s > bar {
-			e.FlowRose += g
-			e.ChildRose += 1 - g
-		}
-	}
-}
-
-// drawFlowOff draws whether the next iteration goes without the flow: Thompson sampling between the flow's and
-// the GA children's rates of scoring above the tenth best, each a Beta(1 + rose, 1 + picks − rose) posterior; the
-// flow sits out when its draw is the lower.
-func (e Earned) drawFlowOff(src rand.Source) bool {
-	flow := distuv.Beta{Alpha: 1 + e.FlowRose, Beta: 1 + e.FlowPicks - e.FlowRose, Src: src}
-	child := distuv.Beta{Alpha: 1 + e.ChildRose, Beta: 1 + e.ChildPicks - e.ChildRose, Src: src}
-	return flow.Rand() < child.Rand()
 }
 
 // Optimizer runs NF-BO. Create it with NewOptimizer; it is not safe for concurrent use.
@@ -392,9 +342,7 @@ type batch struct {
 	// Origins are, with the screened variant, how each molecule was proposed (the evaluation log keeps them
 	// through a Tracer); nil otherwise, and in a pending batch of an nfbo that kept none.
 	Origins []rundir.Origin
-	// Line is, with ScreenedSettings.FlowEarned, each molecule's share of the flow in its line (Earned).
-	Line []float64
-	RNG  []byte // random state after proposing (RunDir only)
+	RNG     []byte // random state after proposing (RunDir only)
 }
 
 // iterate is one iteration of Algorithm 1: propose a batch, then evaluate it and update the state.
@@ -480,18 +428,8 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 			return err
 		}
 	}
-	withFlow := !o.st.FlowOff // the batch's: FlowOff is drawn for the next one below
 	if st := b.Screened; st != nil && len(b.FromFlow) == len(scores) {
 		st.countTop(b.FromFlow, scores, o.st.Y)
-	}
-	if cfg.FlowEarned { // an iteration without the flow counts its children, and the flow's counts fade
-		line := b.Line
-		if len(line) != len(scores) { // a pending batch of an nfbo that kept none
-			line = make([]float64, len(scores))
-		}
-		o.st.Line = append(o.st.Line, make([]float64, len(o.st.Y)-len(o.st.Line))...) // the initial rows
-		o.st.Earned.add(line, scores, o.st.Y)
-		o.st.Line = append(o.st.Line, line...)
 	}
 	// The evaluations are on disk: update the state.
 	o.st.Tokens = append(o.st.Tokens, b.Tokens...)
@@ -508,17 +446,12 @@ func (o *Optimizer) complete(ctx context.Context, b *batch) error {
 	}
 	out := Outcome{BestNew: maxOf(scores), D: o.d}
 	out.Proposed, out.New = o.prop.novelty(b)
-	if withFlow { // an iteration without the flow examined no box
-		o.st.TR = UpdateTrustRegion(o.st.TR, cfg.TRRule, cfg.NoveltyBand, out)
-	}
+	o.st.TR = UpdateTrustRegion(o.st.TR, cfg.TRRule, cfg.NoveltyBand, out)
 	// The reference fine-tunes at the start of the iteration after the counter reaches 0; doing it here is the
 	// same sequence, and keeps the flow fixed between a checkpoint and the next batch. After the batch that
 	// spends the budget there is no next iteration, so neither the flow nor the surrogate learns from it.
 	last := o.Calls() >= cfg.Budget
-	if cfg.FlowEarned && !last {
-		o.st.FlowOff = o.st.Earned.drawFlowOff(o.src)
-	}
-	fineTune := cfg.TrainEvery > 0 && o.st.Counter >= 0 && !last && o.prop.trainsFlow() && !o.st.FlowOff
+	fineTune := cfg.TrainEvery > 0 && o.st.Counter >= 0 && !last && o.prop.trainsFlow()
 	if err := o.fineTuneAndLearn(ctx, fineTune, !last && fresh > 0, fresh); err != nil {
 		return err
 	}

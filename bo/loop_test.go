@@ -90,7 +90,6 @@ func TestLoopEndToEnd(t *testing.T) {
 		{"no-flow", func(c *Config) { toScreened(c, 10); c.NoFlow = true }},
 		{"candidate-target", func(c *Config) { toScreened(c, 10); c.CandidateTarget = 8 }},
 		{"no-flow-candidate-target", func(c *Config) { toScreened(c, 10); c.NoFlow, c.CandidateTarget = true, 8 }}, // the pmo preset's -no-flow
-		{"flow-earned", func(c *Config) { toScreened(c, 10); c.FlowEarned, c.CandidateTarget = true, 8 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := toyConfig("")
@@ -227,10 +226,6 @@ func TestResume(t *testing.T) {
 	// a resumed run must draw them as the uninterrupted one did.
 	t.Run("screened, ties drawn", func(t *testing.T) {
 		testResume(t, func(c *Config) { toScreened(c, 10); c.DistinctScores, c.Ties = true, TiesDrawn })
-	})
-	// The flow's part is drawn after every iteration from the run's stream and counts kept in the checkpoint.
-	t.Run("screened, flow earned", func(t *testing.T) {
-		testResume(t, func(c *Config) { toScreened(c, 10); c.FlowEarned = true })
 	})
 }
 

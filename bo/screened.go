@@ -24,12 +24,6 @@ type ScreenedSettings struct {
 	// NoFlow (with Offspring) proposes no latent candidates: the GP picks among the GA children alone, and the
 	// flow is neither encoded, decoded nor fine-tuned. An ablation: what the flow adds.
 	NoFlow bool `json:",omitempty"`
-	// FlowEarned (with Offspring) lets the flow take part in an iteration only as often as its picks earn it, a
-	// probe: after each iteration the next one goes with or without the flow by Thompson sampling between two
-	// Beta posteriors, the flow's and the GA's rates of scoring above the tenth best, each pick counted for
-	// the flow by its line's share of the flow's molecules, with the counts of earlier iterations discounted
-	// (Earned). An iteration without it is one of NoFlow's: no decoding, no fine-tune, no trust-region update.
-	FlowEarned bool `json:",omitempty"`
 	// CandidateTarget, if positive, decodes each anchor's candidates a chunk at a time and stops once this many
 	// were new molecules; 0 decodes all Candidates. A lever against decoding thousands of molecules already
 	// seen (issue #32); the guacamol-500 and pmo presets' screened variant decodes until 100 are new (Preset.Screened).
@@ -104,7 +98,12 @@ const topK = 10
 // countTop sets FlowTop and OffspringTop from the batch's picks (fromFlow), their scores and the scores y before
 // the batch.
 func (st *ScreenedStats) countTop(fromFlow []bool, scores, y []float64) {
-	bar := tenthBest(y)
+	bar := math.Inf(-1)
+	if len(y) >= topK {
+		top := slices.Clone(y)
+		slices.SortFunc(top, func(a, b float64) int { return cmp.Compare(b, a) })
+		bar = top[topK-1]
+	}
 	st.FlowTop, st.OffspringTop = 0, 0
 	for i, s := range scores {
 		switch {
@@ -115,16 +114,6 @@ func (st *ScreenedStats) countTop(fromFlow []bool, scores, y []float64) {
 			st.OffspringTop++
 		}
 	}
-}
-
-// tenthBest is the topK-th best of y, or −Inf when y holds fewer.
-func tenthBest(y []float64) float64 {
-	if len(y) < topK {
-		return math.Inf(-1)
-	}
-	top := slices.Clone(y)
-	slices.SortFunc(top, func(a, b float64) int { return cmp.Compare(b, a) })
-	return top[topK-1]
 }
 
 // DefaultOffspring is the screened variant's number of GA children added to each anchor's candidates.
@@ -209,8 +198,6 @@ func (screenedVariant) resolve(c *Config) error {
 		return fmt.Errorf("bo: config: Offspring = %d < 0", s.Offspring)
 	case s.CandidateTarget < 0:
 		return fmt.Errorf("bo: config: CandidateTarget = %d < 0", s.CandidateTarget)
-	case s.FlowEarned && (s.NoFlow || s.Offspring <= 0):
-		return fmt.Errorf("bo: config: FlowEarned needs the flow and Offspring > 0: the GA children are what it is weighed against")
 	case s.NoFlow && s.Offspring <= 0:
 		return fmt.Errorf("bo: config: NoFlow needs Offspring > 0: the GA children are then the only candidates")
 	case !(s.SymbolMutations >= 0 && s.SymbolMutations <= 1):
@@ -350,22 +337,18 @@ func (p *screenedProposer) novelty(b *batch) (examined, fresh int) {
 	return b.Screened.Decoded, b.Screened.Novel
 }
 
-// propose implements proposer: the anchors' boxes, or with NoFlow (or in an iteration FlowEarned leaves without
-// the flow) only their share of the batch.
+// propose implements proposer: the anchors' boxes, or with NoFlow only their share of the batch.
 func (p *screenedProposer) propose(ctx context.Context, anchors []int) (*batch, error) {
-	if !p.usesFlow() {
+	if p.s.NoFlow {
 		// The anchors only share the batch out: each picks among children of its own.
-		return p.proposeScreened(ctx, anchors, make([]float64, len(anchors)*p.o.d), nil, false)
+		return p.proposeScreened(ctx, anchors, make([]float64, len(anchors)*p.o.d), nil)
 	}
 	centres, probs, err := p.o.anchorBoxes(ctx, anchors)
 	if err != nil {
 		return nil, err
 	}
-	return p.proposeScreened(ctx, anchors, centres, probs, true)
+	return p.proposeScreened(ctx, anchors, centres, probs)
 }
-
-// usesFlow reports whether the current iteration proposes with the flow.
-func (p *screenedProposer) usesFlow() bool { return !p.s.NoFlow && !p.o.st.FlowOff }
 
 // fit refits the token surrogate on fitSet.
 func (p *screenedProposer) fit(ctx context.Context) error {
@@ -389,12 +372,12 @@ func (p *screenedProposer) fit(ctx context.Context) error {
 // proposeScreened draws C latent candidates per anchor (anchors, the data's rows) in its box, decodes them,
 // keeps the distinct valid molecules new to the data and to the batch, adds Offspring children of the best
 // molecules, and picks min(q, left) of them per anchor by Thompson sampling of the surrogate.
-func (p *screenedProposer) proposeScreened(ctx context.Context, anchors []int, centres, probs []float64, flow bool) (*batch, error) {
+func (p *screenedProposer) proposeScreened(ctx context.Context, anchors []int, centres, probs []float64) (*batch, error) {
 	o, s := p.o, p.s
 	cfg, t, d := o.cfg, o.t, o.d
 	n := len(centres) / d
 	c, q := cfg.Candidates, cfg.Queries
-	if !flow {
+	if s.NoFlow {
 		c = 0
 	}
 	pts := o.boxCandidates(centres, probs, c)
@@ -590,27 +573,6 @@ func (pl *pool) take(i int) {
 	b.Tokens = append(b.Tokens, pl.tok[i*t:(i+1)*t]...)
 	b.SMILES = append(b.SMILES, pl.key[i])
 	b.Origins = append(b.Origins, pl.orig[i].origin(pl.o.st.SMILES))
-	if pl.o.cfg.FlowEarned {
-		b.Line = append(b.Line, pl.orig[i].line(pl.o.st.Line))
-	}
-}
-
-// line is the share of the flow in the line of a molecule made as o says, given the data's rows' shares (Earned);
-// a row past the end of line, an initial one before the first batch, has none.
-func (o origin) line(line []float64) float64 {
-	of := func(i int) float64 {
-		if i < len(line) {
-			return line[i]
-		}
-		return 0
-	}
-	switch {
-	case o.by == rundir.ByFlow:
-		return 1
-	case o.other >= 0:
-		return (of(o.parent) + of(o.other)) / 2
-	}
-	return of(o.parent)
 }
 
 // origin is how a pool's molecule was made: by a move of rundir.Origin's, from the data's rows parent and other

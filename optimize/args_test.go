@@ -239,23 +239,3 @@ func TestConfigGAOperators(t *testing.T) {
 		t.Errorf("-method ga -mutation graph+fused: %v", err)
 	}
 }
-
-// -flow-earned is the screened variant's with GA children and the flow: refused with -no-flow and with the
-// reference variant.
-func TestConfigFlowEarned(t *testing.T) {
-	pmo, err := bo.PresetByName("pmo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := func(variant string, noFlow bool) Args {
-		return Args{OptimiserArgs: OptimiserArgs{Variant: variant, AnchorRule: "minmax", ScreenedArgs: ScreenedArgs{FlowEarned: true, NoFlow: noFlow}}}
-	}
-	if cfg, err := args("screened", false).Config(pmo); err != nil || !cfg.FlowEarned {
-		t.Errorf("-flow-earned: FlowEarned %v, %v", cfg.FlowEarned, err)
-	}
-	for _, a := range []Args{args("screened", true), args("reference", false)} {
-		if _, err := a.Config(pmo); err == nil || !strings.Contains(err.Error(), "-flow-earned") {
-			t.Errorf("-flow-earned with -variant %s, -no-flow %v: %v, want an error naming the flag", a.Variant, a.NoFlow, err)
-		}
-	}
-}

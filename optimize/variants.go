@@ -72,9 +72,6 @@ type ScreenedArgs struct {
 	CandidateTarget int `json:",omitempty"`
 	// NoFlow is the ablation without the flow: the GP screens GA children alone (bo.ScreenedSettings.NoFlow).
 	NoFlow bool `json:",omitempty"`
-	// FlowEarned lets the flow take part in an iteration only as often as its picks earn it, a probe
-	// (bo.ScreenedSettings.FlowEarned).
-	FlowEarned bool `json:",omitempty"`
 	// Features names the screened surrogate's inputs (bo.SurrogateInputs): "tokens" for token counts, "morgan"
 	// for Morgan count fingerprints (Tanimoto kernel), "morgan+tokens" for both (a Tanimoto kernel on the
 	// fingerprints plus a Matérn kernel on the token counts, weighed by the marginal likelihood); "" means the
@@ -97,9 +94,6 @@ func (s *ScreenedArgs) addFlags(fs *flag.FlagSet) {
 		"by `A`: 1 (or 0) is Thompson sampling, below 1 greedier, above 1 more exploring")
 	fs.BoolVar(&s.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
 		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
-	fs.BoolVar(&s.FlowEarned, "flow-earned", false, "probe: each iteration goes with the flow or without it (as -no-flow) by "+
-		"Thompson sampling between the flow's and the GA's rates of scoring above the tenth best, each pick counted for the flow by "+
-		"its line's share of the flow's molecules")
 }
 
 // check checks the flags' values.
@@ -149,12 +143,6 @@ func (s ScreenedArgs) apply(cfg *bo.Config) error {
 			return errors.New("-ts-spread needs -variant screened")
 		}
 		cfg.Spread = s.Spread
-	}
-	if s.FlowEarned {
-		if !screened || cfg.Offspring == 0 || s.NoFlow {
-			return errors.New("-flow-earned needs -variant screened, GA children (-offspring not -1) and the flow (not -no-flow)")
-		}
-		cfg.FlowEarned = true
 	}
 	if s.NoFlow {
 		if !screened || cfg.Offspring == 0 {
