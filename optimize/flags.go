@@ -28,7 +28,7 @@ func (r *RunArgs) addFlags(fs *flag.FlagSet) {
 	fs.IntVar(&r.Budget, "budget", 0, "objective calls in all (distinct molecules), the scoring of initial molecules without scores included; 0 means the preset's (guacamol-500: 100 initial + 500 new)")
 	fs.StringVar(&r.Model, "model", "", "model directory or checkpoint `file` (required)")
 	fs.Uint64Var(&r.Seed, "seed", 1, "random seed; a run is reproducible given seed, data, model and flags on the same kind of CPU "+
-		"(numpy's and the flow's float kernels are chosen by CPU: another kind may buy other molecules)")
+		"(on another, a run with the flow may buy other molecules)")
 	fs.StringVar(&r.Backend, "backend", "auto", "who runs the flow: auto (pure Go on x86-64 with AVX2, else ONNX Runtime when its library is found, else pure Go), go, ort or cuda (the GPU)")
 	fs.StringVar(&r.Label, "label", "", "the method's name in run.json and reports (bench's -variant sets it); empty means derived from -method, -variant and -no-tacs")
 	fs.StringVar(&r.Setting, "setting", "", "the setting the report files this run under; empty means INITIAL+CALLS, e.g. 100+500 "+
