@@ -867,29 +867,31 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // WriteRunsTSV writes one tab-separated row per run, after a header: setting, task, method, seed, calls, budget,
 // finished, Top-1/10/100, AUC Top-1/10/100 (full float64 precision), seconds, the nfbo version, the initial
-// molecules, the calls that scored them (0 when their scores came with the data) and nfbo's CPU seconds (0 when
-// unknown: rundir.Info.CPUSeconds).
+// molecules, the calls that scored them (0 when their scores came with the data), nfbo's CPU seconds (0 when
+// unknown: rundir.Info.CPUSeconds) and the kernels the run ran on (empty when unknown: rundir.Info.Kernels).
 func WriteRunsTSV(w io.Writer, runs []Run) error {
 	var b strings.Builder
 	b.WriteString(runsTSVHeader + "\n")
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range runs {
 		f, i := r.Figures(), r.Info
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%d\t%d\t%d\t%t\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%d\t%d\t%.0f\n", i.Setting, taskLabel(i), i.Method,
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%d\t%d\t%d\t%t\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%d\t%d\t%.0f\t%s\n", i.Setting, taskLabel(i), i.Method,
 			i.Seed, f.Calls, f.Budget, i.Finished, g(f.Top[0]), g(f.Top[1]), g(f.Top[2]), g(f.AUC[0]), g(f.AUC[1]), g(f.AUC[2]),
-			i.Seconds, strings.ReplaceAll(i.Version, "\t", " "), i.Initial, i.InitialCalls, i.CPUSeconds)
+			i.Seconds, strings.ReplaceAll(i.Version, "\t", " "), i.Initial, i.InitialCalls, i.CPUSeconds,
+			strings.ReplaceAll(i.Kernels, "\t", " "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 // runsTSVHeader is the first line of a runs.tsv (WriteRunsTSV, ReadRunsTSV). ReadRunsTSV reads the files of
-// earlier nfbo too: formerTSVHeader's, written before the initial counts had columns, and initialTSVHeader's,
-// before the CPU seconds had one (what they lack is unknown, 0).
+// earlier nfbo too: formerTSVHeader's, written before the initial counts had columns, initialTSVHeader's, before
+// the CPU seconds had one, and cpuTSVHeader's, before the kernels had one (what they lack is unknown: 0, "").
 const (
 	formerTSVHeader  = "setting\ttask\tmethod\tseed\tcalls\tbudget\tfinished\ttop1\ttop10\ttop100\tauc_top1\tauc_top10\tauc_top100\tseconds\tversion"
 	initialTSVHeader = formerTSVHeader + "\tinitial\tinitial_calls"
-	runsTSVHeader    = initialTSVHeader + "\tcpu_seconds"
+	cpuTSVHeader     = initialTSVHeader + "\tcpu_seconds"
+	runsTSVHeader    = cpuTSVHeader + "\tkernels"
 )
 
 // ReadRunsTSV reads the rows of a runs.tsv as WriteRunsTSV writes them (path names the file in errors): runs
@@ -903,7 +905,7 @@ func ReadRunsTSV(path string, r io.Reader) ([]Run, error) {
 	}
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 	header := strings.TrimSuffix(lines[0], "\r")
-	if header != runsTSVHeader && header != initialTSVHeader && header != formerTSVHeader {
+	if header != runsTSVHeader && header != cpuTSVHeader && header != initialTSVHeader && header != formerTSVHeader {
 		return nil, fmt.Errorf("bench: %s:1: not a runs.tsv: want the header %q", path, runsTSVHeader)
 	}
 	cols := strings.Split(header, "\t")
@@ -942,8 +944,11 @@ func ReadRunsTSV(path string, r io.Reader) ([]Run, error) {
 		if header != formerTSVHeader {
 			info.Initial, info.InitialCalls = whole(15), whole(16)
 		}
-		if header == runsTSVHeader {
+		if header == runsTSVHeader || header == cpuTSVHeader {
 			info.CPUSeconds = num(17)
+		}
+		if header == runsTSVHeader {
+			info.Kernels = f[18]
 		}
 		info.Task, info.Objective, info.Minimize = parseTaskLabel(f[1])
 		if bad != nil {

@@ -98,7 +98,7 @@ func TestReportFromLogs(t *testing.T) {
 	}
 	rows := strings.Split(strings.TrimSpace(tsv.String()), "\n")
 	if len(rows) != len(all)+1 || !strings.HasPrefix(rows[0], "setting\ttask\tmethod\tseed") ||
-		len(strings.Split(rows[1], "\t")) != 18 || !strings.Contains(rows[1], "\tv1 (commit abc)\t") {
+		len(strings.Split(rows[1], "\t")) != 19 || !strings.Contains(rows[1], "\tv1 (commit abc)\t") {
 		t.Errorf("runs.tsv:\n%s", tsv.String())
 	}
 	files, err := WritePlots(filepath.Join(dir, "img"), runs)
@@ -296,7 +296,7 @@ func TestRunsTSVRoundTrip(t *testing.T) {
 		return s
 	}
 	writeRun(t, filepath.Join(dir, "a", "seed1"), rundir.Info{Setting: "100+200", Task: "med2", Method: "nfbo", Seed: 1,
-		Budget: 200, Finished: true, Seconds: 12, CPUSeconds: 7, Version: "abc"}, scores(1))
+		Budget: 200, Finished: true, Seconds: 12, CPUSeconds: 7, Version: "abc", Kernels: "go; OpenBLAS (netlib), Haswell kernels"}, scores(1))
 	writeRun(t, filepath.Join(dir, "a", "seed2"), rundir.Info{Setting: "100+200", Task: "oral_mpo", Method: "ga", Seed: 2,
 		Budget: 200, Objective: rundir.ObjectiveCommand("/usr/bin/python3 /x/user_objectives.py oral_mpo"), Minimize: true,
 		Seconds: 3}, scores(2)[:150])
@@ -318,6 +318,9 @@ func TestRunsTSVRoundTrip(t *testing.T) {
 	}
 	if again.String() != tsv.String() {
 		t.Errorf("runs.tsv read back and written again:\n%s\nwant\n%s", again.String(), tsv.String())
+	}
+	if k := rows[0].Info.Kernels; k != "go; OpenBLAS (netlib), Haswell kernels" {
+		t.Errorf("the kernels read back: %q", k)
 	}
 	if err := WriteMarkdown(&want, suite.Runs); err != nil {
 		t.Fatal(err)
@@ -399,8 +402,9 @@ func TestReportPaidFewer(t *testing.T) {
 			t.Errorf("from the %s: a note on the GA's 1,000:\n%s", name, out)
 		}
 	}
-	// The formats of earlier nfbo: without the initial counts (15 columns), without the CPU seconds (17).
-	for _, cols := range []int{15, 17} {
+	// The formats of earlier nfbo: without the initial counts (15 columns), without the CPU seconds (17), without
+	// the kernels (18).
+	for _, cols := range []int{15, 17, 18} {
 		var former []string
 		for _, line := range strings.Split(strings.TrimSuffix(tsv.String(), "\n"), "\n") {
 			f := strings.Split(line, "\t")
@@ -408,7 +412,7 @@ func TestReportPaidFewer(t *testing.T) {
 		}
 		old, err := ReadRunsTSV("former.tsv", strings.NewReader(strings.Join(former, "\n")+"\n"))
 		if err != nil || len(old) != 2 || old[0].Info.Method != rows[0].Info.Method ||
-			old[0].Info.Initial != map[int]int{15: 0, 17: rows[0].Info.Initial}[cols] {
+			old[0].Info.Initial != map[int]int{15: 0, 17: rows[0].Info.Initial, 18: rows[0].Info.Initial}[cols] {
 			t.Errorf("a runs.tsv of %d columns: %d rows, %v", cols, len(old), err)
 		}
 	}

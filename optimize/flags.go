@@ -27,8 +27,8 @@ func (r *RunArgs) addFlags(fs *flag.FlagSet) {
 	fs.IntVar(&r.InitCount, "init-count", 0, "use the first `N` initial molecules; 0 means the preset's count (pmo: 1,000, of which NF-BO's screened variant pays for 200 when they have no scores)")
 	fs.IntVar(&r.Budget, "budget", 0, "objective calls in all (distinct molecules), the scoring of initial molecules without scores included; 0 means the preset's (guacamol-500: 100 initial + 500 new)")
 	fs.StringVar(&r.Model, "model", "", "model directory or checkpoint `file` (required)")
-	fs.Uint64Var(&r.Seed, "seed", 1, "random seed; a run is reproducible given seed, data, model and flags on the same kind of CPU "+
-		"(on another, a run with the flow may buy other molecules)")
+	fs.Uint64Var(&r.Seed, "seed", 1, "random seed; a run is reproducible given seed, data, model, flags and kernels (run.json's kernels: on other "+
+		"BLAS kernels a run with the flow buys other molecules; OPENBLAS_CORETYPE chooses OpenBLAS's)")
 	fs.StringVar(&r.Backend, "backend", "auto", "who runs the flow: auto (pure Go on x86-64 with AVX2, else ONNX Runtime when its library is found, else pure Go), go, ort or cuda (the GPU)")
 	fs.StringVar(&r.Label, "label", "", "the method's name in run.json and reports (bench's -variant sets it); empty means derived from -method, -variant and -no-tacs")
 	fs.StringVar(&r.Setting, "setting", "", "the setting the report files this run under; empty means INITIAL+CALLS, e.g. 100+500 "+

@@ -294,7 +294,8 @@ func (r *runState) openRun(ctx context.Context) error {
 		setting = bench.Setting(len(r.mols), r.total-r.paidInit)
 	}
 	want := rundir.Info{Setting: setting, Task: a.Task, Method: a.methodLabel(), Seed: int(a.Seed), Budget: r.total,
-		Objective: a.objectiveID(), Version: buildinfo.Version(), Minimize: a.Minimize}
+		Objective: a.objectiveID(), Version: buildinfo.Version(), Minimize: a.Minimize,
+		Kernels: r.flow.Backend() + "; " + train.BLASKernels()}
 	var err error
 	if r.info, err = rundir.Open(a.Out, want, a.Resume, bench.Setting(r.count, r.total-r.paidInit), r.warnf); err != nil {
 		return fmt.Errorf("optimize: %w", err)

@@ -46,6 +46,11 @@ type Info struct {
 	InitialCalls int `json:"initial_calls,omitempty"`
 	// Version is the nfbo that last wrote the run (internal/buildinfo.Version).
 	Version string `json:"version,omitempty"`
+	// Kernels names the arithmetic the run's leg ran on, beside its seed, data and flags: who ran the flow and
+	// the BLAS kernels (optimize writes "go; OpenBLAS (netlib), Haswell kernels"). A run goes on after a resume
+	// on other kernels, but buys other molecules than it would have: sums round differently, and fine-tuning
+	// carries the difference on (Open warns).
+	Kernels string `json:"kernels,omitempty"`
 	// Minimize says that lower scores are better (a docking energy): the log and the reports keep the
 	// objective's scores, and everything that ranks them ranks by Gain.
 	Minimize bool `json:"minimize,omitempty"`

@@ -13,7 +13,8 @@ import (
 // true), which must have been started with the same task, seed, method, setting and budget. A directory that
 // holds a run is refused without resume, and one that holds none with it; a run.json left by a run stopped
 // before its first evaluation holds nothing to keep and is started afresh. The objective may change between
-// programs (with a warning), and between ask/tell and a program, but not between the RDKit tasks and a program.
+// programs (with a warning), and between ask/tell and a program, but not between the RDKit tasks and a program;
+// the Kernels may change (with a warning), and the saved Info then records the new ones.
 // legacySetting is the setting label an earlier nfbo wrote for the same run, accepted as setting.
 func Open(dir string, want Info, resume bool, legacySetting string, warnf func(string, ...any)) (Info, error) {
 	path := filepath.Join(dir, InfoFile)
@@ -73,6 +74,13 @@ func Open(dir string, want Info, resume bool, legacySetting string, warnf func(s
 	}
 	if want.Version != "" {
 		saved.Version = want.Version // the nfbo that goes on with the run
+	}
+	if want.Kernels != "" {
+		if saved.Kernels != "" && saved.Kernels != want.Kernels {
+			warnf("%s ran on %s and goes on on %s: the run continues, but from here it buys other molecules than "+
+				"it would have on its own kernels (docs/USAGE.md, \"Repeating a run\")", path, saved.Kernels, want.Kernels)
+		}
+		saved.Kernels = want.Kernels
 	}
 	return saved, nil
 }

@@ -3,6 +3,7 @@ package rundir
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,6 +170,23 @@ func TestOpen(t *testing.T) {
 	tell.Objective = ObjectiveTell
 	if got, err := Open(dir, tell, true, "", quiet); err != nil || got.Objective != ObjectiveTell {
 		t.Errorf("resume of an RDKit run as ask/tell: %+v, %v", got, err)
+	}
+	// Other kernels: the run goes on, with a warning naming both, and run.json records the new ones; the same
+	// kernels, or a run that recorded none, say nothing.
+	var warned []string
+	warn := func(f string, a ...any) { warned = append(warned, fmt.Sprintf(f, a...)) }
+	haswell, cooperlake := want, want
+	haswell.Kernels, cooperlake.Kernels = "go; OpenBLAS (netlib), Haswell kernels", "go; OpenBLAS (netlib), Cooperlake kernels"
+	if got, err := Open(dir, haswell, true, "", warn); err != nil || got.Kernels != haswell.Kernels || len(warned) != 0 {
+		t.Errorf("resume of a run without kernels: %+v, %v, warned %q", got, err, warned)
+	}
+	WriteInfo(dir, haswell)
+	if got, err := Open(dir, haswell, true, "", warn); err != nil || len(warned) != 0 {
+		t.Errorf("resume on the same kernels: %+v, %v, warned %q", got, err, warned)
+	}
+	if got, err := Open(dir, cooperlake, true, "", warn); err != nil || got.Kernels != cooperlake.Kernels || len(warned) != 1 ||
+		!strings.Contains(warned[0], "ran on go; OpenBLAS (netlib), Haswell kernels and goes on on go; OpenBLAS (netlib), Cooperlake kernels") {
+		t.Errorf("resume on other kernels: %+v, %v, warned %q", got, err, warned)
 	}
 	for _, name := range []string{CheckpointFile, PendingFile} {
 		os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644)

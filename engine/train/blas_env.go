@@ -11,12 +11,20 @@ const BLASThreadsEnv = "NFBO_BLAS_THREADS"
 // (BENCHMARKS.md, "OpenBLAS's kernels"); where OpenBLAS does not know the CPU
 // the openblas build replaces its fallback (openblasCoreFor) and says so.
 func BLASName() string {
-	s := BLAS
-	if c := blasCore(); c != "" {
-		s += ", " + c + " kernels"
-	}
+	s := BLASKernels()
 	if n := blasNote(); n != "" {
 		s += " (" + n + ")"
 	}
 	return s
+}
+
+// BLASKernels returns BLAS and, for OpenBLAS, the kernel set it runs ("OpenBLAS (netlib), Haswell kernels"):
+// what a run's float32 and float64 products round by. Fine-tuning makes a run's molecules depend on it: the same
+// run on OpenBLAS's Haswell and Cooperlake kernels buys other molecules, where nfbo's own AVX2 and AVX-512
+// kernels buy the same ones (BENCHMARKS.md, "Runs repeated across CPUs").
+func BLASKernels() string {
+	if c := blasCore(); c != "" {
+		return BLAS + ", " + c + " kernels"
+	}
+	return BLAS
 }
