@@ -13,6 +13,7 @@ import (
 
 	"github.com/nfbo/nfbo/bench"
 	"github.com/nfbo/nfbo/chem/vocab"
+	"github.com/nfbo/nfbo/engine/train"
 	"github.com/nfbo/nfbo/model"
 	"github.com/nfbo/nfbo/model/modeltest"
 	"github.com/nfbo/nfbo/rundir"
@@ -355,5 +356,10 @@ func TestRunJSONKeptCurrent(t *testing.T) {
 	if !info.Finished || info.Calls != 35 || info.Seconds <= 0 || info.CPUSeconds <= 0 {
 		t.Errorf("run.json at the end: finished %v, calls %d, seconds %v, CPU seconds %v; want true, 35, > 0, > 0",
 			info.Finished, info.Calls, info.Seconds, info.CPUSeconds)
+	}
+	// The kernels: who ran the flow, then the BLAS (what a repeat of the run must run on).
+	if want := "; " + train.BLASKernels(); !strings.HasPrefix(info.Kernels, "go; ") && !strings.HasPrefix(info.Kernels, "onnxruntime; ") ||
+		!strings.HasSuffix(info.Kernels, want) {
+		t.Errorf("run.json's kernels %q, want the flow's backend and %q", info.Kernels, want)
 	}
 }
