@@ -395,6 +395,7 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 		aucTop10 := map[[2]string]aucCell{}
 		// (task, method) → seed → the setting's headline figure (pairedFigure), finished runs only
 		bySeed := map[[2]string]map[int]float64{}
+		kernels := map[[2]string]map[int]string{} // the same runs' kernels (rundir.Info.Kernels), "" where unknown
 		pmo := setting == pmoSetting || setting == PMORandomSetting || setting == ZINCScoredSetting
 		tasks, methods := map[string]bool{}, map[string]bool{}
 		for k := range groups {
@@ -441,6 +442,10 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 						if pmo {
 							bySeed[k][r.Info.Seed] = f.AUC[1]
 						}
+						if kernels[k] == nil {
+							kernels[k] = map[int]string{}
+						}
+						kernels[k][r.Info.Seed] = r.Info.Kernels
 					}
 					secs = append(secs, r.Info.Seconds)
 					if r.Info.CPUSeconds > 0 {
@@ -506,7 +511,7 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 		if pmo {
 			figure = "AUC Top-10"
 		}
-		writePaired(&b, "nfbo", figure, sortedKeys(tasks), sortedKeys(methods), bySeed)
+		writePaired(&b, "nfbo", figure, sortedKeys(tasks), sortedKeys(methods), bySeed, kernels)
 		inSetting := map[[2]string][]Run{}
 		for k, rs := range groups {
 			if k.setting == setting {
@@ -524,13 +529,16 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 // other method's on the same seeds (under PMO's protocol the same draws, so that the draw's luck cancels): per task
 // the mean paired difference ± its sd, the pairs, and how many of them ref leads; the sum of the tasks' mean
 // differences; the tasks where the mean difference is beyond its sd either way (issue #59's "by more than the
-// seeds' spread"); and the sums over all tasks seed by seed, for the seeds where both methods finished every task
-// ref ran. bySeed maps (task, method) to each seed's figure. Methods with fewer than two pairs in all are left
-// out; nothing is written without ref or another method.
-func writePaired(b *strings.Builder, ref, figure string, tasks, methods []string, bySeed map[[2]string]map[int]float64) {
+// seeds' spread"); the sums over all tasks seed by seed, for the seeds where both methods finished every task ref
+// ran; and how many pairs ran on other kernels. bySeed maps (task, method) to each seed's figure, kernels to its
+// run's kernels ("" where unknown). Methods with fewer than two pairs in all are left out; nothing is written
+// without ref or another method.
+func writePaired(b *strings.Builder, ref, figure string, tasks, methods []string, bySeed map[[2]string]map[int]float64,
+	kernels map[[2]string]map[int]string) {
 	type pairs struct {
-		diff [][]float64 // per task, ref − method per seed, in seed order
-		n    int
+		diff  [][]float64 // per task, ref − method per seed, in seed order
+		n     int
+		mixed int // pairs whose runs name different kernels
 	}
 	var others []string
 	per := map[string]*pairs{}
@@ -545,6 +553,10 @@ func writePaired(b *strings.Builder, ref, figure string, tasks, methods []string
 				if v, ok := o[seed]; ok {
 					p.diff[i] = append(p.diff[i], r[seed]-v)
 					p.n++
+					kr, km := kernels[[2]string{task, ref}][seed], kernels[[2]string{task, m}][seed]
+					if kr != "" && km != "" && kr != km {
+						p.mixed++
+					}
 				}
 			}
 		}
@@ -629,6 +641,14 @@ func writePaired(b *strings.Builder, ref, figure string, tasks, methods []string
 		}
 		if len(cells) > 0 {
 			fmt.Fprintf(b, "Summed over every task %s ran, %s against %s: %s.\n\n", ref, ref, m, strings.Join(cells, "; "))
+		}
+	}
+	// A run with the flow buys other molecules on other BLAS kernels: such a pair's difference is not the
+	// methods' alone (docs/USAGE.md, "Repeating a run").
+	for _, m := range others {
+		if n := per[m].mixed; n > 0 {
+			fmt.Fprintf(b, "%d of the %d pairs of %s and %s ran on different kernels: their differences hold the kernels' "+
+				"as well as the methods' (docs/USAGE.md, \"Repeating a run\").\n\n", n, per[m].n, ref, m)
 		}
 	}
 }

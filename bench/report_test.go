@@ -638,8 +638,13 @@ func TestPaired(t *testing.T) {
 		{"median2", "graph-ga"}:  {1: 0.4, 2: 0.3},
 		{"median2", "nfbo-once"}: {1: 0.1},
 	}
+	// One pair on other kernels, one where a run's are unknown (not counted).
+	kernels := map[[2]string]map[int]string{
+		{"qed", "nfbo"}:     {1: "go; Haswell", 2: "go; Haswell", 3: "go; Haswell"},
+		{"qed", "graph-ga"}: {1: "go; Cooperlake", 2: "go; Haswell", 3: ""},
+	}
 	var b strings.Builder
-	writePaired(&b, "nfbo", "AUC Top-10", []string{"median2", "qed"}, []string{"graph-ga", "nfbo", "nfbo-once"}, bySeed)
+	writePaired(&b, "nfbo", "AUC Top-10", []string{"median2", "qed"}, []string{"graph-ga", "nfbo", "nfbo-once"}, bySeed, kernels)
 	out := b.String()
 	tableHas(t, out,
 		"| task | graph-ga |\n",
@@ -647,12 +652,13 @@ func TestPaired(t *testing.T) {
 		"| qed | +0.233 ± 0.153 (3), 3 of 3 |",
 		"| **sum of the means** | **+0.133** (2 tasks) |",
 		"| tasks ahead, behind by more than the sd (two pairs or more) | 1, 1 |",
-		"nfbo against graph-ga: seed 1 1.200 against 0.900 (+0.300); seed 2 1.000 against 0.900 (+0.100).")
+		"nfbo against graph-ga: seed 1 1.200 against 0.900 (+0.300); seed 2 1.000 against 0.900 (+0.100).",
+		"1 of the 5 pairs of nfbo and graph-ga ran on different kernels")
 	if strings.Contains(out, "nfbo-once") || strings.Contains(out, "seed 3") {
 		t.Errorf("a method with one pair, or a seed without every task, is in the table:\n%s", out)
 	}
 	b.Reset()
-	writePaired(&b, "nfbo", "AUC Top-10", []string{"qed"}, []string{"ga"}, map[[2]string]map[int]float64{{"qed", "ga"}: {1: 0.5}})
+	writePaired(&b, "nfbo", "AUC Top-10", []string{"qed"}, []string{"ga"}, map[[2]string]map[int]float64{{"qed", "ga"}: {1: 0.5}}, nil)
 	if b.Len() != 0 {
 		t.Errorf("a table without nfbo: %q", b.String())
 	}
