@@ -49,9 +49,12 @@ type ScreenedSettings struct {
 	FusedRings bool `json:",omitempty"`
 	// Spread scales the Thompson samples' deviations from the posterior mean: 1 (or 0) draws from the posterior
 	// as Thompson sampling does; below 1 leans the picks toward the mean, greedier, above 1 toward the uncertain.
-	Spread     float64        `json:",omitempty"`
-	MaxFitData int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
-	Exact      gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
+	Spread float64 `json:",omitempty"`
+	// RankTargets fits the GP to the normal scores of the scores' ranks (gp.NormalScores) instead of the scores:
+	// its picks then follow the order of the molecules it learnt from, not the gaps between their scores.
+	RankTargets bool           `json:",omitempty"`
+	MaxFitData  int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
+	Exact       gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
 	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
 	// guacamol-500 and pmo presets read both (Preset.Screened).
 	Inputs SurrogateInputs `json:",omitempty"`
@@ -363,7 +366,12 @@ func (p *screenedProposer) fit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := o.surr.Fit(ctx, x, o.targets(y), 0, o.rng); err != nil {
+	if p.s.RankTargets {
+		gp.NormalScores(y, slices.Clone(y))
+	} else {
+		y = o.targets(y)
+	}
+	if err := o.surr.Fit(ctx, x, y, 0, o.rng); err != nil {
 		return fmt.Errorf("bo: surrogate fit: %w", err)
 	}
 	return nil

@@ -79,6 +79,9 @@ type ScreenedArgs struct {
 	Features string `json:",omitempty"`
 	// Spread scales the Thompson samples about the posterior mean (bo.ScreenedSettings.Spread); 0 keeps 1.
 	Spread float64 `json:",omitempty"`
+	// GPTargets is what the surrogate is fitted to: "scores" (or "", the default) or "ranks", the normal scores of
+	// their ranks (bo.ScreenedSettings.RankTargets).
+	GPTargets string `json:",omitempty"`
 }
 
 // addFlags defines the screened variant's flags.
@@ -92,6 +95,8 @@ func (s *ScreenedArgs) addFlags(fs *flag.FlagSet) {
 		"empty means the preset's: morgan+tokens for guacamol-500 and pmo, tokens for guacamol-10k")
 	fs.Float64Var(&s.Spread, "ts-spread", 0, "screened variant: scale the Thompson samples' deviations from the GP's posterior mean "+
 		"by `A`: 1 (or 0) is Thompson sampling, below 1 greedier, above 1 more exploring")
+	fs.StringVar(&s.GPTargets, "gp-targets", "", "screened variant: what the GP is fitted to, scores (the default) or ranks "+
+		"(the normal scores of the scores' ranks: the GP learns their order, not their gaps)")
 	fs.BoolVar(&s.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
 		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
 }
@@ -103,6 +108,9 @@ func (s ScreenedArgs) check() error {
 	}
 	if !(s.Spread >= 0) || math.IsInf(s.Spread, 1) {
 		return argErrorf("-ts-spread %v: want a finite value of 0 or more", s.Spread)
+	}
+	if s.GPTargets != "" && s.GPTargets != "scores" && s.GPTargets != "ranks" {
+		return argErrorf("-gp-targets %q: want scores or ranks", s.GPTargets)
 	}
 	return nil
 }
@@ -143,6 +151,12 @@ func (s ScreenedArgs) apply(cfg *bo.Config) error {
 			return errors.New("-ts-spread needs -variant screened")
 		}
 		cfg.Spread = s.Spread
+	}
+	if s.GPTargets == "ranks" {
+		if !screened {
+			return errors.New("-gp-targets ranks needs -variant screened")
+		}
+		cfg.RankTargets = true
 	}
 	if s.NoFlow {
 		if !screened || cfg.Offspring == 0 {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Spearman returns the rank correlation of a and b (average ranks for ties), or NaN when either is constant or
@@ -39,4 +40,20 @@ func fracRanks(v []float64) []float64 {
 		i = j
 	}
 	return r
+}
+
+// NormalScores writes into dst the normal scores of y: the standard normal quantile of each value's rank,
+// Φ⁻¹((r+½)/n) with r its 0-based rank (ties sharing the mean of their ranks), so that equal values share a score.
+// A GP fitted to them learns the order of y, not its scale: the few best scores of a skewed objective (most
+// molecules near 0, a handful far above) are neither outliers that the noise absorbs nor a gap that flattens the
+// rest (a Gaussian copula; Salinas et al. 2020, HEBO's output warping). len(dst) must equal len(y); y must hold
+// no NaN.
+func NormalScores(dst, y []float64) {
+	if len(dst) != len(y) {
+		panic("gp: NormalScores: length mismatch")
+	}
+	n := float64(len(y))
+	for i, r := range fracRanks(y) {
+		dst[i] = distuv.UnitNormal.Quantile((r + 0.5) / n)
+	}
 }

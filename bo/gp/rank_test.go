@@ -43,3 +43,25 @@ func TestRanksNaN(t *testing.T) {
 		t.Errorf("Spearman at the ends of float64 = %v, want 1", r)
 	}
 }
+
+// TestNormalScores checks the normal scores against Φ⁻¹ computed from math.Erfinv: Φ⁻¹(p) = √2·erfinv(2p−1).
+func TestNormalScores(t *testing.T) {
+	y := []float64{0.3, 0, 0.9, 0, 1e9, -2}
+	ranks := []float64{3, 1.5, 4, 1.5, 5, 0}
+	got := make([]float64, len(y))
+	NormalScores(got, y)
+	for i, r := range ranks {
+		want := math.Sqrt2 * math.Erfinv(2*(r+0.5)/float64(len(y))-1)
+		if math.Abs(got[i]-want) > 1e-12 {
+			t.Errorf("score %d (y %v, rank %v) = %v, want %v", i, y[i], r, got[i], want)
+		}
+	}
+	if got[1] != got[3] {
+		t.Errorf("ties scored %v and %v, want equal", got[1], got[3])
+	}
+	// In place, as the optimiser may call it.
+	NormalScores(y, slices.Clone(y))
+	if !slices.Equal(y, got) {
+		t.Errorf("in place %v, want %v", y, got)
+	}
+}

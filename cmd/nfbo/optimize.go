@@ -76,7 +76,7 @@ var optimizeFlagGroups = []FlagGroup{
 	{"Recovery", []string{"restart"}},
 	{"The method and its settings (a preset's values unless given)", []string{"method", "variant", "sampler", "update", "crossover",
 		"mutation", "offspring", "candidates", "candidate-target", "anchors", "queries", "anchor-rule", "anchor-temp",
-		"distinct-scores", "ties", "features", "ts-spread", "finetune-every", "finetune-top", "freeze-embed", "tr-init", "tr-novelty"}},
+		"distinct-scores", "ties", "features", "ts-spread", "gp-targets", "finetune-every", "finetune-top", "freeze-embed", "tr-init", "tr-novelty"}},
 	{"Ablations (the paper's, and what the flow adds)", []string{"no-tacs", "no-flow"}},
 	{"Set by nfbo bench", []string{"label", "setting"}},
 }
