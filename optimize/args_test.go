@@ -128,6 +128,25 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 	if _, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "reference", AnchorRule: "minmax", ScreenedArgs: ScreenedArgs{Features: "morgan"}}}).Config(pmo); err == nil {
 		t.Error("-features morgan with the reference variant accepted")
 	}
+	// -gp-targets: scores (or empty) fits the scores, ranks their normal scores; anything else, or ranks under the
+	// reference variant, is refused.
+	for _, c := range []struct {
+		variant, targets string
+		ranks, ok        bool
+	}{{"screened", "", false, true}, {"screened", "scores", false, true}, {"screened", "ranks", true, true},
+		{"screened", "quantiles", false, false}, {"reference", "ranks", false, false}} {
+		a := Args{OptimiserArgs: OptimiserArgs{Variant: c.variant, AnchorRule: "minmax", ScreenedArgs: ScreenedArgs{GPTargets: c.targets}}}
+		if err := a.ScreenedArgs.check(); err != nil {
+			if c.ok {
+				t.Errorf("-variant %s -gp-targets %q: %v", c.variant, c.targets, err)
+			}
+			continue
+		}
+		cfg, err := a.Config(pmo)
+		if (err == nil) != c.ok || err == nil && cfg.RankTargets != c.ranks {
+			t.Errorf("-variant %s -gp-targets %q: RankTargets %v, %v; want %v, ok %v", c.variant, c.targets, cfg.RankTargets, err, c.ranks, c.ok)
+		}
+	}
 }
 
 // -finetune-every and -finetune-top set what the flow is fine-tuned on and how often; 0 keeps the preset's,
