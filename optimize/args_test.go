@@ -134,7 +134,7 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 		variant, targets string
 		ranks, ok        bool
 	}{{"screened", "", false, true}, {"screened", "scores", false, true}, {"screened", "ranks", true, true},
-		{"screened", "quantiles", false, false}, {"reference", "ranks", false, false}} {
+		{"screened", "quantiles", false, false}, {"reference", "ranks", false, false}, {"reference", "scores", false, false}} {
 		a := Args{OptimiserArgs: OptimiserArgs{Variant: c.variant, AnchorRule: "minmax", ScreenedArgs: ScreenedArgs{GPTargets: c.targets}}}
 		if err := a.ScreenedArgs.check(); err != nil {
 			if c.ok {

@@ -152,11 +152,11 @@ func (s ScreenedArgs) apply(cfg *bo.Config) error {
 		}
 		cfg.Spread = s.Spread
 	}
-	if s.GPTargets == "ranks" {
+	if s.GPTargets != "" {
 		if !screened {
-			return errors.New("-gp-targets ranks needs -variant screened")
+			return fmt.Errorf("-gp-targets %s needs -variant screened", s.GPTargets)
 		}
-		cfg.RankTargets = true
+		cfg.RankTargets = s.GPTargets == "ranks"
 	}
 	if s.NoFlow {
 		if !screened || cfg.Offspring == 0 {
