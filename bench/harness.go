@@ -222,12 +222,31 @@ func (p Plan) Jobs() ([]Job, error) {
 		for _, m := range p.Methods {
 			for _, seed := range seeds {
 				dir := filepath.Join(p.Out, task, m, fmt.Sprintf("seed%d", seed))
-				jobs = append(jobs, Job{Dir: dir, Argv: runArgv(p.Self, p.Suite, m, task, inits[seed], p.Model, dir, seed, p.Workers, p.Extra, p.Variants),
-					Setting: p.Suite.Setting, Task: task, Method: m, Seed: seed})
+				argv := runArgv(p.Self, p.Suite, m, task, inits[seed], p.Model, dir, seed, p.Workers, p.Extra, p.Variants)
+				jobs = append(jobs, Job{Dir: dir, Argv: argv, Setting: argvSetting(argv, p.Suite.Setting), Task: task, Method: m, Seed: seed})
 			}
 		}
 	}
 	return jobs, nil
+}
+
+// argvSetting returns the setting a run of argv files itself under, as its flags are read: the last -setting's
+// value (a variant's own, "-setting 100+500-zinc" after the suite's), else def. The job must carry the run's own
+// setting, or its row, keyed by it, is taken for another bench's and never written.
+func argvSetting(argv []string, def string) string {
+	for i := len(argv) - 1; i >= 0; i-- {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(argv[i], "-"), "=")
+		if name != "setting" || !strings.HasPrefix(argv[i], "-") {
+			continue
+		}
+		if hasValue {
+			return value
+		}
+		if i+1 < len(argv) {
+			return argv[i+1]
+		}
+	}
+	return def
 }
 
 // Job is one run of a suite: its directory and the command line that makes it.

@@ -731,3 +731,23 @@ func TestRunJobsNamesOtherVersions(t *testing.T) {
 		}
 	}
 }
+
+// A variant with its own -setting (a lab's budget on pmo20's draws) files its runs under that setting, and its
+// jobs must say so: RunJobs keys rows by the run's setting, and a job under the suite's would never get its row.
+func TestJobsVariantSetting(t *testing.T) {
+	suite := SuiteSpec{Name: "pmo20", Tasks: []string{"qed"}, Setting: PMORandomSetting, Initial: 1000, Budget: 9000,
+		PaidInit: true, Preset: "pmo", Seeds: []int{1},
+		Init: func(InitEnv) (string, error) { return "init.csv", nil }}
+	p := Plan{Suite: suite, Methods: []string{"nfbo", "lab", "eq"}, Out: t.TempDir(), Self: "nfbo", Dry: true,
+		Variants: Variants{"lab": "-budget 600 -setting 100+500-zinc", "eq": "-setting=600-eq"}}
+	jobs, err := p.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"nfbo": PMORandomSetting, "lab": "100+500-zinc", "eq": "600-eq"}
+	for _, j := range jobs {
+		if j.Setting != want[j.Method] {
+			t.Errorf("method %s: job's setting %q, want %q (argv %q)", j.Method, j.Setting, want[j.Method], j.Argv)
+		}
+	}
+}
