@@ -96,7 +96,8 @@ func (s *ScreenedArgs) addFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&s.Spread, "ts-spread", 0, "screened variant: scale the Thompson samples' deviations from the GP's posterior mean "+
 		"by `A`: 1 (or 0) is Thompson sampling, below 1 greedier, above 1 more exploring")
 	fs.StringVar(&s.GPTargets, "gp-targets", "", "screened variant: what the GP is fitted to, scores (the default) or ranks "+
-		"(the normal scores of the scores' ranks: the GP learns their order, not their gaps)")
+		"(the normal scores of the scores' ranks: the GP learns their order, not their gaps; measured better at 100 + 500 on "+
+		"multi-property objectives, worse on rediscoveries of a target, BENCHMARKS.md)")
 	fs.BoolVar(&s.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
 		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
 }
