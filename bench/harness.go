@@ -154,7 +154,31 @@ func (v Variants) Set(s string) error {
 	case strings.ContainsAny(name, "/ ,"):
 		return fmt.Errorf("variant name %q must not hold '/', ',' or spaces", name)
 	}
+	if err := checkRunArgs(args); err != nil {
+		return fmt.Errorf("variant %s: %w", name, err)
+	}
 	v[name] = args
+	return nil
+}
+
+// benchFlags are the optimize flags that the bench sets for each run from its plan: a run given its own would
+// file itself under another key than its job's (its row never written) or another directory.
+var benchFlags = map[string]string{
+	"seed": "-seeds", "task": "-tasks", "label": "the variant's name", "out": "-out",
+	"resume": "the bench itself", "restart": "the bench itself",
+}
+
+// checkRunArgs refuses extra arguments of a run (a variant's, -extra) that hold one of benchFlags.
+func checkRunArgs(args string) error {
+	for _, f := range strings.Fields(args) {
+		if !strings.HasPrefix(f, "-") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
+		if by, ok := benchFlags[name]; ok {
+			return fmt.Errorf("%s is the bench's to set (by %s)", f, by)
+		}
+	}
 	return nil
 }
 
@@ -187,6 +211,9 @@ func (e *PlanError) Unwrap() error { return e.Err }
 // Jobs checks the plan and returns its runs, writing the initial data that the suite composes under
 // Out/init.
 func (p Plan) Jobs() ([]Job, error) {
+	if err := checkRunArgs(p.Extra); err != nil {
+		return nil, &PlanError{fmt.Errorf("-extra: %w", err)}
+	}
 	for _, m := range p.Methods {
 		if _, ok := p.Variants[m]; !ok && !slices.Contains(Methods, m) {
 			return nil, &PlanError{fmt.Errorf("unknown method %q (want %s, or a -variant)", m, strings.Join(Methods, ", "))}

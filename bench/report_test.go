@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -748,6 +749,31 @@ func TestJobsVariantSetting(t *testing.T) {
 	for _, j := range jobs {
 		if j.Setting != want[j.Method] {
 			t.Errorf("method %s: job's setting %q, want %q (argv %q)", j.Method, j.Setting, want[j.Method], j.Argv)
+		}
+	}
+}
+
+// A variant or -extra that sets a flag the bench sets per run is refused, naming the flag: the run would file
+// itself under another seed, task or method than its job's.
+func TestVariantBenchFlags(t *testing.T) {
+	for _, c := range []struct{ args, flag string }{
+		{"-gp-targets ranks -setting 100+500-zinc", ""}, {"-model data/models/medium", ""}, {"-seed 4", "-seed"},
+		{"-no-flow --task=qed", "--task=qed"}, {"-label other", "-label"}, {"-out /tmp/x", "-out"}, {"-resume", "-resume"},
+	} {
+		err := Variants{}.Set("probe=" + c.args)
+		if c.flag == "" {
+			if err != nil {
+				t.Errorf("-variant probe=%q: %v", c.args, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.flag) {
+			t.Errorf("-variant probe=%q: %v, want an error naming %s", c.args, err, c.flag)
+		}
+		_, err = Plan{Suite: SuiteSpec{Name: "s", Tasks: []string{"qed"}}, Methods: []string{"nfbo"}, Out: t.TempDir(),
+			Extra: c.args, Dry: true}.Jobs()
+		if pe := (*PlanError)(nil); !errors.As(err, &pe) || !strings.Contains(err.Error(), c.flag) {
+			t.Errorf("-extra %q: %v, want a PlanError naming %s", c.args, err, c.flag)
 		}
 	}
 }

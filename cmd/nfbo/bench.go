@@ -95,7 +95,8 @@ func newBenchCmd() *Command {
 	extra := fs.String("args", "", "extra arguments passed to every run, e.g. \"-sampler pathwise\"")
 	variants := bench.Variants{}
 	fs.Var(variants, "variant", "`NAME=ARGS`: an extra method NAME whose runs are nfbo with ARGS (repeatable), "+
-		"e.g. -variant tr04=\"-tr-init 0.4\" -methods nfbo,tr04: ablations side by side, same seeds, data and budget")
+		"e.g. -variant tr04=\"-tr-init 0.4\" -methods nfbo,tr04: ablations side by side, same seeds, data and budget; "+
+		"ARGS may give the runs a -setting and budget of their own, not -seed, -task, -label or -out (the bench's)")
 	c.Run = func(ctx context.Context, cmd *Command, args []string) error {
 		if len(args) > 0 {
 			return Usagef(cmd, "bench: unexpected arguments %q", args)
