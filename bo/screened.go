@@ -50,8 +50,8 @@ type ScreenedSettings struct {
 	// Spread scales the Thompson samples' deviations from the posterior mean: 1 (or 0) draws from the posterior
 	// as Thompson sampling does; below 1 leans the picks toward the mean, greedier, above 1 toward the uncertain.
 	Spread float64 `json:",omitempty"`
-	// RankTargets fits the GP to the normal scores of the scores' ranks (gp.NormalScores) instead of the scores:
-	// its picks then follow the order of the molecules it learnt from, not the gaps between their scores.
+	// RankTargets fits the GP to the normal scores of the scores' ranks among all the run's scores
+	// (gp.NormalScores) instead of the scores: its picks then follow their order, not the gaps between them.
 	RankTargets bool           `json:",omitempty"`
 	MaxFitData  int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
 	Exact       gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
@@ -367,7 +367,7 @@ func (p *screenedProposer) fit(ctx context.Context) error {
 		return err
 	}
 	if p.s.RankTargets {
-		gp.NormalScores(y, slices.Clone(y))
+		rankedAmong(y, o.st.Y, idx)
 	} else {
 		y = o.targets(y)
 	}
@@ -375,6 +375,17 @@ func (p *screenedProposer) fit(ctx context.Context) error {
 		return fmt.Errorf("bo: surrogate fit: %w", err)
 	}
 	return nil
+}
+
+// rankedAmong writes into dst the normal scores (gp.NormalScores) of y[idx[k]] ranked among all of y, not among
+// y[idx] alone: past MaxFitData the fit set is the best half and the newest, whose own ranks would spread a handful
+// of near-equal best scores over the whole normal range. len(dst) must equal len(idx).
+func rankedAmong(dst, y []float64, idx []int) {
+	all := make([]float64, len(y))
+	gp.NormalScores(all, y)
+	for k, i := range idx {
+		dst[k] = all[i]
+	}
 }
 
 // proposeScreened draws C latent candidates per anchor (anchors, the data's rows) in its box, decodes them,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nfbo/nfbo/bo/gp"
 	"github.com/nfbo/nfbo/rundir"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 func TestTokenFeatures(t *testing.T) {
@@ -738,5 +739,24 @@ func TestScreenedOrigins(t *testing.T) {
 		if noFlow && by[rundir.ByFlow] > 0 || !noFlow && by[rundir.ByFlow] == 0 || by[rundir.ByCrossover] == 0 || by[rundir.ByMutation] == 0 {
 			t.Errorf("noFlow=%v: origins by move %v", noFlow, by)
 		}
+	}
+}
+
+// The GP's rank targets are ranks among every score of the run: a fit set of the best scores gets the upper tail
+// of the normal scores, not the whole range its own ranks would give it.
+func TestRankedAmong(t *testing.T) {
+	y := []float64{0.1, 0.9, 0.3, 0.95, 0.2, 0.9, 0.5, 0.0}
+	idx := []int{3, 1, 5} // the best three, 0.9 tied
+	got := make([]float64, len(idx))
+	rankedAmong(got, y, idx)
+	// Ranks among the eight: 0.95 is 7th (0-based), the two 0.9s share (5+6)/2 = 5.5.
+	want := []float64{distuv.UnitNormal.Quantile(7.5 / 8), distuv.UnitNormal.Quantile(6.0 / 8), distuv.UnitNormal.Quantile(6.0 / 8)}
+	for k := range want {
+		if math.Abs(got[k]-want[k]) > 1e-12 {
+			t.Errorf("target %d (score %v): %v, want %v", k, y[idx[k]], got[k], want[k])
+		}
+	}
+	if got[1] <= 0 || got[1] != got[2] {
+		t.Errorf("tied best scores: %v and %v, want one value above the median's 0", got[1], got[2])
 	}
 }
