@@ -168,14 +168,10 @@ var benchFlags = map[string]string{
 	"resume": "the bench itself", "restart": "the bench itself",
 }
 
-// checkRunArgs refuses extra arguments of a run (a variant's, -extra) that hold one of benchFlags.
+// checkRunArgs refuses extra arguments of a run (a variant's, bench's -args) that hold one of benchFlags.
 func checkRunArgs(args string) error {
 	for _, f := range strings.Fields(args) {
-		if !strings.HasPrefix(f, "-") {
-			continue
-		}
-		name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
-		if by, ok := benchFlags[name]; ok {
+		if by, ok := benchFlags[flagWord(f)]; ok {
 			return fmt.Errorf("%s is the bench's to set (by %s)", f, by)
 		}
 	}
@@ -212,7 +208,7 @@ func (e *PlanError) Unwrap() error { return e.Err }
 // Out/init.
 func (p Plan) Jobs() ([]Job, error) {
 	if err := checkRunArgs(p.Extra); err != nil {
-		return nil, &PlanError{fmt.Errorf("-extra: %w", err)}
+		return nil, &PlanError{fmt.Errorf("-args: %w", err)}
 	}
 	for _, m := range p.Methods {
 		if _, ok := p.Variants[m]; !ok && !slices.Contains(Methods, m) {
@@ -262,11 +258,10 @@ func (p Plan) Jobs() ([]Job, error) {
 // setting, or its row, keyed by it, is taken for another bench's and never written.
 func argvSetting(argv []string, def string) string {
 	for i := len(argv) - 1; i >= 0; i-- {
-		name, value, hasValue := strings.Cut(strings.TrimLeft(argv[i], "-"), "=")
-		if name != "setting" || !strings.HasPrefix(argv[i], "-") {
+		if flagWord(argv[i]) != "setting" {
 			continue
 		}
-		if hasValue {
+		if _, value, ok := strings.Cut(argv[i], "="); ok {
 			return value
 		}
 		if i+1 < len(argv) {
@@ -274,6 +269,16 @@ func argvSetting(argv []string, def string) string {
 		}
 	}
 	return def
+}
+
+// flagWord returns the flag a command-line word names as the flag package reads it ("-seed", "--seed=4": "seed"),
+// or "" for a word that is not a flag.
+func flagWord(w string) string {
+	if !strings.HasPrefix(w, "-") {
+		return ""
+	}
+	name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
+	return name
 }
 
 // Job is one run of a suite: its directory and the command line that makes it.

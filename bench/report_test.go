@@ -753,7 +753,7 @@ func TestJobsVariantSetting(t *testing.T) {
 	}
 }
 
-// A variant or -extra that sets a flag the bench sets per run is refused, naming the flag: the run would file
+// A variant or bench's -args that sets a flag the bench sets per run is refused, naming the flag: the run would file
 // itself under another seed, task or method than its job's.
 func TestVariantBenchFlags(t *testing.T) {
 	for _, c := range []struct{ args, flag string }{
@@ -773,7 +773,7 @@ func TestVariantBenchFlags(t *testing.T) {
 		_, err = Plan{Suite: SuiteSpec{Name: "s", Tasks: []string{"qed"}}, Methods: []string{"nfbo"}, Out: t.TempDir(),
 			Extra: c.args, Dry: true}.Jobs()
 		if pe := (*PlanError)(nil); !errors.As(err, &pe) || !strings.Contains(err.Error(), c.flag) {
-			t.Errorf("-extra %q: %v, want a PlanError naming %s", c.args, err, c.flag)
+			t.Errorf("-args %q: %v, want a PlanError naming %s", c.args, err, c.flag)
 		}
 	}
 }
