@@ -262,9 +262,6 @@ func parseConfig(saved []byte) (Config, error) {
 	if v, ok := legacyVariant(saved); ok {
 		c.Variant = v
 	}
-	if legacyRankTargets(saved) {
-		c.Targets = TargetsRanks
-	}
 	return c.own(), nil
 }
 

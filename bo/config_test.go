@@ -172,28 +172,3 @@ func TestLegacyVariant(t *testing.T) {
 		t.Error(`Variant "tokens" was accepted`)
 	}
 }
-
-// TestLegacyRankTargets: a config.json written when the GP's targets were a switch ("RankTargets": true) reads as
-// Targets ranks, so that such a run resumes as it began.
-func TestLegacyRankTargets(t *testing.T) {
-	cfg, err := Config{Budget: 10, Variant: Screened}.Resolved(16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Targets = TargetsRanks
-	saved, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := strings.Replace(string(saved), `"Targets":"ranks"`, `"RankTargets":true`, 1)
-	if old == string(saved) {
-		t.Fatalf("no Targets in %s", saved)
-	}
-	if err := sameConfig([]byte(old), cfg); err != nil {
-		t.Error(err)
-	}
-	cfg.Targets = ""
-	if err := sameConfig([]byte(old), cfg); err == nil {
-		t.Error(`"RankTargets":true read as the scores`)
-	}
-}

@@ -90,8 +90,7 @@ func TestLoopEndToEnd(t *testing.T) {
 		{"no-flow", func(c *Config) { toScreened(c, 10); c.NoFlow = true }},
 		{"candidate-target", func(c *Config) { toScreened(c, 10); c.CandidateTarget = 8 }},
 		{"no-flow-candidate-target", func(c *Config) { toScreened(c, 10); c.NoFlow, c.CandidateTarget = true, 8 }}, // the pmo preset's -no-flow
-		{"rank-targets", func(c *Config) { toScreened(c, 10); c.Targets = TargetsRanks }},
-		{"power-targets", func(c *Config) { toScreened(c, 10); c.Targets = TargetsPower }},
+		{"rank-targets", func(c *Config) { toScreened(c, 10); c.RankTargets = true }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := toyConfig("")

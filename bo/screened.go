@@ -50,11 +50,11 @@ type ScreenedSettings struct {
 	// Spread scales the Thompson samples' deviations from the posterior mean: 1 (or 0) draws from the posterior
 	// as Thompson sampling does; below 1 leans the picks toward the mean, greedier, above 1 toward the uncertain.
 	Spread float64 `json:",omitempty"`
-	// Targets is what the GP is fitted to: the scores (the zero value), or a transform of them that keeps their
-	// order (SurrogateTargets).
-	Targets    SurrogateTargets `json:",omitempty"`
-	MaxFitData int              // the GP learns from at most this many points (best half, newest half); if 0, 1000
-	Exact      gp.ExactConfig   // the GP's settings; its kernel is the one Inputs names, where they name one
+	// RankTargets fits the GP to the normal scores of the scores' ranks among all the run's scores
+	// (gp.NormalScores) instead of the scores: its picks then follow their order, not the gaps between them.
+	RankTargets bool           `json:",omitempty"`
+	MaxFitData  int            // the GP learns from at most this many points (best half, newest half); if 0, 1000
+	Exact       gp.ExactConfig // the GP's settings; its kernel is the one Inputs names, where they name one
 	// Inputs names what the GP reads (token counts, Morgan fingerprints, or both) and so its kernel; the
 	// guacamol-500 and pmo presets read both (Preset.Screened).
 	Inputs SurrogateInputs `json:",omitempty"`
@@ -366,12 +366,9 @@ func (p *screenedProposer) fit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	switch p.s.Targets {
-	case TargetsRanks:
+	if p.s.RankTargets {
 		rankedAmong(y, o.st.Y, idx)
-	case TargetsPower:
-		poweredAmong(y, o.targets(o.st.Y), idx)
-	default:
+	} else {
 		y = o.targets(y)
 	}
 	if err := o.surr.Fit(ctx, x, y, 0, o.rng); err != nil {
@@ -386,16 +383,6 @@ func (p *screenedProposer) fit(ctx context.Context) error {
 func rankedAmong(dst, y []float64, idx []int) {
 	all := make([]float64, len(y))
 	gp.NormalScores(all, y)
-	for k, i := range idx {
-		dst[k] = all[i]
-	}
-}
-
-// poweredAmong writes into dst the Yeo-Johnson transform (gp.YeoJohnson) of y[idx[k]] with the exponent fitted to
-// all of y, for the reason rankedAmong ranks among all of y. len(dst) must equal len(idx).
-func poweredAmong(dst, y []float64, idx []int) {
-	all := make([]float64, len(y))
-	gp.YeoJohnson(all, y)
 	for k, i := range idx {
 		dst[k] = all[i]
 	}

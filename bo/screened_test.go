@@ -760,24 +760,3 @@ func TestRankedAmong(t *testing.T) {
 		t.Errorf("tied best scores: %v and %v, want one value above the median's 0", got[1], got[2])
 	}
 }
-
-// The GP's power targets take their exponent and standardisation from every score of the run: the fit set's
-// targets are the all-scores transform's values at its rows.
-func TestPoweredAmong(t *testing.T) {
-	y := []float64{0.1, 0.9, 0.3, 0.95, 0.2, 0.9, 0.5, 0.0}
-	idx := []int{3, 1, 5}
-	all := make([]float64, len(y))
-	gp.YeoJohnson(all, y)
-	got := make([]float64, len(idx))
-	poweredAmong(got, y, idx)
-	for k, i := range idx {
-		if got[k] != all[i] {
-			t.Errorf("target %d (score %v): %v, want %v", k, y[i], got[k], all[i])
-		}
-	}
-	own := make([]float64, len(idx))
-	gp.YeoJohnson(own, []float64{y[3], y[1], y[5]})
-	if got[0] == own[0] {
-		t.Errorf("the best score's target %v is the fit set's own transform's", got[0])
-	}
-}

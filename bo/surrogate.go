@@ -2,7 +2,6 @@ package bo
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -52,32 +51,6 @@ func (o *Optimizer) targets(y []float64) []float64 {
 		out[i] = math.Ldexp(v, -e)
 	}
 	return out
-}
-
-// SurrogateTargets names what the screened variant's GP is fitted to (ScreenedSettings.Targets). Thompson sampling
-// reads only the order of the samples, so any transform that keeps the scores' order is a choice of what the GP
-// assumes of them; each is computed over all the run's scores, not only the fit set's.
-type SurrogateTargets string
-
-const (
-	// TargetsScores are the scores as the objective returns them (Optimizer.targets). The zero value "" means
-	// the same.
-	TargetsScores SurrogateTargets = "scores"
-	// TargetsRanks are the normal scores of the scores' ranks (gp.NormalScores): the GP learns their order, not the
-	// gaps between them.
-	TargetsRanks SurrogateTargets = "ranks"
-	// TargetsPower are the scores through the Yeo-Johnson power transform fitted to them (gp.YeoJohnson): smooth,
-	// the gaps kept in order, the data brought nearer a Gaussian.
-	TargetsPower SurrogateTargets = "power"
-)
-
-// ParseSurrogateTargets returns the targets named s ("" is the zero value).
-func ParseSurrogateTargets(s string) (SurrogateTargets, error) {
-	switch t := SurrogateTargets(s); t {
-	case "", TargetsScores, TargetsRanks, TargetsPower:
-		return t, nil
-	}
-	return "", fmt.Errorf("bo: surrogate targets %q: want %s, %s or %s", s, TargetsScores, TargetsRanks, TargetsPower)
 }
 
 // GPSurrogate adapts a *gp.SVGP to Surrogate. Samples include observation noise, as the reference's

@@ -105,13 +105,6 @@ func legacyVariant(saved []byte) (v Variant, ok bool) {
 	return Variant(*old.Screen), true
 }
 
-// legacyRankTargets reports whether saved is a config.json written before the GP's targets had a name, by a run
-// fitted to its scores' ranks ("RankTargets": true).
-func legacyRankTargets(saved []byte) bool {
-	var old struct{ RankTargets bool }
-	return json.Unmarshal(saved, &old) == nil && old.RankTargets
-}
-
 // nonZeroFields returns the names of the fields of the struct v that are not their zero value.
 func nonZeroFields(v any) []string {
 	rv := reflect.ValueOf(v)

@@ -128,15 +128,13 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 	if _, err := (Args{OptimiserArgs: OptimiserArgs{Variant: "reference", AnchorRule: "minmax", ScreenedArgs: ScreenedArgs{Features: "morgan"}}}).Config(pmo); err == nil {
 		t.Error("-features morgan with the reference variant accepted")
 	}
-	// -gp-targets: scores (or empty) fits the scores, ranks their normal scores, power their Yeo-Johnson transform;
-	// anything else, or any of them under the reference variant, is refused.
+	// -gp-targets: scores (or empty) fits the scores, ranks their normal scores; anything else, or ranks under the
+	// reference variant, is refused.
 	for _, c := range []struct {
 		variant, targets string
-		want             bo.SurrogateTargets
-		ok               bool
-	}{{"screened", "", "", true}, {"screened", "scores", bo.TargetsScores, true}, {"screened", "ranks", bo.TargetsRanks, true},
-		{"screened", "power", bo.TargetsPower, true}, {"screened", "quantiles", "", false},
-		{"reference", "ranks", "", false}, {"reference", "scores", "", false}} {
+		ranks, ok        bool
+	}{{"screened", "", false, true}, {"screened", "scores", false, true}, {"screened", "ranks", true, true},
+		{"screened", "quantiles", false, false}, {"reference", "ranks", false, false}, {"reference", "scores", false, false}} {
 		a := Args{OptimiserArgs: OptimiserArgs{Variant: c.variant, AnchorRule: "minmax", ScreenedArgs: ScreenedArgs{GPTargets: c.targets}}}
 		if err := a.ScreenedArgs.check(); err != nil {
 			if c.ok {
@@ -145,8 +143,8 @@ func TestConfigFlagsAfterVariant(t *testing.T) {
 			continue
 		}
 		cfg, err := a.Config(pmo)
-		if (err == nil) != c.ok || err == nil && cfg.Targets != c.want {
-			t.Errorf("-variant %s -gp-targets %q: Targets %q, %v; want %q, ok %v", c.variant, c.targets, cfg.Targets, err, c.want, c.ok)
+		if (err == nil) != c.ok || err == nil && cfg.RankTargets != c.ranks {
+			t.Errorf("-variant %s -gp-targets %q: RankTargets %v, %v; want %v, ok %v", c.variant, c.targets, cfg.RankTargets, err, c.ranks, c.ok)
 		}
 	}
 }

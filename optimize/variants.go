@@ -79,8 +79,8 @@ type ScreenedArgs struct {
 	Features string `json:",omitempty"`
 	// Spread scales the Thompson samples about the posterior mean (bo.ScreenedSettings.Spread); 0 keeps 1.
 	Spread float64 `json:",omitempty"`
-	// GPTargets is what the surrogate is fitted to (bo.SurrogateTargets): "scores" (or "", the default), "ranks",
-	// the normal scores of their ranks, or "power", their Yeo-Johnson transform.
+	// GPTargets is what the surrogate is fitted to: "scores" (or "", the default) or "ranks", the normal scores of
+	// their ranks (bo.ScreenedSettings.RankTargets).
 	GPTargets string `json:",omitempty"`
 }
 
@@ -95,10 +95,9 @@ func (s *ScreenedArgs) addFlags(fs *flag.FlagSet) {
 		"empty means the preset's: morgan+tokens for guacamol-500 and pmo, tokens for guacamol-10k")
 	fs.Float64Var(&s.Spread, "ts-spread", 0, "screened variant: scale the Thompson samples' deviations from the GP's posterior mean "+
 		"by `A`: 1 (or 0) is Thompson sampling, below 1 greedier, above 1 more exploring")
-	fs.StringVar(&s.GPTargets, "gp-targets", "", "screened variant: what the GP is fitted to, scores (the default), ranks "+
+	fs.StringVar(&s.GPTargets, "gp-targets", "", "screened variant: what the GP is fitted to, scores (the default) or ranks "+
 		"(the normal scores of the scores' ranks: the GP learns their order, not their gaps; measured better at 100 + 500 on "+
-		"multi-property objectives, worse on rediscoveries of a target, BENCHMARKS.md) or power (the scores through a "+
-		"Yeo-Johnson transform fitted to them)")
+		"multi-property objectives, worse on rediscoveries of a target, BENCHMARKS.md)")
 	fs.BoolVar(&s.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
 		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
 }
@@ -111,8 +110,8 @@ func (s ScreenedArgs) check() error {
 	if !(s.Spread >= 0) || math.IsInf(s.Spread, 1) {
 		return argErrorf("-ts-spread %v: want a finite value of 0 or more", s.Spread)
 	}
-	if _, err := bo.ParseSurrogateTargets(s.GPTargets); err != nil {
-		return argErrorf("-gp-targets %q: want %s, %s or %s", s.GPTargets, bo.TargetsScores, bo.TargetsRanks, bo.TargetsPower)
+	if s.GPTargets != "" && s.GPTargets != "scores" && s.GPTargets != "ranks" {
+		return argErrorf("-gp-targets %q: want scores or ranks", s.GPTargets)
 	}
 	return nil
 }
@@ -158,7 +157,7 @@ func (s ScreenedArgs) apply(cfg *bo.Config) error {
 		if !screened {
 			return fmt.Errorf("-gp-targets %s needs -variant screened", s.GPTargets)
 		}
-		cfg.Targets, _ = bo.ParseSurrogateTargets(s.GPTargets) // checked by check
+		cfg.RankTargets = s.GPTargets == "ranks"
 	}
 	if s.NoFlow {
 		if !screened || cfg.Offspring == 0 {
