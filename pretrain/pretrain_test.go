@@ -329,3 +329,43 @@ func TestRead(t *testing.T) {
 		t.Errorf("named lines read as %+v, %v", mols, err)
 	}
 }
+
+// Molecules left out are named one by one up to maxListedSkips, then counted: one line sums them by reason, the
+// unknown tokens that kept most out first. The default vocabulary spells ZINC's stereo tokens.
+func TestSkipSummary(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "stereo.smi")
+	var b strings.Builder
+	for range 25 {
+		b.WriteString("C[C@H](N)C(=O)O\n")
+	}
+	b.WriteString("C/C=C/C\nnot a molecule (\nCCO\nCCN\nc1ccccc1\nCC(=O)O\n")
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := settings(data, filepath.Join(dir, "guacamol"))
+	s.InitOnly = true
+	rec := runTest(t, s)
+	listed := 0
+	for _, n := range rec.notes {
+		if strings.Contains(n, data+":") {
+			listed++
+		}
+	}
+	if listed != maxListedSkips {
+		t.Errorf("%d molecules named, want %d:\n%s", listed, maxListedSkips, rec.stderr())
+	}
+	want := "pretrain: 27 of 31 molecules left out: 26 with a token outside the vocabulary guacamol ([C@H1] 25, [/C] 1; " +
+		"-vocab build takes every token of the data); 1 that are no valid SMILES or SELFIES"
+	if !slices.Contains(rec.notes, want) {
+		t.Errorf("no summary %q in:\n%s", want, rec.stderr())
+	}
+
+	s = settings(data, filepath.Join(dir, "default"))
+	s.Vocab, s.InitOnly = "", true
+	rec = runTest(t, s)
+	want = "pretrain: 1 of 31 molecules left out: 1 that are no valid SMILES or SELFIES"
+	if !slices.Contains(rec.notes, want) || loadParams(t, s.Out).Config.V != 267 {
+		t.Errorf("the default vocabulary: V = %d, notes:\n%s", loadParams(t, s.Out).Config.V, rec.stderr())
+	}
+}

@@ -30,7 +30,7 @@ func newPretrainCmd() *Command {
 	f.StringVar(&s.Out, "out", "", "output model `directory` (required)")
 	f.StringVar(&s.Preset, "preset", "small", "model size: small, medium or paper")
 	f.StringVar(&s.Transform, "transform", "", "coupling transform: nlsq or affine (default: the preset's)")
-	f.StringVar(&s.Vocab, "vocab", "guacamol", "vocabulary: guacamol, zinc, guacamol+zinc, lolbo, or build (from the data)")
+	f.StringVar(&s.Vocab, "vocab", pretrain.DefaultVocab, "vocabulary: guacamol+zinc (the shipped model's), guacamol, zinc, lolbo, or build (from the data)")
 	f.IntVar(&s.SeqLen, "seq-len", 0, "sequence length T (default: 1 + the longest molecule)")
 	f.BoolVar(&s.Resume, "resume", false, "continue the run whose checkpoint is in -out")
 	f.Int64Var(&s.Steps, "steps", 0, "total optimiser steps (default: one epoch)")
@@ -175,7 +175,15 @@ bracketed symbols is SELFIES), in the line's first field (a name or an id
 may follow, as in .smi files); a name ending in .gz is read through gzip.
 SMILES are converted with the selfies 2.0.0 encoder. Lines that cannot be
 used (invalid SMILES, a token outside the vocabulary, too long for -seq-len)
-are reported on standard error as FILE:LINE: reason and skipped.
+are skipped: the first 20 are reported on standard error as FILE:LINE:
+reason, then one line counts them all by reason, naming the unknown tokens
+that kept most molecules out.
+
+-vocab guacamol+zinc, the default, is the shipped model's vocabulary:
+NF-BO's GuacaMol tokens, then the ZINC tokens they lack (stereocentres,
+double-bond geometry, charges). A model trained with it shares the shipped
+model's token ids (-init-embed data/models/small works). -vocab build makes
+the vocabulary from the data instead, for libraries with other elements.
 
 A fraction -val-frac of the molecules, drawn with -seed, is held out: it is
 never trained on and gives the validation NLL per token reported every
