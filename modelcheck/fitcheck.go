@@ -42,10 +42,14 @@ func Fitcheck(ctx context.Context, stdout, stderr io.Writer, set FitcheckSetting
 	if err != nil {
 		return fmt.Errorf("fitcheck: vocabulary of %s: %w", set.Model, err)
 	}
-	mols, t, hasScores, err := molfile.ReadMolecules(set.Data, set.Task, maxInt(set.Train)+set.Test, voc, ck.Params.Config.MaxT,
-		func(msg string) { fmt.Fprintf(stderr, "fitcheck: %s\n", msg) })
+	warn := func(msg string) { fmt.Fprintf(stderr, "fitcheck: %s\n", msg) }
+	skips := molfile.NewSkips("", warn)
+	mols, t, hasScores, err := molfile.ReadMolecules(set.Data, set.Task, maxInt(set.Train)+set.Test, voc, ck.Params.Config.MaxT, skips)
 	if err != nil {
 		return err
+	}
+	if line := skips.Summary(len(mols)+skips.Len(), "the model's vocabulary", ck.Params.Config.MaxT); line != "" {
+		warn(fmt.Sprintf("%s: %s", set.Data, line))
 	}
 	if !hasScores {
 		return fmt.Errorf("fitcheck: %s has no column %q", set.Data, set.Task)

@@ -101,18 +101,18 @@ func Flowstats(ctx context.Context, stdout, stderr io.Writer, set FlowstatsSetti
 }
 
 // readScored reads up to count molecules of path (and their task scores when task is set) as token sequences
-// padded to the model's maxT, skipping those the vocabulary cannot spell with one message to warn that counts them.
+// padded to the model's maxT, leaving out those the vocabulary cannot spell with one message to warn that counts them.
 func readScored(warn io.Writer, path, task string, count int, voc *vocab.Vocab, maxT int) ([]molfile.Molecule, error) {
-	skipped := 0
-	mols, _, hasScores, err := molfile.ReadMolecules(path, task, count, voc, maxT, func(string) { skipped++ })
+	skips := molfile.NewSkips("", nil)
+	mols, _, hasScores, err := molfile.ReadMolecules(path, task, count, voc, maxT, skips)
 	if err != nil {
 		return nil, err
 	}
 	if task != "" && !hasScores {
 		return nil, fmt.Errorf("flowstats: %s has no column %q", path, task)
 	}
-	if skipped > 0 {
-		fmt.Fprintf(warn, "flowstats: %s: %d of %d molecules skipped (duplicates or not spelt by the vocabulary)\n", path, skipped, len(mols)+skipped)
+	if line := skips.Summary(len(mols)+skips.Len(), "the model's vocabulary", maxT); line != "" {
+		fmt.Fprintf(warn, "flowstats: %s: %s\n", path, line)
 	}
 	return mols, nil
 }

@@ -66,7 +66,7 @@ func TestFlowstats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mols, _, _, err := molfile.ReadMolecules(guacamol100, "adip", 1<<30, voc, ck.Params.Config.MaxT, func(string) {})
+	mols, _, _, err := molfile.ReadMolecules(guacamol100, "adip", 1<<30, voc, ck.Params.Config.MaxT, molfile.NewSkips("", nil))
 	if err != nil {
 		t.Fatal(err)
 	}

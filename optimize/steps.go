@@ -135,9 +135,13 @@ func (r *runState) loadInputs(ctx context.Context) error {
 		return err
 	}
 	r.hasScores = hasScores
-	skipped := func(msg string) { fmt.Fprintf(r.s.Stderr, "nfbo optimize: %s\n", msg) }
-	if r.mols, r.t, err = molfile.Canonicalize(rows, a.Init, r.voc, r.ck.Params.Config.MaxT, skipped); err != nil {
+	warn := func(msg string) { fmt.Fprintf(r.s.Stderr, "nfbo optimize: %s\n", msg) }
+	skips := molfile.NewSkips("", warn)
+	if r.mols, r.t, err = molfile.Canonicalize(rows, a.Init, r.voc, r.ck.Params.Config.MaxT, skips); err != nil {
 		return fmt.Errorf("optimize: -init: %w", err)
+	}
+	if line := skips.Summary(len(rows), "the model's vocabulary", r.ck.Params.Config.MaxT); line != "" {
+		warn(fmt.Sprintf("-init %s: %s; the run starts from the other %d", a.Init, line, len(r.mols)))
 	}
 	if a.ask != nil {
 		a.ask.names = initialNames(r.mols) // the names go with the molecules into the ledger

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nfbo/nfbo/chem/molfile"
 	"github.com/nfbo/nfbo/chem/vocab"
 	"github.com/nfbo/nfbo/engine/step"
 	"github.com/nfbo/nfbo/engine/train"
@@ -180,8 +181,8 @@ func (r *run) trainOptions() train.Options {
 // start makes a new model and trains it.
 func (r *run) start(ctx context.Context) error {
 	s := r.set
-	skips := newSkipLog(r.rep.Note)
-	mols, err := Read(ctx, s.Data, skips.unreadable)
+	skips := molfile.NewSkips("pretrain", r.rep.Note)
+	mols, err := Read(ctx, s.Data, func(line string) { skips.Add(line, nil) })
 	if err != nil {
 		return err
 	}
@@ -262,8 +263,8 @@ func (r *run) resume(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("pretrain: -resume: %s: %w", path, err)
 	}
-	skips := newSkipLog(r.rep.Note)
-	mols, err := Read(ctx, r.args.Data, skips.unreadable)
+	skips := molfile.NewSkips("pretrain", r.rep.Note)
+	mols, err := Read(ctx, r.args.Data, func(line string) { skips.Add(line, nil) })
 	if err != nil {
 		return err
 	}
@@ -304,11 +305,15 @@ func initEmbeddings(p *model.Params, voc *vocab.Vocab, dir string) error {
 
 // train encodes the molecules, splits them, sets the schedule and trains, checkpointing as it goes. vocName names
 // voc in the summary of the molecules left out, which skips has counted since the data were read.
-func (r *run) train(ctx context.Context, tr *train.Trainer, voc *vocab.Vocab, vocName string, mols []Molecule, skips *skipLog) error {
+func (r *run) train(ctx context.Context, tr *train.Trainer, voc *vocab.Vocab, vocName string, mols []Molecule, skips *molfile.Skips) error {
 	cfg := tr.Params().Config
+	unread := skips.Len()
 	trainSet, val, skipped := r.split(voc, mols, cfg.T, skips)
-	if line := skips.summary(len(mols)+skips.unread, vocName, cfg.T); line != "" {
-		r.rep.Note(line)
+	if line := skips.Summary(len(mols)+unread, vocName, cfg.T); line != "" {
+		if skips.Unknown() > 0 {
+			line += " (-vocab build takes every token of the data)"
+		}
+		r.rep.Note("pretrain: " + line)
 	}
 	if len(trainSet)+len(val) < 2 {
 		return fmt.Errorf("pretrain: %s: %d usable molecules, need at least 2", r.args.Data, len(trainSet)+len(val))
@@ -384,7 +389,7 @@ func (r *run) pretrain(ctx context.Context, tr *train.Trainer, voc *vocab.Vocab,
 // split encodes the molecules at length T, reporting those the vocabulary cannot spell to skips, and holds out
 // the validation set. The split depends only on the seed and the usable molecules, so a resumed run holds out the
 // same ones.
-func (r *run) split(voc *vocab.Vocab, mols []Molecule, T int, skips *skipLog) (trainSet, val [][]int, skipped int) {
+func (r *run) split(voc *vocab.Vocab, mols []Molecule, T int, skips *molfile.Skips) (trainSet, val [][]int, skipped int) {
 	var seqs [][]int
 	for _, m := range mols {
 		ids, err := voc.Encode(nil, m.Tokens, T)
@@ -393,7 +398,7 @@ func (r *run) split(voc *vocab.Vocab, mols []Molecule, T int, skips *skipLog) (t
 			if errors.As(err, &ee) {
 				ee.File, ee.Line, ee.Molecule = r.args.Data, m.Line, m.SELFIES
 			}
-			skips.unencodable(err)
+			skips.Add(err.Error(), err)
 			skipped++
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nfbo/nfbo/chem/molfile"
 	"github.com/nfbo/nfbo/engine/train"
 	"github.com/nfbo/nfbo/model"
 )
@@ -330,7 +331,7 @@ func TestRead(t *testing.T) {
 	}
 }
 
-// Molecules left out are named one by one up to maxListedSkips, then counted: one line sums them by reason, the
+// Molecules left out are named one by one up to molfile.ListedSkips, then counted: one line sums them by reason, the
 // unknown tokens that kept most out first. The default vocabulary spells ZINC's stereo tokens.
 func TestSkipSummary(t *testing.T) {
 	dir := t.TempDir()
@@ -352,11 +353,11 @@ func TestSkipSummary(t *testing.T) {
 			listed++
 		}
 	}
-	if listed != maxListedSkips {
-		t.Errorf("%d molecules named, want %d:\n%s", listed, maxListedSkips, rec.stderr())
+	if listed != molfile.ListedSkips {
+		t.Errorf("%d molecules named, want %d:\n%s", listed, molfile.ListedSkips, rec.stderr())
 	}
-	want := "pretrain: 27 of 31 molecules left out: 26 with a token outside the vocabulary guacamol ([C@H1] 25, [/C] 1; " +
-		"-vocab build takes every token of the data); 1 that are no valid SMILES or SELFIES"
+	want := "pretrain: 27 of 31 molecules left out: 26 with a token outside the vocabulary guacamol ([C@H1] 25, [/C] 1); " +
+		"1 that are no valid SMILES or SELFIES (-vocab build takes every token of the data)"
 	if !slices.Contains(rec.notes, want) {
 		t.Errorf("no summary %q in:\n%s", want, rec.stderr())
 	}

@@ -22,9 +22,9 @@ type Molecule struct {
 // Canonicalize canonicalises the molecules of rows (read from path) with NF-BO's SELFIES round trip in the
 // vocabulary voc, padded to maxT, and returns them with the sequence length T they need (1 + the longest).
 // Molecules that cannot be tokenised (invalid SMILES, a symbol outside the vocabulary, longer than maxT−1
-// symbols) and repeats of an earlier molecule are skipped, each with a message to skipped naming the file and
-// line; none left is an error.
-func Canonicalize(rows []Row, path string, voc *vocab.Vocab, maxT int, skipped func(msg string)) ([]Molecule, int, error) {
+// symbols) and repeats of an earlier molecule are left out, each told to skips with a message naming the file
+// and line; none left is an error.
+func Canonicalize(rows []Row, path string, voc *vocab.Vocab, maxT int, skips *Skips) ([]Molecule, int, error) {
 	codec, err := molseq.New(voc, maxT)
 	if err != nil {
 		return nil, 0, err
@@ -36,11 +36,11 @@ func Canonicalize(rows []Row, path string, voc *vocab.Vocab, maxT int, skipped f
 		ids := make([]int, maxT)
 		key, err := codec.FromSMILES(ids, r.SMILES)
 		if err != nil {
-			skipped(encodeMessage(err, path, r))
+			skips.Add(encodeMessage(err, path, r), err)
 			continue
 		}
 		if first, dup := seen[key]; dup {
-			skipped(fmt.Sprintf("%s: same molecule as line %d (skipped)", r.Where(path), first))
+			skips.Repeat(fmt.Sprintf("%s: same molecule as line %d (skipped)", r.Where(path), first))
 			continue
 		}
 		seen[key] = r.Line
@@ -78,12 +78,12 @@ func encodeMessage(err error, path string, r Row) string {
 // ReadMolecules reads up to count molecules of path (Read, with the scores of column when it has them) and
 // canonicalises them (Canonicalize). It returns them, the sequence length T they need and whether the file had
 // the scores.
-func ReadMolecules(path, column string, count int, voc *vocab.Vocab, maxT int, skipped func(msg string)) (mols []Molecule, t int, hasScores bool, err error) {
+func ReadMolecules(path, column string, count int, voc *vocab.Vocab, maxT int, skips *Skips) (mols []Molecule, t int, hasScores bool, err error) {
 	rows, hasScores, err := Read(path, column, count)
 	if err != nil {
 		return nil, 0, false, err
 	}
-	mols, t, err = Canonicalize(rows, path, voc, maxT, skipped)
+	mols, t, err = Canonicalize(rows, path, voc, maxT, skips)
 	if err != nil {
 		return nil, 0, false, err
 	}
