@@ -144,6 +144,14 @@ type AskOptions struct {
 	Max int
 }
 
+// command returns the command that runs a, for the lines it writes: nfbo ask (and serve's asks) or nfbo optimize.
+func (a Args) command() string {
+	if a.ask != nil {
+		return "nfbo ask"
+	}
+	return "nfbo optimize"
+}
+
 // Ask runs the ask/tell run until it needs scores not yet told, and returns the molecules awaiting them
 // (nil when the run is finished) and run.json as it stopped. The run's progress goes to s.Stderr.
 func Ask(ctx context.Context, s Streams, a Args, opts AskOptions) ([]rundir.Asked, rundir.Info, error) {

@@ -62,15 +62,15 @@ func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 	switch a.Method {
 	case "ga", "graph-ga":
 		ga, line := newGA(a, batch, codec, rng, rec)
-		fmt.Fprintf(s.Stderr, "nfbo optimize: task %s, %s, %d initial molecules, budget %d new calls, seed %d, run directory %s\n",
-			a.Task, line, len(init), r.calls, a.Seed, a.Out)
+		fmt.Fprintf(s.Stderr, "%s: task %s, %s, %d initial molecules, budget %d new calls, seed %d, run directory %s\n",
+			a.command(), a.Task, line, len(init), r.calls, a.Seed, a.Out)
 		pool, err = ga.Run(ctx, obj, init, r.calls)
 	case "prior":
 		ps := &priorSampler{flow: r.flow, voc: r.voc, rng: rng}
 		p := &baseline.Prior{Sampler: ps, Codec: codec, Batch: batch, Recorder: rec}
-		fmt.Fprintf(s.Stderr, "nfbo optimize: task %s, random samples from the flow's prior (batches of %d, T=%d), "+
+		fmt.Fprintf(s.Stderr, "%s: task %s, random samples from the flow's prior (batches of %d, T=%d), "+
 			"%d initial molecules, budget %d new calls, seed %d, run directory %s\n",
-			a.Task, batch, r.t, len(init), r.calls, a.Seed, a.Out)
+			a.command(), a.Task, batch, r.t, len(init), r.calls, a.Seed, a.Out)
 		pool, err = p.Run(ctx, obj, init, r.calls)
 	default:
 		return fmt.Errorf("optimize: unknown method %q", a.Method)
@@ -99,8 +99,8 @@ func runBaseline(ctx context.Context, s Streams, r baselineRun) error {
 		return errors.Join(err, werr)
 	}
 	if errors.Is(err, context.Canceled) {
-		fmt.Fprintf(s.Stderr, "nfbo optimize: interrupted after %d paid calls (%d for the initial molecules, %d by %s); "+
-			"continue with the same command and -resume\n", r.budget.Calls(), r.initCalls, obj.Calls(), a.Method)
+		fmt.Fprintf(s.Stderr, "%s: interrupted after %d paid calls (%d for the initial molecules, %d by %s); "+
+			"continue with the same command and -resume\n", a.command(), r.budget.Calls(), r.initCalls, obj.Calls(), a.Method)
 		return err
 	}
 	if err != nil && !errors.Is(err, baseline.ErrNoProgress) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/nfbo/nfbo/chem/molfile"
@@ -12,9 +11,9 @@ import (
 )
 
 // standardizeInit reads the SDF records of rows and reduces salts and mixtures to their parent molecule with
-// RDKit (objective.Pool.Standardize), saying so per molecule on warn; a record RDKit cannot read is skipped with
-// its line. Without RDKit an SDF is an error and mixtures are left as they are (molfile.Canonicalize skips them).
-func standardizeInit(ctx context.Context, python, path string, rows []molfile.Row, warn io.Writer) ([]molfile.Row, error) {
+// RDKit (objective.Pool.Standardize), saying so per molecule with warnf; a record RDKit cannot read is skipped
+// with its line. Without RDKit an SDF is an error and mixtures are left as they are (molfile.Canonicalize skips them).
+func standardizeInit(ctx context.Context, python, path string, rows []molfile.Row, warnf func(format string, args ...any)) ([]molfile.Row, error) {
 	var idx []int
 	var texts []string
 	blocks := rows[0].MolBlock != ""
@@ -53,10 +52,10 @@ func standardizeInit(ctx context.Context, python, path string, rows []molfile.Ro
 		what := r.Where(path)
 		switch {
 		case s.SMILES == "":
-			fmt.Fprintf(warn, "nfbo optimize: %s: %s (skipped)\n", what, s.Reason)
+			warnf("%s: %s (skipped)", what, s.Reason)
 			skip[i] = true
 		case s.Note != "":
-			fmt.Fprintf(warn, "nfbo optimize: %s: %s: %s\n", what, s.Note, s.SMILES)
+			warnf("%s: %s: %s", what, s.Note, s.SMILES)
 		}
 		r.SMILES = s.SMILES
 	}

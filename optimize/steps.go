@@ -102,7 +102,7 @@ func run(ctx context.Context, s Streams, a Args, preset bo.Preset) error {
 func newRunState(s Streams, a Args, preset bo.Preset) *runState {
 	cpu0, _ := cpuclock.Process()
 	return &runState{s: s, a: a, preset: preset, start: time.Now(), cpu0: cpu0, count: cmp.Or(a.InitCount, preset.InitialPoints),
-		warnf: func(format string, args ...any) { fmt.Fprintf(s.Stderr, "nfbo optimize: "+format+"\n", args...) }}
+		warnf: func(format string, args ...any) { fmt.Fprintf(s.Stderr, a.command()+": "+format+"\n", args...) }}
 }
 
 // loadInputs reads the model and the initial molecules (standardised, canonicalised with the model's vocabulary).
@@ -131,11 +131,11 @@ func (r *runState) loadInputs(ctx context.Context) error {
 	if r.paysFewer = r.presetPaysFewer(hasScores); r.paysFewer {
 		rows = rows[:min(len(rows), r.preset.PaidInitial(a.Variant))]
 	}
-	if rows, err = standardizeInit(ctx, a.Python, a.Init, rows, r.s.Stderr); err != nil {
+	if rows, err = standardizeInit(ctx, a.Python, a.Init, rows, r.warnf); err != nil {
 		return err
 	}
 	r.hasScores = hasScores
-	warn := func(msg string) { fmt.Fprintf(r.s.Stderr, "nfbo optimize: %s\n", msg) }
+	warn := func(msg string) { r.warnf("%s", msg) }
 	skips := molfile.NewSkips("", warn)
 	if r.mols, r.t, err = molfile.Canonicalize(rows, a.Init, r.voc, r.ck.Params.Config.MaxT, skips); err != nil {
 		return fmt.Errorf("optimize: -init: %w", err)
@@ -456,10 +456,10 @@ func (r *runState) printHeader() error {
 		scored = "scored by the objective"
 	}
 	decoded, kids := describeProposals(cfg, surrogateInputs(cfg, a))
-	fmt.Fprintf(r.s.Stderr, "nfbo optimize: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
+	fmt.Fprintf(r.s.Stderr, "%s: task %s, %d initial molecules (%s), T=%d (D=%d), model %s (%d parameters, %s, fine-tuned on %s); "+
 		"preset %s, variant %s: %d anchors × %d queries from %d candidates each%s (+%d offspring%s), %s sampler, TACS %v, "+
 		"trust regions shrink below %g and grow above %g stale; budget %d new calls (%d in all), seed %d, chemistry rules: %s, run directory %s\n",
-		a.Task, len(r.mols), scored, r.t, d, a.Model, r.ck.Params.NumParams(), r.flow.Engine(), train.BLASName(), a.Preset, a.Variant,
+		a.command(), a.Task, len(r.mols), scored, r.t, d, a.Model, r.ck.Params.NumParams(), r.flow.Engine(), train.BLASName(), a.Preset, a.Variant,
 		cfg.Anchors, cfg.Queries, shown.Candidates, decoded, cfg.Offspring, kids, cfg.Sampler, cfg.TACS.Tau > 0,
 		shown.NoveltyBand.Resolved().Shrink, shown.NoveltyBand.Resolved().Grow, cfg.Budget, r.total, a.Seed, r.chemRules, a.Out)
 	return nil
