@@ -43,12 +43,6 @@ type ScreenedSettings struct {
 	// vocabulary (phosphorus where a formula asks for it; BENCHMARKS.md, "The GA children's SELFIES mutation where
 	// the default stalls"). 0 mutates every child as a graph.
 	SymbolMutations float64 `json:",omitempty"`
-	// Generations is how many generations of GA children each anchor's pool holds before the picks: 1 (or 0)
-	// breeds children of the data's best molecules only; each further one breeds Offspring more from the pool's
-	// screenedParents most promising molecules by the surrogate's posterior mean, unpaid, so that a pick may be
-	// several moves from the data where the surrogate expects better (the graph GA needs generations of paid
-	// children to get there).
-	Generations int `json:",omitempty"`
 	// FusedRings lets GraphMutation's ring closures also close a ring fused to one the molecule has (an ortho
 	// substituent cyclised; chem/graphga.Mutator.Fuse): the graph GA's close only chains of atoms in no ring, so
 	// a fused ring system the data do not hold is out of its reach.
@@ -205,10 +199,6 @@ func (screenedVariant) resolve(c *Config) error {
 	switch {
 	case s.Offspring < 0:
 		return fmt.Errorf("bo: config: Offspring = %d < 0", s.Offspring)
-	case s.Generations < 0:
-		return fmt.Errorf("bo: config: Generations = %d < 0", s.Generations)
-	case s.Generations > 1 && s.Offspring <= 0:
-		return fmt.Errorf("bo: config: Generations = %d needs Offspring > 0: the generations are GA children", s.Generations)
 	case s.CandidateTarget < 0:
 		return fmt.Errorf("bo: config: CandidateTarget = %d < 0", s.CandidateTarget)
 	case s.NoFlow && s.Offspring <= 0:
@@ -489,11 +479,6 @@ func (p *screenedProposer) proposeScreened(ctx context.Context, anchors []int, c
 			}
 			add(child)
 		}
-		for range s.Generations - 1 {
-			if err := p.breedScreened(pl, breeder, child); err != nil {
-				return nil, err
-			}
-		}
 		o.times.Candidates += time.Since(start)
 		m := len(pl.key)
 		if m == 0 {
@@ -545,57 +530,6 @@ func (p *screenedProposer) breeder() (*Breeder, []int, []int) {
 		breeder.FusedRings = s.FusedRings
 	}
 	return breeder, parents, idx
-}
-
-// screenedParents is how many of a pool's molecules, the most promising by the surrogate's posterior mean,
-// parent a screened generation's children (ScreenedSettings.Generations).
-const screenedParents = 20
-
-// breedScreened adds Offspring children of pl's screenedParents molecules of highest posterior mean to pl, bred
-// by br's moves (with its crossover, mutation and rates): a generation the objective does not pay for. While every
-// score is equal the surrogate ranks nothing, and no generation is bred.
-func (p *screenedProposer) breedScreened(pl *pool, br *Breeder, child []int) error {
-	o, t := p.o, p.o.t
-	m := len(pl.key)
-	if m == 0 || flat(o.st.Y) {
-		return nil
-	}
-	pr, ok := o.surr.(predictor)
-	if !ok {
-		return fmt.Errorf("bo: Generations needs a surrogate with a posterior mean (%T has none)", o.surr)
-	}
-	x, err := o.features(pl.tok, pl.key)
-	if err != nil {
-		return err
-	}
-	mean := make([]float64, m)
-	pr.Predict(mean, x)
-	order := make([]int, m)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(mean[b], mean[a]) })
-	top := order[:min(screenedParents, m)]
-	gen := *br
-	gen.Population = len(top)
-	parents := make([]int, len(top)*t)
-	keys := make([]string, len(top))
-	for k, i := range top {
-		copy(parents[k*t:(k+1)*t], pl.tok[i*t:(i+1)*t])
-		keys[k] = pl.key[i]
-	}
-	if gen.Crosser != nil {
-		gen.Keys = keys
-	}
-	for range p.s.Offspring {
-		pa, pc := gen.Child(child, parents, o.rng)
-		pl.from = origin{by: rundir.ByMutation, parent: -1, other: -1, virtual: []string{keys[pa]}}
-		if pc >= 0 {
-			pl.from = origin{by: rundir.ByCrossover, parent: -1, other: -1, virtual: []string{keys[pa], keys[pc]}}
-		}
-		pl.add(child)
-	}
-	return nil
 }
 
 // pool is one anchor's candidates as the screened variant gathers them: distinct valid molecules new to the
@@ -665,15 +599,10 @@ func (pl *pool) take(i int) {
 type origin struct {
 	by            string
 	parent, other int
-	// virtual names, instead of rows, parents the objective never scored: a screened generation's.
-	virtual []string
 }
 
 // origin returns o as the evaluation log keeps it, the parents named by their keys in smiles (the data's).
 func (o origin) origin(smiles []string) rundir.Origin {
-	if o.virtual != nil {
-		return rundir.Origin{By: o.by, Parents: o.virtual}
-	}
 	r := rundir.Origin{By: o.by, Parents: []string{smiles[o.parent]}}
 	if o.other >= 0 {
 		r.Parents = append(r.Parents, smiles[o.other])

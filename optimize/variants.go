@@ -82,9 +82,6 @@ type ScreenedArgs struct {
 	// GPTargets is what the surrogate is fitted to: "scores" (or "", the default) or "ranks", the normal scores of
 	// their ranks (bo.ScreenedSettings.RankTargets).
 	GPTargets string `json:",omitempty"`
-	// Generations is how many generations of GA children a pool holds before the picks, the later ones bred
-	// from the surrogate's most promising and never paid (bo.ScreenedSettings.Generations); 0 keeps 1.
-	Generations int `json:",omitempty"`
 }
 
 // addFlags defines the screened variant's flags.
@@ -101,8 +98,6 @@ func (s *ScreenedArgs) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&s.GPTargets, "gp-targets", "", "screened variant: what the GP is fitted to, scores (the default) or ranks "+
 		"(the normal scores of the scores' ranks: the GP learns their order, not their gaps; measured better at 100 + 500 on "+
 		"multi-property objectives, worse on rediscoveries of a target, BENCHMARKS.md)")
-	fs.IntVar(&s.Generations, "generations", 0, "screened variant: generations of GA children in each trust region's pool before "+
-		"the picks, each after the first bred from the pool's 20 most promising by the GP's posterior mean, unpaid; 0 means 1")
 	fs.BoolVar(&s.NoFlow, "no-flow", false, "ablation: no latent candidates, the GP picks among GA children alone and the flow is "+
 		"never decoded nor fine-tuned (what the flow adds is the default's lead over this)")
 }
@@ -114,9 +109,6 @@ func (s ScreenedArgs) check() error {
 	}
 	if !(s.Spread >= 0) || math.IsInf(s.Spread, 1) {
 		return argErrorf("-ts-spread %v: want a finite value of 0 or more", s.Spread)
-	}
-	if s.Generations < 0 {
-		return argErrorf("-generations %d: want 1 or more (0 for 1)", s.Generations)
 	}
 	if s.GPTargets != "" && s.GPTargets != "scores" && s.GPTargets != "ranks" {
 		return argErrorf("-gp-targets %q: want scores or ranks", s.GPTargets)
@@ -166,12 +158,6 @@ func (s ScreenedArgs) apply(cfg *bo.Config) error {
 			return fmt.Errorf("-gp-targets %s needs -variant screened", s.GPTargets)
 		}
 		cfg.RankTargets = s.GPTargets == "ranks"
-	}
-	if s.Generations > 1 {
-		if !screened || cfg.Offspring == 0 {
-			return errors.New("-generations needs -variant screened and GA children (-offspring not -1)")
-		}
-		cfg.Generations = s.Generations
 	}
 	if s.NoFlow {
 		if !screened || cfg.Offspring == 0 {
